@@ -1,0 +1,48 @@
+"""The exceptions annols raises.
+
+Every error a user can cause is an :class:`AnnolsError`. The CLI catches it once and
+prints ``str(error)``: one line that says what went wrong, where, and what to do next.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AnnolsError(Exception):
+    """Base of every error annols reports to a user."""
+
+
+class DefinitionError(AnnolsError):
+    """A protocol definition file is wrong: names the file and the field."""
+
+    def __init__(self, source: str | Path, field: str, problem: str) -> None:
+        self.source = str(source)
+        self.field = field
+        self.problem = problem
+        where = f"{self.source}: {field}" if field else self.source
+        super().__init__(f"{where}: {problem}")
+
+
+class UnknownProtocolError(AnnolsError):
+    """Neither a shipped protocol name nor a definition file."""
+
+
+class InputError(AnnolsError):
+    """An input record is wrong: names the file, the line or record, and the field."""
+
+    def __init__(self, source: str | Path, location: str, field: str, problem: str) -> None:
+        self.source = str(source)
+        self.location = location
+        self.field = field
+        self.problem = problem
+        parts = [self.source]
+        if location:
+            parts.append(location)
+        if field:
+            parts.append(f"field {field!r}")
+        super().__init__(f"{', '.join(parts)}: {problem}")
+
+
+class ServerError(AnnolsError):
+    """Label Studio could not be reached, refused us, or answered unexpectedly."""

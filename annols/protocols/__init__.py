@@ -1,0 +1,62 @@
+"""The registry of protocols: the definition files shipped in this folder.
+
+A protocol is named either by a shipped name (``qa-feedback``) or by the path of a
+user's own definition file (``./my-protocol.toml``); both resolve to a
+:class:`~annols.definition.Definition`. Adding a protocol means adding one ``.toml``
+file here (and, for a native input or result format, its module in ``annols.formats``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from annols.definition import Definition, load_definition
+from annols.errors import UnknownProtocolError
+
+HERE = Path(__file__).parent
+
+
+def shipped() -> dict[str, Path]:
+    """Shipped protocol names and their definition files, in name order."""
+    return {p.stem: p for p in sorted(HERE.glob("*.toml"))}
+
+
+def names() -> list[str]:
+    return list(shipped())
+
+
+def load(protocol: str, variant: str | None = None) -> Definition:
+    """Load a shipped protocol by name, or a definition file by path."""
+    files = shipped()
+    if protocol in files:
+        return load_definition(files[protocol], variant)
+    path = Path(protocol)
+    if path.suffix == ".toml" or path.exists():
+        return load_definition(path, variant)
+    raise UnknownProtocolError(
+        f"unknown protocol {protocol!r}: use one of {', '.join(files)} "
+        "or the path of a definition file (see `annols protocols`)"
+    )
+
+
+def variants(protocol: str) -> tuple[str, ...]:
+    """The variant names of a protocol (empty if it has none)."""
+    import tomllib
+
+    files = shipped()
+    path = files.get(protocol, Path(protocol))
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return ()
+    table = raw.get("variants")
+    return tuple(table) if isinstance(table, dict) else ()
+
+
+def all_definitions() -> list[Definition]:
+    """Every shipped protocol, once per variant."""
+    out = []
+    for name in shipped():
+        for variant in variants(name) or (None,):
+            out.append(load(name, variant))
+    return out

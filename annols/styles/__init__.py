@@ -1,0 +1,19 @@
+"""The four guideline styles, one module each.
+
+Each style module has ``parse(table) -> Spec`` (reads its part of a definition),
+``build_config(definition) -> lxml element`` and ``data_fields(spec) -> list`` (the task
+fields its config shows). Styles know nothing about any one protocol.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from annols.styles import pairwise, ranking, sentences, spans
+
+STYLE_MODULES: dict[str, ModuleType] = {
+    "spans": spans,
+    "pairwise": pairwise,
+    "sentences": sentences,
+    "ranking": ranking,
+}

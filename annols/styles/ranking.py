@@ -1,0 +1,91 @@
+"""Ranking: N candidates x D dimensions, a rank 1..N per cell, ties allowed.
+
+Label Studio's Ranker cannot express ties, has no ``required``, and saves an untouched
+board as if it were a ranking; a grid of required single-choice rank cells can.
+Candidates are shown by position (Output A, B, ...); which system sits where is the
+blinding, kept outside what the annotator sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lxml import etree
+
+from annols.definition import Choice, Definition, Pane, Question, Table, parse_panes
+from annols.markup import choices_el, el, header, pane
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    text: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class RankingSpec:
+    context: tuple[Pane, ...]
+    positions: tuple[str, ...]  # "A", "B", ...
+    candidate_title: str  # "{position}" is replaced
+    dimensions: tuple[Dimension, ...]
+
+    def field(self, position: str) -> str:
+        return f"output_{position.lower()}"
+
+    def cell(self, dimension: Dimension, position: str) -> str:
+        return f"{dimension.name}_{position.lower()}"
+
+    @property
+    def ranks(self) -> tuple[Choice, ...]:
+        return tuple(Choice(code=str(r), text=str(r)) for r in range(1, len(self.positions) + 1))
+
+
+def parse(t: Table) -> RankingSpec:
+    positions = t.strings("positions", required=True)
+    for i, p in enumerate(positions):
+        if not p.isalnum() or not p.isascii():
+            raise t.fail(f"positions[{i}]", f"{p!r} must be letters or digits")
+    if len({p.lower() for p in positions}) != len(positions):
+        raise t.fail("positions", "positions must be distinct")
+    if len(positions) < 2:
+        raise t.fail("positions", "ranking needs at least 2 candidates")
+    dims = []
+    for dt in t.tables("dimensions", required=True):
+        dims.append(Dimension(name=dt.name("name"), text=dt.str("text", required=True), hint=dt.str("hint", "")))
+        dt.check_unknown()
+    return RankingSpec(
+        context=parse_panes(t, "context"),
+        positions=positions,
+        candidate_title=t.str("candidate_title", "Output {position}"),
+        dimensions=tuple(dims),
+    )
+
+
+def data_fields(spec: RankingSpec) -> list[str]:
+    return [p.name for p in spec.context] + [spec.field(p) for p in spec.positions]
+
+
+def build_config(d: Definition) -> etree._Element:
+    spec: RankingSpec = d.spec
+    root = el("View")
+    for p in spec.context:
+        root.append(pane(p))
+    for position in spec.positions:
+        title = spec.candidate_title.replace("{position}", position)
+        root.append(pane(Pane(name=spec.field(position), title=title)))
+    for dim in spec.dimensions:
+        block = el("View", style="border-top: 2px solid #ccc; margin-top: 1em; padding-top: 0.5em")
+        block.append(header(dim.text))
+        if dim.hint:
+            block.append(header(dim.hint, size=6, style="font-weight: normal; color: #555"))
+        for position in spec.positions:
+            title = spec.candidate_title.replace("{position}", position)
+            cell = Question(name=spec.cell(dim, position), text=f"{dim.text}, {title}",
+                            choices=spec.ranks, required=True)  # fmt: skip
+            line = el("View", style="display: flex; align-items: center; gap: 1em")
+            line.append(header(title, size=6))
+            line.append(choices_el(cell, spec.field(position), inline=True, radio=True))
+            block.append(line)
+        root.append(block)
+    return root

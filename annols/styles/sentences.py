@@ -1,0 +1,94 @@
+"""Sentences: fixed rows of sentences, a group of questions per row.
+
+Each row has a "special case" question; choosing one hides the row's remaining columns
+and its explanation, and only hidden questions stop being required. Otherwise every
+column and the explanation are required. The editor enforces both; the server does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lxml import etree
+
+from annols.definition import Definition, Pane, Question, Table, parse_pane, parse_panes, parse_question
+from annols.markup import choices_el, el, header, pane, textarea_el
+
+
+@dataclass(frozen=True)
+class SentencesSpec:
+    context: tuple[Pane, ...]
+    generated: Pane
+    rows: int
+    row_title: str  # "{n}" is replaced by the row number
+    special: Question
+    columns: tuple[Question, ...]
+    explanation: Question
+
+    def row_names(self, n: int) -> dict[str, str]:
+        """Control names of row ``n`` (1-based): the sentence field and each question."""
+        names = {"sentence": f"sentence_{n}", self.special.name: f"{self.special.name}_{n}"}
+        for q in (*self.columns, self.explanation):
+            names[q.name] = f"{q.name}_{n}"
+        return names
+
+
+def parse(t: Table) -> SentencesSpec:
+    generated = t.table("generated", required=True)
+    assert generated is not None
+    rows = t.int("rows", required=True)
+    if not 1 <= rows <= 50:
+        raise t.fail("rows", f"must be between 1 and 50, got {rows}")
+    special = t.table("special", required=True)
+    explanation = t.table("explanation", required=True)
+    assert special is not None and explanation is not None
+    spec = SentencesSpec(
+        context=parse_panes(t, "context"),
+        generated=parse_pane(generated),
+        rows=rows,
+        row_title=t.str("row_title", "Sentence {n}"),
+        special=parse_question(special),
+        columns=tuple(parse_question(q) for q in t.tables("columns", required=True)),
+        explanation=parse_question(explanation),
+    )
+    if spec.explanation.kind != "text":
+        raise t.fail("explanation.kind", "the explanation must be a text question")
+    for i, q in enumerate(spec.columns):
+        if q.kind != "choice" or q.multiple:
+            raise t.fail(f"columns[{i}]", "a column must be a single choice question")
+    names = [spec.special.name, *(q.name for q in spec.columns), spec.explanation.name]
+    for name in names:
+        if names.count(name) > 1:
+            raise t.fail("columns", f"question name {name!r} is used twice")
+    return spec
+
+
+def data_fields(spec: SentencesSpec) -> list[str]:
+    rows = [f"sentence_{n}" for n in range(1, spec.rows + 1)]
+    return [p.name for p in spec.context] + [spec.generated.name, *rows]
+
+
+def build_config(d: Definition) -> etree._Element:
+    spec: SentencesSpec = d.spec
+    root = el("View")
+    for p in spec.context:
+        root.append(pane(p))
+    root.append(pane(spec.generated))
+    for n in range(1, spec.rows + 1):
+        names = spec.row_names(n)
+        row = el("View", style="border-top: 2px solid #ccc; margin-top: 1em; padding-top: 0.5em")
+        row.append(header(spec.row_title.replace("{n}", str(n))))
+        row.append(el("Text", name=names["sentence"], value=f"${names['sentence']}", selectionEnabled="false"))
+        special = spec.special
+        row.append(header(special.text, size=5))
+        row.append(choices_el(special, names["sentence"], name=names[special.name], inline=True))
+        # Hidden once a special case is chosen; hidden controls are not required.
+        rest = el("View", visibleWhen="choice-unselected", whenTagName=names[special.name])
+        for q in spec.columns:
+            rest.append(header(q.text, size=5))
+            rest.append(choices_el(q, names["sentence"], name=names[q.name]))
+        rest.append(header(spec.explanation.text, size=5))
+        rest.append(textarea_el(spec.explanation, names["sentence"], name=names[spec.explanation.name]))
+        row.append(rest)
+        root.append(row)
+    return root

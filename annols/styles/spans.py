@@ -1,0 +1,126 @@
+"""Spans: label spans in a target text.
+
+Optional context panes (plain text, or paragraphs that take labels of their own), a
+per-span question for some labels (asked when such a span is selected), spans that must
+be linked to another span (a relation), an explicit "none found" answer and task-level
+questions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lxml import etree
+
+from annols.definition import (
+    Choice,
+    Definition,
+    Label,
+    Pane,
+    Question,
+    Table,
+    parse_labels,
+    parse_pane,
+    parse_panes,
+    parse_question,
+)
+from annols.markup import choices_el, el, header, labels_el, pane, question_block, textarea_el
+
+
+@dataclass(frozen=True)
+class SpansSpec:
+    context: tuple[Pane, ...]
+    target: Pane
+    labels_name: str
+    labels: tuple[Label, ...]
+    none_answer: str | None
+    questions: tuple[Question, ...]
+
+
+def parse(t: Table) -> SpansSpec:
+    target_table = t.table("target", required=True)
+    assert target_table is not None
+    target = parse_pane(target_table)
+    if target.kind != "text":
+        raise t.fail("target.kind", "the span target must be of kind 'text'")
+    spans = t.table("spans", required=True)
+    assert spans is not None
+    spec = SpansSpec(
+        context=parse_panes(t, "context"),
+        target=target,
+        labels_name=spans.name("name"),
+        labels=parse_labels(spans, "labels", required=True),
+        none_answer=spans.str("none_answer"),
+        questions=tuple(parse_question(q) for q in t.tables("questions")),
+    )
+    spans.check_unknown()
+    return spec
+
+
+def data_fields(spec: SpansSpec) -> list[str]:
+    fields = [p.name for p in spec.context] + [spec.target.name]
+    fields += [lab.question.options_from for lab in spec.labels if lab.question and lab.question.options_from]
+    for p in spec.context:
+        fields += [lab.question.options_from for lab in p.labels if lab.question and lab.question.options_from]
+    return fields
+
+
+def build_config(d: Definition) -> etree._Element:
+    spec: SpansSpec = d.spec
+    root = el("View")
+    for p in spec.context:
+        root.append(pane(p))
+
+    target = el("View", style="margin-bottom: 1em")
+    target.append(header(spec.target.title))
+    if spec.target.note:
+        target.append(header(spec.target.note, size=6, style="color: #a33"))
+    target.append(labels_el("Labels", spec.labels_name, spec.target.name, spec.labels))
+    target.append(el("Text", name=spec.target.name, value=f"${spec.target.name}"))
+    root.append(target)
+
+    for label in spec.labels:
+        if label.links_to:
+            # Only shown while such a span is selected: how to draw the link.
+            hint = el("View", visibleWhen="region-selected", whenTagName=spec.labels_name,
+                      whenLabelValue=label.value)  # fmt: skip
+            hint.append(header(
+                f"Link this {label.value} span to the {label.links_to} it refers to: mark that text "
+                f"as {label.links_to}, then select this span, choose 'Create relation' in the region "
+                f"panel and click the {label.links_to} span.", size=6))  # fmt: skip
+            root.append(hint)
+        if label.question:
+            root.append(_region_question(label, label.question, spec.labels_name, spec.target.name))
+    for p in spec.context:
+        for label in p.labels:
+            if label.question:
+                root.append(_region_question(label, label.question, f"{p.name}_labels", p.name))
+
+    if spec.none_answer:
+        none_q = Question(
+            name=f"{spec.labels_name}_none",
+            text="If you found no span to mark:",
+            choices=(Choice(code=spec.none_answer, text=spec.none_answer),),
+        )
+        root.append(question_block(none_q, spec.target.name))
+    for q in spec.questions:
+        root.append(question_block(q, spec.target.name, radio=True))
+    return root
+
+
+def _region_question(label: Label, q: Question, labels_name: str, to_name: str) -> etree._Element:
+    """A per-span question, visible (and required) only for spans with this label.
+
+    The visibility attributes sit on the control itself as well as on its View: the
+    editor's per-region ``required`` check reads them from the control only.
+    """
+    when = {"visibleWhen": "region-selected", "whenTagName": labels_name, "whenLabelValue": label.value}
+    block = el("View", style="margin-top: 0.5em", **when)
+    block.append(header(q.text, size=5))
+    if q.hint:
+        block.append(header(q.hint, size=6, style="font-weight: normal; color: #555"))
+    if q.kind == "text":
+        block.append(textarea_el(q, to_name, perRegion=True, **when))
+    else:
+        block.append(choices_el(q, to_name, per_region=True, **when))
+    return block
