@@ -12,8 +12,10 @@ from typing import Any
 
 import click
 
-from annols import __version__, protocols
+from annols import __version__, labelstudio, protocols
 from annols import config as configs_lib
+from annols import demo as demo_lib
+from annols import server as server_lib
 from annols.definition import Definition
 from annols.errors import AnnolsError
 
@@ -83,7 +85,9 @@ def protocols_command() -> None:
 @main.command("config")
 @click.argument("protocol", type=PROTOCOL)
 @click.option("--variant", help="Variant of the protocol, e.g. abstract or headline for sentence-errors.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE instead of stdout.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE instead of stdout."
+)
 @click.option("--instructions", is_flag=True, help="Print the guideline as instructions HTML instead.")
 def config_command(protocol: str, variant: str | None, output: Path | None, instructions: bool) -> None:
     """Print the Label Studio labeling config of PROTOCOL.
@@ -138,6 +142,117 @@ def configs_command(check: bool, directory: Path) -> None:
         sys.exit(1)
     if check:
         click.echo(f"{len(results)} config files up to date in {directory}")
+
+
+DATA_DIR = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of the local server's data [default: ~/.local/share/annols/label-studio].",
+)
+
+
+def connection_options(f: Any) -> Any:
+    """--url / --api-key, falling back to LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY, then the local server."""
+    f = click.option(
+        "--api-key",
+        envvar="LABEL_STUDIO_API_KEY",
+        help="API key: a legacy token or a personal access token [env: LABEL_STUDIO_API_KEY].",
+    )(f)
+    f = click.option(
+        "--url", envvar="LABEL_STUDIO_URL", help="Label Studio URL [env: LABEL_STUDIO_URL; default: the local server]."
+    )(f)
+    return DATA_DIR(f)
+
+
+@main.group("server")
+def server_group() -> None:
+    """Run a local Label Studio (pip-installed, SQLite) on 127.0.0.1.
+
+    \b
+    Examples:
+      annols server start
+      annols server status
+      annols server stop
+    """
+
+
+@server_group.command("start")
+@click.option("--port", type=int, default=server_lib.DEFAULT_PORT, show_default=True, help="Loopback port.")
+@DATA_DIR
+def server_start(port: int, data_dir: Path | None) -> None:
+    """Start the local Label Studio in the background and wait until it answers.
+
+    The first start creates the data folder, the admin account and its API token
+    (about a minute: database migrations). Later starts take seconds.
+
+    \b
+    Example:
+      annols server start --port 8080
+    """
+    data_dir = data_dir or server_lib.default_data_dir()
+    click.echo(f"Starting Label Studio on 127.0.0.1:{port} (data in {data_dir}) ...", err=True)
+    state, already = server_lib.start(data_dir, port=port)
+    if already:
+        click.echo(f"Already running at {state.url} (pid {state.pid}).")
+    else:
+        click.echo(f"Label Studio is running at {state.url} (pid {state.pid}).")
+    password_file = Path(state.data_dir) / server_lib.PASSWORD_FILE
+    click.echo(f"Log in as {state.email}; the password is in {password_file}.")
+    click.echo(
+        "annols commands use this server by default. Other tools: set LABEL_STUDIO_URL="
+        f"{state.url} and LABEL_STUDIO_API_KEY to the token under Account & Settings."
+    )
+
+
+@server_group.command("status")
+@DATA_DIR
+def server_status(data_dir: Path | None) -> None:
+    """Say whether the local Label Studio is running (exit 1 if not).
+
+    \b
+    Example:
+      annols server status
+    """
+    data_dir = data_dir or server_lib.default_data_dir()
+    state = server_lib.status(data_dir)
+    if state is None:
+        click.echo(f"Not running (data in {data_dir}).")
+        sys.exit(1)
+    click.echo(f"Running at {state.url} (pid {state.pid}, data in {state.data_dir}).")
+
+
+@server_group.command("stop")
+@DATA_DIR
+def server_stop(data_dir: Path | None) -> None:
+    """Stop the local Label Studio started with `annols server start`.
+
+    \b
+    Example:
+      annols server stop
+    """
+    data_dir = data_dir or server_lib.default_data_dir()
+    if server_lib.stop(data_dir):
+        click.echo("Stopped.")
+    else:
+        click.echo(f"Not running (data in {data_dir}).")
+
+
+@main.command("demo")
+@connection_options
+def demo_command(url: str | None, api_key: str | None, data_dir: Path | None) -> None:
+    """Create one example project per protocol, with its example tasks.
+
+    Projects that already exist are left as they are, so it is safe to run twice.
+
+    \b
+    Example:
+      annols server start && annols demo
+    """
+    client = labelstudio.connect(url, api_key, data_dir)
+    for p in demo_lib.create_demo_projects(client):
+        verb = "created" if p.created else "exists "
+        click.echo(f"{verb} {client.url}/projects/{p.project_id}/data  {p.title} ({p.tasks} tasks)")
 
 
 def _load(protocol: str, variant: str | None) -> Definition:

@@ -55,24 +55,24 @@ class Table:
             raise self.fail(key, f"expected {what}, got {_describe(value)}")
         return value
 
-    def str(self, key: str, default: Any = None, *, required: bool = False) -> Any:
+    def text(self, key: str, default: Any = None, *, required: bool = False) -> Any:
         value = self._get(key, _REQUIRED if required else default, str, "a string")
         if required and not value.strip():
             raise self.fail(key, "must not be empty")
         return value
 
     def name(self, key: str, default: Any = None, *, required: bool = True) -> Any:
-        value = self.str(key, default, required=required)
+        value = self.text(key, default, required=required)
         if value is not None and not _NAME.match(value):
             raise self.fail(
                 key, f"{value!r} is not a valid name (lowercase letters, digits and _)"
             )
         return value
 
-    def bool(self, key: str, default: bool = False) -> bool:
+    def flag(self, key: str, default: bool = False) -> bool:
         return bool(self._get(key, default, bool, "true or false"))
 
-    def int(self, key: str, default: Any = None, *, required: bool = False) -> Any:
+    def number(self, key: str, default: Any = None, *, required: bool = False) -> Any:
         return self._get(key, _REQUIRED if required else default, int, "a whole number")
 
     def strings(self, key: str, *, required: bool = False) -> tuple[str, ...]:
@@ -187,22 +187,23 @@ class Definition:
 
 
 def parse_choice(t: Table) -> Choice:
-    code = t.str("code", required=True)
-    choice = Choice(code=code, text=t.str("text", code), hint=t.str("hint", ""))
+    code = t.text("code", required=True)
+    choice = Choice(code=code, text=t.text("text", code), hint=t.text("hint", ""))
     t.check_unknown()
     return choice
 
 
 def parse_question(t: Table) -> Question:
-    kind = t.str("kind", "choice")
+    kind = t.text("kind", "choice")
     if kind not in ("choice", "text"):
         raise t.fail("kind", f"{kind!r} is not one of 'choice', 'text'")
     name = t.name("name")
-    text = t.str("text", required=True)
+    text = t.text("text", required=True)
     choices = tuple(parse_choice(c) for c in t.tables("choices"))
     groups = []
     for g in t.tables("groups"):
-        groups.append((g.str("title", required=True), tuple(parse_choice(c) for c in g.tables("choices", required=True))))
+        group = tuple(parse_choice(c) for c in g.tables("choices", required=True))
+        groups.append((g.text("title", required=True), group))
         g.check_unknown()
     options_from = t.name("options_from", required=False)
     question = Question(
@@ -211,11 +212,11 @@ def parse_question(t: Table) -> Question:
         kind=kind,
         choices=choices,
         groups=tuple(groups),
-        required=t.bool("required", False),
-        multiple=t.bool("multiple", False),
-        hint=t.str("hint", ""),
+        required=t.flag("required", False),
+        multiple=t.flag("multiple", False),
+        hint=t.text("hint", ""),
         options_from=options_from,
-        placeholder=t.str("placeholder", ""),
+        placeholder=t.text("placeholder", ""),
     )
     if kind == "choice" and not question.all_choices and not options_from:
         raise t.fail("choices", "a choice question needs choices (or options_from)")
@@ -232,12 +233,12 @@ def parse_question(t: Table) -> Question:
 def parse_label(t: Table) -> Label:
     q = t.table("question")
     label = Label(
-        value=t.str("value", required=True),
-        hint=t.str("hint", ""),
-        color=t.str("color", ""),
+        value=t.text("value", required=True),
+        hint=t.text("hint", ""),
+        color=t.text("color", ""),
         question=parse_question(q) if q else None,
-        links_to=t.str("links_to"),
-        helper=t.bool("helper", False),
+        links_to=t.text("links_to"),
+        helper=t.flag("helper", False),
     )
     t.check_unknown()
     return label
@@ -255,14 +256,14 @@ def parse_labels(t: Table, key: str, *, required: bool = False) -> tuple[Label, 
 
 
 def parse_pane(t: Table) -> Pane:
-    kind = t.str("kind", "text")
+    kind = t.text("kind", "text")
     if kind not in ("text", "paragraphs"):
         raise t.fail("kind", f"{kind!r} is not one of 'text', 'paragraphs'")
     pane = Pane(
         name=t.name("name"),
-        title=t.str("title", required=True),
+        title=t.text("title", required=True),
         kind=kind,
-        note=t.str("note", ""),
+        note=t.text("note", ""),
         labels=parse_labels(t, "labels"),
     )
     if pane.labels and kind != "paragraphs":
@@ -294,10 +295,10 @@ def parse_definition(raw: dict[str, Any], source: str, variant: str | None = Non
     from annols.styles import STYLE_MODULES
 
     top = Table(raw, source)
-    name = top.str("name", required=True)
+    name = top.text("name", required=True)
     if not _PROTOCOL_NAME.match(name):
         raise top.fail("name", f"{name!r} is not a valid protocol name (lowercase letters, digits and -)")
-    style = top.str("style", required=True)
+    style = top.text("style", required=True)
     if style not in STYLES:
         raise top.fail("style", f"{style!r} is not one of {', '.join(STYLES)}")
 
@@ -321,12 +322,12 @@ def parse_definition(raw: dict[str, Any], source: str, variant: str | None = Non
     definition = Definition(
         name=name,
         style=style,
-        summary=top.str("summary", required=True),
-        guideline=top.str("guideline", required=True),
+        summary=top.text("summary", required=True),
+        guideline=top.text("guideline", required=True),
         source=source,
-        seed=top.str("seed", ""),
-        origin=top.str("origin", ""),
-        format=top.str("format"),
+        seed=top.text("seed", ""),
+        origin=top.text("origin", ""),
+        format=top.text("format"),
         variant=variant,
         variants=variant_names,
     )

@@ -95,11 +95,8 @@ def choices_el(
     **visibility: str,
 ) -> etree._Element:
     """A Choices control for a question; answer codes are stored via ``alias`` when they differ."""
-    if q.multiple:
-        mode = "multiple"
-    else:
-        # single-radio cannot be cleared; plain single can, which optional answers need.
-        mode = "single-radio" if (radio and q.required) else "single"
+    # single-radio cannot be cleared; plain single can, which optional answers need.
+    mode = "multiple" if q.multiple else "single-radio" if (radio and q.required) else "single"
     node = el(
         "Choices",
         name=name or q.name,
@@ -170,31 +167,54 @@ def guideline_html(text: str, title: str) -> str:
     root = lxml_html.Element("div")
     root.append(_h("h2", title))
     for block in _blocks(text):
-        first = block[0]
-        if first.startswith("## "):
-            root.append(_h("h4", first[3:]))
-            rest = block[1:]
-        elif first.startswith("# "):
-            root.append(_h("h3", first[2:]))
-            rest = block[1:]
-        else:
-            rest = block
-        if not rest:
-            continue
-        if all(line.startswith("> ") or line == ">" for line in rest):
-            quote = lxml_html.Element("blockquote", style="border-left: 3px solid #ccc; margin: 0.5em 0; padding-left: 0.8em; color: #333")
-            _lines_into(quote, [line[2:] for line in rest])
-            root.append(quote)
-        elif all(line.startswith("- ") for line in rest):
-            root.append(_list("ul", [line[2:] for line in rest]))
-        elif all(_NUMBERED.match(line) for line in rest):
-            root.append(_list("ol", [_NUMBERED.sub("", line) for line in rest]))
-        else:
-            para = lxml_html.Element("p")
-            para.text = " ".join(rest)
-            root.append(para)
+        for kind, lines in _runs(block):
+            if kind == "h3":
+                root.append(_h("h3", lines[0][2:]))
+            elif kind == "h4":
+                root.append(_h("h4", lines[0][3:]))
+            elif kind == "quote":
+                quote = lxml_html.Element(
+                    "blockquote",
+                    style="border-left: 3px solid #ccc; margin: 0.5em 0; padding-left: 0.8em; color: #333",
+                )
+                _lines_into(quote, [line[2:] for line in lines])
+                root.append(quote)
+            elif kind == "ul":
+                root.append(_list("ul", [line[2:] for line in lines]))
+            elif kind == "ol":
+                root.append(_list("ol", [_NUMBERED.sub("", line) for line in lines]))
+            else:
+                para = lxml_html.Element("p")
+                para.text = " ".join(lines)
+                root.append(para)
     # No pretty printing: the instructions modal shows white space as typed (pre-wrap).
     return lxml_html.tostring(root, encoding="unicode")
+
+
+def _kind(line: str) -> str:
+    if line.startswith("## "):
+        return "h4"
+    if line.startswith("# "):
+        return "h3"
+    if line.startswith("> ") or line == ">":
+        return "quote"
+    if line.startswith("- "):
+        return "ul"
+    if _NUMBERED.match(line):
+        return "ol"
+    return "p"
+
+
+def _runs(block: list[str]) -> list[tuple[str, list[str]]]:
+    """Consecutive lines of the same kind; each heading is a run of its own."""
+    runs: list[tuple[str, list[str]]] = []
+    for line in block:
+        kind = _kind(line)
+        if runs and runs[-1][0] == kind and kind not in ("h3", "h4"):
+            runs[-1][1].append(line)
+        else:
+            runs.append((kind, [line]))
+    return runs
 
 
 def _blocks(text: str) -> list[list[str]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from annols.definition import Choice, Definition, Pane, Question, Table, parse_choice, parse_panes
-from annols.markup import el, header, pane, question_block
+from annols.markup import el, pane, question_block
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def parse(t: Table) -> PairwiseSpec:
         raise t.fail("answers", "answer codes must be distinct")
     aspects = []
     for a in t.tables("aspects", required=True):
-        aspects.append(Aspect(name=a.name("name"), text=a.str("text", required=True), hint=a.str("hint", "")))
+        aspects.append(Aspect(name=a.name("name"), text=a.text("text", required=True), hint=a.text("hint", "")))
         a.check_unknown()
     return PairwiseSpec(
         context=parse_panes(t, "context"),

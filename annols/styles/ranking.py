@@ -52,12 +52,12 @@ def parse(t: Table) -> RankingSpec:
         raise t.fail("positions", "ranking needs at least 2 candidates")
     dims = []
     for dt in t.tables("dimensions", required=True):
-        dims.append(Dimension(name=dt.name("name"), text=dt.str("text", required=True), hint=dt.str("hint", "")))
+        dims.append(Dimension(name=dt.name("name"), text=dt.text("text", required=True), hint=dt.text("hint", "")))
         dt.check_unknown()
     return RankingSpec(
         context=parse_panes(t, "context"),
         positions=positions,
-        candidate_title=t.str("candidate_title", "Output {position}"),
+        candidate_title=t.text("candidate_title", "Output {position}"),
         dimensions=tuple(dims),
     )
 

@@ -36,7 +36,7 @@ class SentencesSpec:
 def parse(t: Table) -> SentencesSpec:
     generated = t.table("generated", required=True)
     assert generated is not None
-    rows = t.int("rows", required=True)
+    rows = t.number("rows", required=True)
     if not 1 <= rows <= 50:
         raise t.fail("rows", f"must be between 1 and 50, got {rows}")
     special = t.table("special", required=True)
@@ -46,7 +46,7 @@ def parse(t: Table) -> SentencesSpec:
         context=parse_panes(t, "context"),
         generated=parse_pane(generated),
         rows=rows,
-        row_title=t.str("row_title", "Sentence {n}"),
+        row_title=t.text("row_title", "Sentence {n}"),
         special=parse_question(special),
         columns=tuple(parse_question(q) for q in t.tables("columns", required=True)),
         explanation=parse_question(explanation),

@@ -9,6 +9,7 @@ questions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from lxml import etree
 
@@ -50,7 +51,7 @@ def parse(t: Table) -> SpansSpec:
         target=target,
         labels_name=spans.name("name"),
         labels=parse_labels(spans, "labels", required=True),
-        none_answer=spans.str("none_answer"),
+        none_answer=spans.text("none_answer"),
         questions=tuple(parse_question(q) for q in t.tables("questions")),
     )
     spans.check_unknown()
@@ -114,7 +115,7 @@ def _region_question(label: Label, q: Question, labels_name: str, to_name: str) 
     The visibility attributes sit on the control itself as well as on its View: the
     editor's per-region ``required`` check reads them from the control only.
     """
-    when = {"visibleWhen": "region-selected", "whenTagName": labels_name, "whenLabelValue": label.value}
+    when: dict[str, Any] = {"visibleWhen": "region-selected", "whenTagName": labels_name, "whenLabelValue": label.value}
     block = el("View", style="margin-top: 0.5em", **when)
     block.append(header(q.text, size=5))
     if q.hint:

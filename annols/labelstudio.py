@@ -1,0 +1,205 @@
+"""The one module that talks to Label Studio (through label-studio-sdk).
+
+Everything the server answers badly becomes a one-line :class:`ServerError` naming the
+URL and what to do; the SDK's own error text (which dumps every response header) is
+never shown. Imports are sent with retries off: a retried import can create the same
+tasks twice, so idempotence is the caller's job, not the transport's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+from label_studio_sdk import LabelStudio
+from label_studio_sdk.core.api_error import ApiError
+from label_studio_sdk.core.request_options import RequestOptions
+
+from annols import server
+from annols.errors import ServerError
+
+NO_RETRY: RequestOptions = {"max_retries": 0}
+URL_ENV = "LABEL_STUDIO_URL"
+KEY_ENV = "LABEL_STUDIO_API_KEY"
+
+
+@dataclass(frozen=True)
+class Project:
+    id: int
+    title: str
+    label_config: str
+    task_count: int | None = None
+
+
+class LabelStudioClient:
+    """A connection to one Label Studio server as one user."""
+
+    def __init__(self, url: str, api_key: str, *, timeout: float = 600.0) -> None:
+        self.url = url.rstrip("/")
+        self._sdk = LabelStudio(base_url=self.url, api_key=api_key, timeout=timeout)
+
+    # --- errors ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _calling(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except ApiError as e:
+            raise ServerError(self._explain(what, e)) from None
+        except httpx.TimeoutException:
+            raise ServerError(f"{what}: Label Studio at {self.url} did not answer in time; try again") from None
+        except httpx.HTTPError as e:
+            raise ServerError(
+                f"{what}: cannot reach Label Studio at {self.url} ({type(e).__name__}); "
+                "is it running? Start the local one with `annols server start`, or pass --url"
+            ) from None
+
+    def _explain(self, what: str, e: ApiError) -> str:
+        status = e.status_code
+        if status == 401:
+            detail = _detail(e.body)
+            return (
+                f"{what}: Label Studio at {self.url} refused the API key (401{': ' + detail if detail else ''}); "
+                f"check --api-key or {KEY_ENV} (a legacy token or a personal access token from Account & Settings)"
+            )
+        if status == 403:
+            return f"{what}: the API key's user may not do this on {self.url} (403)"
+        if status == 404:
+            return f"{what}: not found on {self.url} (404)"
+        if status is None:
+            return f"{what}: {_detail(e.body) or 'no answer'} ({self.url})"
+        return f"{what}: Label Studio at {self.url} answered {status}: {_detail(e.body) or 'no details'}"
+
+    # --- server and projects ---------------------------------------------------------------
+
+    def whoami(self) -> dict[str, Any]:
+        """The user the key belongs to; also proves the server is reachable and the key valid."""
+        with self._calling("checking the connection"):
+            user = self._sdk.users.whoami()
+        return {"id": user.id, "email": user.email}
+
+    def find_project(self, title: str) -> Project | None:
+        with self._calling(f"looking up project {title!r}"):
+            listed: Any = self._sdk.projects.list(title=title)
+            matches = [p for p in listed if p.title == title]
+        if len(matches) > 1:
+            raise ServerError(
+                f"{len(matches)} projects on {self.url} are titled {title!r}; rename all but one"
+            )
+        if not matches:
+            return None
+        p = matches[0]
+        return Project(id=p.id, title=p.title, label_config=p.label_config or "", task_count=p.task_number)
+
+    def create_project(
+        self, title: str, label_config: str, instructions: str = "", overlap: int = 1
+    ) -> Project:
+        if not 3 <= len(title) <= 50:
+            raise ServerError(f"project title {title!r} must be 3 to 50 characters long (Label Studio's limit)")
+        with self._calling(f"creating project {title!r}"):
+            p = self._sdk.projects.create(
+                title=title,
+                label_config=label_config,
+                expert_instruction=instructions,
+                show_instruction=bool(instructions),
+                maximum_annotations=overlap,
+            )
+        return Project(id=int(p.id or 0), title=p.title or title, label_config=p.label_config or label_config)
+
+    def delete_project(self, project_id: int) -> None:
+        with self._calling(f"deleting project {project_id}"):
+            self._sdk.projects.delete(id=project_id)
+
+    # --- tasks and annotations ---------------------------------------------------------------
+
+    def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> list[int]:
+        """Import tasks in one request (no retry); returns the new task ids in order."""
+        with self._calling(f"importing {len(tasks)} tasks into project {project_id}"):
+            response = self._sdk.projects.import_tasks(
+                id=project_id, request=cast(Any, tasks), return_task_ids=True, request_options=NO_RETRY
+            )
+        extra = response.model_extra or {}
+        ids = extra.get("task_ids") or []
+        return [int(i) for i in ids]
+
+    def create_annotation(
+        self,
+        task_id: int,
+        result: list[dict[str, Any]],
+        *,
+        completed_by: int | None = None,
+        lead_time: float | None = None,
+    ) -> int:
+        kwargs: dict[str, Any] = {"id": task_id, "result": result}
+        if completed_by is not None:
+            kwargs["completed_by"] = completed_by
+        if lead_time is not None:
+            kwargs["lead_time"] = lead_time
+        with self._calling(f"saving an annotation of task {task_id}"):
+            annotation = self._sdk.annotations.create(**kwargs, request_options=NO_RETRY)
+        return int(annotation.id or 0)
+
+    def export_json(self, project_id: int) -> bytes:
+        """The raw JSON export of every task (the only export that keeps relations and per-region answers)."""
+        with self._calling(f"exporting project {project_id}"):
+            return b"".join(
+                self._sdk.projects.exports.download_sync(
+                    id=project_id, export_type="JSON", download_all_tasks=True
+                )
+            )
+
+    def export_tasks(self, project_id: int) -> list[dict[str, Any]]:
+        data = json.loads(self.export_json(project_id))
+        if not isinstance(data, list):
+            raise ServerError(f"exporting project {project_id}: expected a list of tasks from {self.url}")
+        return data
+
+
+def _detail(body: Any) -> str:
+    """A short, header-free description of an error body."""
+    if isinstance(body, dict):
+        errors = body.get("validation_errors")
+        if isinstance(errors, dict) and errors:
+            parts = []
+            for field, messages in errors.items():
+                text = "; ".join(str(m) for m in messages) if isinstance(messages, list) else str(messages)
+                parts.append(f"{field}: {text}")
+            return " | ".join(parts)
+        for key in ("detail", "error", "message"):
+            if body.get(key):
+                return str(body[key])
+        return json.dumps(body)[:300]
+    if isinstance(body, str):
+        return body.strip().splitlines()[0][:300] if body.strip() else ""
+    return ""
+
+
+def settings_from_env() -> tuple[str | None, str | None]:
+    return os.environ.get(URL_ENV), os.environ.get(KEY_ENV)
+
+
+def connect(url: str | None = None, api_key: str | None = None, data_dir: Path | None = None) -> LabelStudioClient:
+    """A client from explicit settings, else ``LABEL_STUDIO_URL``/``LABEL_STUDIO_API_KEY``,
+    else the embedded server's (started with ``annols server start``)."""
+    env_url, env_key = settings_from_env()
+    url = url or env_url
+    api_key = api_key or env_key
+    if url and api_key:
+        return LabelStudioClient(url, api_key)
+    if url or api_key:
+        missing = "--api-key (or LABEL_STUDIO_API_KEY)" if url else "--url (or LABEL_STUDIO_URL)"
+        raise ServerError(f"a server needs both a URL and an API key: also pass {missing}")
+    data_dir = data_dir or server.default_data_dir()
+    state = server.status(data_dir)
+    if state is None:
+        raise ServerError(
+            f"no Label Studio given and the local one ({data_dir}) is not running: "
+            "run `annols server start`, or pass --url and --api-key"
+        )
+    return LabelStudioClient(state.url, server.api_token(data_dir))

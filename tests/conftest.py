@@ -1,0 +1,48 @@
+"""Shared fixtures. The real Label Studio server is started once per test session.
+
+It is never skipped: if the server cannot start, every test that needs it errors, and
+the run fails. Unit tests of pure code do not use it and run without it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from annols import server
+from annols.labelstudio import LabelStudioClient
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    url: str
+    api_key: str
+    data_dir: Path
+
+    def client(self) -> LabelStudioClient:
+        return LabelStudioClient(self.url, self.api_key)
+
+
+@pytest.fixture(scope="session")
+def label_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A throwaway Label Studio (SQLite) on a free loopback port, for the whole session."""
+    data_dir = tmp_path_factory.mktemp("label-studio")
+    port = server.free_port()
+    state, _ = server.start(data_dir, port=port, timeout=float(os.environ.get("ANNOLS_TEST_SERVER_TIMEOUT", 300)))
+    try:
+        yield LiveServer(url=state.url, api_key=server.api_token(data_dir), data_dir=data_dir)
+    finally:
+        server.stop(data_dir)
+
+
+@pytest.fixture(scope="session")
+def client(label_studio: LiveServer) -> LabelStudioClient:
+    return label_studio.client()
