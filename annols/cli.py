@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from annols import __version__, labelstudio, protocols
+from annols import __version__, files, labelstudio, protocols
 from annols import config as configs_lib
 from annols import demo as demo_lib
 from annols import server as server_lib
@@ -103,7 +103,7 @@ def config_command(protocol: str, variant: str | None, output: Path | None, inst
     d = _load(protocol, variant)
     text = configs_lib.instructions(d) + "\n" if instructions else configs_lib.label_config(d)
     if output:
-        configs_lib.write_atomic(output, text)
+        files.write_text(output, text)
         click.echo(f"Wrote {output}", err=True)
     else:
         click.echo(text, nl=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from annols import protocols
+from annols import files, protocols
 from annols.definition import Definition
 from annols.markup import guideline_html, to_xml
 from annols.styles import STYLE_MODULES
@@ -49,13 +49,6 @@ def sync_configs(directory: Path, *, check: bool = False) -> list[ConfigFile]:
             out.append(ConfigFile(path, "missing" if current is None else "stale"))
         else:
             directory.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, wanted)
+            files.write_text(path, wanted)
             out.append(ConfigFile(path, "written"))
     return out
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so a reader never sees half of it."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)

@@ -1,0 +1,133 @@
+"""Native input and result formats, one module per shipped protocol, behind one registry.
+
+A definition names its format (``format = "qa-feedback"``); a user's own definition
+without one gets :mod:`annols.formats.generic` (JSONL/CSV in, tidy tables out).
+
+A format module exposes one object, ``FORMAT``, with:
+
+- ``describe``: one line on the inputs it accepts, for ``--help``;
+- ``read(paths, definition) -> Iterator[SourceTask]``: stream the input files, one task at
+  a time (never the whole file in memory), raising :class:`~annols.errors.InputError`
+  naming file, line or record, and field; judgments already in the input come as
+  ``SourceTask.annotations`` (imported only with ``push --with-annotations``);
+- ``read_predictions(paths, definition) -> Iterator[tuple[str, SourcePrediction]]``:
+  pre-annotations keyed by task key (formats without them raise InputError);
+- ``write_results(tasks, definition, out_dir) -> list[Path]``: the protocol's own result
+  files from exported tasks, streamed, each file written atomically;
+- ``check(task, annotation, definition) -> list[Violation]``: the protocol's rules the
+  server never checks.
+
+Formats are pure: no network, no printing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Protocol
+
+from annols.definition import Definition
+
+
+@dataclass(frozen=True)
+class SourceAnnotation:
+    """A judgment already present in the input (e.g. a released dataset's annotations)."""
+
+    annotator: str  # the original annotator's id in the source ("A", "B", "original")
+    result: list[dict[str, Any]]  # Label Studio result items, candidates in the task's order
+    lead_time: float | None = None
+
+
+@dataclass(frozen=True)
+class SourceTask:
+    """One task read from an input, before blinding."""
+
+    key: str  # stable across runs: a natural id from the source, else a content hash
+    data: dict[str, Any]  # Label Studio task data: the config's fields plus carried fields
+    location: str  # where it came from, for messages ("dev.json: record 12")
+    systems: tuple[str, ...] = ()  # pairwise/ranking: system behind each candidate, in data order
+    fixed_order: bool = False  # the source fixes which system is shown where: do not shuffle
+    annotations: tuple[SourceAnnotation, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)  # anything the format wants back at pull
+
+
+@dataclass(frozen=True)
+class SourcePrediction:
+    """A pre-annotation for annotators to correct (e.g. an LLM critic's output)."""
+
+    result: list[dict[str, Any]]
+    model_version: str = ""
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class ExportedAnnotation:
+    """One annotation as pulled back from Label Studio's raw JSON export."""
+
+    id: int
+    annotator: str  # the user's email
+    result: list[dict[str, Any]]
+    lead_time: float | None = None
+    created_at: str = ""
+    cancelled: bool = False  # skipped by the annotator
+
+
+@dataclass(frozen=True)
+class ExportedTask:
+    """One task as pulled back, with blinding undone."""
+
+    id: int
+    key: str
+    data: dict[str, Any]
+    systems: tuple[str, ...]  # system shown at each candidate position (empty if not blinded)
+    annotations: tuple[ExportedAnnotation, ...]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A protocol rule an annotation breaks."""
+
+    task_key: str
+    annotator: str
+    rule: str  # short rule name, e.g. "one-answer-per-column"
+    found: str  # what was found, in words
+
+
+class Format(Protocol):
+    name: str
+    describe: str
+
+    def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]: ...
+
+    def read_predictions(
+        self, paths: Sequence[Path], definition: Definition
+    ) -> Iterator[tuple[str, SourcePrediction]]: ...
+
+    def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]: ...
+
+    def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]: ...
+
+
+def content_key(prefix: str, value: Any) -> str:
+    """A stable key from content: the same record always gets the same key."""
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return f"{prefix}:{hashlib.sha256(canonical.encode('utf-8')).hexdigest()[:20]}"
+
+
+_MODULES = {
+    "summary-flaws": "summary_flaws",
+    "pairwise-aspects": "pairwise_aspects",
+    "sentence-errors": "sentence_errors",
+    "qa-feedback": "qa_feedback",
+    "extractive-ranking": "extractive_ranking",
+}
+
+
+def format_for(definition: Definition) -> Format:
+    """The format of a definition: its named native format, else the generic one."""
+    module = _MODULES.get(definition.format or "", "generic")
+    return import_module(f"annols.formats.{module}").FORMAT  # type: ignore[no-any-return]
