@@ -130,4 +130,5 @@ _MODULES = {
 def format_for(definition: Definition) -> Format:
     """The format of a definition: its named native format, else the generic one."""
     module = _MODULES.get(definition.format or "", "generic")
-    return import_module(f"annols.formats.{module}").FORMAT  # type: ignore[no-any-return]
+    fmt: Format = import_module(f"annols.formats.{module}").FORMAT
+    return fmt
