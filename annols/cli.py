@@ -6,6 +6,7 @@ This is the only module that uses Click, prints, or exits. Every
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,19 +16,38 @@ import click
 from annols import __version__, files, labelstudio, protocols
 from annols import config as configs_lib
 from annols import demo as demo_lib
+from annols import pull as pull_lib
+from annols import push as push_lib
 from annols import server as server_lib
 from annols.definition import Definition
 from annols.errors import AnnolsError
 
 
 class AnnolsGroup(click.Group):
-    """Shows library errors as one line on stderr, exit status 1; never a traceback."""
+    """Shows errors as one line on stderr, exit status 1; never a traceback.
+
+    ANNOLS_DEBUG=1 lets unexpected errors through with their traceback, for bug reports.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except AnnolsError as e:
             click.echo(f"Error: {e}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("Interrupted. A push can be re-run: tasks already sent are not sent twice.", err=True)
+            ctx.exit(130)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except Exception as e:
+            if os.environ.get("ANNOLS_DEBUG"):
+                raise
+            # Only the type: an unknown error's text may hold anything (an SDK error dumps headers).
+            click.echo(
+                f"Error: unexpected {type(e).__name__}; re-run with ANNOLS_DEBUG=1 for details and please report it",
+                err=True,
+            )
             ctx.exit(1)
 
 
@@ -253,6 +273,218 @@ def demo_command(url: str | None, api_key: str | None, data_dir: Path | None) ->
     for p in demo_lib.create_demo_projects(client):
         verb = "created" if p.created else "exists "
         click.echo(f"{verb} {client.url}/projects/{p.project_id}/data  {p.title} ({p.tasks} tasks)")
+
+
+INPUTS = click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+VARIANT = click.option("--variant", help="Variant of the protocol (sentence-errors: abstract or headline).")
+SEED = click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the per-task shuffle of the systems' positions."
+)
+WITH_ANNOTATIONS = click.option(
+    "--with-annotations",
+    is_flag=True,
+    help="Also import judgments the input already holds, one Label Studio user per original annotator.",
+)
+PREDICTIONS = click.option(
+    "--predictions",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Pre-annotations for annotators to correct (e.g. an LLM critic's output). Repeatable.",
+)
+MANIFEST_DIR = click.option(
+    "--manifest-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".annols"),
+    show_default=True,
+    help="Where the local manifest (task keys, task ids, systems shown) is written.",
+)
+
+
+@main.command("push")
+@click.argument("protocol", type=PROTOCOL)
+@INPUTS
+@click.option("--project", "title", required=True, help="Project title (created if missing, reused if it matches).")
+@VARIANT
+@click.option("--overlap", type=int, help="Annotators per task (Label Studio's maximum_annotations).")
+@click.option(
+    "--batch-size", type=int, default=push_lib.DEFAULT_BATCH_SIZE, show_default=True, help="Tasks per request."
+)
+@SEED
+@WITH_ANNOTATIONS
+@PREDICTIONS
+@MANIFEST_DIR
+@connection_options
+def push_command(
+    protocol: str,
+    inputs: tuple[Path, ...],
+    title: str,
+    variant: str | None,
+    overlap: int | None,
+    batch_size: int,
+    seed: int,
+    with_annotations: bool,
+    predictions: tuple[Path, ...],
+    manifest_dir: Path,
+    url: str | None,
+    api_key: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Push a protocol's input files into a Label Studio project.
+
+    Every input is checked before anything is sent. Safe to re-run: tasks already in the
+    project (by their stable key) are not added again, also after an interrupted push.
+
+    \b
+    Examples:
+      annols push qa-feedback dev_feedback.json --project "QA feedback batch 1" --overlap 3
+      annols push pairwise-aspects human_evaluation/ --project "JGR eval" --with-annotations
+      annols push sentence-errors summaries.csv --variant abstract --project "CzeGPT abstracts"
+    """
+    d = _load(protocol, variant)
+    client = labelstudio.connect(url, api_key, data_dir)
+    options = push_lib.PushOptions(
+        title=title,
+        overlap=overlap,
+        batch_size=batch_size,
+        seed=seed,
+        with_annotations=with_annotations,
+        predictions=predictions,
+        manifest_dir=manifest_dir,
+    )
+    bar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None and total:
+            bar = click.progressbar(length=total, label="Importing", file=sys.stderr)
+            bar.__enter__()
+        if bar is not None:
+            bar.update(done - bar.pos)
+
+    try:
+        report = push_lib.push(client, d, list(inputs), options, on_progress=progress)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    p = report.project
+    extra = []
+    if report.duplicates:
+        extra.append(f"{report.duplicates} duplicate input record(s) skipped")
+    if report.annotations:
+        extra.append(f"{report.annotations} annotations")
+    if report.predictions:
+        extra.append(f"{report.predictions} predictions")
+    verb = "Created" if report.project_created else "Reused"
+    click.echo(f"{verb} project {p.title!r}: {client.url}/projects/{p.id}/data")
+    click.echo(
+        f"created {report.created}, already present {report.present}, total {report.total}"
+        + (f" ({'; '.join(extra)})" if extra else "")
+    )
+
+
+@main.command("tasks")
+@click.argument("protocol", type=PROTOCOL)
+@INPUTS
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Import file.")
+@VARIANT
+@SEED
+@WITH_ANNOTATIONS
+@PREDICTIONS
+@MANIFEST_DIR
+def tasks_command(
+    protocol: str,
+    inputs: tuple[Path, ...],
+    output: Path,
+    variant: str | None,
+    seed: int,
+    with_annotations: bool,
+    predictions: tuple[Path, ...],
+    manifest_dir: Path,
+) -> None:
+    """Write the tasks a push would send as a Label Studio import file (JSON), offline.
+
+    The tasks carry the same keys and blinding as `annols push`; the manifest is written
+    too, so results can be unblinded after importing the file through the web UI.
+
+    \b
+    Example:
+      annols tasks extractive-ranking sheet.xlsx -o tasks.json
+    """
+    d = _load(protocol, variant)
+    count, duplicates = push_lib.write_task_file(
+        d, list(inputs), output, seed=seed, with_annotations=with_annotations, predictions=predictions,
+        manifest_dir=manifest_dir,
+    )  # fmt: skip
+    click.echo(f"Wrote {count} tasks to {output}" + (f" ({duplicates} duplicates skipped)" if duplicates else ""))
+
+
+@main.command("pull")
+@click.argument("protocol", type=PROTOCOL)
+@click.option("--project", "title", required=True, help="Project title.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@VARIANT
+@connection_options
+def pull_command(
+    protocol: str,
+    title: str,
+    out_dir: Path,
+    variant: str | None,
+    url: str | None,
+    api_key: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Pull a project's annotations: export.json, the protocol's result files, results.csv.
+
+    Also writes violations.csv (protocol rules the server does not check) and checks the
+    counts against the server's.
+
+    \b
+    Example:
+      annols pull qa-feedback --project "QA feedback batch 1" -o results/batch1
+    """
+    d = _load(protocol, variant)
+    client = labelstudio.connect(url, api_key, data_dir)
+    report = pull_lib.pull(client, d, title, out_dir)
+    _print_convert(report.convert)
+    c = report.convert.counts
+    if report.reconciled:
+        click.echo(f"Counts match the server: {c.tasks} tasks, {c.annotations} annotations, {c.cancelled} skipped.")
+    else:
+        click.echo(
+            f"Error: counts differ from the server's: exported {c.tasks} tasks / {c.annotations} annotations / "
+            f"{c.cancelled} skipped, server reports {report.server_tasks} / {report.server_annotations} / "
+            f"{report.server_skipped}; pull again (annotations may be arriving)",
+            err=True,
+        )
+        sys.exit(1)
+
+
+@main.command("convert")
+@click.argument("protocol", type=PROTOCOL)
+@click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@VARIANT
+def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | None) -> None:
+    """Convert a saved raw JSON export into the protocol's result files, offline.
+
+    Gives the same files as `annols pull` (annotators named by user id, since the export
+    alone does not hold their emails).
+
+    \b
+    Example:
+      annols convert pairwise-aspects results/export.json -o results/again
+    """
+    d = _load(protocol, variant)
+    _print_convert(pull_lib.convert(export, d, out_dir))
+
+
+def _print_convert(report: pull_lib.ConvertReport) -> None:
+    c = report.counts
+    click.echo(f"{c.tasks} tasks, {c.annotations} annotations ({c.cancelled} skipped)")
+    for path in report.files:
+        click.echo(f"wrote {path}")
+    if report.violations:
+        click.echo(f"{report.violations} rule violation(s): see {report.files[-1]}")
 
 
 def _load(protocol: str, variant: str | None) -> Definition:

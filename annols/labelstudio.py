@@ -145,6 +145,92 @@ class LabelStudioClient:
             annotation = self._sdk.annotations.create(**kwargs, request_options=NO_RETRY)
         return int(annotation.id or 0)
 
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        content: bytes | None = None,
+    ) -> httpx.Response:
+        """A request through the SDK's client (its auth, incl. personal access tokens), no retry."""
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        response = self._sdk._client_wrapper.httpx_client.request(
+            path, method=method, params=params, content=content, headers=headers, request_options=NO_RETRY
+        )
+        if not 200 <= response.status_code < 300:
+            try:
+                body: Any = response.json()
+            except ValueError:
+                body = response.text
+            raise ApiError(status_code=response.status_code, body=body)
+        return response
+
+    def import_json(self, project_id: int, payload: bytes, count: int) -> list[int]:
+        """Import tasks already serialised as a JSON array (one request, no retry); returns new ids."""
+        with self._calling(f"importing {count} tasks into project {project_id}"):
+            response = self._request(
+                "POST", f"api/projects/{project_id}/import", params={"return_task_ids": "true"}, content=payload
+            )
+        body = response.json()
+        return [int(i) for i in body.get("task_ids") or []]
+
+    def task_meta(self, project_id: int, page_size: int = 5000) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(task id, meta) of every task, without the task data: cheap even for 100k tasks."""
+        page = 1
+        seen = 0
+        while True:
+            with self._calling(f"listing the tasks of project {project_id}"):
+                try:
+                    response = self._request(
+                        "GET",
+                        "api/tasks",
+                        params={"project": project_id, "include": "id,meta", "page": page, "page_size": page_size},
+                    )
+                except ApiError as e:
+                    if e.status_code == 404 and page > 1:  # past the last page
+                        return
+                    raise
+            body = response.json()
+            tasks = body.get("tasks", [])
+            for task in tasks:
+                yield int(task["id"]), task.get("meta") or {}
+            seen += len(tasks)
+            if not tasks or seen >= int(body.get("total", 0)):
+                return
+            page += 1
+
+    def project(self, project_id: int) -> dict[str, Any]:
+        with self._calling(f"reading project {project_id}"):
+            return dict(self._request("GET", f"api/projects/{project_id}").json())
+
+    def update_project(self, project_id: int, **fields: Any) -> None:
+        with self._calling(f"updating project {project_id}"):
+            self._request("PATCH", f"api/projects/{project_id}", content=json.dumps(fields).encode("utf-8"))
+
+    def users(self) -> dict[str, int]:
+        """Email -> user id of every user in the organization."""
+        with self._calling("listing users"):
+            listed: Any = self._sdk.users.list()
+            return {u.email: int(u.id) for u in listed if u.email}
+
+    def create_user(self, email: str, *, first_name: str = "", last_name: str = "") -> int:
+        username = email.split("@")[0]
+        with self._calling(f"creating user {email}"):
+            user = self._sdk.users.create(email=email, username=username, first_name=first_name, last_name=last_name)
+        return int(user.id or 0)
+
+    def export_to(self, project_id: int, f: Any) -> int:
+        """Stream the raw JSON export into the binary file ``f``; returns the bytes written."""
+        written = 0
+        with self._calling(f"exporting project {project_id}"):
+            for chunk in self._sdk.projects.exports.download_sync(
+                id=project_id, export_type="JSON", download_all_tasks=True
+            ):
+                f.write(chunk)
+                written += len(chunk)
+        return written
+
     def export_json(self, project_id: int) -> bytes:
         """The raw JSON export of every task (the only export that keeps relations and per-region answers)."""
         with self._calling(f"exporting project {project_id}"):

@@ -1,0 +1,62 @@
+"""Blinding: which system is shown where, shuffled per task from a recorded seed.
+
+For the pairwise and ranking styles the annotator sees candidates by position only
+("Summary #1", "Output A"). Each task's order is a permutation drawn from
+``random.Random(f"{seed}:{key}")``, so the same seed and input give the same order on
+every run and machine. The systems shown, in position order, travel with the task in
+``meta`` (base64 JSON: no system name appears as plain text in what the editor loads)
+and in the local manifest; pull reads them back to unblind.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from typing import Any
+
+from annols.definition import Definition
+
+META_KEY = "annols_key"
+META_SYSTEMS = "annols_systems"
+
+
+def candidate_fields(d: Definition) -> list[str]:
+    """The task fields holding the candidates, in position order (empty if not blinded)."""
+    if d.style == "pairwise":
+        return [c.name for c in d.spec.candidates]
+    if d.style == "ranking":
+        return [d.spec.field(p) for p in d.spec.positions]
+    return []
+
+
+def order_for(seed: int, key: str, n: int) -> list[int]:
+    """The permutation for one task: position i shows input candidate ``order[i]``."""
+    order = list(range(n))
+    random.Random(f"{seed}:{key}").shuffle(order)
+    return order
+
+
+def blind(
+    d: Definition, data: dict[str, Any], systems: tuple[str, ...], key: str, seed: int, keep_order: bool
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Return the task data with candidates placed as shown, and the systems shown at each position."""
+    fields = candidate_fields(d)
+    if not fields or not systems:
+        return data, systems
+    if len(systems) != len(fields):
+        raise ValueError(f"{len(systems)} systems for {len(fields)} candidate positions")
+    order = list(range(len(fields))) if keep_order else order_for(seed, key, len(fields))
+    shown = dict(data)
+    for position, source in enumerate(order):
+        shown[fields[position]] = data[fields[source]]
+    return shown, tuple(systems[i] for i in order)
+
+
+def encode_systems(systems: tuple[str, ...]) -> str:
+    raw = json.dumps(list(systems), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def decode_systems(value: str) -> tuple[str, ...]:
+    return tuple(json.loads(base64.urlsafe_b64decode(value.encode("ascii")).decode("utf-8")))

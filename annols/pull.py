@@ -1,0 +1,242 @@
+"""From a Label Studio project back to files: the raw export, the protocol's result files,
+a tidy table of every answer, and a rule-check report.
+
+The raw JSON export is streamed to ``DIR/export.json`` (atomically) and then read back
+one task at a time, so a 100k-task project never sits in memory whole. ``convert`` does
+the same from a saved export, without a server.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from annols import blinding, files
+from annols.definition import Definition
+from annols.errors import InputError, ServerError
+from annols.formats import ExportedAnnotation, ExportedTask, Violation, format_for
+from annols.jsonstream import JSONStreamError, iter_json_array
+from annols.labelstudio import LabelStudioClient
+
+EXPORT_FILE = "export.json"
+RESULTS_FILE = "results.csv"
+VIOLATIONS_FILE = "violations.csv"
+RESULT_COLUMNS = [
+    "task_key", "task_id", "annotator", "annotation_id", "question", "region", "text", "answer",
+    "system", "systems", "lead_time", "created_at",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Counts:
+    tasks: int
+    annotations: int
+    cancelled: int
+
+
+@dataclass(frozen=True)
+class ConvertReport:
+    counts: Counts
+    files: list[Path]
+    violations: int
+
+
+@dataclass(frozen=True)
+class PullReport:
+    convert: ConvertReport
+    export: Path
+    server_tasks: int
+    server_annotations: int
+    server_skipped: int
+
+    @property
+    def reconciled(self) -> bool:
+        c = self.convert.counts
+        return (c.tasks, c.annotations, c.cancelled) == (
+            self.server_tasks, self.server_annotations, self.server_skipped,
+        )  # fmt: skip
+
+
+def read_export(path: Path, users: dict[int, str] | None = None) -> Iterator[ExportedTask]:
+    """The tasks of a raw JSON export, blinding undone, streamed."""
+    users = users or {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for raw in iter_json_array(f):
+                yield exported_task(raw, users)
+    except FileNotFoundError:
+        raise InputError(path, "", "", "file not found") from None
+    except JSONStreamError as e:
+        raise InputError(path, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
+
+
+def exported_task(raw: dict[str, Any], users: dict[int, str]) -> ExportedTask:
+    meta = raw.get("meta") or {}
+    systems = meta.get(blinding.META_SYSTEMS)
+    return ExportedTask(
+        id=int(raw["id"]),
+        key=str(meta.get(blinding.META_KEY) or f"task-{raw['id']}"),
+        data=raw.get("data") or {},
+        systems=blinding.decode_systems(systems) if isinstance(systems, str) else (),
+        annotations=tuple(_annotation(a, users) for a in raw.get("annotations") or ()),
+    )
+
+
+def _annotation(raw: dict[str, Any], users: dict[int, str]) -> ExportedAnnotation:
+    who = raw.get("completed_by")
+    if isinstance(who, dict):
+        email = str(who.get("email") or who.get("id"))
+    else:
+        email = users.get(int(who), f"user-{who}") if who is not None else "unknown"
+    return ExportedAnnotation(
+        id=int(raw.get("id") or 0),
+        annotator=email,
+        result=list(raw.get("result") or []),
+        lead_time=raw.get("lead_time"),
+        created_at=str(raw.get("created_at") or ""),
+        cancelled=bool(raw.get("was_cancelled")),
+    )
+
+
+def tidy_rows(task: ExportedTask, definition: Definition) -> Iterator[dict[str, Any]]:
+    """One row per task x annotator x answer."""
+    positions = _positions(definition)
+    systems = " | ".join(task.systems)
+    for a in task.annotations:
+        if a.cancelled:
+            continue
+        for item in a.result:
+            for question, region, text, answer in _answers(item):
+                yield {
+                    "task_key": task.key,
+                    "task_id": task.id,
+                    "annotator": a.annotator,
+                    "annotation_id": a.id,
+                    "question": question,
+                    "region": region,
+                    "text": text,
+                    "answer": answer,
+                    "system": _system(definition, task, question, answer, positions),
+                    "systems": systems,
+                    "lead_time": "" if a.lead_time is None else a.lead_time,
+                    "created_at": a.created_at,
+                }
+
+
+def _answers(item: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
+    kind = item.get("type")
+    value = item.get("value") or {}
+    if kind == "relation":
+        labels = item.get("labels") or [""]
+        for label in labels:
+            yield "relation", f"{item.get('from_id')}->{item.get('to_id')}", "", str(label)
+        return
+    question = str(item.get("from_name", ""))
+    region, text = "", ""
+    if "startOffset" in value:
+        region = f"{value.get('start')}:{value.get('startOffset')}-{value.get('end')}:{value.get('endOffset')}"
+        text = str(value.get("text", ""))
+    elif "start" in value:
+        region = f"{value.get('start')}-{value.get('end')}"
+        text = str(value.get("text", ""))
+    if region and item.get("id"):
+        region = f"{item['id']}@{region}"
+    answers = value.get(kind) if isinstance(kind, str) else None
+    if kind == "textarea":
+        answers = ["\n".join(str(t) for t in value.get("text") or [])]
+    if answers is None:
+        answers = [json.dumps(value, ensure_ascii=False)]
+    if not isinstance(answers, list):
+        answers = [answers]
+    for answer in answers:
+        yield question, region, text, str(answer)
+
+
+def _positions(definition: Definition) -> dict[str, int]:
+    """Ranking cell names -> candidate position index."""
+    if definition.style != "ranking":
+        return {}
+    spec = definition.spec
+    return {spec.cell(d, p): i for d in spec.dimensions for i, p in enumerate(spec.positions)}
+
+
+def _system(definition: Definition, task: ExportedTask, question: str, answer: str, positions: dict[str, int]) -> str:
+    """The system an answer is about, where it is about one: a ranking cell, a pairwise winner."""
+    if not task.systems:
+        return ""
+    if question in positions and positions[question] < len(task.systems):
+        return task.systems[positions[question]]
+    if definition.style == "pairwise" and question in {a.name for a in definition.spec.aspects}:
+        # By convention the first answers name the candidates in order; the rest (a tie) none.
+        codes = [c.code for c in definition.spec.answers]
+        if answer in codes and codes.index(answer) < len(task.systems):
+            return task.systems[codes.index(answer)]
+    return ""
+
+
+def write_tidy(tasks: Iterable[ExportedTask], definition: Definition, path: Path) -> None:
+    with files.atomic_open(path) as f:
+        writer = csv.DictWriter(f, fieldnames=RESULT_COLUMNS)
+        writer.writeheader()
+        for task in tasks:
+            writer.writerows(tidy_rows(task, definition))
+
+
+def check_export(tasks: Iterable[ExportedTask], definition: Definition) -> Iterator[Violation]:
+    fmt = format_for(definition)
+    for task in tasks:
+        for a in task.annotations:
+            if not a.cancelled:
+                yield from fmt.check(task, a, definition)
+
+
+def write_violations(violations: Iterable[Violation], path: Path) -> int:
+    count = 0
+    with files.atomic_open(path) as f:
+        writer = csv.writer(f)
+        writer.writerow(["task_key", "annotator", "rule", "found"])
+        for v in violations:
+            writer.writerow([v.task_key, v.annotator, v.rule, v.found])
+            count += 1
+    return count
+
+
+def convert(export: Path, definition: Definition, out_dir: Path, users: dict[int, str] | None = None) -> ConvertReport:
+    """Result files, results.csv and violations.csv from a saved raw JSON export."""
+    tasks = annotations = cancelled = 0
+    for task in read_export(export, users):
+        tasks += 1
+        annotations += sum(1 for a in task.annotations if not a.cancelled)
+        cancelled += sum(1 for a in task.annotations if a.cancelled)
+    written = format_for(definition).write_results(read_export(export, users), definition, out_dir)
+    write_tidy(read_export(export, users), definition, out_dir / RESULTS_FILE)
+    violations = write_violations(check_export(read_export(export, users), definition), out_dir / VIOLATIONS_FILE)
+    return ConvertReport(
+        counts=Counts(tasks, annotations, cancelled),
+        files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
+        violations=violations,
+    )
+
+
+def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir: Path) -> PullReport:
+    """Export the project, convert it, and check the counts against the server's."""
+    project = client.find_project(title)
+    if project is None:
+        raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
+    info = client.project(project.id)
+    export = out_dir / EXPORT_FILE
+    with files.atomic_open(export, "wb") as f:
+        client.export_to(project.id, f)
+    users = {uid: email for email, uid in client.users().items()}
+    report = convert(export, definition, out_dir, users)
+    return PullReport(
+        convert=report,
+        export=export,
+        server_tasks=int(info.get("task_number") or 0),
+        server_annotations=int(info.get("total_annotations_number") or 0),
+        server_skipped=int(info.get("skipped_annotations_number") or 0),
+    )
