@@ -1,0 +1,448 @@
+"""extractive-ranking: the Excel evaluation sheet of seed 004, as tasks and back as a sheet.
+
+Input: an XLSX workbook (its first sheet) or a CSV file, with a header row ``url``,
+``reference``, then one column per system, named by the system (as many system columns
+as the definition has positions: four). A cell holds the system's extracted sentences
+joined by ``</s>`` (spaces around it allowed). Empty rows are skipped.
+
+Task data (``configs/extractive-ranking.xml``)::
+
+    {"url", "reference",
+     "output_a" .. "output_d": the sentences of the 1st .. 4th system column, stripped,
+                               one per line (the "</s>" separators never shown),
+     "raw": {"<system>": the original cell, byte for byte, ...},
+     "row": the row number in the sheet (the header is row 1)}
+
+The key is ``content_key("extractive-ranking", {url, reference, outputs: raw})``.
+``SourceTask.systems`` names the system of each output in that order; the order is not
+fixed, so the push machinery may shuffle which system is shown as A..D. At pull,
+``ExportedTask.systems[i]`` is the system shown at position i, and that is how results
+are unblinded.
+
+Label Studio result: one required single choice per dimension and position, from_name
+``<dimension>_<position>`` (``coherence_b``), to_name ``output_<position>``, value
+``{"choices": ["1".."4"]}``; equal ranks (ties) are allowed, as in the seed.
+
+Existing judgments (an extension of the sheet, e.g. for round trips): columns headed
+``<annotator>:<dimension>:<system>`` (``ann1@x.org:informative:bart``) holding ranks
+1..4 become one annotation per annotator and row; an empty cell is an unanswered cell.
+
+Results: ``extractive-ranking.csv`` and ``extractive-ranking.xlsx``, one row per task in
+task order: url, reference, each system's original cell (header: the system name), then
+per annotator, dimension and system the rank as an integer, headed
+``<annotator>:<dimension>:<system>`` (the same header the reader accepts). The systems
+and annotators (the columns) are only known once every task has been seen, and the tasks
+can be iterated once, so rows are first spooled to a temporary JSONL file, then both
+files are written from it, streaming. Systems are ordered as in the tasks' ``raw`` cells
+(the input's column order), annotators by first appearance. A task without ``raw`` (made
+from a Label Studio task file) gets its cells rebuilt by joining the shown lines with
+``</s>``, its systems in name order.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import IO, Any
+
+from openpyxl import Workbook, load_workbook  # type: ignore[import-untyped, unused-ignore]
+from openpyxl.cell import WriteOnlyCell  # type: ignore[import-untyped, unused-ignore]
+from openpyxl.utils import get_column_letter  # type: ignore[import-untyped, unused-ignore]
+from openpyxl.utils.exceptions import IllegalCharacterError  # type: ignore[import-untyped, unused-ignore]
+
+from annols.definition import Definition
+from annols.errors import InputError
+from annols.files import atomic_open
+from annols.formats import (
+    ExportedAnnotation,
+    ExportedTask,
+    SourceAnnotation,
+    SourcePrediction,
+    SourceTask,
+    Violation,
+    content_key,
+)
+from annols.styles.ranking import RankingSpec
+
+NAME = "extractive-ranking"
+SEPARATOR = "</s>"
+CONTEXT = ("url", "reference")
+JOIN = "; "  # between two ranks of one cell (a rule violation the table must still show)
+
+
+# ---------------------------------------------------------------- sentences
+
+
+def sentences(cell: str) -> list[str]:
+    """The sentences of an output cell: split on "</s>", each stripped, empty ones dropped."""
+    return [s.strip() for s in cell.split(SEPARATOR) if s.strip()]
+
+
+def display(cell: str) -> str:
+    """An output as shown to the annotator: one sentence per line."""
+    return "\n".join(sentences(cell))
+
+
+# ---------------------------------------------------------------- reading the sheet
+
+
+def _cell(value: Any) -> str:
+    """A cell as text; strings untouched, so outputs come back byte for byte."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    return str(value)
+
+
+def _xlsx_rows(path: Path) -> Iterator[tuple[int, list[Any]]]:
+    """Rows of the first sheet, read-only (streamed); numbered as in the spreadsheet."""
+    try:
+        workbook = load_workbook(path, read_only=True, data_only=True)
+    except FileNotFoundError as e:
+        raise InputError(path, "", "", "file not found; check the path") from e
+    except Exception as e:  # openpyxl raises many kinds of errors for a damaged or foreign file
+        raise InputError(path, "", "", f"not a readable XLSX workbook ({type(e).__name__}); "
+                         "save it from Excel as .xlsx or export the sheet as CSV") from e  # fmt: skip
+    try:
+        sheet = workbook.worksheets[0]
+        sheet.reset_dimensions()  # some writers record wrong dimensions; read every cell there is
+        for n, row in enumerate(sheet.iter_rows(values_only=True), 1):
+            yield n, list(row)
+    finally:
+        workbook.close()
+
+
+def _utf8_lines(f: IO[bytes], path: Path) -> Iterator[str]:
+    """Decode line by line, so a bad byte is reported on its own line (a BOM is dropped)."""
+    for n, raw in enumerate(f, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(path, f"line {n}", "", "not UTF-8 text; save the file as UTF-8") from e
+        yield line.removeprefix("\ufeff") if n == 1 else line
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, list[Any]]]:
+    """CSV records, numbered like spreadsheet rows (a quoted cell may span lines)."""
+    try:
+        f = path.open("rb")
+    except OSError as e:
+        raise InputError(path, "", "", f"cannot read the file ({e.strerror or e}); check the path") from e
+    with f:
+        n = 0
+        try:
+            for n, row in enumerate(csv.reader(_utf8_lines(f, path)), 1):
+                yield n, list(row)
+        except csv.Error as e:
+            raise InputError(path, f"row {n + 1}", "", f"not valid CSV ({e})") from e
+
+
+def _rows(path: Path) -> Iterator[tuple[int, list[Any]]]:
+    suffix = path.suffix.lower()
+    if suffix in (".xlsx", ".xlsm"):
+        return _xlsx_rows(path)
+    if suffix == ".csv":
+        return _csv_rows(path)
+    raise InputError(path, "", "", f"unsupported file type {suffix or '(none)'!r}; give an .xlsx or .csv file")
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Which column holds what, from the header row."""
+
+    url: int
+    reference: int
+    systems: tuple[tuple[str, int], ...]  # (system, column index), in header order
+    ranks: tuple[tuple[str, str, str, int], ...]  # (annotator, dimension, system, column index)
+    width: int  # columns with a header; cells beyond must be empty
+
+
+def _layout(path: Path, n: int, row: list[Any], spec: RankingSpec) -> _Layout:
+    header = [_cell(v).strip() for v in row]
+    while header and not header[-1]:
+        header.pop()
+    where = f"row {n}"
+    for i, name in enumerate(header):
+        if not name:
+            raise InputError(path, where, f"column {get_column_letter(i + 1)}", "empty header cell; name every column")
+        if header.count(name) > 1:
+            raise InputError(path, where, name, "appears twice in the header")
+    lowered = [h.lower() for h in header]
+    for name in CONTEXT:
+        if name not in lowered:
+            raise InputError(path, where, name, "missing from the header; the sheet needs url, reference, "
+                             "then one column per system")  # fmt: skip
+    dimensions = {d.name for d in spec.dimensions}
+    systems, rank_columns = [], []
+    for i, name in enumerate(header):
+        parts = name.rsplit(":", 2)
+        if lowered[i] in CONTEXT:
+            continue
+        if len(parts) == 3 and parts[1] in dimensions:
+            rank_columns.append((parts[0], parts[1], parts[2], i))
+        else:
+            systems.append((name, i))
+    if len(systems) != len(spec.positions):
+        names = ", ".join(s for s, _ in systems) or "none"
+        raise InputError(path, where, "systems", f"found {len(systems)} system columns ({names}); the definition "
+                         f"ranks {len(spec.positions)} outputs, so give exactly {len(spec.positions)}")  # fmt: skip
+    known = {s for s, _ in systems}
+    for annotator, _, system, i in rank_columns:
+        if system not in known or not annotator.strip():
+            raise InputError(path, where, header[i], "a rank column is headed <annotator>:<dimension>:<system> "
+                             f"with a system of this sheet ({', '.join(known)})")  # fmt: skip
+    return _Layout(lowered.index("url"), lowered.index("reference"), tuple(systems), tuple(rank_columns), len(header))
+
+
+def _rank(value: Any, path: Path, where: str, column: str, spec: RankingSpec) -> str | None:
+    """A rank cell as its answer code ("1".."N"), None when empty."""
+    text = _cell(value).strip()
+    if not text:
+        return None
+    top = len(spec.positions)
+    if not text.isdigit() or not 1 <= int(text) <= top:
+        raise InputError(path, where, column, f"{text!r} is not a rank; expected a whole number 1..{top}")
+    return str(int(text))
+
+
+def _annotations(
+    cells: list[Any], layout: _Layout, spec: RankingSpec, path: Path, where: str, header: dict[int, str]
+) -> tuple[SourceAnnotation, ...]:
+    """Rank columns of one row as one annotation per annotator, positions in input order."""
+    position = {system: spec.positions[i] for i, (system, _) in enumerate(layout.systems)}
+    results: dict[str, list[dict[str, Any]]] = {}
+    for annotator, dimension, system, i in layout.ranks:
+        code = _rank(cells[i], path, where, header[i], spec)
+        items = results.setdefault(annotator, [])
+        if code is not None:
+            items.append(_item(f"{dimension}_{position[system].lower()}", position[system], code))
+    return tuple(SourceAnnotation(annotator=a, result=r) for a, r in results.items() if r)
+
+
+def _item(cell: str, position: str, code: str) -> dict[str, Any]:
+    return {"id": cell, "from_name": cell, "to_name": f"output_{position.lower()}", "type": "choices",
+            "value": {"choices": [code]}, "origin": "manual"}  # fmt: skip
+
+
+def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec, header: dict[int, str]) -> SourceTask:
+    where = f"row {n}"
+    cells = row + [None] * (layout.width - len(row))
+    extra = next((i for i in range(layout.width, len(cells)) if _cell(cells[i]).strip()), None)
+    if extra is not None:
+        raise InputError(path, where, f"column {get_column_letter(extra + 1)}", "has a value but no header")
+    raw = {system: _cell(cells[i]) for system, i in layout.systems}
+    for system, cell in raw.items():
+        if not sentences(cell):
+            raise InputError(path, where, system, "empty output; every system column needs its sentences")
+    url, reference = _cell(cells[layout.url]), _cell(cells[layout.reference])
+    data: dict[str, Any] = {"url": url, "reference": reference}
+    for position, cell in zip(spec.positions, raw.values(), strict=True):
+        data[spec.field(position)] = display(cell)
+    data["raw"] = raw
+    data["row"] = n
+    return SourceTask(
+        key=content_key(NAME, {"url": url, "reference": reference, "outputs": raw}),
+        data=data,
+        location=f"{path}: {where}",
+        systems=tuple(raw),
+        fixed_order=False,
+        annotations=_annotations(cells, layout, spec, path, where, header),
+    )
+
+
+def _read(path: Path, spec: RankingSpec) -> Iterator[SourceTask]:
+    layout: _Layout | None = None
+    header: dict[int, str] = {}
+    for n, row in _rows(path):
+        if not any(_cell(v).strip() for v in row):
+            continue
+        if layout is None:
+            layout = _layout(path, n, row, spec)
+            header = {i: _cell(v).strip() for i, v in enumerate(row)}
+            continue
+        yield _task(path, n, row, layout, spec, header)
+    if layout is None:
+        raise InputError(path, "row 1", "url", "the sheet is empty; it needs a header row url, reference, systems")
+
+
+# ---------------------------------------------------------------- results
+
+
+def parse_result(result: Iterable[dict[str, Any]], spec: RankingSpec) -> dict[tuple[str, int], list[str]]:
+    """Rank codes per (dimension, position index), from result items in any order and with any ids."""
+    cells = {spec.cell(d, p): (d.name, i) for d in spec.dimensions for i, p in enumerate(spec.positions)}
+    found: dict[tuple[str, int], list[str]] = {}
+    for item in result:
+        cell = cells.get(str(item.get("from_name", ""))) if isinstance(item, dict) else None
+        value = item.get("value") if cell else None
+        if cell is None or not isinstance(value, dict):
+            continue
+        choices = value.get("choices", [])
+        found.setdefault(cell, []).extend(str(c) for c in ([choices] if isinstance(choices, str) else choices))
+    return found
+
+
+def shown_systems(task: ExportedTask, spec: RankingSpec) -> tuple[str, ...]:
+    """The system at each position: the blinding if recorded, else the input order, else the letters."""
+    if len(task.systems) == len(spec.positions):
+        return task.systems
+    raw = task.data.get("raw")
+    if isinstance(raw, dict) and len(raw) == len(spec.positions):
+        return tuple(raw)
+    return spec.positions
+
+
+def _raw_cells(task: ExportedTask, shown: tuple[str, ...], spec: RankingSpec) -> dict[str, str]:
+    """Each system's original cell; rebuilt from the shown lines when the task has none.
+
+    Rebuilt cells come in system-name order, not shown order, so the sheet does not
+    depend on the blinding.
+    """
+    raw = task.data.get("raw")
+    cells = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    for system, position in sorted(zip(shown, spec.positions, strict=True)):
+        if system not in cells:
+            cells[system] = SEPARATOR.join(str(task.data.get(spec.field(position), "")).split("\n"))
+    return cells
+
+
+def _spool_row(task: ExportedTask, spec: RankingSpec) -> dict[str, Any]:
+    """One task's row, unblinded: raw cells and ranks per annotator, dimension and system."""
+    shown = shown_systems(task, spec)
+    ranks: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for annotation in task.annotations:
+        if annotation.cancelled or annotation.annotator in ranks:
+            continue  # one row per task: an annotator's first submitted annotation
+        table = ranks[annotation.annotator] = {}
+        for (dimension, i), codes in parse_result(annotation.result, spec).items():
+            table.setdefault(dimension, {})[shown[i]] = codes
+    return {"url": task.data.get("url", ""), "reference": task.data.get("reference", ""),
+            "raw": _raw_cells(task, shown, spec), "ranks": ranks}  # fmt: skip
+
+
+def _rank_cell(codes: list[str] | None) -> int | str | None:
+    """A rank as an integer; two answers (a violation) kept as text, nothing invented."""
+    if not codes:
+        return None
+    if len(codes) == 1 and codes[0].isdigit():
+        return int(codes[0])
+    return JOIN.join(codes)
+
+
+def _header(systems: Sequence[str], annotators: Sequence[str], spec: RankingSpec) -> list[str]:
+    ranks = [f"{a}:{d.name}:{s}" for a in annotators for d in spec.dimensions for s in systems]
+    return [*CONTEXT, *systems, *ranks]
+
+
+def _cells(row: dict[str, Any], systems: Sequence[str], annotators: Sequence[str], spec: RankingSpec) -> list[Any]:
+    out: list[Any] = [row["url"], row["reference"], *(row["raw"].get(s) for s in systems)]
+    for a in annotators:
+        table = row["ranks"].get(a, {})
+        out += [_rank_cell(table.get(d.name, {}).get(s)) for d in spec.dimensions for s in systems]
+    return out
+
+
+def _xlsx_value(sheet: Any, value: Any) -> Any:
+    """A value for the sheet; text starting with "=" stays text, never becomes a formula."""
+    if isinstance(value, str) and value.startswith("="):
+        cell = WriteOnlyCell(sheet, value)
+        cell.data_type = "s"
+        return cell
+    return value
+
+
+def _write(spool: Iterable[str], header: list[str], csv_path: Path, xlsx_path: Path, spec: RankingSpec,
+           systems: Sequence[str], annotators: Sequence[str]) -> None:  # fmt: skip
+    """Both result files from the spooled rows, streaming (write-only workbook)."""
+    with atomic_open(csv_path) as cf, atomic_open(xlsx_path, "wb") as xf:
+        writer = csv.writer(cf)
+        workbook = Workbook(write_only=True)
+        sheet = workbook.create_sheet(NAME[:31])
+        writer.writerow(header)
+        sheet.append([_xlsx_value(sheet, c) for c in header])
+        for line in spool:
+            row = json.loads(line)
+            cells = _cells(row, systems, annotators, spec)
+            writer.writerow(cells)
+            try:
+                sheet.append([_xlsx_value(sheet, c) for c in cells])
+            except IllegalCharacterError as e:
+                raise InputError(xlsx_path, f"task with url {row['url']!r}", "", "a cell holds a control "
+                                 "character XLSX cannot store; remove it from the input") from e  # fmt: skip
+        workbook.save(xf)
+
+
+# ---------------------------------------------------------------- checks
+
+
+def check_result(result: Iterable[dict[str, Any]], spec: RankingSpec) -> list[tuple[str, str]]:
+    """The rules of the sheet the server does not check, as (rule, what was found)."""
+    cells = parse_result(result, spec)
+    top = len(spec.positions)
+    found: list[tuple[str, str]] = []
+    missing = []
+    for d in spec.dimensions:
+        for i, p in enumerate(spec.positions):
+            codes = cells.get((d.name, i), [])
+            name = spec.cell(d, p)
+            if not codes:
+                missing.append(name)
+            if len(codes) > 1:
+                found.append(("one-rank-per-cell", f"{name} has {len(codes)} ranks: {JOIN.join(codes)}"))
+            found += [("rank-in-range", f"{name}: {c!r} is not a rank 1..{top}")
+                      for c in codes if not (c.isdigit() and 1 <= int(c) <= top)]  # fmt: skip
+    if missing:
+        found.insert(0, ("ranking-complete", f"no rank for {', '.join(missing)}"))
+    return found
+
+
+# ---------------------------------------------------------------- the format
+
+
+class ExtractiveRankingFormat:
+    name = NAME
+    describe = "XLSX (first sheet) or CSV: url, reference, one column per system with sentences joined by </s>."
+
+    def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
+        for path in paths:
+            yield from _read(Path(path), definition.spec)
+
+    def read_predictions(
+        self, paths: Sequence[Path], definition: Definition
+    ) -> Iterator[tuple[str, SourcePrediction]]:
+        """The protocol has no machine pre-annotations: say so instead of reading anything."""
+        raise InputError(paths[0] if paths else "", "", "", "extractive-ranking takes no predictions; "
+                         "push existing rank columns with --with-annotations instead")  # fmt: skip
+
+    def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
+        spec: RankingSpec = definition.spec
+        csv_path, xlsx_path = Path(out_dir) / f"{NAME}.csv", Path(out_dir) / f"{NAME}.xlsx"
+        systems: dict[str, None] = {}  # ordered sets: the columns, known once every task is seen
+        annotators: dict[str, None] = {}
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+            for task in tasks:
+                row = _spool_row(task, spec)
+                systems.update(dict.fromkeys(row["raw"]))
+                annotators.update(dict.fromkeys(row["ranks"]))
+                spool.write(json.dumps(row, ensure_ascii=False) + "\n")
+            spool.seek(0)
+            header = _header(list(systems), list(annotators), spec)
+            _write(spool, header, csv_path, xlsx_path, spec, list(systems), list(annotators))
+        return [csv_path, xlsx_path]
+
+    def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
+        return [Violation(task.key, annotation.annotator, rule, found)
+                for rule, found in check_result(annotation.result, definition.spec)]  # fmt: skip
+
+
+FORMAT = ExtractiveRankingFormat()
