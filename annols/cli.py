@@ -261,18 +261,18 @@ def server_stop(data_dir: Path | None) -> None:
 @main.command("demo")
 @connection_options
 def demo_command(url: str | None, api_key: str | None, data_dir: Path | None) -> None:
-    """Create one example project per protocol, with its example tasks.
+    """Push every protocol's example input into an example project of its own.
 
-    Projects that already exist are left as they are, so it is safe to run twice.
+    Goes through the same path as `annols push` (summary-flaws with its example critic
+    output as predictions); safe to run again.
 
     \b
     Example:
       annols server start && annols demo
     """
     client = labelstudio.connect(url, api_key, data_dir)
-    for p in demo_lib.create_demo_projects(client):
-        verb = "created" if p.created else "exists "
-        click.echo(f"{verb} {client.url}/projects/{p.project_id}/data  {p.title} ({p.tasks} tasks)")
+    for p in demo_lib.push_demo_projects(client):
+        click.echo(f"{client.url}/projects/{p.project_id}/data  {p.title}: {p.created} new, {p.present} already there")
 
 
 INPUTS = click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))

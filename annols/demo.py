@@ -1,39 +1,47 @@
-"""Example projects: one per shipped protocol and variant, with its example tasks."""
+"""Example projects: each shipped protocol's example input, pushed like a user would.
+
+``examples/<name>[-<variant>].json`` are example Label Studio tasks (what a config
+expects); ``examples/input/`` holds the same studies in each protocol's native input
+format, which is what the demo pushes, through the same path as ``annols push``.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from annols import config, protocols
+from annols import protocols, push
+from annols.definition import Definition
 from annols.labelstudio import LabelStudioClient
 
 EXAMPLES = Path(protocols.HERE) / "examples"
+INPUTS = EXAMPLES / "input"
 
 
 @dataclass(frozen=True)
 class DemoProject:
     title: str
     project_id: int
-    tasks: int
-    created: bool
+    created: int
+    present: int
 
 
-def load_examples(protocol: str, variant: str | None = None) -> list[dict]:
-    stem = f"{protocol}-{variant}" if variant else protocol
-    return list(json.loads((EXAMPLES / f"{stem}.json").read_text(encoding="utf-8")))
+def example_inputs(d: Definition) -> tuple[list[Path], list[Path]]:
+    """The example input files (or folder) of a protocol, and its example predictions if any."""
+    stem = f"{d.name}-{d.variant}" if d.variant else d.name
+    inputs = sorted(p for p in INPUTS.iterdir() if p.name.split(".")[0] == stem)
+    predictions = sorted(INPUTS.glob(f"{stem}-critic.*"))
+    return inputs, predictions
 
 
-def create_demo_projects(client: LabelStudioClient, prefix: str = "annols demo") -> Iterator[DemoProject]:
-    """Create the example projects that do not exist yet; existing ones are left as they are."""
+def push_demo_projects(
+    client: LabelStudioClient, prefix: str = "annols demo", manifest_dir: Path = Path(".annols")
+) -> Iterator[DemoProject]:
+    """Push every protocol's example input into its own project; safe to run again."""
     for d in protocols.all_definitions():
         title = f"{prefix}: {d.name}" + (f" {d.variant}" if d.variant else "")
-        existing = client.find_project(title)
-        if existing is not None:
-            yield DemoProject(title, existing.id, existing.task_count or 0, created=False)
-            continue
-        project = client.create_project(title, config.label_config(d), config.instructions(d))
-        ids = client.import_tasks(project.id, load_examples(d.name, d.variant))
-        yield DemoProject(title, project.id, len(ids), created=True)
+        inputs, predictions = example_inputs(d)
+        options = push.PushOptions(title=title, predictions=tuple(predictions), manifest_dir=manifest_dir)
+        report = push.push(client, d, inputs, options)
+        yield DemoProject(title, report.project.id, report.created, report.present)
