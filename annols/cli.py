@@ -478,6 +478,53 @@ def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | N
     _print_convert(pull_lib.convert(export, d, out_dir))
 
 
+@main.command("validate")
+@click.argument("protocol", type=PROTOCOL)
+@click.argument("export", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--project", "title", help="Check a live project instead of a saved export.")
+@VARIANT
+@connection_options
+def validate_command(
+    protocol: str,
+    export: Path | None,
+    title: str | None,
+    variant: str | None,
+    url: str | None,
+    api_key: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Check annotations against the protocol's rules, which the server never checks.
+
+    Lists task, annotator, rule and what was found; exits 1 on any violation.
+
+    \b
+    Examples:
+      annols validate sentence-errors results/export.json
+      annols validate extractive-ranking --project "Ranking study"
+    """
+    d = _load(protocol, variant)
+    if (export is None) == (title is None):
+        raise click.UsageError("give either EXPORT or --project")
+    if title is not None:
+        import tempfile
+
+        client = labelstudio.connect(url, api_key, data_dir)
+        with tempfile.TemporaryDirectory(prefix="annols-validate-") as tmp:
+            report = pull_lib.pull(client, d, title, Path(tmp))
+            violations = list(pull_lib.validate(report.export, d))
+            tasks = report.convert.counts.annotations
+    else:
+        assert export is not None
+        violations = list(pull_lib.validate(export, d))
+        tasks = sum(len(t.annotations) for t in pull_lib.read_export(export))
+    for v in violations:
+        click.echo(f"{v.task_key}\t{v.annotator}\t{v.rule}\t{v.found}")
+    if violations:
+        click.echo(f"Error: {len(violations)} rule violation(s) in {tasks} annotations", err=True)
+        sys.exit(1)
+    click.echo(f"No rule violations in {tasks} annotations.")
+
+
 def _print_convert(report: pull_lib.ConvertReport) -> None:
     c = report.counts
     click.echo(f"{c.tasks} tasks, {c.annotations} annotations ({c.cancelled} skipped)")
@@ -485,6 +532,72 @@ def _print_convert(report: pull_lib.ConvertReport) -> None:
         click.echo(f"wrote {path}")
     if report.violations:
         click.echo(f"{report.violations} rule violation(s): see {report.files[-1]}")
+
+
+@main.group("users")
+def users_group() -> None:
+    """Accounts on the Label Studio server: add annotators, list everyone.
+
+    \b
+    Examples:
+      annols users add ann@example.org ben@example.org cas@example.org --password-file passwords.txt
+      annols users list
+    """
+
+
+@users_group.command("add")
+@click.argument("emails", nargs=-1, required=True)
+@click.option(
+    "--password-file",
+    type=click.File("r", encoding="utf-8"),
+    help="Passwords, one per line in the order of the emails, or one shared line; - reads stdin.",
+)
+@connection_options
+def users_add(
+    emails: tuple[str, ...], password_file: Any, url: str | None, api_key: str | None, data_dir: Path | None
+) -> None:
+    """Add an account for each EMAIL that has none; existing accounts are left as they are.
+
+    With --password-file the accounts are made through the organization's invite link,
+    so each person can log in with that password at once (Label Studio's users API
+    ignores passwords). Without it they cannot log in: use that only for people whose
+    judgments you import. Passwords are never printed.
+
+    \b
+    Examples:
+      annols users add ann@example.org ben@example.org --password-file passwords.txt
+      annols users add importer@example.org
+    """
+    from annols import users as users_lib
+
+    addresses = users_lib.check_emails(emails)
+    passwords = None
+    if password_file is not None:
+        passwords = users_lib.read_passwords(password_file, password_file.name, len(addresses))
+    client = labelstudio.connect(url, api_key, data_dir)
+    for added in users_lib.add_accounts(client, addresses, passwords):
+        if not added.created:
+            click.echo(f"exists  {added.email} (id {added.id}; left unchanged)")
+        elif added.can_log_in:
+            click.echo(f"created {added.email} (id {added.id}; can log in with the password given)")
+        else:
+            click.echo(f"created {added.email} (id {added.id}; no password: cannot log in)")
+
+
+@users_group.command("list")
+@connection_options
+def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> None:
+    """Print every account: email, id and name, tab-separated, one per line.
+
+    \b
+    Example:
+      annols users list
+    """
+    from annols import users as users_lib
+
+    client = labelstudio.connect(url, api_key, data_dir)
+    for account in users_lib.list_accounts(client):
+        click.echo(f"{account.email}\t{account.id}\t{account.name}")
 
 
 def _load(protocol: str, variant: str | None) -> Definition:

@@ -23,6 +23,8 @@ from annols.jsonstream import JSONStreamError, iter_json_array
 from annols.labelstudio import LabelStudioClient
 
 EXPORT_FILE = "export.json"
+ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no server
+PROJECT_FILE = "project.json"  # title, id, url, overlap: what a report needs to know
 RESULTS_FILE = "results.csv"
 VIOLATIONS_FILE = "violations.csv"
 RESULT_COLUMNS = [
@@ -186,6 +188,11 @@ def write_tidy(tasks: Iterable[ExportedTask], definition: Definition, path: Path
             writer.writerows(tidy_rows(task, definition))
 
 
+def validate(export: Path, definition: Definition) -> Iterator[Violation]:
+    """The protocol's rule violations in a saved export."""
+    return check_export(read_export(export, load_annotators(export)), definition)
+
+
 def check_export(tasks: Iterable[ExportedTask], definition: Definition) -> Iterator[Violation]:
     fmt = format_for(definition)
     for task in tasks:
@@ -205,8 +212,25 @@ def write_violations(violations: Iterable[Violation], path: Path) -> int:
     return count
 
 
+def load_annotators(export: Path) -> dict[int, str]:
+    """The user id -> email map pull saved beside an export (empty if there is none)."""
+    path = export.parent / ANNOTATORS_FILE
+    if not path.exists():
+        return {}
+    try:
+        return {int(k): str(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+    except (ValueError, AttributeError):
+        raise InputError(path, "", "", "not a JSON object of user id -> email") from None
+
+
 def convert(export: Path, definition: Definition, out_dir: Path, users: dict[int, str] | None = None) -> ConvertReport:
-    """Result files, results.csv and violations.csv from a saved raw JSON export."""
+    """Result files, results.csv and violations.csv from a saved raw JSON export.
+
+    Annotators are named by email from ``users``, else from ``annotators.json`` beside
+    the export (written by pull), else by user id.
+    """
+    if users is None:
+        users = load_annotators(export)
     tasks = annotations = cancelled = 0
     for task in read_export(export, users):
         tasks += 1
@@ -232,6 +256,16 @@ def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir:
     with files.atomic_open(export, "wb") as f:
         client.export_to(project.id, f)
     users = {uid: email for email, uid in client.users().items()}
+    files.write_text(out_dir / ANNOTATORS_FILE, json.dumps({str(k): v for k, v in sorted(users.items())}, indent=2))
+    settings = {
+        "title": project.title,
+        "id": project.id,
+        "url": client.url,
+        "protocol": definition.name,
+        "variant": definition.variant,
+        "overlap": info.get("maximum_annotations"),
+    }
+    files.write_text(out_dir / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     report = convert(export, definition, out_dir, users)
     return PullReport(
         convert=report,
