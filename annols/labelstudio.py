@@ -200,6 +200,12 @@ class LabelStudioClient:
                 return
             page += 1
 
+    def task_predictions(self, task_id: int) -> list[dict[str, Any]]:
+        """A task's predictions in full (the raw export lists them by id only)."""
+        with self._calling(f"reading the predictions of task {task_id}"):
+            body = self._request("GET", "api/predictions/", params={"task": task_id}).json()
+        return list(body if isinstance(body, list) else body.get("results", []))
+
     def project(self, project_id: int) -> dict[str, Any]:
         with self._calling(f"reading project {project_id}"):
             return dict(self._request("GET", f"api/projects/{project_id}").json())

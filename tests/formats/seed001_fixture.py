@@ -109,17 +109,20 @@ def _sample(rng: random.Random, n: int) -> Seed001Sample:
     )
 
 
-def make_seed001_study(root: Path, samples: int = 100, seed: int = 0) -> Seed001Study:
-    """Write a seed-001 folder under ``root`` and return what it holds."""
+def make_seed001_study(root: Path, samples: int = 100, seed: int = 0, gaps: bool = True) -> Seed001Study:
+    """Write a seed-001 folder under ``root`` and return what it holds.
+
+    ``gaps`` leaves one file out and one unanswered (template) file, as real folders may.
+    """
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     study = Seed001Study(root=root, samples=[_sample(rng, n) for n in range(samples)])
     for annotator in ANNOTATORS:
         (root / annotator).mkdir(exist_ok=True)
         for s in study.samples:
-            if (annotator, s.sample) in MISSING:
+            if gaps and (annotator, s.sample) in MISSING:
                 continue
-            answered = (annotator, s.sample) not in UNANSWERED
+            answered = not gaps or (annotator, s.sample) not in UNANSWERED
             answers = {aspect: rng.choice("120") for aspect in ASPECTS} if answered else {}
             if answered:
                 study.answers.setdefault(annotator, {})[s.sample] = answers
