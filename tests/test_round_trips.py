@@ -98,7 +98,7 @@ def test_summary_flaws_seed_examples_as_predictions_then_annotations(
     d = protocols.load("summary-flaws")
     inputs, predictions = demo.example_inputs(d)
     title = "round trip summary-flaws"
-    code, out, err = cli(label_studio, "push", "summary-flaws", *map(str, inputs), "--predictions",
+    code, _, err = cli(label_studio, "push", "summary-flaws", *map(str, inputs), "--predictions",
                          str(predictions[0]), "--project", title, cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     project = client.find_project(title)
@@ -155,7 +155,7 @@ def test_sentence_errors_every_answer_value(label_studio: LiveServer, tmp_path: 
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     title = f"round trip sentence-errors {variant}"
     args = ["sentence-errors", "--variant", variant]
-    code, out, err = cli(label_studio, "push", *args, str(path), "--project", title, "--with-annotations",
+    code, _, err = cli(label_studio, "push", *args, str(path), "--project", title, "--with-annotations",
                          cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     pulled = pull_and_convert(label_studio, args, title, tmp_path)
@@ -180,7 +180,7 @@ def test_extractive_ranking_blinded_ranks_with_ties(
             writer.writerow([f"https://example.org/{i}", f"Reference {i} – ž 🙂",
                              *[f"{s} sentence {i}.1 .</s>{s} sentence {i}.2 ." for s in systems]])  # fmt: skip
     title = "round trip ranking"
-    code, out, err = cli(label_studio, "push", "extractive-ranking", str(path), "--project", title, "--seed", "11",
+    code, _, err = cli(label_studio, "push", "extractive-ranking", str(path), "--project", title, "--seed", "11",
                          cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     project = client.find_project(title)
