@@ -369,7 +369,7 @@ def push_command(
     p = report.project
     extra = []
     if report.duplicates:
-        extra.append(f"{report.duplicates} duplicate input record(s) skipped")
+        extra.append(f"{report.duplicates} repeated input record(s) merged into their first task")
     if report.annotations:
         extra.append(f"{report.annotations} annotations")
     if report.predictions:

@@ -110,13 +110,16 @@ def build_tasks(
     with_annotations: bool = False,
     predictions: dict[str, SourcePrediction] | None = None,
     user_ids: dict[str, int] | None = None,
-) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any]]]:
-    """(key, systems shown, Label Studio task) for each distinct input task, in input order."""
+) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
+    """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
+
+    ``repeat`` marks a record whose key came earlier in the input: the same task again,
+    whose judgments (if any) belong to the first one.
+    """
     fmt = format_for(definition)
     seen: set[str] = set()
     for task in fmt.read(inputs, definition):
-        if task.key in seen:
-            continue
+        repeat = task.key in seen
         seen.add(task.key)
         # Judgments already made refer to the input order: keep it for tasks that carry them.
         keep = task.fixed_order or (with_annotations and bool(task.annotations))
@@ -131,12 +134,12 @@ def build_tasks(
                 for a in task.annotations
             ]
         prediction = (predictions or {}).get(task.key)
-        if prediction is not None:
+        if prediction is not None and not repeat:
             item: dict[str, Any] = {"result": prediction.result, "model_version": prediction.model_version}
             if prediction.score is not None:
                 item["score"] = prediction.score
             payload["predictions"] = [item]
-        yield task.key, systems, payload
+        yield task.key, systems, payload, repeat
 
 
 def _annotation(result: list[dict[str, Any]], lead_time: float | None, user_id: int | None) -> dict[str, Any]:
@@ -269,8 +272,11 @@ def push(
         if on_progress:
             on_progress(done, todo)
 
+    # Judgments on a task that appears again later in the input: added once the task exists.
+    repeated: list[tuple[str, dict[str, Any]]] = []
+    new_keys: set[str] = set()
     try:
-        for key, systems, task in build_tasks(
+        for key, systems, task, repeat in build_tasks(
             definition,
             inputs,
             seed=options.seed,
@@ -278,13 +284,25 @@ def push(
             predictions=predictions,
             user_ids=user_ids,
         ):
+            if repeat:
+                if key in new_keys:
+                    repeated.extend((key, a) for a in task.get("annotations", ()))
+                continue
             if key in present:
                 continue
+            new_keys.add(key)
             batch.append((key, systems, task))
             if len(batch) >= options.batch_size:
                 flush()
         if batch:
             flush()
+        for key, a in repeated:
+            target = present[key][0]
+            if target is not None:
+                client.create_annotation(
+                    target, a["result"], completed_by=a.get("completed_by"), lead_time=a.get("lead_time")
+                )
+                annotations += 1
     finally:
         # Whatever happened, record what is known to be in the project.
         write_manifest(manifest, header, present)
@@ -317,10 +335,14 @@ def write_task_file(
     systems_of: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     with files.atomic_open(output) as f:
         f.write("[")
-        for i, (key, systems, task) in enumerate(
-            build_tasks(definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds)
+        written = 0
+        for key, systems, task, repeat in build_tasks(
+            definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds
         ):
-            f.write(("," if i else "") + "\n" + json.dumps(task, ensure_ascii=False))
+            if repeat:
+                continue
+            f.write(("," if written else "") + "\n" + json.dumps(task, ensure_ascii=False))
+            written += 1
             systems_of[key] = (None, systems)
         f.write("\n]\n")
     if manifest_dir is not None:

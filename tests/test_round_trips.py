@@ -220,3 +220,24 @@ def test_extractive_ranking_blinded_ranks_with_ties(
                 got[(row["url"], email, dim, system)] = int(value)
     assert got == expected
     assert sum(1 for v in Counter((k[0], k[1], k[2], r) for k, r in expected.items()).values() if v > 1) > 0
+
+
+def test_a_record_annotated_twice_is_one_task_with_two_annotations(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+) -> None:
+    first = json.loads(DEV_FEEDBACK.read_text("utf-8"))[0]
+    second = json.loads(json.dumps(first))
+    second["feedback"]["errors"] = second["feedback"]["errors"][:1]
+    second["feedback"]["corrected-prediction"] = "Jiná oprava 🙂"
+    path = tmp_path / "twice.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in (first, second)), encoding="utf-8")
+    title = "record annotated twice"
+    code, out, err = cli(label_studio, "push", "qa-feedback", str(path), "--project", title, "--with-annotations",
+                         cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        "created 1, already present 0, total 1 (1 repeated input record(s) merged into their first task; 2 annotations)"
+    )
+    pulled = pull_and_convert(label_studio, ["qa-feedback"], title, tmp_path)
+    lines = [json.loads(line) for line in (pulled / "qa-feedback.jsonl").read_text("utf-8").splitlines()]
+    assert [r["feedback"] for r in lines] == [first["feedback"], second["feedback"]]
