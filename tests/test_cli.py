@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -10,6 +11,8 @@ from annols import config, protocols
 from annols.cli import main
 
 from .test_definition import MINIMAL
+
+EXAMPLES = Path(protocols.HERE) / "examples"
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -73,3 +76,37 @@ def test_configs_check_names_stale_files(tmp_path: Path) -> None:
 def test_help_shows_examples_and_protocol_names() -> None:
     code, out, _ = run("config", "--help")
     assert code == 0 and "annols config summary-flaws" in out and "qa-" in out
+
+
+def _export_with(result: list[dict[str, object]], tmp_path: Path) -> Path:
+    task = json.loads((EXAMPLES / "sentence-errors-headline.json").read_text("utf-8"))[0]
+    export = [{"id": 1, "data": task["data"], "meta": {"annols_key": "k1"},
+               "annotations": [{"id": 9, "completed_by": 3, "result": result, "was_cancelled": False}]}]  # fmt: skip
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "annotators.json").write_text('{"3": "ann@example.org"}', encoding="utf-8")
+    return path
+
+
+def _choice(name: str, *codes: str) -> dict[str, object]:
+    value = {"choices": list(codes)}
+    return {"id": name, "from_name": name, "to_name": "sentence_1", "type": "choices", "value": value}
+
+
+def test_validate_lists_violations_and_exits_1(tmp_path: Path) -> None:
+    bad = _export_with([_choice("special_1", "OK"), _choice("mapping_1", "Omission", "Fabrication")], tmp_path)
+    code, out, err = run("validate", "sentence-errors", "--variant", "headline", str(bad))
+    assert code == 1
+    lines = out.splitlines()
+    assert any(line.split("\t")[:3] == ["k1", "ann@example.org", "one-answer-per-column"] for line in lines), out
+    assert any(line.split("\t")[2] == "special-case-excludes-the-rest" for line in lines), out
+    assert err.startswith("Error: ") and "rule violation(s) in 1 annotations" in err
+
+    good = _export_with([_choice("special_1", "OK")], tmp_path)
+    code, out, _ = run("validate", "sentence-errors", "--variant", "headline", str(good))
+    assert code == 0 and out == "No rule violations in 1 annotations.\n"
+
+
+def test_validate_needs_an_export_or_a_project() -> None:
+    code, _, err = run("validate", "sentence-errors", "--variant", "headline")
+    assert code == 2 and "give either EXPORT or --project" in err

@@ -223,3 +223,12 @@ def test_tasks_writes_the_same_tasks_offline(study: tuple[Path, Path], tmp_path:
     shown = [blinding.decode_systems(t["meta"][blinding.META_SYSTEMS]) for t in tasks]
     assert set(shown) == {SYSTEMS, SYSTEMS[::-1]}
     assert d.name == "headline-check"
+
+
+def test_pull_of_an_unknown_project_is_one_line(label_studio: LiveServer, study: tuple[Path, Path]) -> None:
+    definition, _ = study
+    code, out, err = cli(label_studio, "pull", str(definition), "--project", "no such project", "-o", "x")
+    assert code == 1 and out == ""
+    assert err == (
+        f"Error: no project titled 'no such project' on {label_studio.url}: check --project (titles are exact)\n"
+    )
