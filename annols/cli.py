@@ -546,7 +546,7 @@ def users_group() -> None:
 
 
 @users_group.command("add")
-@click.argument("emails", nargs=-1, required=True)
+@click.argument("emails", nargs=-1, required=True, metavar="EMAIL...")
 @click.option(
     "--password-file",
     type=click.File("r", encoding="utf-8"),
@@ -598,6 +598,46 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
     client = labelstudio.connect(url, api_key, data_dir)
     for account in users_lib.list_accounts(client):
         click.echo(f"{account.email}\t{account.id}\t{account.name}")
+
+
+@main.command("report")
+@click.argument("protocol", type=PROTOCOL)
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@VARIANT
+@click.option(
+    "--overlap", type=click.IntRange(min=1), help="Annotators asked per item, for sources without project.json."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
+@click.option(
+    "--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True, help="Bootstrap resamples (0: none)."
+)
+def report_command(
+    protocol: str,
+    sources: tuple[Path, ...],
+    out_dir: Path,
+    variant: str | None,
+    overlap: int | None,
+    seed: int,
+    bootstrap: int,
+) -> None:
+    """Agreement and result tables of a study: report.md, report.html, plots and CSV tables.
+
+    Each SOURCE is a pull output folder or an export.json; several sources of the same
+    protocol (batches of one study) are one study, a task in two of them one item.
+
+    \b
+    Examples:
+      annols report pairwise-aspects results/batch1 -o report
+      annols report extractive-ranking batch1/ batch2/export.json -o report --overlap 3
+    """
+    from annols import report as report_lib
+
+    d = _load(protocol, variant)
+    options = report_lib.ReportOptions(seed=seed, bootstrap=bootstrap, overlap=overlap)
+    result = report_lib.build_report(d, list(sources), out_dir, options)
+    click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
+    click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")
 
 
 def _load(protocol: str, variant: str | None) -> Definition:
