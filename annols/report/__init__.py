@@ -1,0 +1,122 @@
+"""``annols report``: the tables a study of a shipped protocol reports, from its pulls.
+
+Label Studio's open-source edition computes no agreement statistics; this turns one or
+several pulls of one protocol into ``REPORTDIR/report.md``, a self-contained
+``report.html`` (plots embedded), ``plots/*.png`` and ``tables/*.csv``.
+
+The sources are streamed once (:mod:`annols.report.sources`); while they stream, the
+protocol's collector keeps compact rows of each submitted annotation, parsed with the
+protocol's own format functions, so the report counts what the result files hold. The
+tables come from those rows with pandas; the statistics from
+:mod:`annols.report.stats`. Every report has the sources, annotations and median lead
+time per annotator, items with fewer annotators than the overlap asked for, and the
+protocol's rule violations; the protocol modules add their own sections:
+
+=====================  =========================================================
+protocol               module
+=====================  =========================================================
+pairwise-aspects       :mod:`annols.report.pairwise_aspects`
+extractive-ranking     :mod:`annols.report.extractive_ranking`
+qa-feedback            :mod:`annols.report.qa_feedback`
+summary-flaws          :mod:`annols.report.summary_flaws`
+sentence-errors        :mod:`annols.report.sentence_errors`
+=====================  =========================================================
+
+A definition of one's own (no native format) gets the shared sections only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+
+from annols import __version__, files
+from annols.definition import Definition
+from annols.formats import ExportedAnnotation, ExportedTask
+from annols.report import render
+from annols.report.common import Collector, ReportOptions, ViolationCollector, overview_sections
+from annols.report.model import Section
+from annols.report.sources import Study, check_protocol, read_study, resolve
+
+__all__ = ["ReportOptions", "ReportResult", "build_report"]
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    out_dir: Path
+    files: list[Path]
+    items: int
+    annotations: int  # judgments counted: one per item and annotator
+    sections: list[Section]
+
+
+_MODULES = {
+    "pairwise-aspects": "pairwise_aspects",
+    "extractive-ranking": "extractive_ranking",
+    "qa-feedback": "qa_feedback",
+    "summary-flaws": "summary_flaws",
+    "sentence-errors": "sentence_errors",
+}
+
+
+def _collector(definition: Definition, options: ReportOptions) -> Collector | None:
+    """The protocol's own collector (its module's ``COLLECTOR`` class), None for other definitions."""
+    module = _MODULES.get(definition.format or "")
+    if module is None:
+        return None
+    factory: Callable[[Definition, ReportOptions], Collector] = import_module(f"annols.report.{module}").COLLECTOR
+    return factory(definition, options)
+
+
+def build_report(definition: Definition, sources: list[Path], out_dir: Path,
+                 options: ReportOptions | None = None) -> ReportResult:  # fmt: skip
+    """Read the sources (pull folders or export.json files) as one study and write its report."""
+    options = options or ReportOptions()
+    resolved = [resolve(Path(s)) for s in sources]
+    for source in resolved:
+        check_protocol(source, definition.name, definition.variant)
+    protocol = _collector(definition, options)
+    violations = ViolationCollector(definition)
+
+    def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
+        violations.add(task, annotation, uid)
+        if protocol is not None:
+            protocol.add(task, annotation, uid)
+
+    study = read_study(resolved, add, options.overlap)
+    sections = overview_sections(study)
+    if protocol is not None:
+        sections += protocol.sections(study)
+    else:
+        sections[0].text.append(f"{definition.name} has no native format, so this report has the shared sections "
+                                "only; results.csv of a pull has every answer.")  # fmt: skip
+    sections += violations.sections(study)
+    return _write(definition, study, sections, options, Path(out_dir))
+
+
+def _title(definition: Definition) -> str:
+    return f"{definition.name}" + (f" ({definition.variant})" if definition.variant else "") + ": report"
+
+
+def _intro(definition: Definition, study: Study, options: ReportOptions) -> list[str]:
+    names = ", ".join(str(s.given) for s in study.sources)
+    return [
+        f"Protocol {definition.name}{f' ({definition.variant})' if definition.variant else ''}: {definition.summary}",
+        f"Sources: {names}. {len(study.items)} items, {len(study.kept)} judgments counted. "
+        f"Bootstrap: {options.bootstrap} resamples, seed {options.seed}. Made by annols {__version__}.",
+    ]
+
+
+def _write(definition: Definition, study: Study, sections: list[Section], options: ReportOptions,
+           out_dir: Path) -> ReportResult:  # fmt: skip
+    written: list[Path] = []
+    for section in sections:
+        written += [render.write_csv(table, out_dir) for table in section.tables]
+        written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
+    title, intro = _title(definition), _intro(definition, study, options)
+    md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
+    files.write_text(md, render.markdown(title, intro, sections))
+    files.write_text(page, render.html_document(title, intro, sections))
+    return ReportResult(out_dir, [md, page, *written], len(study.items), len(study.kept), sections)

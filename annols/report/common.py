@@ -1,0 +1,134 @@
+"""What every report has: the sources, the annotators, items short of their overlap, rule violations.
+
+Also the :class:`Collector` protocol every protocol module implements: ``add`` is called
+once per submitted annotation while the exports stream by (keep compact rows, never the
+task); ``sections`` turns the rows of the judgments that count (``study.kept``) into
+tables and plots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols.definition import Definition
+from annols.formats import ExportedAnnotation, ExportedTask, format_for
+from annols.report import plots
+from annols.report.model import Section, Table, percent
+from annols.report.sources import Study
+
+SHOWN_ROWS = 50  # long lists (items short of their overlap) show this many; the CSV has all
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    seed: int = 0  # of the bootstrap
+    bootstrap: int = 1000  # resamples; 0 turns intervals off
+    overlap: int | None = None  # annotators asked per item, where project.json does not say
+
+
+class Collector(Protocol):
+    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None: ...
+
+    def sections(self, study: Study) -> list[Section]: ...
+
+
+def kept_rows(rows: Sequence[tuple[Any, ...]], columns: list[str], study: Study) -> pd.DataFrame:
+    """A protocol's rows as a frame, only those of counted judgments, with the annotator joined."""
+    frame = pd.DataFrame(rows, columns=columns)
+    frame = frame[frame["uid"].isin(study.kept["uid"])].copy()
+    frame["annotator"] = frame["uid"].map(study.annotator_of())
+    return frame
+
+
+class ViolationCollector:
+    """The protocol's own rules (``Format.check``), counted per rule."""
+
+    def __init__(self, definition: Definition) -> None:
+        self.definition = definition
+        self.format = format_for(definition)
+        self.rows: list[tuple[int, str]] = []
+
+    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
+        self.rows.extend((uid, v.rule) for v in self.format.check(task, annotation, self.definition))
+
+    def sections(self, study: Study) -> list[Section]:
+        frame = pd.DataFrame(self.rows, columns=["uid", "rule"])
+        frame = frame[frame["uid"].isin(study.kept["uid"])]
+        judged = len(study.kept)
+        table = (
+            frame.groupby("rule").agg(violations=("uid", "size"), annotations=("uid", "nunique")).reset_index()
+            if len(frame)
+            else pd.DataFrame({"rule": [], "violations": [], "annotations": []})
+        )
+        table["annotations %"] = percent(table["annotations"], judged)
+        table = table.sort_values(["violations", "rule"], ascending=[False, True], kind="stable")
+        text = [f"Rules of the protocol that Label Studio does not check (annols validate), over the {judged} "
+                "judgments counted. Every violation is listed in violations.csv of a pull."]  # fmt: skip
+        if not len(frame):
+            text.append("No rule violations.")
+        return [Section("Rule violations", text, [Table("violations", "Rule violations", table)])]
+
+
+def overview_sections(study: Study) -> list[Section]:
+    return [_sources_section(study), _annotators_section(study), _coverage_section(study)]
+
+
+def _sources_section(study: Study) -> Section:
+    ann = study.annotations
+    rows = []
+    for i, source in enumerate(study.sources):
+        mine = ann[ann["source"] == i]
+        overlap, origin = study.overlaps[i]
+        rows.append((str(source.given), source.title, source.project.get("id", ""), overlap, origin,
+                     study.source_tasks[i], int((~mine["cancelled"]).sum()), int(mine["cancelled"].sum())))  # fmt: skip
+    columns = ["source", "project", "project id", "overlap asked", "overlap from", "tasks", "annotations", "skipped"]
+    kept = study.kept
+    text = [
+        f"{len(study.items)} items (tasks with the same key in several sources are one item), "
+        f"{len(kept)} judgments counted: one per item and annotator (the latest, if an annotator submitted twice); "
+        "skipped annotations do not count.",
+    ]
+    return Section("Sources", text, [Table("sources", "Sources", pd.DataFrame(rows, columns=columns))])
+
+
+def _annotators_section(study: Study) -> Section:
+    ann = study.annotations
+    submitted = ann[~ann["cancelled"]]
+    table = pd.DataFrame({"annotator": sorted(ann["annotator"].unique())})
+    by = table["annotator"]
+    table["annotations"] = by.map(submitted.groupby("annotator").size()).fillna(0).astype(int)
+    table["skipped"] = by.map(ann[ann["cancelled"]].groupby("annotator").size()).fillna(0).astype(int)
+    table["items"] = by.map(study.kept.groupby("annotator")["task_key"].nunique()).fillna(0).astype(int)
+    table["median lead time (s)"] = by.map(submitted.groupby("annotator")["lead_time"].median())
+    text = ["Annotations are the submitted ones (skipped ones apart); lead time is Label Studio's time "
+            "spent on the annotation, in seconds."]  # fmt: skip
+    section = Section("Annotators", text, [Table("annotators", "Annotations per annotator", table)])
+    if len(table):
+        section.plots.append(plots.bars("annotators", "Annotations per annotator", list(table["annotator"]),
+                                        list(table["annotations"]), "annotations"))  # fmt: skip
+    return section
+
+
+def _coverage_section(study: Study) -> Section:
+    items = study.items
+    short = items[items["annotators"] < items["overlap"]]
+    summary = items.groupby("overlap").agg(items=("task_key", "size")).reset_index()
+    summary = summary.rename(columns={"overlap": "overlap asked"})
+    summary["complete"] = summary["overlap asked"].map(
+        items[items["annotators"] >= items["overlap"]].groupby("overlap").size()).fillna(0).astype(int)  # fmt: skip
+    summary["fewer than asked"] = summary["overlap asked"].map(short.groupby("overlap").size()).fillna(0).astype(int)
+    summary["none"] = summary["overlap asked"].map(
+        items[items["annotators"] == 0].groupby("overlap").size()).fillna(0).astype(int)  # fmt: skip
+    listing = short[["task_key", "task_id", "annotators", "overlap"]].rename(columns={"overlap": "overlap asked"})
+    text = [f"{len(short)} of {len(items)} items have fewer annotators than the overlap asked for."]
+    if len(short) > SHOWN_ROWS:
+        text.append(f"The list shows the first {SHOWN_ROWS}; tables/under_annotated.csv has all {len(short)}.")
+    return Section("Items short of their overlap", text, [
+        Table("coverage", "Items by overlap asked", summary),
+        Table("under_annotated", "Items with fewer annotators than asked", listing.reset_index(drop=True),
+              shown=SHOWN_ROWS),
+    ])  # fmt: skip

@@ -1,0 +1,79 @@
+"""What a report is made of: sections holding text, tables and plots, and how a cell is written.
+
+Every table is written three times (CSV, report.md, report.html) from the same cell
+texts (:func:`cell_text`), so the three always agree: floats are rounded once, to two
+decimals in percentage columns (their header ends in ``%``), one in seconds and four elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: written to ``tables/<name>.csv`` whole; the report shows ``shown`` rows at most."""
+
+    name: str
+    title: str
+    frame: pd.DataFrame
+    note: str = ""
+    shown: int | None = None  # None: every row
+
+    def rows(self) -> list[list[str]]:
+        return [[cell_text(v, c) for c, v in zip(self.frame.columns, row, strict=True)]
+                for row in self.frame.itertuples(index=False, name=None)]  # fmt: skip
+
+    @property
+    def header(self) -> list[str]:
+        return [str(c) for c in self.frame.columns]
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A PNG figure, written to ``plots/<name>.png`` and embedded in report.html."""
+
+    name: str
+    title: str
+    png: bytes
+
+
+@dataclass
+class Section:
+    title: str
+    text: list[str] = field(default_factory=list)  # paragraphs, plain text
+    tables: list[Table] = field(default_factory=list)
+    plots: list[Plot] = field(default_factory=list)
+
+
+def decimals(column: Any) -> int:
+    """Percentages (header ending in %) 2 decimals, seconds (ending in "(s)") 1, anything else 4."""
+    name = str(column)
+    return 2 if name.endswith("%") else 1 if name.endswith("(s)") else 4
+
+
+def cell_text(value: Any, column: Any = "") -> str:
+    """A cell as written everywhere: integers plainly, floats rounded, missing values empty."""
+    if value is None or value is pd.NA:
+        return ""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        if not math.isfinite(float(value)):
+            return ""
+        text = f"{float(value):.{decimals(column)}f}"
+        return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
+    return str(value)
+
+
+def percent(part: Any, whole: Any) -> Any:
+    """100 * part / whole, elementwise; nan where whole is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.asarray(whole) > 0, 100 * np.asarray(part, dtype=float) / np.asarray(whole), np.nan)

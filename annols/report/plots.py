@@ -1,0 +1,82 @@
+"""The report's figures, drawn with matplotlib into PNG bytes.
+
+Figures are made with :class:`matplotlib.figure.Figure` and its Agg canvas directly,
+never through pyplot, so no global backend or figure state is touched and nothing needs
+a display. PNGs carry no timestamp or software tag, so the same data give the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from annols.report.model import Plot
+
+PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d")
+WIN_TIE_LOSS = ("#54a24b", "#bab0ac", "#e45756")
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One block of horizontal bars: a row label per bar, each bar split into segments (percentages)."""
+
+    title: str
+    rows: Sequence[str]
+    segments: Sequence[Sequence[float]]  # one sequence per segment name, a value per row
+
+
+def _png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a glyph missing from the font (emoji in a name)
+        fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _short(label: str, width: int = 48) -> str:
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def stacked_bars(name: str, title: str, panels: Sequence[Panel], segment_names: Sequence[str],
+                 colors: Sequence[str] = PALETTE, xlabel: str = "%") -> Plot:  # fmt: skip
+    """Stacked horizontal bars of shares (0-100), one panel per group, a shared legend."""
+    heights = [max(1, len(p.rows)) for p in panels]
+    fig = Figure(figsize=(9, 1.2 + 0.38 * sum(heights) + 0.6 * len(panels)))
+    axes = fig.subplots(len(panels), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
+    for ax, panel in zip(axes, panels, strict=True):
+        y = list(range(len(panel.rows)))[::-1]
+        left = [0.0] * len(panel.rows)
+        for k, values in enumerate(panel.segments):
+            clean = [0.0 if v != v else float(v) for v in values]  # nan -> 0
+            ax.barh(y, clean, left=left, color=colors[k % len(colors)], label=segment_names[k], height=0.7)
+            left = [a + b for a, b in zip(left, clean, strict=True)]
+        ax.set_yticks(y, [_short(r) for r in panel.rows])
+        ax.set_xlim(0, 100)
+        ax.set_title(_short(panel.title, 90), fontsize=10, loc="left")
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1].set_xlabel(xlabel)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", ncol=min(len(labels), 6), fontsize=9, frameon=False)
+    fig.suptitle(_short(title, 90), x=0.01, ha="left", fontsize=12)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    return Plot(name=name, title=title, png=_png(fig))
+
+
+def bars(name: str, title: str, labels: Sequence[str], values: Sequence[float], xlabel: str) -> Plot:
+    """Horizontal bars, one per label, in the order given (first on top)."""
+    fig = Figure(figsize=(9, 1.2 + 0.38 * max(1, len(labels))))
+    ax = fig.subplots()
+    y = list(range(len(labels)))[::-1]
+    ax.barh(y, [float(v) for v in values], color=PALETTE[0], height=0.7)
+    ax.set_yticks(y, [_short(label) for label in labels])
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(_short(title, 90), fontsize=12, loc="left")
+    fig.tight_layout()
+    return Plot(name=name, title=title, png=_png(fig))
