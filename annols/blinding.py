@@ -19,6 +19,7 @@ from annols.definition import Definition
 
 META_KEY = "annols_key"
 META_SYSTEMS = "annols_systems"
+META_ORDER = "annols_order"  # position i shows input candidate order[i]: no names, only indexes
 
 
 def candidate_fields(d: Definition) -> list[str]:
@@ -39,18 +40,29 @@ def order_for(seed: int, key: str, n: int) -> list[int]:
 
 def blind(
     d: Definition, data: dict[str, Any], systems: tuple[str, ...], key: str, seed: int, keep_order: bool
-) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Return the task data with candidates placed as shown, and the systems shown at each position."""
+) -> tuple[dict[str, Any], tuple[str, ...], list[int]]:
+    """The task data with candidates placed as shown, the systems shown at each position, and
+    the order (position i shows input candidate ``order[i]``; empty when nothing is blinded)."""
     fields = candidate_fields(d)
     if not fields or not systems:
-        return data, systems
+        return data, systems, []
     if len(systems) != len(fields):
         raise ValueError(f"{len(systems)} systems for {len(fields)} candidate positions")
     order = list(range(len(fields))) if keep_order else order_for(seed, key, len(fields))
     shown = dict(data)
     for position, source in enumerate(order):
         shown[fields[position]] = data[fields[source]]
-    return shown, tuple(systems[i] for i in order)
+    return shown, tuple(systems[i] for i in order), order
+
+
+def source_order(shown: tuple[str, ...], order: list[int]) -> tuple[str, ...]:
+    """The systems in the input's order, from the systems shown and the order they were placed in."""
+    if sorted(order) != list(range(len(shown))):
+        return ()
+    source = [""] * len(shown)
+    for position, index in enumerate(order):
+        source[index] = shown[position]
+    return tuple(source)
 
 
 def encode_systems(systems: tuple[str, ...]) -> str:

@@ -4,6 +4,12 @@ Everything the server answers badly becomes a one-line :class:`ServerError` nami
 URL and what to do; the SDK's own error text (which dumps every response header) is
 never shown. Imports are sent with retries off: a retried import can create the same
 tasks twice, so idempotence is the caller's job, not the transport's.
+
+The client is the SDK's generated base client, not ``label_studio_sdk.LabelStudio``: the
+latter imports pandas, the converter and every cloud-storage library (about 1.5 s and
+180 MB before the first request); the base client and its lazily loaded sub-clients make
+the same requests. They, httpx and pydantic are imported on first use, so that offline
+commands (convert, tasks, validate) start without them.
 """
 
 from __future__ import annotations
@@ -11,18 +17,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
-
-import httpx
-from label_studio_sdk import LabelStudio
-from label_studio_sdk.core.api_error import ApiError
-from label_studio_sdk.core.request_options import RequestOptions
+from typing import TYPE_CHECKING, Any, cast
 
 from annols import server
 from annols.errors import ServerError
+
+if TYPE_CHECKING:
+    import httpx
+    from label_studio_sdk.core.api_error import ApiError
+    from label_studio_sdk.core.request_options import RequestOptions
 
 NO_RETRY: RequestOptions = {"max_retries": 0}
 URL_ENV = "LABEL_STUDIO_URL"
@@ -41,13 +47,18 @@ class LabelStudioClient:
     """A connection to one Label Studio server as one user."""
 
     def __init__(self, url: str, api_key: str, *, timeout: float = 600.0) -> None:
+        from label_studio_sdk.base_client import LabelStudioBase
+
         self.url = url.rstrip("/")
-        self._sdk = LabelStudio(base_url=self.url, api_key=api_key, timeout=timeout)
+        self._sdk = LabelStudioBase(base_url=self.url, api_key=api_key, timeout=timeout)
 
     # --- errors ----------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _calling(self, what: str) -> Iterator[None]:
+        import httpx
+        from label_studio_sdk.core.api_error import ApiError
+
         try:
             yield
         except ApiError as e:
@@ -86,8 +97,7 @@ class LabelStudioClient:
 
     def find_project(self, title: str) -> Project | None:
         with self._calling(f"looking up project {title!r}"):
-            listed: Any = self._sdk.projects.list(title=title)
-            matches = [p for p in listed if p.title == title]
+            matches = [p for p in _all(self._sdk.projects.list(title=title)) if p.title == title]
         if len(matches) > 1:
             raise ServerError(
                 f"{len(matches)} projects on {self.url} are titled {title!r}; rename all but one"
@@ -151,10 +161,19 @@ class LabelStudioClient:
         path: str,
         *,
         params: dict[str, Any] | None = None,
-        content: bytes | None = None,
+        content: bytes | Iterator[bytes] | None = None,
+        length: int | None = None,
     ) -> httpx.Response:
-        """A request through the SDK's client (its auth, incl. personal access tokens), no retry."""
+        """A request through the SDK's client (its auth, incl. personal access tokens), no retry.
+
+        ``content`` may be an iterator of bytes with its total ``length``: it is then
+        streamed with that Content-Length (not chunked, which Django's server cannot read).
+        """
+        from label_studio_sdk.core.api_error import ApiError
+
         headers = {"Content-Type": "application/json"} if content is not None else None
+        if headers is not None and length is not None:
+            headers["Content-Length"] = str(length)
         response = self._sdk._client_wrapper.httpx_client.request(
             path, method=method, params=params, content=content, headers=headers, request_options=NO_RETRY
         )
@@ -175,11 +194,30 @@ class LabelStudioClient:
         body = response.json()
         return [int(i) for i in body.get("task_ids") or []]
 
+    def import_serialised(self, project_id: int, tasks: Sequence[bytes]) -> list[int]:
+        """Import tasks given as the JSON bytes of each (one request, no retry); returns new ids.
+
+        The array is streamed from the parts, never joined: memory holds the batch once.
+        """
+        length = 2 + sum(len(t) for t in tasks) + max(0, len(tasks) - 1)
+        with self._calling(f"importing {len(tasks)} tasks into project {project_id}"):
+            response = self._request(
+                "POST",
+                f"api/projects/{project_id}/import",
+                params={"return_task_ids": "true"},
+                content=_json_array(tasks),
+                length=length,
+            )
+        body = response.json()
+        return [int(i) for i in body.get("task_ids") or []]
+
     def task_meta(self, project_id: int, page_size: int = 5000) -> Iterator[tuple[int, dict[str, Any]]]:
         """(task id, meta) of every task, without the task data: cheap even for 100k tasks."""
         page = 1
         seen = 0
         while True:
+            from label_studio_sdk.core.api_error import ApiError
+
             with self._calling(f"listing the tasks of project {project_id}"):
                 try:
                     response = self._request(
@@ -199,6 +237,20 @@ class LabelStudioClient:
             if not tasks or seen >= int(body.get("total", 0)):
                 return
             page += 1
+
+    def id_range(self, project_id: int, low: int, high: int) -> tuple[int, tuple[int, dict[str, Any]] | None]:
+        """How many tasks of the project have an id in [low, high], and the (id, meta) of the first.
+
+        One Data Manager request with an id filter: cheap however large the project.
+        """
+        ids = {"filter": "filter:tasks:id", "operator": "in", "type": "Number", "value": {"min": low, "max": high}}
+        query = {"filters": {"conjunction": "and", "items": [ids]}, "ordering": ["tasks:id"]}
+        params = {"project": project_id, "include": "id,meta", "page": 1, "page_size": 1, "query": json.dumps(query)}
+        with self._calling(f"counting the tasks of project {project_id}"):
+            body = self._request("GET", "api/tasks", params=params).json()
+        tasks = body.get("tasks") or []
+        first = (int(tasks[0]["id"]), tasks[0].get("meta") or {}) if tasks else None
+        return int(body.get("total", 0)), first
 
     def task_predictions(self, task_id: int) -> list[dict[str, Any]]:
         """A task's predictions in full (the raw export lists them by id only)."""
@@ -251,6 +303,25 @@ class LabelStudioClient:
         if not isinstance(data, list):
             raise ServerError(f"exporting project {project_id}: expected a list of tasks from {self.url}")
         return data
+
+
+def _json_array(parts: Sequence[bytes], group: int = 128) -> Iterator[bytes]:
+    """``[part,part,...]`` in pieces of ``group`` parts (a few hundred KB to a few MB each)."""
+    yield b"["
+    for i in range(0, len(parts), group):
+        yield (b"," if i else b"") + b",".join(parts[i : i + group])
+    yield b"]"
+
+
+def _all(pager: Any) -> Iterator[Any]:
+    """The items of an SDK pager; its last page is followed by a 404 ("Invalid page"), which ends it."""
+    from label_studio_sdk.core.api_error import ApiError
+
+    try:
+        yield from pager
+    except ApiError as e:
+        if e.status_code != 404:
+            raise
 
 
 def _detail(body: Any) -> str:

@@ -68,10 +68,23 @@ def pane(p: Pane, *, labelable: bool = False) -> etree._Element:
     if p.kind == "paragraphs":
         if p.labels:
             block.append(labels_el("ParagraphLabels", f"{p.name}_labels", p.name, p.labels))
+        block.append(paragraphs_style())
         block.append(el("Paragraphs", name=p.name, value=f"${p.name}", nameKey="ref", textKey="text"))
     else:
         block.append(el("Text", name=p.name, value=f"${p.name}", selectionEnabled=None if labelable else "false"))
     return block
+
+
+# Paragraphs is built for transcripts: each item shows a "00:00:00 - 00:00:00" time and
+# the pane a "Show all authors" filter, both meaningless for passage sentences. The
+# editor's CSS-module class names carry a hash, hence the prefix match.
+PARAGRAPHS_CSS = '.lsf-paragraphs [class*="time--"], .lsf-paragraphs [class*="wrapper_header--"] { display: none; }'
+
+
+def paragraphs_style() -> etree._Element:
+    node = el("Style")
+    node.text = PARAGRAPHS_CSS
+    return node
 
 
 def labels_el(tag: str, name: str, to_name: str, labels: tuple[Label, ...]) -> etree._Element:

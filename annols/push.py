@@ -6,18 +6,36 @@ the second builds the tasks again and imports the ones the project does not have
 in batches of one request each. Every task carries a stable key in ``meta``, so a re-run
 adds nothing twice, also after a crash mid-push or a batch whose answer was lost: the
 keys already on the server are listed first and skipped.
+
+Speed: the server, not annols, should set the pace. Each task is serialised once, to
+bytes, as it is built, and the batches are posted by a background thread, so the next
+batch is read and built while the server stores the previous one (at most one request
+in flight and one batch being built: memory stays bounded by two batches). Listing the
+keys of a large project is slow on the server (the Data Manager API loads whole tasks,
+about 3,000 a second), so a re-push first tries the local manifest: when it names a task
+id for every input key and the server confirms that every one of those ids is still in
+the project (a count per run of consecutive ids, one cheap request each), nothing needs
+listing or building. Anything else falls back to the full listing. Reading the input is
+skipped too when its bytes are those of an earlier push that checked every record (a
+digest of the input files, the definition and the annols version, kept beside the
+manifest in ``<project>.scan.json`` with the keys that push found): then nothing is sent,
+so the guarantee that input is checked before anything is sent still holds.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annols import blinding, config, files
+from annols import __version__, blinding, config, files
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError
 from annols.formats import SourcePrediction, SourceTask, format_for
@@ -123,10 +141,11 @@ def build_tasks(
         seen.add(task.key)
         # Judgments already made refer to the input order: keep it for tasks that carry them.
         keep = task.fixed_order or (with_annotations and bool(task.annotations))
-        data, systems = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
+        data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
         meta: dict[str, Any] = {blinding.META_KEY: task.key}
         if systems:
             meta[blinding.META_SYSTEMS] = blinding.encode_systems(systems)
+            meta[blinding.META_ORDER] = order
         payload: dict[str, Any] = {"data": data, "meta": meta}
         if with_annotations and task.annotations:
             payload["annotations"] = [
@@ -164,6 +183,23 @@ def write_manifest(
         f.write(json.dumps(header, ensure_ascii=False) + "\n")
         for key, (task_id, systems) in tasks.items():
             f.write(json.dumps({"key": key, "task_id": task_id, "systems": list(systems)}, ensure_ascii=False) + "\n")
+
+
+def read_manifest_tasks(path: Path) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]]]:
+    """The header and key -> (task id, systems shown) of a manifest written by push ({} and {} if none)."""
+    if not path.exists():
+        return {}, {}
+    tasks: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            header = json.loads(next(f, "{}"))
+            for line in f:
+                row = json.loads(line)
+                task_id = row.get("task_id")
+                tasks[row["key"]] = (task_id if isinstance(task_id, int) else None, tuple(row.get("systems") or ()))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {}, {}  # not ours or damaged: the server listing decides
+    return (header if isinstance(header, dict) else {}), tasks
 
 
 def read_manifest(path: Path) -> dict[str, tuple[str, ...]]:
@@ -223,7 +259,17 @@ def push(
     """Push the inputs into the project; safe to re-run. ``on_progress(done, total)`` after each batch."""
     if options.batch_size < 1:
         raise AnnolsError("--batch-size must be at least 1")
-    found = scan(definition, inputs)
+    manifest = manifest_path(options.manifest_dir, options.title)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as digester:
+        # Hashing releases the GIL: on a first push the digest costs no time next to the first pass.
+        fingerprinting = digester.submit(input_fingerprint, definition, inputs)
+        found = None
+        if _scan_path(manifest).exists():
+            found = _cached_scan(client, manifest, fingerprinting.result(), options.title)
+        from_cache = found is not None
+        if found is None:
+            found = scan(definition, inputs)
+            _save_scan(manifest, fingerprinting.result(), found)
     predictions = load_predictions(definition, options.predictions)
     known = set(found.keys)
     unknown = [k for k in predictions if k not in known]
@@ -235,19 +281,6 @@ def push(
     project, created_project = ensure_project(client, definition, options)
     user_ids = ensure_users(client, found.annotators) if options.with_annotations else {}
 
-    present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
-    for task_id, meta in client.task_meta(project.id):
-        key = meta.get(blinding.META_KEY)
-        if isinstance(key, str):
-            systems = meta.get(blinding.META_SYSTEMS)
-            present[key] = (task_id, blinding.decode_systems(systems) if isinstance(systems, str) else ())
-    already = sum(1 for k in found.keys if k in present)
-    todo = len(found.keys) - already
-    done = 0
-    if on_progress:
-        on_progress(0, todo)
-
-    manifest = manifest_path(options.manifest_dir, options.title)
     header = {
         "protocol": definition.name,
         "variant": definition.variant,
@@ -256,67 +289,281 @@ def push(
         "url": client.url,
         "seed": options.seed,
     }
-    batch: list[tuple[str, tuple[str, ...], dict[str, Any]]] = []
-    annotations = predictions_sent = 0
+    present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    recorded: dict[str, Any] = {}  # the manifest's header, when the manifest is confirmed
+    confirmed = None if created_project else _confirmed_manifest(client, project.id, manifest, found.keys)
+    if confirmed is not None:
+        recorded, present = confirmed
+    else:
+        if from_cache:  # the server no longer has them all: check every record, as any push does
+            found = scan(definition, inputs)
+        if not created_project:
+            present = _listed(client, project.id)
+    already = sum(1 for k in found.keys if k in present)
+    todo = len(found.keys) - already
+    if on_progress:
+        on_progress(0, todo)
+    sent = _Sent()
+    if todo or recorded != header:  # else the manifest already says all there is to say
+        try:
+            if todo:
+                _send_new(client, project.id, definition, inputs, options, predictions, user_ids, present, sent,
+                          lambda: on_progress(sent.done, todo) if on_progress else None)  # fmt: skip
+        finally:
+            # Whatever happened, record what is known to be in the project.
+            write_manifest(manifest, header, present)
+    return PushReport(
+        project=project,
+        created=sent.done,
+        present=already,
+        total=len(found.keys),
+        duplicates=found.duplicates,
+        annotations=sent.annotations,
+        predictions=sent.predictions,
+        manifest=manifest,
+        project_created=created_project,
+    )
 
-    def flush() -> None:
-        nonlocal done, annotations, predictions_sent
-        payload = json.dumps([t for _, _, t in batch], ensure_ascii=False).encode("utf-8")
-        ids = client.import_json(project.id, payload, len(batch))
-        for i, (key, systems, task) in enumerate(batch):
+
+def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | None:
+    """A digest of everything that decides what the first pass finds: the annols version, the
+    definition (its config) and the bytes of every input file; None if an input is missing."""
+    digest = hashlib.blake2b(digest_size=24)
+    identity = [__version__, definition.name, definition.variant, definition.format, config.label_config(definition)]
+    digest.update(json.dumps(identity).encode("utf-8"))
+    try:
+        for path in inputs:
+            path = Path(path)
+            if path.is_dir():
+                members = sorted(p for p in path.rglob("*") if p.is_file())
+            elif path.is_file():
+                members = [path]
+            else:
+                return None
+            digest.update(b"\0input\0")
+            for member in members:
+                digest.update(os.fsencode(member.relative_to(path)) + b"\0" if member != path else b"\0")
+                with open(member, "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        digest.update(chunk)
+    except OSError:
+        return None  # the first pass reports it
+    return digest.hexdigest()
+
+
+def _scan_path(manifest: Path) -> Path:
+    return manifest.with_name(manifest.name.removesuffix(".manifest.jsonl") + ".scan.json")
+
+
+def _save_scan(manifest: Path, fingerprint: str | None, found: Scan) -> None:
+    """Remember what the first pass found for these exact inputs (see :func:`_cached_scan`)."""
+    if fingerprint is None:
+        return
+    record = {
+        "fingerprint": fingerprint,
+        "keys": found.keys,
+        "duplicates": found.duplicates,
+        "annotators": sorted(found.annotators),
+        "annotations": found.annotations,
+    }
+    with contextlib.suppress(OSError):  # only a shortcut: a read-only folder costs speed, not correctness
+        files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False))
+
+
+def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | None, title: str) -> Scan | None:
+    """The first pass's findings of an earlier push of the same bytes, when they can stand in for reading.
+
+    Only for a re-push that will send nothing: the manifest of the same project (same id,
+    same server) must name a task id for every key; the server still confirms them
+    before the push trusts it (:func:`_confirmed_manifest`).
+    """
+    if fingerprint is None:
+        return None
+    try:
+        record = json.loads(_scan_path(manifest).read_text(encoding="utf-8"))
+        if record.get("fingerprint") != fingerprint:
+            return None
+        found = Scan(
+            keys=[str(k) for k in record["keys"]],
+            duplicates=int(record["duplicates"]),
+            annotators={str(a) for a in record["annotators"]},
+            annotations=int(record["annotations"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    header, tasks = read_manifest_tasks(manifest)
+    if header.get("url") != client.url or any(tasks.get(k, (None,))[0] is None for k in found.keys):
+        return None
+    project = client.find_project(title)
+    if project is None or project.id != header.get("project_id"):
+        return None
+    return found
+
+
+@dataclass
+class _Sent:
+    """What the imports of one push created."""
+
+    done: int = 0
+    annotations: int = 0
+    predictions: int = 0
+
+
+@dataclass
+class _Batch:
+    """Tasks serialised for one import request: each task's JSON bytes, with what the manifest needs."""
+
+    parts: list[bytes] = field(default_factory=list)
+    # key, systems shown, annotations, predictions
+    tasks: list[tuple[str, tuple[str, ...], int, int]] = field(default_factory=list)
+
+    def add(self, key: str, systems: tuple[str, ...], task: dict[str, Any]) -> None:
+        self.parts.append(json.dumps(task, ensure_ascii=False).encode("utf-8"))
+        self.tasks.append((key, systems, len(task.get("annotations", ())), len(task.get("predictions", ()))))
+
+
+def _listed(client: LabelStudioClient, project_id: int) -> dict[str, tuple[int | None, tuple[str, ...]]]:
+    """Key -> (task id, systems shown) of every annols task in the project, from the server."""
+    present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    for task_id, meta in client.task_meta(project_id):
+        key = meta.get(blinding.META_KEY)
+        if isinstance(key, str):
+            systems = meta.get(blinding.META_SYSTEMS)
+            present[key] = (task_id, blinding.decode_systems(systems) if isinstance(systems, str) else ())
+    return present
+
+
+MAX_ID_RUNS = 50  # beyond this many requests, listing the keys is as cheap
+
+
+def _confirmed_manifest(
+    client: LabelStudioClient, project_id: int, manifest: Path, keys: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]]] | None:
+    """The manifest's header and tasks if they provably hold every input key, else None (then the server is listed).
+
+    Proof: the manifest was written for this project on this server and names a task id
+    for every key; the server counts every one of those ids in the project (task ids are
+    never reused and annols never changes a task's key), checked per run of consecutive
+    ids with one cheap request; and the tasks at both ends of each run carry the keys the
+    manifest says (against a server whose database was replaced by another one).
+    """
+    header, tasks = read_manifest_tasks(manifest)
+    if header.get("project_id") != project_id or header.get("url") != client.url:
+        return None
+    key_of: dict[int, str] = {}
+    for key in keys:
+        task_id = tasks.get(key, (None, ()))[0]
+        if task_id is None:
+            return None
+        key_of[task_id] = key
+    runs = _runs(sorted(key_of))
+    if len(runs) > MAX_ID_RUNS:
+        return None
+    for low, high in runs:
+        for start, expected in ((low, high - low + 1), (high, 1)):
+            count, first = client.id_range(project_id, start, high)
+            if count != expected or first is None or first[0] != start:
+                return None
+            if first[1].get(blinding.META_KEY) != key_of[start]:
+                return None
+    return header, tasks
+
+
+def _runs(ids: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted distinct ids as (first, last) runs of consecutive ids."""
+    runs: list[tuple[int, int]] = []
+    for i in ids:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+def _send_new(
+    client: LabelStudioClient,
+    project_id: int,
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: PushOptions,
+    predictions: dict[str, SourcePrediction],
+    user_ids: dict[str, int],
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    sent: _Sent,
+    progress: Callable[[], None],
+) -> None:
+    """Build the tasks not in ``present`` and import them; each batch is built while the previous one is sent.
+
+    ``present`` and ``sent`` are updated after each batch the server confirmed, also when
+    a later one fails.
+    """
+    pending: tuple[Future[list[int]], _Batch] | None = None
+
+    def settle() -> None:
+        """Wait for the request in flight and record what it created."""
+        nonlocal pending
+        if pending is None:
+            return
+        future, in_flight = pending
+        pending = None
+        ids = future.result()
+        in_flight.parts.clear()
+        for i, (key, systems, annotated, predicted) in enumerate(in_flight.tasks):
             present[key] = (ids[i] if i < len(ids) else None, systems)
-            annotations += len(task.get("annotations", ()))
-            predictions_sent += len(task.get("predictions", ()))
-        done += len(batch)
-        batch.clear()
-        if on_progress:
-            on_progress(done, todo)
+            sent.annotations += annotated
+            sent.predictions += predicted
+        sent.done += len(in_flight.tasks)
+        progress()
 
     # Judgments on a task that appears again later in the input: added once the task exists.
     repeated: list[tuple[str, dict[str, Any]]] = []
     new_keys: set[str] = set()
-    try:
-        for key, systems, task, repeat in build_tasks(
-            definition,
-            inputs,
-            seed=options.seed,
-            with_annotations=options.with_annotations,
-            predictions=predictions,
-            user_ids=user_ids,
-        ):
-            if repeat:
-                if key in new_keys:
-                    repeated.extend((key, a) for a in task.get("annotations", ()))
-                continue
-            if key in present:
-                continue
-            new_keys.add(key)
-            batch.append((key, systems, task))
-            if len(batch) >= options.batch_size:
-                flush()
-        if batch:
-            flush()
-        for key, a in repeated:
-            target = present[key][0]
-            if target is not None:
-                client.create_annotation(
-                    target, a["result"], completed_by=a.get("completed_by"), lead_time=a.get("lead_time")
-                )
-                annotations += 1
-    finally:
-        # Whatever happened, record what is known to be in the project.
-        write_manifest(manifest, header, present)
-    return PushReport(
-        project=project,
-        created=done,
-        present=already,
-        total=len(found.keys),
-        duplicates=found.duplicates,
-        annotations=annotations,
-        predictions=predictions_sent,
-        manifest=manifest,
-        project_created=created_project,
-    )
+    batch = _Batch()
+    # The first batches are smaller (1/8, 1/4, 1/2 of --batch-size): the server starts
+    # working sooner, and each next batch is still built before the server is done.
+    limit = max(1, options.batch_size // 8)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-import") as sender:
+
+        def submit() -> None:
+            nonlocal pending, batch, limit
+            settle()
+            pending = (sender.submit(client.import_serialised, project_id, batch.parts), batch)
+            batch = _Batch()
+            limit = min(options.batch_size, limit * 2)
+
+        try:
+            for key, systems, task, repeat in build_tasks(
+                definition,
+                inputs,
+                seed=options.seed,
+                with_annotations=options.with_annotations,
+                predictions=predictions,
+                user_ids=user_ids,
+            ):
+                if repeat:
+                    if key in new_keys:
+                        repeated.extend((key, a) for a in task.get("annotations", ()))
+                    continue
+                if key in present:
+                    continue
+                new_keys.add(key)
+                batch.add(key, systems, task)
+                if len(batch.tasks) >= limit:
+                    submit()
+            if batch.tasks:
+                submit()
+            settle()
+        finally:
+            if pending is not None:  # an error while building: still record the batch in flight
+                with contextlib.suppress(Exception):
+                    settle()
+    for key, a in repeated:
+        target = present[key][0]
+        if target is not None:
+            client.create_annotation(
+                target, a["result"], completed_by=a.get("completed_by"), lead_time=a.get("lead_time")
+            )
+            sent.annotations += 1
 
 
 def write_task_file(

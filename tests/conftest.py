@@ -12,12 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 from annols import server
 from annols.labelstudio import LabelStudioClient
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's package: never a browser downloaded by playwright
+LAUNCH_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]  # fmt: skip
 DATA = Path(__file__).resolve().parent / "data"
 
 
@@ -46,3 +52,19 @@ def label_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServe
 @pytest.fixture(scope="session")
 def client(label_studio: LiveServer) -> LabelStudioClient:
     return label_studio.client()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless chromium for the whole session (one Playwright per process); tests open their own pages."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} not found: the browser tests drive Debian's chromium "
+            "(`apt-get install chromium`, done by scripts/test); they never download a browser"
+        )
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -184,19 +184,19 @@ def test_interrupted_push_resumes_without_duplicates(
 
 
 def test_unreachable_server_and_wrong_key_are_one_line(
-    label_studio: LiveServer, study: tuple[Path, Path]
+    label_studio: LiveServer, study: tuple[Path, Path], tmp_path: Path
 ) -> None:
     definition, inputs = study
     code, _, err = cli(
         LiveServer(label_studio.url, "wrong-token-123", label_studio.data_dir),
-        "push", str(definition), str(inputs), "--project", "nope project",
+        "push", str(definition), str(inputs), "--project", "nope project", cwd=tmp_path,
     )  # fmt: skip
     assert code == 1 and len(err.splitlines()) == 1 and "refused the API key (401" in err
     assert "wrong-token-123" not in err
     from annols.server import free_port
 
     dead = LiveServer(f"http://127.0.0.1:{free_port()}", "some-token-456", label_studio.data_dir)
-    code, _, err = cli(dead, "pull", str(definition), "--project", "nope project", "-o", "x")
+    code, _, err = cli(dead, "pull", str(definition), "--project", "nope project", "-o", "x", cwd=tmp_path)
     assert code == 1 and len(err.splitlines()) == 1
     assert f"cannot reach Label Studio at {dead.url}" in err and "some-token-456" not in err
 
@@ -225,9 +225,11 @@ def test_tasks_writes_the_same_tasks_offline(study: tuple[Path, Path], tmp_path:
     assert d.name == "headline-check"
 
 
-def test_pull_of_an_unknown_project_is_one_line(label_studio: LiveServer, study: tuple[Path, Path]) -> None:
+def test_pull_of_an_unknown_project_is_one_line(
+    label_studio: LiveServer, study: tuple[Path, Path], tmp_path: Path
+) -> None:
     definition, _ = study
-    code, out, err = cli(label_studio, "pull", str(definition), "--project", "no such project", "-o", "x")
+    code, out, err = cli(label_studio, "pull", str(definition), "--project", "no such project", "-o", "x", cwd=tmp_path)
     assert code == 1 and out == ""
     assert err == (
         f"Error: no project titled 'no such project' on {label_studio.url}: check --project (titles are exact)\n"

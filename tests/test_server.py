@@ -39,7 +39,9 @@ def personal_access_token(live: LiveServer) -> str:
         return str(response.json()["token"])
 
 
-def test_personal_access_token_works_for_push_and_pull(label_studio: LiveServer, tmp_path: Path) -> None:
+def test_personal_access_token_works_for_push_and_pull(
+    label_studio: LiveServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     token = personal_access_token(label_studio)
     assert token.count(".") == 2  # a JWT, not a legacy token
     assert LabelStudioClient(label_studio.url, token).whoami()["email"] == server.ADMIN_EMAIL
@@ -49,7 +51,7 @@ def test_personal_access_token_works_for_push_and_pull(label_studio: LiveServer,
     inputs = tmp_path / "in.jsonl"
     inputs.write_text(json.dumps({"headline_1": "a", "headline_2": "b"}) + "\n", encoding="utf-8")
     runner = CliRunner(env={"LABEL_STUDIO_URL": label_studio.url, "LABEL_STUDIO_API_KEY": token})
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     result = runner.invoke(main, ["push", str(definition), str(inputs), "--project", "with a PAT"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "created 1, already present 0, total 1"

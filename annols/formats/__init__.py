@@ -85,6 +85,7 @@ class ExportedTask:
     data: dict[str, Any]
     systems: tuple[str, ...]  # system shown at each candidate position (empty if not blinded)
     annotations: tuple[ExportedAnnotation, ...]
+    source_systems: tuple[str, ...] = ()  # the same systems in the input's order (empty if unknown)
 
 
 @dataclass(frozen=True)

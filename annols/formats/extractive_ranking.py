@@ -10,14 +10,15 @@ Task data (``configs/extractive-ranking.xml``)::
     {"url", "reference",
      "output_a" .. "output_d": the sentences of the 1st .. 4th system column, stripped,
                                one per line (the "</s>" separators never shown),
-     "raw": {"<system>": the original cell, byte for byte, ...},
+     "raw": [the original cells, byte for byte, in the input's column order],
      "row": the row number in the sheet (the header is row 1)}
 
-The key is ``content_key("extractive-ranking", {url, reference, outputs: raw})``.
+The key is ``content_key("extractive-ranking", {url, reference, outputs: {system: cell}})``.
 ``SourceTask.systems`` names the system of each output in that order; the order is not
-fixed, so the push machinery may shuffle which system is shown as A..D. At pull,
-``ExportedTask.systems[i]`` is the system shown at position i, and that is how results
-are unblinded.
+fixed, so the push machinery may shuffle which system is shown as A..D. No system name
+is in the task data (annotators can see all of it): at pull, ``ExportedTask.systems[i]``
+is the system shown at position i (that is how ranks are unblinded) and
+``ExportedTask.source_systems`` names the ``raw`` cells, in the input's order.
 
 Label Studio result: one required single choice per dimension and position, from_name
 ``<dimension>_<position>`` (``coherence_b``), to_name ``output_<position>``, value
@@ -33,8 +34,8 @@ per annotator, dimension and system the rank as an integer, headed
 ``<annotator>:<dimension>:<system>`` (the same header the reader accepts). The systems
 and annotators (the columns) are only known once every task has been seen, and the tasks
 can be iterated once, so rows are first spooled to a temporary JSONL file, then both
-files are written from it, streaming. Systems are ordered as in the tasks' ``raw`` cells
-(the input's column order), annotators by first appearance. A task without ``raw`` (made
+files are written from it, streaming. Systems are ordered as in the input's columns,
+annotators by first appearance. A task without ``raw`` or without its input order (made
 from a Label Studio task file) gets its cells rebuilt by joining the shown lines with
 ``</s>``, its systems in name order.
 """
@@ -240,7 +241,7 @@ def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec
     extra = next((i for i in range(layout.width, len(cells)) if _cell(cells[i]).strip()), None)
     if extra is not None:
         raise InputError(path, where, f"column {get_column_letter(extra + 1)}", "has a value but no header")
-    raw = {system: _cell(cells[i]) for system, i in layout.systems}
+    raw = {system: _cell(cells[i]) for system, i in layout.systems}  # in column order
     for system, cell in raw.items():
         if not sentences(cell):
             raise InputError(path, where, system, "empty output; every system column needs its sentences")
@@ -248,7 +249,7 @@ def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec
     data: dict[str, Any] = {"url": url, "reference": reference}
     for position, cell in zip(spec.positions, raw.values(), strict=True):
         data[spec.field(position)] = display(cell)
-    data["raw"] = raw
+    data["raw"] = list(raw.values())  # no system names in what annotators can see
     data["row"] = n
     return SourceTask(
         key=content_key(NAME, {"url": url, "reference": reference, "outputs": raw}),
@@ -296,9 +297,8 @@ def shown_systems(task: ExportedTask, spec: RankingSpec) -> tuple[str, ...]:
     """The system at each position: the blinding if recorded, else the input order, else the letters."""
     if len(task.systems) == len(spec.positions):
         return task.systems
-    raw = task.data.get("raw")
-    if isinstance(raw, dict) and len(raw) == len(spec.positions):
-        return tuple(raw)
+    if len(task.source_systems) == len(spec.positions):
+        return task.source_systems
     return spec.positions
 
 
@@ -309,7 +309,9 @@ def _raw_cells(task: ExportedTask, shown: tuple[str, ...], spec: RankingSpec) ->
     depend on the blinding.
     """
     raw = task.data.get("raw")
-    cells = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    cells: dict[str, str] = {}
+    if isinstance(raw, list) and len(raw) == len(task.source_systems):
+        cells = {s: str(c) for s, c in zip(task.source_systems, raw, strict=True)}
     for system, position in sorted(zip(shown, spec.positions, strict=True)):
         if system not in cells:
             cells[system] = SEPARATOR.join(str(task.data.get(spec.field(position), "")).split("\n"))

@@ -558,6 +558,24 @@ class Judgment:
     missing: str | None
 
 
+_NAMES: list[tuple[Definition, Names]] = []  # the last definition's names: checked once per annotation
+_JUDGED: list[tuple[Sequence[dict[str, Any]], Names, Judgment]] = []  # the last result judged
+
+
+def _names(definition: Definition) -> Names:
+    """names_for, remembered for the last definition (conversion asks once per annotation)."""
+    if not _NAMES or _NAMES[0][0] is not definition:
+        _NAMES[:] = [(definition, names_for(definition))]
+    return _NAMES[0][1]
+
+
+def _judged(result: Sequence[dict[str, Any]], names: Names) -> Judgment:
+    """judgment, remembered for the last result: conversion checks and writes each annotation in turn."""
+    if not _JUDGED or _JUDGED[0][0] is not result or _JUDGED[0][1] is not names:
+        _JUDGED[:] = [(result, names, judgment(result, names))]
+    return _JUDGED[0][2]
+
+
 def judgment(result: Sequence[dict[str, Any]], names: Names) -> Judgment:
     spans: list[Span] = []
     none_identified = False
@@ -634,7 +652,7 @@ class SummaryFlawsFormat:
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         """The seed's blocks (``summary-flaws.txt``) and the same as data (``summary-flaws.jsonl``)."""
-        names = names_for(definition)
+        names = _names(definition)
         paths = [Path(out_dir) / name for name in RESULT_FILES]
         with ExitStack() as stack:
             text, lines = (stack.enter_context(atomic_open(p)) for p in paths)
@@ -643,7 +661,7 @@ class SummaryFlawsFormat:
                 for annotation in task.annotations:
                     if annotation.cancelled:
                         continue
-                    found = judgment(annotation.result, names)
+                    found = _judged(annotation.result, names)
                     text.write(("" if first else "\n\n") + entry(task, annotation, found, names))
                     lines.write(json.dumps(_json_line(task, annotation, found, names), ensure_ascii=False) + "\n")
                     first = False
@@ -653,8 +671,8 @@ class SummaryFlawsFormat:
         """spans-xor-none, missing-info-answered, span-text-matches, overlapping-spans (a skipped task has none)."""
         if annotation.cancelled:
             return []
-        names = names_for(definition)
-        found = judgment(annotation.result, names)
+        names = _names(definition)
+        found = _judged(annotation.result, names)
         summary = str(task.data.get(names.summary, ""))
         problems = _xor_none(found, names) + _unanswered(found, names)
         problems += _mismatched(found, summary) + _overlapping(found)

@@ -7,7 +7,7 @@ column and the explanation are required. The editor enforces both; the server do
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lxml import etree
 
@@ -76,19 +76,27 @@ def build_config(d: Definition) -> etree._Element:
     root.append(pane(spec.generated))
     for n in range(1, spec.rows + 1):
         names = spec.row_names(n)
+        row_title = spec.row_title.replace("{n}", str(n))
         row = el("View", style="border-top: 2px solid #ccc; margin-top: 1em; padding-top: 0.5em")
-        row.append(header(spec.row_title.replace("{n}", str(n))))
+        row.append(header(row_title))
         row.append(el("Text", name=names["sentence"], value=f"${names['sentence']}", selectionEnabled="false"))
         special = spec.special
         row.append(header(special.text, size=5))
         row.append(choices_el(special, names["sentence"], name=names[special.name], inline=True))
         # Hidden once a special case is chosen; hidden controls are not required.
         rest = el("View", visibleWhen="choice-unselected", whenTagName=names[special.name])
+        # The editor's refusal shows only the message, not where: it names the row.
         for q in spec.columns:
             rest.append(header(q.text, size=5))
-            rest.append(choices_el(q, names["sentence"], name=names[q.name]))
+            rest.append(choices_el(_in_row(q, row_title), names["sentence"], name=names[q.name]))
         rest.append(header(spec.explanation.text, size=5))
-        rest.append(textarea_el(spec.explanation, names["sentence"], name=names[spec.explanation.name]))
+        explanation = _in_row(spec.explanation, row_title)
+        rest.append(textarea_el(explanation, names["sentence"], name=names[spec.explanation.name]))
         row.append(rest)
         root.append(row)
     return root
+
+
+def _in_row(q: Question, row_title: str) -> Question:
+    """The question as the required-answer message shows it: "Mapping, Sentence 2"."""
+    return replace(q, text=f"{q.text}, {row_title}")

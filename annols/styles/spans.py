@@ -87,8 +87,9 @@ def build_config(d: Definition) -> etree._Element:
                       whenLabelValue=label.value)  # fmt: skip
             hint.append(header(
                 f"Link this {label.value} span to the {label.links_to} it refers to: mark that text "
-                f"as {label.links_to}, then select this span, choose 'Create relation' in the region "
-                f"panel and click the {label.links_to} span.", size=6))  # fmt: skip
+                f"as {label.links_to}, then, with this span selected, click the link icon (Create "
+                f"Relation, Alt+R) in the region details on the right and click the {label.links_to} "
+                f"span (in the text or in the Regions list).", size=6))  # fmt: skip
             root.append(hint)
         if label.question:
             root.append(_region_question(label, label.question, spec.labels_name, spec.target.name))

@@ -167,7 +167,7 @@ def ranking(seed: int = 2) -> Generated:
         data: dict[str, Any] = {"url": f"https://news.example/{sample}", "reference": f"Reference {sample}."}
         for p, system in zip(POSITIONS, shown, strict=True):
             data[f"output_{p.lower()}"] = f"{system} sentence one.\n{system} sentence two."
-        data["raw"] = {s: f"{s} sentence one. </s> {s} sentence two." for s in RANKING_SYSTEMS}
+        data["raw"] = [f"{s} sentence one. </s> {s} sentence two." for s in RANKING_SYSTEMS]
         task = b.task(sample, f"extractive-ranking:{sample:04d}", data, tuple(shown))
         for annotator in annotators_of(sample):
             meant: dict[str, dict[str, int]] = {}

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from lxml import html
+from playwright.sync_api import Browser
 
 from annols.blinding import decode_systems, encode_systems
 from annols.cli import main
@@ -228,24 +229,19 @@ def test_cli_report(tmp_path: Path) -> None:
     assert len(bad.output.strip().splitlines()) == 1
 
 
-def test_report_opens_in_a_browser(reports: dict[str, Path], tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_report_opens_in_a_browser(reports: dict[str, Path], tmp_path: Path, browser: Browser) -> None:
     out = reports["pairwise-aspects"]
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])  # fmt: skip
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.goto((out / "report.html").resolve().as_uri())
-            page.wait_for_load_state("load")
-            images = page.evaluate("() => Array.from(document.images).map(i => [i.complete, i.naturalWidth])")
-            assert len(images) == 2 and all(done and width > 0 for done, width in images)
-            assert page.locator("h1").inner_text() == "pairwise-aspects: report"
-            assert page.locator("table").count() >= 8
-            shot = tmp_path / "report.png"
-            page.locator("figure").first.scroll_into_view_if_needed()
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    try:
+        page.goto((out / "report.html").resolve().as_uri())
+        page.wait_for_load_state("load")
+        images = page.evaluate("() => Array.from(document.images).map(i => [i.complete, i.naturalWidth])")
+        assert len(images) == 2 and all(done and width > 0 for done, width in images)
+        assert page.locator("h1").inner_text() == "pairwise-aspects: report"
+        assert page.locator("table").count() >= 8
+        shot = tmp_path / "report.png"
+        page.locator("figure").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shot), full_page=True)
+    finally:
+        page.close()
     assert shot.stat().st_size > 20_000
