@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from annols.definition import Definition
+from annols.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,14 @@ class Format(Protocol):
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]: ...
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]: ...
+
+
+def no_predictions(name: str, paths: Sequence[Path]) -> InputError:
+    """The error of a format that takes no pre-annotations."""
+    return InputError(
+        paths[0] if paths else "", "", "",
+        f"{name} takes no --predictions; push judgments the input already holds with --with-annotations",
+    )  # fmt: skip
 
 
 def content_key(prefix: str, value: Any) -> str:

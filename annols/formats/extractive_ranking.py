@@ -67,6 +67,7 @@ from annols.formats import (
     SourceTask,
     Violation,
     content_key,
+    no_predictions,
 )
 from annols.styles.ranking import RankingSpec
 
@@ -423,8 +424,7 @@ class ExtractiveRankingFormat:
         self, paths: Sequence[Path], definition: Definition
     ) -> Iterator[tuple[str, SourcePrediction]]:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""
-        raise InputError(paths[0] if paths else "", "", "", "extractive-ranking takes no predictions; "
-                         "push existing rank columns with --with-annotations instead")  # fmt: skip
+        raise no_predictions(NAME, paths)
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         spec: RankingSpec = definition.spec

@@ -86,6 +86,7 @@ from annols.formats import (
     SourceTask,
     Violation,
     content_key,
+    no_predictions,
 )
 
 RULE = "=" * 70
@@ -625,7 +626,7 @@ class PairwiseAspectsFormat:
                 raise InputError(path, "", "", "expected a seed-001 folder (with index_marker.json) or a .jsonl file")
 
     def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
-        raise InputError(paths[0] if paths else "", "", "", "pairwise-aspects has no pre-annotations to import")
+        raise no_predictions(self.name, paths)
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         lay = layout(definition)

@@ -63,6 +63,7 @@ from annols.formats import (
     SourceTask,
     Violation,
     content_key,
+    no_predictions,
 )
 
 NAME = "qa-feedback"
@@ -798,9 +799,7 @@ class QaFeedbackFormat:
                 yield _task(record, str(path), where)
 
     def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
-        raise InputError(
-            str(paths[0]) if paths else "", "", "", "qa-feedback inputs carry no predictions; push them as tasks"
-        )
+        raise no_predictions(NAME, paths)
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         paths = [Path(out_dir) / name for name in RESULT_FILES]

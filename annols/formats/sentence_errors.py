@@ -60,6 +60,7 @@ from annols.formats import (
     SourceTask,
     Violation,
     content_key,
+    no_predictions,
 )
 from annols.styles.sentences import SentencesSpec
 
@@ -386,8 +387,7 @@ class SentenceErrorsFormat:
         self, paths: Sequence[Path], definition: Definition
     ) -> Iterator[tuple[str, SourcePrediction]]:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""
-        raise InputError(paths[0] if paths else "", "", "", "sentence-errors takes no predictions; "
-                         "push existing judgments with --with-annotations instead")  # fmt: skip
+        raise no_predictions(NAME, paths)
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         csv_path, jsonl_path = Path(out_dir) / f"{NAME}.csv", Path(out_dir) / f"{NAME}.jsonl"

@@ -302,7 +302,7 @@ def test_bad_files(tmp_path: Path) -> None:
     empty = _write_csv(tmp_path / "empty.csv", [])
     with pytest.raises(InputError, match=r"empty\.csv, row 1, field 'url': the sheet is empty"):
         list(FORMAT.read([empty], DEFINITION))
-    with pytest.raises(InputError, match=r"takes no predictions"):
+    with pytest.raises(InputError, match=r"takes no --predictions"):
         list(FORMAT.read_predictions([empty], DEFINITION))
 
 

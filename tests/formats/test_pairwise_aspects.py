@@ -468,3 +468,12 @@ def test_check_ignores_skipped_annotations(definition: Definition) -> None:
     annotation = ExportedAnnotation(id=1, annotator="a@x.org", result=[], cancelled=True)
     task = ExportedTask(id=1, key="k1", data={}, systems=(), annotations=(annotation,))
     assert FORMAT.check(task, annotation, definition) == []
+
+
+def test_predictions_are_refused_with_what_to_do_instead(tmp_path: Path, definition: Definition) -> None:
+    with pytest.raises(InputError) as info:
+        list(FORMAT.read_predictions([tmp_path / "critic.jsonl"], definition))
+    assert str(info.value) == (
+        f"{tmp_path / 'critic.jsonl'}: pairwise-aspects takes no --predictions; "
+        "push judgments the input already holds with --with-annotations"
+    )

@@ -502,7 +502,7 @@ def test_no_annotations_gives_empty_files(tmp_path: Path, definition: Definition
 
 
 def test_predictions_are_refused(tmp_path: Path, definition: Definition) -> None:
-    with pytest.raises(InputError, match="no predictions"):
+    with pytest.raises(InputError, match="takes no --predictions"):
         list(qa.FORMAT.read_predictions([tmp_path / "x.jsonl"], definition))
 
 

@@ -159,7 +159,7 @@ def test_bad_files(tmp_path: Path) -> None:
     ragged = _csv(tmp_path / "ragged.csv", [["input_text", "gold", "generated", "variant"], ["a", "b", "c"]])
     with pytest.raises(InputError, match=r"ragged\.csv, line 2: has 3 cells, the header has 4"):
         list(FORMAT.read([ragged], HEADLINE))
-    with pytest.raises(InputError, match=r"takes no predictions"):
+    with pytest.raises(InputError, match=r"takes no --predictions"):
         list(FORMAT.read_predictions([ragged], HEADLINE))
 
 
