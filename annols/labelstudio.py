@@ -36,6 +36,18 @@ KEY_ENV = "LABEL_STUDIO_API_KEY"
 
 
 @dataclass(frozen=True)
+class FilePart:
+    """The JSON of one task left in an open file until it is sent (read with pread: thread-safe)."""
+
+    fd: int
+    offset: int
+    length: int
+
+    def read(self) -> bytes:
+        return os.pread(self.fd, self.length, self.offset)
+
+
+@dataclass(frozen=True)
 class Project:
     id: int
     title: str
@@ -194,12 +206,13 @@ class LabelStudioClient:
         body = response.json()
         return [int(i) for i in body.get("task_ids") or []]
 
-    def import_serialised(self, project_id: int, tasks: Sequence[bytes]) -> list[int]:
-        """Import tasks given as the JSON bytes of each (one request, no retry); returns new ids.
+    def import_serialised(self, project_id: int, tasks: Sequence[bytes | FilePart]) -> list[int]:
+        """Import tasks given as the JSON of each (one request, no retry); returns the new task ids.
 
-        The array is streamed from the parts, never joined: memory holds the batch once.
+        The array is streamed from the parts, never joined, and a :class:`FilePart` is read
+        only when its turn comes: memory holds at most the batch's bytes given as bytes.
         """
-        length = 2 + sum(len(t) for t in tasks) + max(0, len(tasks) - 1)
+        length = 2 + sum(t.length if isinstance(t, FilePart) else len(t) for t in tasks) + max(0, len(tasks) - 1)
         with self._calling(f"importing {len(tasks)} tasks into project {project_id}"):
             response = self._request(
                 "POST",
@@ -305,12 +318,21 @@ class LabelStudioClient:
         return data
 
 
-def _json_array(parts: Sequence[bytes], group: int = 128) -> Iterator[bytes]:
-    """``[part,part,...]`` in pieces of ``group`` parts (a few hundred KB to a few MB each)."""
-    yield b"["
-    for i in range(0, len(parts), group):
-        yield (b"," if i else b"") + b",".join(parts[i : i + group])
-    yield b"]"
+def _json_array(parts: Sequence[bytes | FilePart], piece: int = 1 << 20) -> Iterator[bytes]:
+    """``[part,part,...]`` in pieces of about ``piece`` bytes."""
+    buffer = [b"["]
+    size = 0
+    for i, part in enumerate(parts):
+        data = part.read() if isinstance(part, FilePart) else part
+        if i:
+            buffer.append(b",")
+        buffer.append(data)
+        size += len(data)
+        if size >= piece:
+            yield b"".join(buffer)
+            buffer, size = [], 0
+    buffer.append(b"]")
+    yield b"".join(buffer)
 
 
 def _all(pager: Any) -> Iterator[Any]:

@@ -1,25 +1,33 @@
 """From a protocol's input files to tasks in a Label Studio project, safely and fast.
 
-A push reads its inputs twice, streaming both times. The first pass checks every record
-(any input error stops the push before anything is sent) and collects the task keys;
-the second builds the tasks again and imports the ones the project does not have yet,
-in batches of one request each. Every task carries a stable key in ``meta``, so a re-run
-adds nothing twice, also after a crash mid-push or a batch whose answer was lost: the
-keys already on the server are listed first and skipped.
+A push reads its inputs streaming. The first pass checks every record (any input error
+stops the push before anything is sent) and collects the task keys; the tasks the
+project does not have yet are then imported in batches of one request each. Every task
+carries a stable key in ``meta``, so a re-run adds nothing twice, also after a crash
+mid-push or a batch whose answer was lost: the keys already on the server are listed
+first and skipped.
 
-Speed: the server, not annols, should set the pace. Each task is serialised once, to
-bytes, as it is built, and the batches are posted by a background thread, so the next
-batch is read and built while the server stores the previous one (at most one request
-in flight and one batch being built: memory stays bounded by two batches). Listing the
-keys of a large project is slow on the server (the Data Manager API loads whole tasks,
-about 3,000 a second), so a re-push first tries the local manifest: when it names a task
-id for every input key and the server confirms that every one of those ids is still in
-the project (a count per run of consecutive ids, one cheap request each), nothing needs
-listing or building. Anything else falls back to the full listing. Reading the input is
-skipped too when its bytes are those of an earlier push that checked every record (a
-digest of the input files, the definition and the annols version, kept beside the
-manifest in ``<project>.scan.json`` with the keys that push found): then nothing is sent,
-so the guarantee that input is checked before anything is sent still holds.
+Speed: the server, not annols, should set the pace (see docs/benchmarks.md).
+
+- Plain tasks are built and serialised to JSON during the first pass, into a temporary
+  spool file, so the server starts as soon as the input is checked and never waits for
+  annols; tasks with judgments or predictions are built in a second pass over the inputs
+  (they need user ids and predictions read after the first pass).
+- Requests are few and large (up to ``--batch-size`` tasks and about 64 MB; the server
+  spends about 0.2 s on each request beyond its tasks), posted by a background thread
+  while the next batch is gathered. Each request body is streamed: spooled tasks are read
+  from the spool as they are sent, built ones are held as bytes (one batch in flight, one
+  being gathered), never joined into one string.
+- Listing the keys of a large project is slow on the server (the Data Manager API loads
+  whole tasks, about 3,000 a second), so a re-push first tries the local manifest: when it
+  names a task id for every input key and the server confirms that every one of those ids
+  is still in the project (a count per run of consecutive ids, one cheap request each),
+  nothing needs listing or building. Anything else falls back to the full listing.
+- Reading the input is skipped too when its bytes are those of an earlier push that
+  checked every record (a digest of the input files, the definition and the annols
+  version, kept beside the manifest in ``<project>.scan.json`` with the keys that push
+  found) and the manifest is confirmed: then nothing is sent, so the guarantee that input
+  is checked before anything is sent still holds.
 """
 
 from __future__ import annotations
@@ -29,19 +37,24 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from annols import __version__, blinding, config, files
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError
 from annols.formats import SourcePrediction, SourceTask, format_for
-from annols.labelstudio import LabelStudioClient, Project
+from annols.labelstudio import FilePart, LabelStudioClient, Project
 
-DEFAULT_BATCH_SIZE = 5000
+DEFAULT_BATCH_SIZE = 20000
+# A request carries at most --batch-size tasks and about this many bytes: few requests (the
+# server spends ~0.2 s on each beyond its tasks) and bounded memory (tasks built in a second
+# pass are held in memory: one batch in flight, one being gathered).
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
 ANNOTATOR_DOMAIN = "annotators.annols.local"
 
 
@@ -64,6 +77,7 @@ class Scan:
     duplicates: int = 0
     annotators: set[str] = field(default_factory=set)
     annotations: int = 0
+    spooled: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)  # key, systems, bytes in the spool
 
 
 @dataclass(frozen=True)
@@ -85,8 +99,13 @@ def annotator_email(annotator: str) -> str:
     return f"{local}@{ANNOTATOR_DOMAIN}"
 
 
-def scan(definition: Definition, inputs: Sequence[Path]) -> Scan:
-    """Read every input once, checking it; raises InputError at the first bad record."""
+def scan(definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None = None, seed: int = 0) -> Scan:
+    """Read every input once, checking it; raises InputError at the first bad record.
+
+    With a ``spool``, each task (first occurrence of its key, without judgments or
+    predictions) is also built and written to it as the JSON a push sends, so that a
+    push needs no second pass over the inputs.
+    """
     fmt = format_for(definition)
     result = Scan()
     seen: set[str] = set()
@@ -100,6 +119,11 @@ def scan(definition: Definition, inputs: Sequence[Path]) -> Scan:
         for a in task.annotations:
             result.annotators.add(a.annotator)
             result.annotations += 1
+        if spool is not None:
+            systems, payload = _payload(definition, task, seed=seed)
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            spool.write(data)
+            result.spooled.append((task.key, systems, len(data)))
     return result
 
 
@@ -139,26 +163,39 @@ def build_tasks(
     for task in fmt.read(inputs, definition):
         repeat = task.key in seen
         seen.add(task.key)
-        # Judgments already made refer to the input order: keep it for tasks that carry them.
-        keep = task.fixed_order or (with_annotations and bool(task.annotations))
-        data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
-        meta: dict[str, Any] = {blinding.META_KEY: task.key}
-        if systems:
-            meta[blinding.META_SYSTEMS] = blinding.encode_systems(systems)
-            meta[blinding.META_ORDER] = order
-        payload: dict[str, Any] = {"data": data, "meta": meta}
-        if with_annotations and task.annotations:
-            payload["annotations"] = [
-                _annotation(a.result, a.lead_time, (user_ids or {}).get(annotator_email(a.annotator)))
-                for a in task.annotations
-            ]
-        prediction = (predictions or {}).get(task.key)
-        if prediction is not None and not repeat:
-            item: dict[str, Any] = {"result": prediction.result, "model_version": prediction.model_version}
-            if prediction.score is not None:
-                item["score"] = prediction.score
-            payload["predictions"] = [item]
+        prediction = None if repeat else (predictions or {}).get(task.key)
+        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids)
         yield task.key, systems, payload, repeat
+
+
+def _payload(
+    definition: Definition,
+    task: SourceTask,
+    seed: int = 0,
+    with_annotations: bool = False,
+    prediction: SourcePrediction | None = None,
+    user_ids: dict[str, int] | None = None,
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries."""
+    # Judgments already made refer to the input order: keep it for tasks that carry them.
+    keep = task.fixed_order or (with_annotations and bool(task.annotations))
+    data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
+    meta: dict[str, Any] = {blinding.META_KEY: task.key}
+    if systems:
+        meta[blinding.META_SYSTEMS] = blinding.encode_systems(systems)
+        meta[blinding.META_ORDER] = order
+    payload: dict[str, Any] = {"data": data, "meta": meta}
+    if with_annotations and task.annotations:
+        payload["annotations"] = [
+            _annotation(a.result, a.lead_time, (user_ids or {}).get(annotator_email(a.annotator)))
+            for a in task.annotations
+        ]
+    if prediction is not None:
+        item: dict[str, Any] = {"result": prediction.result, "model_version": prediction.model_version}
+        if prediction.score is not None:
+            item["score"] = prediction.score
+        payload["predictions"] = [item]
+    return systems, payload
 
 
 def _annotation(result: list[dict[str, Any]], lead_time: float | None, user_id: int | None) -> dict[str, Any]:
@@ -259,6 +296,23 @@ def push(
     """Push the inputs into the project; safe to re-run. ``on_progress(done, total)`` after each batch."""
     if options.batch_size < 1:
         raise AnnolsError("--batch-size must be at least 1")
+    # Plain tasks are built once, in the first pass, into a temporary spool file; tasks with
+    # judgments or predictions (which need user ids and predictions read later) are built
+    # in a second pass over the inputs.
+    spooling = not options.with_annotations and not options.predictions
+    with contextlib.ExitStack() as stack:
+        spool = stack.enter_context(tempfile.TemporaryFile(prefix="annols-push-")) if spooling else None
+        return _push(client, definition, inputs, options, spool, on_progress)
+
+
+def _push(
+    client: LabelStudioClient,
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: PushOptions,
+    spool: IO[bytes] | None,
+    on_progress: Callable[[int, int], None] | None,
+) -> PushReport:
     manifest = manifest_path(options.manifest_dir, options.title)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as digester:
         # Hashing releases the GIL: on a first push the digest costs no time next to the first pass.
@@ -268,7 +322,7 @@ def push(
             found = _cached_scan(client, manifest, fingerprinting.result(), options.title)
         from_cache = found is not None
         if found is None:
-            found = scan(definition, inputs)
+            found = scan(definition, inputs, spool, options.seed)
             _save_scan(manifest, fingerprinting.result(), found)
     predictions = load_predictions(definition, options.predictions)
     known = set(found.keys)
@@ -296,7 +350,7 @@ def push(
         recorded, present = confirmed
     else:
         if from_cache:  # the server no longer has them all: check every record, as any push does
-            found = scan(definition, inputs)
+            found = scan(definition, inputs, spool, options.seed)
         if not created_project:
             present = _listed(client, project.id)
     already = sum(1 for k in found.keys if k in present)
@@ -307,8 +361,25 @@ def push(
     if todo or recorded != header:  # else the manifest already says all there is to say
         try:
             if todo:
-                _send_new(client, project.id, definition, inputs, options, predictions, user_ids, present, sent,
-                          lambda: on_progress(sent.done, todo) if on_progress else None)  # fmt: skip
+
+                def progress() -> None:
+                    if on_progress:
+                        on_progress(sent.done, todo)
+
+                # Judgments on a task that appears again later in the input: added once the task exists.
+                repeated: list[tuple[str, dict[str, Any]]] = []
+                if spool is not None:
+                    tasks = _from_spool(spool, found.spooled, present)
+                else:
+                    tasks = _built(definition, inputs, options, predictions, user_ids, present, repeated)
+                _send(client, project.id, tasks, options.batch_size, present, sent, progress)
+                for key, a in repeated:
+                    target = present[key][0]
+                    if target is not None:
+                        client.create_annotation(
+                            target, a["result"], completed_by=a.get("completed_by"), lead_time=a.get("lead_time")
+                        )
+                        sent.annotations += 1
         finally:
             # Whatever happened, record what is known to be in the project.
             write_manifest(manifest, header, present)
@@ -413,13 +484,14 @@ class _Sent:
 class _Batch:
     """Tasks serialised for one import request: each task's JSON bytes, with what the manifest needs."""
 
-    parts: list[bytes] = field(default_factory=list)
+    parts: list[bytes | FilePart] = field(default_factory=list)
     # key, systems shown, annotations, predictions
     tasks: list[tuple[str, tuple[str, ...], int, int]] = field(default_factory=list)
+    size: int = 0
 
-    def add(self, key: str, systems: tuple[str, ...], task: dict[str, Any]) -> None:
-        self.parts.append(json.dumps(task, ensure_ascii=False).encode("utf-8"))
-        self.tasks.append((key, systems, len(task.get("annotations", ())), len(task.get("predictions", ()))))
+
+# A task ready to send: key, systems shown, annotations, predictions, its JSON (or where it is).
+_Ready = tuple[str, tuple[str, ...], int, int, bytes | FilePart]
 
 
 def _listed(client: LabelStudioClient, project_id: int) -> dict[str, tuple[int | None, tuple[str, ...]]]:
@@ -480,19 +552,61 @@ def _runs(ids: Sequence[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _send_new(
-    client: LabelStudioClient,
-    project_id: int,
+def _from_spool(
+    spool: IO[bytes], spooled: Sequence[tuple[str, tuple[str, ...], int]], present: dict[str, Any]
+) -> Iterator[_Ready]:
+    """The spooled tasks the project does not have yet, in input order (read when sent)."""
+    spool.flush()
+    offset = 0
+    for key, systems, length in spooled:
+        if key not in present:
+            yield key, systems, 0, 0, FilePart(spool.fileno(), offset, length)
+        offset += length
+
+
+def _built(
     definition: Definition,
     inputs: Sequence[Path],
     options: PushOptions,
     predictions: dict[str, SourcePrediction],
     user_ids: dict[str, int],
+    present: dict[str, Any],
+    repeated: list[tuple[str, dict[str, Any]]],
+) -> Iterator[_Ready]:
+    """The tasks the project does not have yet, built in a second pass over the inputs.
+
+    Judgments on a repeated record of a task being added go to ``repeated``.
+    """
+    new_keys: set[str] = set()
+    for key, systems, task, repeat in build_tasks(
+        definition,
+        inputs,
+        seed=options.seed,
+        with_annotations=options.with_annotations,
+        predictions=predictions,
+        user_ids=user_ids,
+    ):
+        if repeat:
+            if key in new_keys:
+                repeated.extend((key, a) for a in task.get("annotations", ()))
+            continue
+        if key in present:
+            continue
+        new_keys.add(key)
+        data = json.dumps(task, ensure_ascii=False).encode("utf-8")
+        yield key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data
+
+
+def _send(
+    client: LabelStudioClient,
+    project_id: int,
+    tasks: Iterator[_Ready],
+    batch_size: int,
     present: dict[str, tuple[int | None, tuple[str, ...]]],
     sent: _Sent,
     progress: Callable[[], None],
 ) -> None:
-    """Build the tasks not in ``present`` and import them; each batch is built while the previous one is sent.
+    """Import the tasks in batches; each batch is gathered while the previous one is sent.
 
     ``present`` and ``sent`` are updated after each batch the server confirmed, also when
     a later one fails.
@@ -515,55 +629,30 @@ def _send_new(
         sent.done += len(in_flight.tasks)
         progress()
 
-    # Judgments on a task that appears again later in the input: added once the task exists.
-    repeated: list[tuple[str, dict[str, Any]]] = []
-    new_keys: set[str] = set()
     batch = _Batch()
-    # The first batches are smaller (1/8, 1/4, 1/2 of --batch-size): the server starts
-    # working sooner, and each next batch is still built before the server is done.
-    limit = max(1, options.batch_size // 8)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-import") as sender:
 
         def submit() -> None:
-            nonlocal pending, batch, limit
+            nonlocal pending, batch
             settle()
             pending = (sender.submit(client.import_serialised, project_id, batch.parts), batch)
             batch = _Batch()
-            limit = min(options.batch_size, limit * 2)
 
         try:
-            for key, systems, task, repeat in build_tasks(
-                definition,
-                inputs,
-                seed=options.seed,
-                with_annotations=options.with_annotations,
-                predictions=predictions,
-                user_ids=user_ids,
-            ):
-                if repeat:
-                    if key in new_keys:
-                        repeated.extend((key, a) for a in task.get("annotations", ()))
-                    continue
-                if key in present:
-                    continue
-                new_keys.add(key)
-                batch.add(key, systems, task)
-                if len(batch.tasks) >= limit:
+            for key, systems, annotated, predicted, data in tasks:
+                length = data.length if isinstance(data, FilePart) else len(data)
+                if batch.tasks and (len(batch.tasks) >= batch_size or batch.size + length > MAX_REQUEST_BYTES):
                     submit()
+                batch.parts.append(data)
+                batch.tasks.append((key, systems, annotated, predicted))
+                batch.size += length + 1
             if batch.tasks:
                 submit()
             settle()
         finally:
-            if pending is not None:  # an error while building: still record the batch in flight
+            if pending is not None:  # an error while gathering: still record the batch in flight
                 with contextlib.suppress(Exception):
                     settle()
-    for key, a in repeated:
-        target = present[key][0]
-        if target is not None:
-            client.create_annotation(
-                target, a["result"], completed_by=a.get("completed_by"), lead_time=a.get("lead_time")
-            )
-            sent.annotations += 1
 
 
 def write_task_file(
