@@ -10,16 +10,35 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import (single-threaded): the mask a plain open() would apply.
+_UMASK = _umask()
+
+
 @contextlib.contextmanager
 def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path``; it replaces ``path`` only if the block succeeds."""
+    """Open a temporary file beside ``path``; it replaces ``path`` only if the block succeeds.
+
+    The file gets the permissions a plain ``open`` would give it (a replaced file keeps its
+    own), not the owner-only ones of a temporary file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if "b" not in mode:
         kwargs.setdefault("encoding", "utf-8")
         kwargs.setdefault("newline", "")
+    try:
+        permissions = path.stat().st_mode & 0o7777
+    except OSError:
+        permissions = 0o666 & ~_UMASK
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, permissions)
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f
             f.flush()

@@ -109,7 +109,9 @@ class LabelStudioClient:
 
     def find_project(self, title: str) -> Project | None:
         with self._calling(f"looking up project {title!r}"):
-            matches = [p for p in _all(self._sdk.projects.list(title=title)) if p.title == title]
+            # Only the fields used: without `include` the server counts every task's annotations too.
+            listed = self._sdk.projects.list(title=title, include="id,title,label_config,task_number")
+            matches = [p for p in _all(listed) if p.title == title]
         if len(matches) > 1:
             raise ServerError(
                 f"{len(matches)} projects on {self.url} are titled {title!r}; rename all but one"

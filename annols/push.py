@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from annols import __version__, blinding, config, files
+from annols import __version__, blinding, config, files, jsontext
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError
 from annols.formats import SourcePrediction, SourceTask, format_for
@@ -109,6 +109,8 @@ def scan(definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None
     fmt = format_for(definition)
     result = Scan()
     seen: set[str] = set()
+    pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
+    pending_size = 0
     for task in fmt.read(inputs, definition):
         _check_task(definition, task)
         if task.key in seen:
@@ -121,9 +123,15 @@ def scan(definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None
             result.annotations += 1
         if spool is not None:
             systems, payload = _payload(definition, task, seed=seed)
-            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-            spool.write(data)
+            data = jsontext.dumps(payload, ensure_ascii=False).encode("utf-8")
+            pending.append(data)
+            pending_size += len(data)
+            if pending_size >= 1 << 20:
+                spool.write(b"".join(pending))
+                pending, pending_size = [], 0
             result.spooled.append((task.key, systems, len(data)))
+    if spool is not None and pending:
+        spool.write(b"".join(pending))
     return result
 
 
@@ -219,7 +227,8 @@ def write_manifest(
     with files.atomic_open(path) as f:
         f.write(json.dumps(header, ensure_ascii=False) + "\n")
         for key, (task_id, systems) in tasks.items():
-            f.write(json.dumps({"key": key, "task_id": task_id, "systems": list(systems)}, ensure_ascii=False) + "\n")
+            row = {"key": key, "task_id": task_id, "systems": list(systems)}
+            f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
 
 
 def read_manifest_tasks(path: Path) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]]]:
@@ -315,15 +324,37 @@ def _push(
 ) -> PushReport:
     manifest = manifest_path(options.manifest_dir, options.title)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as digester:
-        # Hashing releases the GIL: on a first push the digest costs no time next to the first pass.
-        fingerprinting = digester.submit(input_fingerprint, definition, inputs)
         found = None
         if _scan_path(manifest).exists():
-            found = _cached_scan(client, manifest, fingerprinting.result(), options.title)
+            found = _cached_scan(client, manifest, input_fingerprint(definition, inputs))
         from_cache = found is not None
         if found is None:
+            stamp = _input_stamp(inputs)
             found = scan(definition, inputs, spool, options.seed)
-            _save_scan(manifest, fingerprinting.result(), found)
+            # The digest is taken while the server imports (hashing releases the GIL); it is
+            # kept only if no input changed meanwhile, so it is the digest of what was checked.
+            fingerprinting = digester.submit(input_fingerprint, definition, inputs)
+        try:
+            return _push_checked(client, definition, inputs, options, spool, on_progress, manifest, found, from_cache)
+        finally:
+            if not from_cache:
+                fingerprint = fingerprinting.result()
+                if stamp is not None and _input_stamp(inputs) == stamp:
+                    _save_scan(manifest, fingerprint, found)
+
+
+def _push_checked(
+    client: LabelStudioClient,
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: PushOptions,
+    spool: IO[bytes] | None,
+    on_progress: Callable[[int, int], None] | None,
+    manifest: Path,
+    found: Scan,
+    from_cache: bool,
+) -> PushReport:
+    """The push once the first pass found every input record good (or its findings were cached)."""
     predictions = load_predictions(definition, options.predictions)
     known = set(found.keys)
     unknown = [k for k in predictions if k not in known]
@@ -422,6 +453,19 @@ def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | N
     return digest.hexdigest()
 
 
+def _input_stamp(inputs: Sequence[Path]) -> tuple[tuple[str, int, int], ...] | None:
+    """Size and modification time of every input file (None if one is missing): a cheap "unchanged?"."""
+    stamp = []
+    try:
+        for path in map(Path, inputs):
+            for member in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
+                info = member.stat()
+                stamp.append((str(member), info.st_size, info.st_mtime_ns))
+    except OSError:
+        return None
+    return tuple(stamp)
+
+
 def _scan_path(manifest: Path) -> Path:
     return manifest.with_name(manifest.name.removesuffix(".manifest.jsonl") + ".scan.json")
 
@@ -441,7 +485,7 @@ def _save_scan(manifest: Path, fingerprint: str | None, found: Scan) -> None:
         files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False))
 
 
-def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | None, title: str) -> Scan | None:
+def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | None) -> Scan | None:
     """The first pass's findings of an earlier push of the same bytes, when they can stand in for reading.
 
     Only for a re-push that will send nothing: the manifest of the same project (same id,
@@ -462,11 +506,9 @@ def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | N
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    # Which project it is, and whether the server still has those tasks, is confirmed later.
     header, tasks = read_manifest_tasks(manifest)
     if header.get("url") != client.url or any(tasks.get(k, (None,))[0] is None for k in found.keys):
-        return None
-    project = client.find_project(title)
-    if project is None or project.id != header.get("project_id"):
         return None
     return found
 
@@ -593,7 +635,7 @@ def _built(
         if key in present:
             continue
         new_keys.add(key)
-        data = json.dumps(task, ensure_ascii=False).encode("utf-8")
+        data = jsontext.dumps(task, ensure_ascii=False).encode("utf-8")
         yield key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data
 
 
@@ -677,7 +719,7 @@ def write_task_file(
         ):
             if repeat:
                 continue
-            f.write(("," if written else "") + "\n" + json.dumps(task, ensure_ascii=False))
+            f.write(("," if written else "") + "\n" + jsontext.dumps(task, ensure_ascii=False))
             written += 1
             systems_of[key] = (None, systems)
         f.write("\n]\n")

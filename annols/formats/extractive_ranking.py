@@ -56,6 +56,7 @@ from openpyxl.cell import WriteOnlyCell  # type: ignore[import-untyped, unused-i
 from openpyxl.utils import get_column_letter  # type: ignore[import-untyped, unused-ignore]
 from openpyxl.utils.exceptions import IllegalCharacterError  # type: ignore[import-untyped, unused-ignore]
 
+from annols import jsontext
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.files import atomic_open
@@ -420,9 +421,7 @@ class ExtractiveRankingFormat:
         for path in paths:
             yield from _read(Path(path), definition.spec)
 
-    def read_predictions(
-        self, paths: Sequence[Path], definition: Definition
-    ) -> Iterator[tuple[str, SourcePrediction]]:
+    def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""
         raise no_predictions(NAME, paths)
 
@@ -436,7 +435,7 @@ class ExtractiveRankingFormat:
                 row = _spool_row(task, spec)
                 systems.update(dict.fromkeys(row["raw"]))
                 annotators.update(dict.fromkeys(row["ranks"]))
-                spool.write(json.dumps(row, ensure_ascii=False) + "\n")
+                spool.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
             spool.seek(0)
             header = _header(list(systems), list(annotators), spec)
             _write(spool, header, csv_path, xlsx_path, spec, list(systems), list(annotators))

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from annols import config, files
+from annols import config, files, jsontext
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import (
@@ -92,9 +92,7 @@ class GenericFormat:
             raise InputError(path, location, "systems", "expected a list of system names")
         return tuple(raw)
 
-    def read_predictions(
-        self, paths: Sequence[Path], definition: Definition
-    ) -> Iterator[tuple[str, SourcePrediction]]:
+    def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
         fields = config.data_fields(definition)
         for path in paths:
             for location, record in iter_records(path):
@@ -106,10 +104,13 @@ class GenericFormat:
                     raise InputError(path, location, missing[0], "missing; needed to find the task")
                 key = content_key(definition.name, {k: record[k] for k in fields})
                 score = record.get("score")
-                yield key, SourcePrediction(
-                    result=result,
-                    model_version=str(record.get("model_version", "")),
-                    score=float(score) if isinstance(score, int | float) else None,
+                yield (
+                    key,
+                    SourcePrediction(
+                        result=result,
+                        model_version=str(record.get("model_version", "")),
+                        score=float(score) if isinstance(score, int | float) else None,
+                    ),
                 )
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
@@ -122,7 +123,7 @@ class GenericFormat:
                         continue
                     line = {"key": task.key, "annotator": a.annotator, "systems": list(task.systems),
                             "data": task.data, "result": a.result}  # fmt: skip
-                    f.write(json.dumps(line, ensure_ascii=False) + "\n")
+                    f.write(jsontext.dumps(line, ensure_ascii=False) + "\n")
         return [path]
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:

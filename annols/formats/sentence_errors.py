@@ -49,6 +49,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from annols import jsontext
 from annols.definition import Definition, Question
 from annols.errors import InputError
 from annols.files import atomic_open
@@ -383,9 +384,7 @@ class SentenceErrorsFormat:
             for where, record in _records(Path(path)):
                 yield _task(Path(path), where, record, definition)
 
-    def read_predictions(
-        self, paths: Sequence[Path], definition: Definition
-    ) -> Iterator[tuple[str, SourcePrediction]]:
+    def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""
         raise no_predictions(NAME, paths)
 
@@ -396,7 +395,7 @@ class SentenceErrorsFormat:
             writer.writeheader()
             for row in result_rows(tasks, definition):
                 writer.writerow(row)
-                jf.write(json.dumps(row, ensure_ascii=False) + "\n")
+                jf.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
         return [csv_path, jsonl_path]
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:

@@ -51,6 +51,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from annols import jsontext
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.files import atomic_open
@@ -663,7 +664,7 @@ class SummaryFlawsFormat:
                         continue
                     found = _judged(annotation.result, names)
                     text.write(("" if first else "\n\n") + entry(task, annotation, found, names))
-                    lines.write(json.dumps(_json_line(task, annotation, found, names), ensure_ascii=False) + "\n")
+                    lines.write(jsontext.dumps(_json_line(task, annotation, found, names), ensure_ascii=False) + "\n")
                     first = False
         return paths
 
