@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any, Protocol
 
 _WS = " \t\n\r"
 _DECODER = json.JSONDecoder()
+
+
+class TextReader(Protocol):
+    """What is read from: a text file, or anything with its ``read``."""
+
+    def read(self, size: int = -1, /) -> str: ...
 
 
 class JSONStreamError(ValueError):
@@ -23,9 +29,14 @@ class JSONStreamError(ValueError):
         self.index = index
 
 
-def iter_json_array(f: IO[str], chunk_size: int = 1 << 20) -> Iterator[Any]:
+def iter_json_array(f: TextReader, chunk_size: int = 1 << 20) -> Iterator[Any]:
     """Yield the elements of the JSON array in text file ``f``, in order."""
     buf = f.read(chunk_size).lstrip(_WS + "\ufeff")
+    while not buf:  # white space longer than a chunk
+        more = f.read(chunk_size)
+        if not more:
+            break
+        buf = more.lstrip(_WS)
     if not buf.startswith("["):
         raise JSONStreamError("not a JSON array (it must start with '[')", 0)
     pos = 1
@@ -46,7 +57,14 @@ def iter_json_array(f: IO[str], chunk_size: int = 1 << 20) -> Iterator[Any]:
             raise JSONStreamError("the array is not closed with ']'", index)
         char = buf[pos]
         if char == "]" and (index == 0 or not expect_value):
-            return
+            rest = buf[pos + 1 :]
+            while True:  # only white space may follow: anything else is not this array
+                if rest.strip(_WS):
+                    raise JSONStreamError(f"text after the closing ']' (after element {index})", index)
+                if eof:
+                    return
+                rest = f.read(chunk_size)
+                eof = not rest
         if not expect_value:
             if char != ",":
                 raise JSONStreamError(f"expected ',' or ']' after element {index}", index)

@@ -8,18 +8,24 @@ the same from a saved export, without a server.
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import csv
 import json
+import multiprocessing
+import os
+import re
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from annols import blinding, files
 from annols.definition import Definition
 from annols.errors import InputError, ServerError
-from annols.formats import ExportedAnnotation, ExportedTask, Format, Violation, format_for
-from annols.jsonstream import JSONStreamError, iter_json_array
+from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
+from annols.jsonstream import JSONStreamError, TextReader, iter_json_array
 from annols.labelstudio import LabelStudioClient
 
 EXPORT_FILE = "export.json"
@@ -66,13 +72,17 @@ class PullReport:
 
 def read_export(path: Path, users: dict[int, str] | None = None) -> Iterator[ExportedTask]:
     """The tasks of a raw JSON export, blinding undone, streamed."""
-    users = users or {}
     try:
         with open(path, encoding="utf-8") as f:
-            for raw in iter_json_array(f):
-                yield exported_task(raw, users)
+            yield from _tasks(f, path, users or {})
     except FileNotFoundError:
         raise InputError(path, "", "", "file not found") from None
+
+
+def _tasks(f: TextReader, path: Path, users: dict[int, str]) -> Iterator[ExportedTask]:
+    try:
+        for raw in iter_json_array(f):
+            yield exported_task(raw, users)
     except JSONStreamError as e:
         raise InputError(path, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
 
@@ -227,7 +237,14 @@ def load_annotators(export: Path) -> dict[int, str]:
         raise InputError(path, "", "", "not a JSON object of user id -> email") from None
 
 
-def convert(export: Path, definition: Definition, out_dir: Path, users: dict[int, str] | None = None) -> ConvertReport:
+def convert(
+    export: Path,
+    definition: Definition,
+    out_dir: Path,
+    users: dict[int, str] | None = None,
+    *,
+    workers: int | None = None,
+) -> ConvertReport:
     """Result files, results.csv and violations.csv from a saved raw JSON export.
 
     Annotators are named by email from ``users``, else from ``annotators.json`` beside
@@ -236,10 +253,38 @@ def convert(export: Path, definition: Definition, out_dir: Path, users: dict[int
     One pass over the export: each task is parsed once and, on its way to the format's
     result writer, counted and written to results.csv and violations.csv. Every file is
     still written atomically (none is replaced if any part fails).
+
+    A large export of a format whose result files can be joined is converted in parts
+    side by side, one process per CPU up to ``workers`` (default: the CPUs, at most 4),
+    and the parts' files joined: parsing the export is most of the time. Should a part
+    not be a run of whole tasks (the split is found by pattern), it is converted in one.
     """
     if users is None:
         users = load_annotators(export)
     fmt = format_for(definition)
+    joins: dict[str, Join] | None = getattr(fmt, "joins", None)
+    if workers is None:
+        workers = min(_cpus(), MAX_WORKERS) if export.stat().st_size >= PARALLEL_BYTES else 1
+    if joins and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers)
+        if report is not None:
+            return report
+    with open(export, encoding="utf-8") as f:
+        return _convert_tasks(_tasks(f, export, users), definition, out_dir, fmt)
+
+
+MAX_WORKERS = 4
+PARALLEL_BYTES = 16 << 20  # below this, starting processes costs more than it saves
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (fewer than the machine's in a container or under taskset)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path, fmt: Format) -> ConvertReport:
     totals = [0, 0, 0]  # tasks, annotations, cancelled
     violations = 0
     with (
@@ -254,7 +299,7 @@ def convert(export: Path, definition: Definition, out_dir: Path, users: dict[int
 
         def tapped() -> Iterator[ExportedTask]:
             nonlocal violations
-            for task in read_export(export, users):
+            for task in tasks:
                 totals[0] += 1
                 for a in task.annotations:
                     totals[2 if a.cancelled else 1] += 1
@@ -264,15 +309,131 @@ def convert(export: Path, definition: Definition, out_dir: Path, users: dict[int
                     violations += 1
                 yield task
 
-        tasks = tapped()
-        written = fmt.write_results(tasks, definition, out_dir)
-        for _ in tasks:  # a writer that stopped early still gets every task counted and tabled
+        stream = tapped()
+        written = fmt.write_results(stream, definition, out_dir)
+        for _ in stream:  # a writer that stopped early still gets every task counted and tabled
             pass
     return ConvertReport(
         counts=Counts(*totals),
         files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
         violations=violations,
     )
+
+
+# --- converting in parts ---------------------------------------------------------------------
+
+# Where one task of a raw export ends and the next begins: tasks start with their id and
+# annotations (nothing else in an export does), and a quote inside a JSON string is
+# escaped, so this is never inside a string. Each part is then parsed as an array of its
+# own, which fails unless the split is between two whole tasks.
+_TASK_START = re.compile(rb'\}\s*,\s*\{\s*"id"\s*:\s*\d+\s*,\s*"annotations"\s*:')
+_SEARCH_BYTES = 4 << 20  # a split is looked for this far past each equal share
+
+
+def _parts(export: Path, count: int) -> list[tuple[int, int]]:
+    """Byte ranges ``[start, end)`` of the export, each a run of whole tasks but for the brackets."""
+    size = export.stat().st_size
+    starts = [0]
+    with open(export, "rb") as f:
+        for k in range(1, count):
+            offset = max(size * k // count, starts[-1] + 1)
+            f.seek(offset)
+            found = _TASK_START.search(f.read(_SEARCH_BYTES))
+            if found is not None:
+                starts.append(offset + found.start() + found.group().index(b"{"))
+    # A part ends at the "}" of its last task; the next starts at the "{" of its first.
+    ends = [_last_brace(export, start) for start in starts[1:]] + [size]
+    return list(zip(starts, ends, strict=True))
+
+
+def _last_brace(export: Path, start: int) -> int:
+    """One past the "}" before ``start`` (there are only a comma and white space between)."""
+    with open(export, "rb") as f:
+        f.seek(max(0, start - 64))
+        before = f.read(start - max(0, start - 64))
+    return start - len(before) + before.rstrip().rstrip(b",").rstrip().rfind(b"}") + 1
+
+
+class _PartText:
+    """The text of bytes ``[start, end)`` of a file between ``prefix`` and ``suffix``, read in chunks."""
+
+    def __init__(self, raw: IO[bytes], start: int, end: int, prefix: str, suffix: str) -> None:
+        raw.seek(start)
+        self._raw, self._left = raw, end - start
+        self._pending = prefix
+        self._suffix = suffix
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def read(self, size: int = -1) -> str:
+        while not self._pending and (self._left or self._suffix):
+            if self._left:
+                data = self._raw.read(self._left if size < 0 else min(size, self._left))
+                self._left = self._left - len(data) if data else 0
+                self._pending = self._decoder.decode(data, final=not self._left)
+            else:
+                self._pending, self._suffix = self._suffix, ""
+        out, self._pending = self._pending, ""
+        return out
+
+
+# Set in the parent just before the workers are forked; they inherit it.
+_JOB: tuple[Path, list[tuple[int, int]], dict[int, str], Definition, Format, Path] | None = None
+
+
+def _convert_in_parts(
+    export: Path,
+    definition: Definition,
+    out_dir: Path,
+    users: dict[int, str],
+    fmt: Format,
+    joins: dict[str, Join],
+    workers: int,
+) -> ConvertReport | None:
+    """``convert`` in parts side by side, or None if the export does not split into runs of whole tasks."""
+    global _JOB
+    parts = _parts(export, workers)
+    if len(parts) < 2:
+        return None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".annols-parts-", dir=out_dir) as tmp:
+        _JOB = (export, parts, users, definition, fmt, Path(tmp))
+        try:
+            with multiprocessing.get_context("fork").Pool(len(parts)) as pool:
+                outcomes = pool.map(_convert_part, range(len(parts)))
+        finally:
+            _JOB = None
+        if any(o is None for o in outcomes):
+            return None
+        done = [o for o in outcomes if o is not None]
+        names = done[0][2]
+        if any(o[2] != names for o in done) or set(names) != {*joins, RESULTS_FILE, VIOLATIONS_FILE}:
+            return None  # a writer that wrote other files than it said it joins: convert in one
+        every = {**joins, RESULTS_FILE: join_csv, VIOLATIONS_FILE: join_csv}
+        with contextlib.ExitStack() as stack:  # every file replaced together, or none
+            for name in names:
+                out = stack.enter_context(files.atomic_open(out_dir / name, "wb"))
+                every[name]([Path(tmp) / str(i) / name for i in range(len(parts))], out)
+    totals = [sum(getattr(o[0], f) for o in done) for f in ("tasks", "annotations", "cancelled")]
+    return ConvertReport(
+        counts=Counts(*totals),
+        files=[out_dir / name for name in names],
+        violations=sum(o[1] for o in done),
+    )
+
+
+def _convert_part(index: int) -> tuple[Counts, int, list[str]] | None:
+    """In a worker: convert part ``index`` into its own folder; None if it is not a run of whole tasks."""
+    assert _JOB is not None
+    export, parts, users, definition, fmt, tmp = _JOB
+    start, end = parts[index]
+    folder = tmp / str(index)
+    try:
+        with open(export, "rb") as raw:
+            text = _PartText(raw, start, end, "[" if index else "", "]" if index < len(parts) - 1 else "")
+            report = _convert_tasks(_tasks(text, export, users), definition, folder, fmt)
+    except Exception:  # converting in one says what is wrong, with the right task numbers
+        return None
+    return report.counts, report.violations, [p.name for p in report.files]
 
 
 def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir: Path) -> PullReport:

@@ -105,6 +105,7 @@ def test_summary_flaws_seed_examples_as_predictions_then_annotations(
     assert project is not None
     me = client.whoami()["id"]
     for task in client.export_tasks(project.id):
+        assert "model" not in task["data"]  # annotators see task data in the Data Manager: the model stays in meta
         (prediction,) = client.task_predictions(task["id"])  # the annotator accepts the critic's answer as is
         client.create_annotation(task["id"], prediction["result"], completed_by=me)
     pulled = pull_and_convert(label_studio, ["summary-flaws"], title, tmp_path)
@@ -113,6 +114,9 @@ def test_summary_flaws_seed_examples_as_predictions_then_annotations(
     expected = re.findall(r"(Problematic Spans Identified in the Summary:\n.*?\n\nIs the summary missing key "
                           r"information\?\n(?:Yes|No))", seed, flags=re.S)  # fmt: skip
     assert len(expected) == 3
+    models = {json.loads(line)["model"] for line in inputs[0].read_text("utf-8").splitlines() if line.strip()}
+    lines = [json.loads(line) for line in (pulled / "summary-flaws.jsonl").read_text("utf-8").splitlines()]
+    assert {line["model"] for line in lines} == models and len(lines) == 3
     written = (pulled / "summary-flaws.txt").read_text("utf-8")
     for block in expected:
         assert block in written

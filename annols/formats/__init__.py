@@ -15,7 +15,10 @@ A format module exposes one object, ``FORMAT``, with:
 - ``write_results(tasks, definition, out_dir) -> list[Path]``: the protocol's own result
   files from exported tasks, streamed, each file written atomically;
 - ``check(task, annotation, definition) -> list[Violation]``: the protocol's rules the
-  server never checks.
+  server never checks;
+- optionally ``joins``: result file name -> :data:`Join`, for every file ``write_results``
+  writes, when the files of consecutive runs of tasks, written apart, can be joined into
+  the files of all of them. ``convert`` then converts a large export in parts side by side.
 
 Formats are pure: no network, no printing.
 """
@@ -24,11 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from annols.definition import Definition
 from annols.errors import InputError
@@ -120,6 +124,44 @@ def no_predictions(name: str, paths: Sequence[Path]) -> InputError:
         paths[0] if paths else "", "", "",
         f"{name} takes no --predictions; push judgments the input already holds with --with-annotations",
     )  # fmt: skip
+
+
+# --- joining result files written in parts (in task order) --------------------------------------
+
+Join = Callable[[Sequence[Path], IO[bytes]], None]
+
+
+def join_concatenated(parts: Sequence[Path], out: IO[bytes]) -> None:
+    """Files that are one record after another (JSONL): the parts one after another."""
+    for part in parts:
+        with open(part, "rb") as f:
+            shutil.copyfileobj(f, out, 1 << 20)
+
+
+def join_csv(parts: Sequence[Path], out: IO[bytes]) -> None:
+    """CSV files with the same header line: the header once, then every part's rows."""
+    for i, part in enumerate(parts):
+        with open(part, "rb") as f:
+            if i:
+                f.readline()
+            shutil.copyfileobj(f, out, 1 << 20)
+
+
+def join_separated(separator: bytes) -> Join:
+    """Files of entries with ``separator`` between entries (none at the end): the non-empty parts so joined."""
+
+    def join(parts: Sequence[Path], out: IO[bytes]) -> None:
+        first = True
+        for part in parts:
+            if part.stat().st_size == 0:
+                continue
+            if not first:
+                out.write(separator)
+            first = False
+            with open(part, "rb") as f:
+                shutil.copyfileobj(f, out, 1 << 20)
+
+    return join
 
 
 _json_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes for a str

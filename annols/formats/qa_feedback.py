@@ -44,13 +44,14 @@ ASCII escapes, no final newline) and ``qa-feedback-annotators.csv`` (who made ea
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from annols import jsontext
 from annols.definition import Definition
@@ -59,11 +60,13 @@ from annols.files import atomic_open
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
+    Join,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
     Violation,
     content_key,
+    join_concatenated,
     no_predictions,
 )
 
@@ -763,11 +766,49 @@ def _rule_text(region: _Region) -> str:
     return f"{region.label or 'unlabelled'} span {region.start}-{region.end} {text!r}"
 
 
+def _join_array(parts: Sequence[Path], out: IO[bytes]) -> None:
+    """Parts of ``qa-feedback.json`` (``[`` + ``\\n  record`` joined by ``,`` + ``\\n]``, or ``[]``) as one array."""
+    out.write(b"[")
+    first = True
+    for part in parts:
+        content = part.read_bytes()
+        if content == b"[]":
+            continue
+        out.write((b"" if first else b",") + content[1:-2])  # without "[" and "\n]"
+        first = False
+    out.write(b"]" if first else b"\n]")
+
+
+def _join_annotators(parts: Sequence[Path], out: IO[bytes]) -> None:
+    """Parts of ``qa-feedback-annotators.csv``, their line numbers counted on across parts."""
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+    writer = csv.writer(text, lineterminator="\n")
+    offset = 0
+    for i, part in enumerate(parts):
+        with open(part, encoding="utf-8", newline="") as f:
+            rows = csv.reader(f)
+            header = next(rows)
+            if i == 0:
+                writer.writerow(header)
+            last = 0
+            for row in rows:
+                last = int(row[0])
+                writer.writerow([last + offset, *row[1:]])
+            offset += last
+    text.detach()
+
+
 class QaFeedbackFormat:
     """QA-Feedback records in, the same records (with the new feedback) out."""
 
     name = NAME
     describe = "QA-Feedback records (a JSON array like dev_feedback.json, or JSONL); feedback becomes an annotation"
+
+    joins: ClassVar[dict[str, Join]] = {
+        "qa-feedback.jsonl": join_concatenated,
+        "qa-feedback.json": _join_array,
+        "qa-feedback-annotators.csv": _join_annotators,
+    }
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
         for path in paths:
@@ -778,6 +819,7 @@ class QaFeedbackFormat:
         raise no_predictions(NAME, paths)
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
+        # The files' layouts are those the joins below expect: change them together.
         paths = [Path(out_dir) / name for name in RESULT_FILES]
         with ExitStack() as stack:
             jsonl, array, table = (stack.enter_context(atomic_open(p)) for p in paths)

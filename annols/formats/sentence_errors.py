@@ -47,7 +47,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from annols import jsontext
 from annols.definition import Definition, Question
@@ -56,11 +56,14 @@ from annols.files import atomic_open
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
+    Join,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
     Violation,
     content_key,
+    join_concatenated,
+    join_csv,
     no_predictions,
 )
 from annols.styles.sentences import SentencesSpec
@@ -387,6 +390,8 @@ class SentenceErrorsFormat:
     def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""
         raise no_predictions(NAME, paths)
+
+    joins: ClassVar[dict[str, Join]] = {f"{NAME}.csv": join_csv, f"{NAME}.jsonl": join_concatenated}
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         csv_path, jsonl_path = Path(out_dir) / f"{NAME}.csv", Path(out_dir) / f"{NAME}.jsonl"

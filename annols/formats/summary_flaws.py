@@ -32,8 +32,9 @@ Inputs (``.jsonl``, ``.csv``, or a ``.json`` array; one record per task): ``summ
 either ``document`` or the TL;DR fields ``subreddit``, ``title``, ``post`` (the document is
 then ``SUBREDDIT: r/<subreddit> TITLE: <title> POST: <post>``, as in the seed); optional
 ``model`` (the system that wrote the summary), ``critique`` + ``annotator`` (an earlier
-judgment). Task data: ``{"document", "summary", "record"}`` plus ``"model"`` if given;
-``record`` holds every other field of the input record (``id``, the TL;DR fields, ...).
+judgment). Task data: ``{"document", "summary", "record"}``; ``record`` holds every other
+field of the input record (``id``, the TL;DR fields, ...). The model is not task data, which
+annotators can see in the Data Manager: like a blinded system it goes to the task's meta.
 
 Results: ``summary-flaws.txt`` (one seed-style entry per task and annotation, headed
 ``##### Task <key> | Annotator <email> #####`` like the seed's ``##### Example N #####``)
@@ -49,7 +50,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from annols import jsontext
 from annols.definition import Definition
@@ -58,11 +59,14 @@ from annols.files import atomic_open
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
+    Join,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
     Violation,
     content_key,
+    join_concatenated,
+    join_separated,
 )
 
 NAME = "summary-flaws"
@@ -522,8 +526,6 @@ def _source_task(record: _Record, names: Names) -> SourceTask:
         "record": {k: v for k, v in record.fields.items() if k not in _NOT_CARRIED},
     }
     model = record.string("model", required=False)
-    if model is not None:
-        data["model"] = model
     annotations: tuple[SourceAnnotation, ...] = ()
     if record.fields.get("critique") not in (None, ""):
         annotator = record.fields.get("annotator")
@@ -533,6 +535,7 @@ def _source_task(record: _Record, names: Names) -> SourceTask:
         key=_task_key(document, summary),
         data=data,
         location=f"{record.path}: {record.where}",
+        systems=(model,) if model is not None else (),
         annotations=annotations,
     )
 
@@ -651,6 +654,12 @@ class SummaryFlawsFormat:
             model = record.fields.get("model")
             yield key, SourcePrediction(result, model_version="" if model is None else str(model), score=record.score())
 
+    # Entries are separated by a blank line; JSONL lines follow one another.
+    joins: ClassVar[dict[str, Join]] = {
+        "summary-flaws.txt": join_separated(b"\n\n"),
+        "summary-flaws.jsonl": join_concatenated,
+    }
+
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         """The seed's blocks (``summary-flaws.txt``) and the same as data (``summary-flaws.jsonl``)."""
         names = _names(definition)
@@ -704,8 +713,9 @@ def _json_line(task: ExportedTask, annotation: ExportedAnnotation, found: Judgme
         "document": task.data.get(names.document, ""),
         "summary": summary,
     }
-    if "model" in task.data:
-        line["model"] = task.data["model"]
+    model = task.systems[0] if task.systems else task.data.get("model")  # data: tasks pushed by annols < 0.2
+    if model is not None:
+        line["model"] = model
     line |= {
         "spans": [
             {"start": s.start, "end": s.end, "text": _span_text(s, summary), "label": s.label} for s in found.spans

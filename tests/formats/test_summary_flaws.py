@@ -318,7 +318,9 @@ def test_tldr_fields_and_plain_document(tmp_path: Path, definition: Definition) 
     }
     assert tasks[0].key == content_key("summary-flaws", {"document": doc, "summary": "S."})
     assert tasks[0].location == f"{tmp_path / 'in.jsonl'}: line 1"
-    assert tasks[1].data == {"document": "Another text.", "summary": "S.", "model": "JGR", "record": {}}
+    # The model is kept out of the task data annotators can see (it goes to meta, like blinded systems).
+    assert tasks[1].data == {"document": "Another text.", "summary": "S.", "record": {}}
+    assert tasks[1].systems == ("JGR",)
     assert tasks[0].annotations == () and tasks[0].systems == ()
     again = list(sf.FORMAT.read([write_jsonl(tmp_path / "again.jsonl", records[3:])], definition))
     assert again[0].key == tasks[1].key
@@ -353,7 +355,8 @@ def test_csv_input(tmp_path: Path, definition: Definition) -> None:
         "summary": "Sum, with comma.",
         "record": {"id": "1", "subreddit": "college", "title": "T", "post": "Line one.\nLine two."},
     }
-    assert second.data == {"document": "Plain doc.", "summary": "Čeština 😀", "model": "m2", "record": {"id": "2"}}
+    assert second.data == {"document": "Plain doc.", "summary": "Čeština 😀", "record": {"id": "2"}}
+    assert (first.systems, second.systems) == ((), ("m2",))
     assert second.location.endswith("in.csv: line 4")  # the first record spans lines 2-3
     with path.open("a", encoding="utf-8", newline="") as f:
         csv.writer(f).writerow(["3", "", "", "", "Plain doc.", "", ""])
@@ -483,6 +486,10 @@ def test_unanswered_and_cancelled_annotations(tmp_path: Path, definition: Defini
     assert rows[0]["missing_key_information"] is None and rows[1]["none_identified"] is True
     assert rows[0]["spans"] == [{"start": 6, "end": 11, "text": "barks", "label": "Non-factual"}]
     assert rows[0]["record"] == {"id": 7} and "model" not in rows[0]
+    with_model = ExportedTask(**{**exported.__dict__, "systems": ("bart",)})  # the model comes back from meta
+    sf.FORMAT.write_results([with_model], definition, tmp_path / "m")
+    first_line = (tmp_path / "m" / "summary-flaws.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    assert json.loads(first_line)["model"] == "bart"
     assert sf.FORMAT.check(exported, annotations[1], definition) == []
     assert [v.rule for v in sf.FORMAT.check(exported, annotations[0], definition)] == [
         "missing-info-answered",
