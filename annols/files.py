@@ -50,6 +50,18 @@ def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]
         raise
 
 
+def replace_durably(source: Path, path: Path) -> None:
+    """Move ``source`` (a finished file on the same file system) to ``path``, as :func:`atomic_open` would."""
+    try:
+        permissions = path.stat().st_mode & 0o7777
+    except OSError:
+        permissions = 0o666 & ~_UMASK
+    with open(source, "rb+") as f:
+        os.fchmod(f.fileno(), permissions)
+        os.fsync(f.fileno())
+    os.replace(source, path)
+
+
 def write_text(path: Path, text: str) -> None:
     with atomic_open(path, "w") as f:
         f.write(text)

@@ -9,7 +9,6 @@ the same from a saved export, without a server.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import csv
 import json
 import multiprocessing
@@ -409,10 +408,11 @@ def _convert_in_parts(
         if any(o[2] != names for o in done) or set(names) != {*joins, RESULTS_FILE, VIOLATIONS_FILE}:
             return None  # a writer that wrote other files than it said it joins: convert in one
         every = {**joins, RESULTS_FILE: join_csv, VIOLATIONS_FILE: join_csv}
-        with contextlib.ExitStack() as stack:  # every file replaced together, or none
-            for name in names:
-                out = stack.enter_context(files.atomic_open(out_dir / name, "wb"))
-                every[name]([Path(tmp) / str(i) / name for i in range(len(parts))], out)
+        folders = [Path(tmp) / str(i) for i in range(len(parts))]
+        for name in names:  # joined into the first part's files (no copy of those); nothing replaced yet
+            every[name](folders[0] / name, [folder / name for folder in folders[1:]])
+        for name in names:
+            files.replace_durably(folders[0] / name, out_dir / name)
     totals = [sum(getattr(o[0], f) for o in done) for f in ("tasks", "annotations", "cancelled")]
     return ConvertReport(
         counts=Counts(*totals),

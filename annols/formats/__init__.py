@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -128,38 +128,49 @@ def no_predictions(name: str, paths: Sequence[Path]) -> InputError:
 
 # --- joining result files written in parts (in task order) --------------------------------------
 
-Join = Callable[[Sequence[Path], IO[bytes]], None]
+# Appends the files of the later parts to the file of the first part, in place, streaming.
+Join = Callable[[Path, Sequence[Path]], None]
+_COPY = 1 << 20
 
 
-def join_concatenated(parts: Sequence[Path], out: IO[bytes]) -> None:
+def append_bytes(out: IO[bytes], part: Path, start: int = 0, end: int | None = None) -> None:
+    """Bytes ``[start, end)`` of ``part`` (to its end if None) onto ``out``."""
+    with open(part, "rb") as f:
+        f.seek(start)
+        left = (os.fstat(f.fileno()).st_size if end is None else end) - start
+        while left > 0 and (chunk := f.read(min(_COPY, left))):
+            out.write(chunk)
+            left -= len(chunk)
+
+
+def join_concatenated(first: Path, rest: Sequence[Path]) -> None:
     """Files that are one record after another (JSONL): the parts one after another."""
-    for part in parts:
-        with open(part, "rb") as f:
-            shutil.copyfileobj(f, out, 1 << 20)
+    with open(first, "ab") as out:
+        for part in rest:
+            append_bytes(out, part)
 
 
-def join_csv(parts: Sequence[Path], out: IO[bytes]) -> None:
+def join_csv(first: Path, rest: Sequence[Path]) -> None:
     """CSV files with the same header line: the header once, then every part's rows."""
-    for i, part in enumerate(parts):
-        with open(part, "rb") as f:
-            if i:
-                f.readline()
-            shutil.copyfileobj(f, out, 1 << 20)
+    with open(first, "ab") as out:
+        for part in rest:
+            with open(part, "rb") as f:
+                header = len(f.readline())
+            append_bytes(out, part, header)
 
 
 def join_separated(separator: bytes) -> Join:
     """Files of entries with ``separator`` between entries (none at the end): the non-empty parts so joined."""
 
-    def join(parts: Sequence[Path], out: IO[bytes]) -> None:
-        first = True
-        for part in parts:
-            if part.stat().st_size == 0:
-                continue
-            if not first:
-                out.write(separator)
-            first = False
-            with open(part, "rb") as f:
-                shutil.copyfileobj(f, out, 1 << 20)
+    def join(first: Path, rest: Sequence[Path]) -> None:
+        with open(first, "ab") as out:
+            empty = out.tell() == 0
+            for part in rest:
+                if part.stat().st_size:
+                    if not empty:
+                        out.write(separator)
+                    append_bytes(out, part)
+                    empty = False
 
     return join
 

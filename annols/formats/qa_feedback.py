@@ -44,8 +44,8 @@ ASCII escapes, no final newline) and ``qa-feedback-annotators.csv`` (who made ea
 from __future__ import annotations
 
 import csv
-import io
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
@@ -65,6 +65,7 @@ from annols.formats import (
     SourcePrediction,
     SourceTask,
     Violation,
+    append_bytes,
     content_key,
     join_concatenated,
     no_predictions,
@@ -766,36 +767,38 @@ def _rule_text(region: _Region) -> str:
     return f"{region.label or 'unlabelled'} span {region.start}-{region.end} {text!r}"
 
 
-def _join_array(parts: Sequence[Path], out: IO[bytes]) -> None:
+def _join_array(first: Path, rest: Sequence[Path]) -> None:
     """Parts of ``qa-feedback.json`` (``[`` + ``\\n  record`` joined by ``,`` + ``\\n]``, or ``[]``) as one array."""
-    out.write(b"[")
-    first = True
-    for part in parts:
-        content = part.read_bytes()
-        if content == b"[]":
-            continue
-        out.write((b"" if first else b",") + content[1:-2])  # without "[" and "\n]"
-        first = False
-    out.write(b"]" if first else b"\n]")
+    with open(first, "r+b") as out:
+        size = out.seek(0, os.SEEK_END)
+        empty = size == 2  # "[]"
+        out.truncate(1 if empty else size - 2)  # without "]" / "\n]"
+        out.seek(0, os.SEEK_END)
+        for part in rest:
+            part_size = part.stat().st_size
+            if part_size == 2:
+                continue
+            if not empty:
+                out.write(b",")
+            append_bytes(out, part, 1, part_size - 2)  # without "[" and "\n]"
+            empty = False
+        out.write(b"]" if empty else b"\n]")
 
 
-def _join_annotators(parts: Sequence[Path], out: IO[bytes]) -> None:
+def _join_annotators(first: Path, rest: Sequence[Path]) -> None:
     """Parts of ``qa-feedback-annotators.csv``, their line numbers counted on across parts."""
-    text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
-    writer = csv.writer(text, lineterminator="\n")
-    offset = 0
-    for i, part in enumerate(parts):
-        with open(part, encoding="utf-8", newline="") as f:
-            rows = csv.reader(f)
-            header = next(rows)
-            if i == 0:
-                writer.writerow(header)
-            last = 0
-            for row in rows:
-                last = int(row[0])
-                writer.writerow([last + offset, *row[1:]])
-            offset += last
-    text.detach()
+    with open(first, "r+", encoding="utf-8", newline="") as out:
+        offset = sum(1 for _ in csv.reader(out)) - 1  # the rows so far; the file is left at its end
+        writer = csv.writer(out, lineterminator="\n")
+        for part in rest:
+            with open(part, encoding="utf-8", newline="") as f:
+                rows = csv.reader(f)
+                next(rows)  # the header
+                last = 0
+                for row in rows:
+                    last = int(row[0])
+                    writer.writerow([last + offset, *row[1:]])
+                offset += last
 
 
 class QaFeedbackFormat:
