@@ -11,6 +11,7 @@ and in the local manifest; pull reads them back to unblind.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import random
 from typing import Any
@@ -65,6 +66,7 @@ def source_order(shown: tuple[str, ...], order: list[int]) -> tuple[str, ...]:
     return tuple(source)
 
 
+@functools.lru_cache(maxsize=1024)  # a study has few systems (and orders of them): each is encoded once
 def encode_systems(systems: tuple[str, ...]) -> str:
     raw = json.dumps(list(systems), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return base64.urlsafe_b64encode(raw).decode("ascii")

@@ -38,11 +38,12 @@ import json
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from annols import __version__, blinding, config, files, jsontext
 from annols.definition import Definition
@@ -56,6 +57,7 @@ DEFAULT_BATCH_SIZE = 20000
 # pass are held in memory: one batch in flight, one being gathered).
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 ANNOTATOR_DOMAIN = "annotators.annols.local"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -261,10 +263,13 @@ def read_manifest(path: Path) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def ensure_project(client: LabelStudioClient, definition: Definition, options: PushOptions) -> tuple[Project, bool]:
-    """The project titled ``options.title``: reused if its config matches, created otherwise."""
+def ensure_project(
+    client: LabelStudioClient, definition: Definition, options: PushOptions, found: Future[Project | None] | None = None
+) -> tuple[Project, bool]:
+    """The project titled ``options.title`` (looked up, or ``found`` already): reused if its config matches,
+    created otherwise."""
     wanted = config.label_config(definition)
-    existing = client.find_project(options.title)
+    existing = client.find_project(options.title) if found is None else found.result()
     if existing is None:
         project = client.create_project(
             options.title, wanted, config.instructions(definition), overlap=options.overlap or 1
@@ -323,7 +328,10 @@ def _push(
     on_progress: Callable[[int, int], None] | None,
 ) -> PushReport:
     manifest = manifest_path(options.manifest_dir, options.title)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as digester:
+    # The project is looked up (read only) while the inputs are read: the server answers meanwhile.
+    # A daemon thread: bad input is reported at once, even if the server is slow to answer.
+    project = _in_background(client.find_project, options.title)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as beside:
         found = None
         if _scan_path(manifest).exists():
             found = _cached_scan(client, manifest, input_fingerprint(definition, inputs))
@@ -333,14 +341,30 @@ def _push(
             found = scan(definition, inputs, spool, options.seed)
             # The digest is taken while the server imports (hashing releases the GIL); it is
             # kept only if no input changed meanwhile, so it is the digest of what was checked.
-            fingerprinting = digester.submit(input_fingerprint, definition, inputs)
+            fingerprinting = beside.submit(input_fingerprint, definition, inputs)
         try:
-            return _push_checked(client, definition, inputs, options, spool, on_progress, manifest, found, from_cache)
+            return _push_checked(
+                client, definition, inputs, options, spool, on_progress, manifest, found, from_cache, project
+            )
         finally:
             if not from_cache:
                 fingerprint = fingerprinting.result()
                 if stamp is not None and _input_stamp(inputs) == stamp:
                     _save_scan(manifest, fingerprint, found)
+
+
+def _in_background(function: Callable[..., T], *args: Any) -> Future[T]:
+    """``function(*args)`` in a daemon thread (one that does not keep the process alive)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args))
+        except BaseException as e:  # handed to whoever asks for the result
+            future.set_exception(e)
+
+    threading.Thread(target=run, name="annols-lookup", daemon=True).start()
+    return future
 
 
 def _push_checked(
@@ -353,6 +377,7 @@ def _push_checked(
     manifest: Path,
     found: Scan,
     from_cache: bool,
+    project_found: Future[Project | None],
 ) -> PushReport:
     """The push once the first pass found every input record good (or its findings were cached)."""
     predictions = load_predictions(definition, options.predictions)
@@ -363,7 +388,7 @@ def _push_checked(
             options.predictions[0], "", "", f"{len(unknown)} prediction(s) match no input task (first key {unknown[0]})"
         )
 
-    project, created_project = ensure_project(client, definition, options)
+    project, created_project = ensure_project(client, definition, options, project_found)
     user_ids = ensure_users(client, found.annotators) if options.with_annotations else {}
 
     header = {
