@@ -263,13 +263,13 @@ def convert(
     fmt = format_for(definition)
     joins: dict[str, Join] | None = getattr(fmt, "joins", None)
     if workers is None:
-        workers = min(_cpus(), MAX_WORKERS) if export.stat().st_size >= PARALLEL_BYTES else 1
+        large = export.is_file() and export.stat().st_size >= PARALLEL_BYTES
+        workers = min(_cpus(), MAX_WORKERS) if large else 1
     if joins and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers)
         if report is not None:
             return report
-    with open(export, encoding="utf-8") as f:
-        return _convert_tasks(_tasks(f, export, users), definition, out_dir, fmt)
+    return _convert_tasks(read_export(export, users), definition, out_dir, fmt)
 
 
 MAX_WORKERS = 4

@@ -122,3 +122,9 @@ def test_a_broken_export_is_reported_as_in_one_pass(tmp_path: Path) -> None:
     assert "export.json" in str(e.value) and "not a Label Studio JSON export" in str(e.value)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
+
+
+def test_a_missing_export_is_a_one_line_input_error(tmp_path: Path) -> None:
+    with pytest.raises(pull.InputError) as e:
+        pull.convert(tmp_path / "export.json", load("summary-flaws"), tmp_path / "out")
+    assert str(e.value) == f"{tmp_path / 'export.json'}: file not found"
