@@ -20,6 +20,14 @@ def _umask() -> int:
 _UMASK = _umask()
 
 
+def _permissions_for(path: Path) -> int:
+    """Those of the file being replaced, else what a plain ``open`` would give a new file."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_UMASK
+
+
 @contextlib.contextmanager
 def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; it replaces ``path`` only if the block succeeds.
@@ -32,10 +40,7 @@ def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]
     if "b" not in mode:
         kwargs.setdefault("encoding", "utf-8")
         kwargs.setdefault("newline", "")
-    try:
-        permissions = path.stat().st_mode & 0o7777
-    except OSError:
-        permissions = 0o666 & ~_UMASK
+    permissions = _permissions_for(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, permissions)
@@ -52,12 +57,8 @@ def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]
 
 def replace_durably(source: Path, path: Path) -> None:
     """Move ``source`` (a finished file on the same file system) to ``path``, as :func:`atomic_open` would."""
-    try:
-        permissions = path.stat().st_mode & 0o7777
-    except OSError:
-        permissions = 0o666 & ~_UMASK
     with open(source, "rb+") as f:
-        os.fchmod(f.fileno(), permissions)
+        os.fchmod(f.fileno(), _permissions_for(path))
         os.fsync(f.fileno())
     os.replace(source, path)
 

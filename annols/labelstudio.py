@@ -348,17 +348,6 @@ def _json_array(parts: Sequence[bytes | FilePart], piece: int = 1 << 20) -> Iter
     yield b"".join(buffer)
 
 
-def _all(pager: Any) -> Iterator[Any]:
-    """The items of an SDK pager; its last page is followed by a 404 ("Invalid page"), which ends it."""
-    from label_studio_sdk.core.api_error import ApiError
-
-    try:
-        yield from pager
-    except ApiError as e:
-        if e.status_code != 404:
-            raise
-
-
 def _detail(body: Any) -> str:
     """A short, header-free description of an error body."""
     if isinstance(body, dict):

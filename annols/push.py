@@ -459,13 +459,9 @@ def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | N
     identity = [__version__, definition.name, definition.variant, definition.format, config.label_config(definition)]
     digest.update(json.dumps(identity).encode("utf-8"))
     try:
-        for path in inputs:
-            path = Path(path)
-            if path.is_dir():
-                members = sorted(p for p in path.rglob("*") if p.is_file())
-            elif path.is_file():
-                members = [path]
-            else:
+        for path in map(Path, inputs):
+            members = _input_files(path)
+            if members is None:
                 return None
             digest.update(b"\0input\0")
             for member in members:
@@ -478,12 +474,22 @@ def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | N
     return digest.hexdigest()
 
 
+def _input_files(path: Path) -> list[Path] | None:
+    """The files of one input (a file, or every file below a folder, sorted); None if it is missing."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file())
+    return [path] if path.is_file() else None
+
+
 def _input_stamp(inputs: Sequence[Path]) -> tuple[tuple[str, int, int], ...] | None:
     """Size and modification time of every input file (None if one is missing): a cheap "unchanged?"."""
     stamp = []
     try:
         for path in map(Path, inputs):
-            for member in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
+            members = _input_files(path)
+            if members is None:
+                return None
+            for member in members:
                 info = member.stat()
                 stamp.append((str(member), info.st_size, info.st_mtime_ns))
     except OSError:

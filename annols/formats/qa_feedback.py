@@ -787,8 +787,9 @@ def _join_array(first: Path, rest: Sequence[Path]) -> None:
 
 def _join_annotators(first: Path, rest: Sequence[Path]) -> None:
     """Parts of ``qa-feedback-annotators.csv``, their line numbers counted on across parts."""
-    with open(first, "r+", encoding="utf-8", newline="") as out:
-        offset = sum(1 for _ in csv.reader(out)) - 1  # the rows so far; the file is left at its end
+    with open(first, encoding="utf-8", newline="") as f:
+        offset = sum(1 for _ in csv.reader(f)) - 1  # the first part's rows (without the header)
+    with open(first, "a", encoding="utf-8", newline="") as out:
         writer = csv.writer(out, lineterminator="\n")
         for part in rest:
             with open(part, encoding="utf-8", newline="") as f:

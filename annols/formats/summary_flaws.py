@@ -713,7 +713,7 @@ def _json_line(task: ExportedTask, annotation: ExportedAnnotation, found: Judgme
         "document": task.data.get(names.document, ""),
         "summary": summary,
     }
-    model = task.systems[0] if task.systems else task.data.get("model")  # data: tasks pushed by annols < 0.2
+    model = task.systems[0] if task.systems else task.data.get("model")  # data: tasks pushed before it moved to meta
     if model is not None:
         line["model"] = model
     line |= {
