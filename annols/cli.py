@@ -467,8 +467,9 @@ def pull_command(
 def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | None) -> None:
     """Convert a saved raw JSON export into the protocol's result files, offline.
 
-    Gives the same files as `annols pull` (annotators named by user id, since the export
-    alone does not hold their emails).
+    Gives the same files as `annols pull`. Annotators are named by email from the
+    annotators.json that pull wrote beside the export, else by user id (the export alone
+    does not hold their emails).
 
     \b
     Example:
