@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -26,6 +26,7 @@ from annols.errors import InputError, ServerError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
 from annols.jsonstream import JSONStreamError, TextReader, iter_json_array
 from annols.labelstudio import LabelStudioClient
+from annols.styles import STYLE_MODULES
 
 EXPORT_FILE = "export.json"
 ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no server
@@ -119,11 +120,14 @@ def _annotation(raw: dict[str, Any], users: dict[int, str]) -> ExportedAnnotatio
 
 def tidy_rows(task: ExportedTask, definition: Definition) -> Iterator[dict[str, Any]]:
     """One row per task x annotator x answer."""
-    for row in _tidy_lists(task, definition, _positions(definition)):
+    for row in _tidy_lists(task, definition, _system_finder(definition)):
         yield dict(zip(RESULT_COLUMNS, row, strict=True))
 
 
-def _tidy_lists(task: ExportedTask, definition: Definition, positions: dict[str, int]) -> Iterator[list[Any]]:
+SystemOf = Callable[[ExportedTask, str, str], str]
+
+
+def _tidy_lists(task: ExportedTask, definition: Definition, system_of: SystemOf) -> Iterator[list[Any]]:
     """The rows of :func:`tidy_rows` as lists in RESULT_COLUMNS order (what the CSV writer takes fastest)."""
     systems = " | ".join(task.systems)
     for a in task.annotations:
@@ -132,7 +136,7 @@ def _tidy_lists(task: ExportedTask, definition: Definition, positions: dict[str,
         lead_time = "" if a.lead_time is None else a.lead_time
         for item in a.result:
             for question, region, text, answer in _answers(item):
-                system = _system(definition, task, question, answer, positions) if task.systems else ""
+                system = system_of(task, question, answer) if task.systems else ""
                 yield [
                     task.key, task.id, a.annotator, a.id, question, region, text, answer,
                     system, systems, lead_time, a.created_at,
@@ -168,35 +172,26 @@ def _answers(item: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
         yield question, region, text, str(answer)
 
 
-def _positions(definition: Definition) -> dict[str, int]:
-    """Ranking cell names -> candidate position index."""
-    if definition.style != "ranking":
-        return {}
+def _system_finder(definition: Definition) -> SystemOf:
+    """The style's rule for the system an answer is about (a rank or rating cell's candidate,
+    a preference's winner, the one system that wrote a text); "" where it is about none."""
+    style = STYLE_MODULES[definition.style]
     spec = definition.spec
-    return {spec.cell(d, p): i for d in spec.dimensions for i, p in enumerate(spec.positions)}
 
+    def system_of(task: ExportedTask, question: str, answer: str) -> str:
+        found: str = style.system_of(spec, task, question, answer)
+        return found
 
-def _system(definition: Definition, task: ExportedTask, question: str, answer: str, positions: dict[str, int]) -> str:
-    """The system an answer is about, where it is about one: a ranking cell, a pairwise winner."""
-    if not task.systems:
-        return ""
-    if question in positions and positions[question] < len(task.systems):
-        return task.systems[positions[question]]
-    if definition.style == "pairwise" and question in {a.name for a in definition.spec.aspects}:
-        # By convention the first answers name the candidates in order; the rest (a tie) none.
-        codes = [c.code for c in definition.spec.answers]
-        if answer in codes and codes.index(answer) < len(task.systems):
-            return task.systems[codes.index(answer)]
-    return ""
+    return system_of
 
 
 def write_tidy(tasks: Iterable[ExportedTask], definition: Definition, path: Path) -> None:
-    positions = _positions(definition)
+    system_of = _system_finder(definition)
     with files.atomic_open(path) as f:
         writer = csv.writer(f)
         writer.writerow(RESULT_COLUMNS)
         for task in tasks:
-            writer.writerows(_tidy_lists(task, definition, positions))
+            writer.writerows(_tidy_lists(task, definition, system_of))
 
 
 def validate(export: Path, definition: Definition) -> Iterator[Violation]:
@@ -292,7 +287,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
     ):
         tidy = csv.writer(tidy_file)
         tidy.writerow(RESULT_COLUMNS)
-        positions = _positions(definition)
+        system_of = _system_finder(definition)
         checks = csv.writer(violations_file)
         checks.writerow(VIOLATION_COLUMNS)
 
@@ -302,7 +297,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
                 totals[0] += 1
                 for a in task.annotations:
                     totals[2 if a.cancelled else 1] += 1
-                tidy.writerows(_tidy_lists(task, definition, positions))
+                tidy.writerows(_tidy_lists(task, definition, system_of))
                 for v in check_export((task,), definition, fmt):
                     checks.writerow([v.task_key, v.annotator, v.rule, v.found])
                     violations += 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -114,15 +115,21 @@ class GenericFormat:
                 )
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
-        """Generic protocols have no native result file: results.csv (written by pull) is the table."""
+        """``<name>.jsonl``: one line per submitted annotation with its judgments, systems unblinded
+        (:mod:`annols.judgments`), beside the task's data and the raw result (nothing is lost)."""
+        from annols.judgments import decode  # the styles import this package: import on use
+
         path = out_dir / f"{definition.name}.jsonl"
         with files.atomic_open(path) as f:
             for task in tasks:
                 for a in task.annotations:
                     if a.cancelled:
                         continue
-                    line = {"key": task.key, "annotator": a.annotator, "systems": list(task.systems),
-                            "data": task.data, "result": a.result}  # fmt: skip
+                    judged = [{"kind": j.kind, **{k: v for k, v in asdict(j).items() if k != "kind"}}
+                              for j in decode(definition, task, a)]  # fmt: skip
+                    line = {"key": task.key, "task_id": task.id, "annotator": a.annotator, "annotation_id": a.id,
+                            "systems": list(task.systems), "judgments": judged, "data": task.data,
+                            "result": a.result}  # fmt: skip
                     f.write(jsontext.dumps(line, ensure_ascii=False) + "\n")
         return [path]
 

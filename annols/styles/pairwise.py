@@ -3,6 +3,10 @@
 Label Studio's own Pairwise tag offers left/right only, no tie and no ``required``, and
 one judgment per pair of objects; so each aspect is a required single choice whose
 answer codes are the protocol's own (stored through ``alias``).
+
+Which candidate an answer prefers is ``prefers = "<candidate name>"`` on the answer; an
+answer without it is a tie. When no answer says, the convention of the seed holds: the
+first answer prefers the first candidate, the second the second, the rest are ties.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from annols.definition import Choice, Definition, Pane, Question, Table, parse_choice, parse_panes
+from annols import judgments
+from annols.definition import Choice, Definition, Pane, Question, Table, parse_choice, parse_panes, parse_question
+from annols.formats import ExportedAnnotation, ExportedTask
 from annols.markup import el, pane, question_block
 
 
@@ -28,6 +34,8 @@ class PairwiseSpec:
     candidates: tuple[Pane, Pane]
     answers: tuple[Choice, ...]
     aspects: tuple[Aspect, ...]
+    prefers: tuple[int | None, ...] = ()  # per answer: the candidate index it prefers, None for a tie
+    questions: tuple[Question, ...] = ()  # task-level questions after the aspects
 
     def question(self, aspect: Aspect) -> Question:
         return Question(name=aspect.name, text=aspect.text, hint=aspect.hint,
@@ -38,7 +46,16 @@ def parse(t: Table) -> PairwiseSpec:
     candidates = parse_panes(t, "candidates")
     if len(candidates) != 2:
         raise t.fail("candidates", f"pairwise needs exactly 2 candidates, found {len(candidates)}")
-    answers = tuple(parse_choice(c) for c in t.tables("answers", required=True))
+    names = [c.name for c in candidates]
+    answers, prefers = [], []
+    for a in t.tables("answers", required=True):
+        prefer = a.text("prefers")
+        if prefer is not None and prefer not in names:
+            raise a.fail("prefers", f"{prefer!r} is not one of the candidates {names}")
+        prefers.append(None if prefer is None else names.index(prefer))
+        answers.append(parse_choice(a))
+    if all(p is None for p in prefers):  # the seed's convention: 1, 2, then ties
+        prefers = [i if i < 2 else None for i in range(len(answers))]
     codes = [a.code for a in answers]
     if len(set(codes)) != len(codes):
         raise t.fail("answers", "answer codes must be distinct")
@@ -49,8 +66,10 @@ def parse(t: Table) -> PairwiseSpec:
     return PairwiseSpec(
         context=parse_panes(t, "context"),
         candidates=(candidates[0], candidates[1]),
-        answers=answers,
+        answers=tuple(answers),
         aspects=tuple(aspects),
+        prefers=tuple(prefers),
+        questions=tuple(parse_question(q) for q in t.tables("questions")),
     )
 
 
@@ -71,4 +90,36 @@ def build_config(d: Definition) -> etree._Element:
     root.append(side_by_side)
     for aspect in spec.aspects:
         root.append(question_block(spec.question(aspect), spec.candidates[0].name, inline=True, radio=True))
+    for q in spec.questions:
+        root.append(question_block(q, spec.candidates[0].name, radio=True))
     return root
+
+
+def shown_systems(spec: PairwiseSpec, task: ExportedTask) -> tuple[str, str]:
+    """The systems shown as candidate 1 and 2; the candidates' titles where the task names none."""
+    first, second = judgments.shown_systems(task, 2, [c.title.lower() for c in spec.candidates])
+    return first, second
+
+
+def decode(spec: PairwiseSpec, task: ExportedTask, annotation: ExportedAnnotation) -> list[judgments.Judgment]:
+    """A preference per aspect answered with exactly one known code, and the task-level answers."""
+    shown = shown_systems(spec, task)
+    code_of_text = {a.text: a.code for a in spec.answers}  # hand-made results may store the shown text
+    meaning = {a.code: p for a, p in zip(spec.answers, spec.prefers, strict=True)}
+    given = judgments.choices_by_name(annotation.result)
+    out: list[judgments.Judgment] = []
+    for aspect in spec.aspects:
+        codes = [code_of_text.get(c, c) for c in given.get(aspect.name, [])]
+        if len(codes) == 1 and codes[0] in meaning:
+            out.append(judgments.Preference(aspect.name, shown, codes[0], meaning[codes[0]]))
+    return out + judgments.question_answers(spec.questions, annotation.result)
+
+
+def system_of(spec: PairwiseSpec, task: ExportedTask, from_name: str, answer: str) -> str:
+    """The system an answer row of results.csv is about: the preferred one (a tie: none)."""
+    if not task.systems or from_name not in {a.name for a in spec.aspects}:
+        return ""
+    code_of_text = {a.text: a.code for a in spec.answers}
+    meaning = dict(zip((a.code for a in spec.answers), spec.prefers, strict=True))
+    preferred = meaning.get(code_of_text.get(answer, answer))
+    return task.systems[preferred] if preferred is not None and preferred < len(task.systems) else ""

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from annols.definition import Choice, Definition, Pane, Question, Table, parse_panes
-from annols.markup import choices_el, el, header, pane
+from annols import judgments
+from annols.definition import Choice, Definition, Pane, Question, Table, parse_panes, parse_question
+from annols.formats import ExportedAnnotation, ExportedTask
+from annols.markup import choices_el, el, header, pane, question_block
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class RankingSpec:
     positions: tuple[str, ...]  # "A", "B", ...
     candidate_title: str  # "{position}" is replaced
     dimensions: tuple[Dimension, ...]
+    questions: tuple[Question, ...] = ()  # task-level questions after the ranks
 
     def field(self, position: str) -> str:
         return f"output_{position.lower()}"
@@ -59,6 +62,7 @@ def parse(t: Table) -> RankingSpec:
         positions=positions,
         candidate_title=t.text("candidate_title", "Output {position}"),
         dimensions=tuple(dims),
+        questions=tuple(parse_question(q) for q in t.tables("questions")),
     )
 
 
@@ -88,4 +92,40 @@ def build_config(d: Definition) -> etree._Element:
             line.append(choices_el(cell, spec.field(position), inline=True, radio=True))
             block.append(line)
         root.append(block)
+    for q in spec.questions:
+        root.append(question_block(q, spec.field(spec.positions[0]), radio=True))
     return root
+
+
+def shown_systems(spec: RankingSpec, task: ExportedTask) -> tuple[str, ...]:
+    """The system at each position: the blinding if recorded, else the input order, else the letters."""
+    if len(task.systems) == len(spec.positions):
+        return task.systems
+    if len(task.source_systems) == len(spec.positions):
+        return task.source_systems
+    return spec.positions
+
+
+def decode(spec: RankingSpec, task: ExportedTask, annotation: ExportedAnnotation) -> list[judgments.Judgment]:
+    """A rank per cell holding exactly one rank 1..N (ties as given), and the task-level answers."""
+    shown = shown_systems(spec, task)
+    given = judgments.choices_by_name(annotation.result)
+    top = len(spec.positions)
+    out: list[judgments.Judgment] = []
+    for dimension in spec.dimensions:
+        for i, position in enumerate(spec.positions):
+            codes = given.get(spec.cell(dimension, position), [])
+            if len(codes) == 1 and codes[0].isdigit() and 1 <= int(codes[0]) <= top:
+                out.append(judgments.Rank(dimension.name, position, shown[i], int(codes[0])))
+    return out + judgments.question_answers(spec.questions, annotation.result)
+
+
+def system_of(spec: RankingSpec, task: ExportedTask, from_name: str, answer: str) -> str:
+    """The system a rank cell is about."""
+    if not task.systems:
+        return ""
+    for dimension in spec.dimensions:
+        for i, position in enumerate(spec.positions):
+            if from_name == spec.cell(dimension, position) and i < len(task.systems):
+                return task.systems[i]
+    return ""

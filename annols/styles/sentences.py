@@ -11,8 +11,10 @@ from dataclasses import dataclass, replace
 
 from lxml import etree
 
+from annols import judgments
 from annols.definition import Definition, Pane, Question, Table, parse_pane, parse_panes, parse_question
-from annols.markup import choices_el, el, header, pane, textarea_el
+from annols.formats import ExportedAnnotation, ExportedTask
+from annols.markup import choices_el, el, header, pane, question_block, textarea_el
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,7 @@ class SentencesSpec:
     special: Question
     columns: tuple[Question, ...]
     explanation: Question
+    questions: tuple[Question, ...] = ()  # task-level questions after the rows
 
     def row_names(self, n: int) -> dict[str, str]:
         """Control names of row ``n`` (1-based): the sentence field and each question."""
@@ -50,13 +53,15 @@ def parse(t: Table) -> SentencesSpec:
         special=parse_question(special),
         columns=tuple(parse_question(q) for q in t.tables("columns", required=True)),
         explanation=parse_question(explanation),
+        questions=tuple(parse_question(q) for q in t.tables("questions")),
     )
     if spec.explanation.kind != "text":
         raise t.fail("explanation.kind", "the explanation must be a text question")
     for i, q in enumerate(spec.columns):
         if q.kind != "choice" or q.multiple:
             raise t.fail(f"columns[{i}]", "a column must be a single choice question")
-    names = [spec.special.name, *(q.name for q in spec.columns), spec.explanation.name]
+    names = [spec.special.name, *(q.name for q in spec.columns), spec.explanation.name,
+             *(q.name for q in spec.questions)]  # fmt: skip
     for name in names:
         if names.count(name) > 1:
             raise t.fail("columns", f"question name {name!r} is used twice")
@@ -94,7 +99,30 @@ def build_config(d: Definition) -> etree._Element:
         rest.append(textarea_el(explanation, names["sentence"], name=names[spec.explanation.name]))
         row.append(rest)
         root.append(row)
+    for q in spec.questions:
+        root.append(question_block(q, spec.generated.name, radio=True))
     return root
+
+
+def decode(spec: SentencesSpec, task: ExportedTask, annotation: ExportedAnnotation) -> list[judgments.Judgment]:
+    """A row per sentence row, as the annotator saw it (a special case hides and empties the rest),
+    and the task-level answers."""
+    given = judgments.choices_by_name(annotation.result)
+    written = judgments.texts_by_name(annotation.result)
+    system = task.systems[0] if len(task.systems) == 1 else ""
+    out: list[judgments.Judgment] = []
+    for n in range(1, spec.rows + 1):
+        names = spec.row_names(n)
+        special = given.get(names[spec.special.name], [])
+        columns = {} if special else {q.name: tuple(given.get(names[q.name], [])) for q in spec.columns}
+        explanation = "" if special else written.get(names[spec.explanation.name], "")
+        out.append(judgments.Row(n, "; ".join(special), columns, explanation, system))
+    return out + judgments.question_answers(spec.questions, annotation.result, system)
+
+
+def system_of(spec: SentencesSpec, task: ExportedTask, from_name: str, answer: str) -> str:
+    """Every answer about the generated text is about the system that wrote it, when the task names one."""
+    return task.systems[0] if len(task.systems) == 1 else ""
 
 
 def _in_row(q: Question, row_title: str) -> Question:

@@ -13,6 +13,7 @@ from typing import Any
 
 from lxml import etree
 
+from annols import judgments
 from annols.definition import (
     Choice,
     Definition,
@@ -25,6 +26,7 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
+from annols.formats import ExportedAnnotation, ExportedTask
 from annols.markup import choices_el, el, header, labels_el, pane, question_block, textarea_el
 
 
@@ -98,12 +100,8 @@ def build_config(d: Definition) -> etree._Element:
             if label.question:
                 root.append(_region_question(label, label.question, f"{p.name}_labels", p.name))
 
-    if spec.none_answer:
-        none_q = Question(
-            name=f"{spec.labels_name}_none",
-            text="If you found no span to mark:",
-            choices=(Choice(code=spec.none_answer, text=spec.none_answer),),
-        )
+    none_q = none_question(spec)
+    if none_q is not None:
         root.append(question_block(none_q, spec.target.name))
     for q in spec.questions:
         root.append(question_block(q, spec.target.name, radio=True))
@@ -126,3 +124,64 @@ def _region_question(label: Label, q: Question, labels_name: str, to_name: str) 
     else:
         block.append(choices_el(q, to_name, per_region=True, **when))
     return block
+
+
+def span_controls(spec: SpansSpec) -> dict[str, tuple[Label, ...]]:
+    """Every labels control of the config -> its labels: the target's, then each paragraphs pane's."""
+    controls = {spec.labels_name: spec.labels}
+    controls.update({f"{p.name}_labels": p.labels for p in spec.context if p.labels})
+    return controls
+
+
+def none_question(spec: SpansSpec) -> Question | None:
+    """The explicit "nothing found" answer, as the task-level question the config asks."""
+    if not spec.none_answer:
+        return None
+    return Question(name=f"{spec.labels_name}_none", text="If you found no span to mark:",
+                    choices=(Choice(code=spec.none_answer, text=spec.none_answer),))  # fmt: skip
+
+
+def decode(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) -> list[judgments.Judgment]:
+    """A span per labelled region (one per label if a region has several), with its per-span answers
+    and the regions it is linked to; then the "none found" answer and the task-level questions.
+
+    Offsets are half-open: characters of the target text, or paragraph indexes of a
+    paragraphs pane (``end`` one past the last paragraph). The system is the task's, when
+    it names exactly one (the system that wrote the target text).
+    """
+    controls = span_controls(spec)
+    system = task.systems[0] if len(task.systems) == 1 else ""
+    answers: dict[str, dict[str, tuple[str, ...]]] = {}
+    links: dict[str, list[str]] = {}
+    for item in annotation.result:
+        kind, region = item.get("type"), str(item.get("id", ""))
+        if kind == "relation":
+            links.setdefault(str(item.get("from_id")), []).append(str(item.get("to_id")))
+        elif kind in ("choices", "textarea") and region and item.get("from_name") not in controls:
+            value = item.get("value") or {}
+            given = value.get("choices") if kind == "choices" else ["\n".join(str(t) for t in value.get("text") or [])]
+            if given:
+                answers.setdefault(region, {})[str(item.get("from_name"))] = tuple(str(g) for g in given)
+    out: list[judgments.Judgment] = []
+    for item in annotation.result:
+        control = str(item.get("from_name", ""))
+        value = item.get("value") or {}
+        labels = value.get("labels") or value.get("paragraphlabels") or []
+        if control not in controls or not labels:
+            continue
+        region = str(item.get("id", ""))
+        if "startOffset" in value:  # a paragraphs pane: paragraph indexes, as strings
+            start, end = int(value.get("start", 0)), int(value.get("end", 0)) + 1
+        else:
+            start, end = int(value.get("start", 0)), int(value.get("end", 0))
+        for label in labels:
+            out.append(judgments.Span(control, str(label), start, end, str(value.get("text", "")), region, system,
+                                      answers.get(region, {}), tuple(links.get(region, ()))))  # fmt: skip
+    none = none_question(spec)
+    questions = (none, *spec.questions) if none else spec.questions
+    return out + judgments.question_answers(questions, annotation.result, system)
+
+
+def system_of(spec: SpansSpec, task: ExportedTask, from_name: str, answer: str) -> str:
+    """Every answer about a text is about the system that wrote it, when the task names one."""
+    return task.systems[0] if len(task.systems) == 1 else ""
