@@ -1,6 +1,6 @@
 """Blinding: which system is shown where, shuffled per task from a recorded seed.
 
-For the pairwise and ranking styles the annotator sees candidates by position only
+For the pairwise, ranking and ratings styles the annotator sees candidates by position only
 ("Summary #1", "Output A"). Each task's order is a permutation drawn from
 ``random.Random(f"{seed}:{key}")``, so the same seed and input give the same order on
 every run and machine. The systems shown, in position order, travel with the task in
@@ -29,6 +29,8 @@ def candidate_fields(d: Definition) -> list[str]:
         return [c.name for c in d.spec.candidates]
     if d.style == "ranking":
         return [d.spec.field(p) for p in d.spec.positions]
+    if d.style == "ratings":  # one candidate: nothing to shuffle, but its system is named all the same
+        return [c.name for c in d.spec.candidates]
     return []
 
 

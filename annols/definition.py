@@ -1,6 +1,6 @@
 """Protocol definitions: the TOML files that say what a study asks of its annotators.
 
-A definition names a style (spans, pairwise, sentences, ranking), the task fields shown,
+A definition names a style (spans, pairwise, sentences, ranking, ratings), the task fields shown,
 the labels, questions and answer codes, and the guideline. The shipped protocols live in
 ``annols/protocols/*.toml``; a user's own file in the same format works wherever a
 protocol name does. Every mistake is reported as a :class:`DefinitionError` naming the
@@ -21,7 +21,7 @@ from typing import Any
 
 from annols.errors import DefinitionError
 
-STYLES = ("spans", "pairwise", "sentences", "ranking")
+STYLES = ("spans", "pairwise", "sentences", "ranking", "ratings")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PROTOCOL_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 

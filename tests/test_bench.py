@@ -58,3 +58,17 @@ def test_bench_quick_records_every_measurement(
     # The bench leaves no project behind on the server it was given.
     projects = client._request("GET", "api/projects", params={"page_size": 1000}).json()["results"]
     assert not [p["title"] for p in projects if p["title"].startswith("bench ")]
+
+
+def test_bench_report_quick_records_time_and_memory_per_style(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    command = [sys.executable, str(ROOT / "scripts" / "bench_report.py"), "--sizes", "300", "--out", str(out)]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    report = json.loads(out.read_text("utf-8"))
+    assert report["command"] == f"scripts/bench-report --sizes 300 --out {out}"
+    assert [(r["style"], r["tasks"], r["annotations"]) for r in report["results"]] == [
+        ("ratings", 300, 900), ("pairwise", 300, 900),
+    ]  # fmt: skip
+    for row in report["results"]:
+        assert row["median_seconds"] > 0 and 10 < row["max_rss_mb"] < 2000 and row["export_mb"] > 0

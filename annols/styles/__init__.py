@@ -1,4 +1,4 @@
-"""The four guideline styles, one module each.
+"""The five guideline styles, one module each.
 
 Each style module has ``parse(table) -> Spec`` (reads its part of a definition),
 ``build_config(definition) -> lxml element`` and ``data_fields(spec) -> list`` (the task
@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from annols.styles import pairwise, ranking, sentences, spans
+from annols.styles import pairwise, ranking, ratings, sentences, spans
 
 STYLE_MODULES: dict[str, ModuleType] = {
     "spans": spans,
     "pairwise": pairwise,
     "sentences": sentences,
     "ranking": ranking,
+    "ratings": ratings,
 }

@@ -1,0 +1,321 @@
+"""Ratings: each candidate rated on each aspect, on a scale of numeric codes or a slider.
+
+Written like pairwise: ``[[context]]`` panes, one or more ``[[candidates]]`` (shown by
+their titles only; with several, their order is shuffled per task and undone on pull),
+``[[aspects]]`` (``name``, ``text``, ``hint``) and one required answer per candidate and
+aspect. The scale is either
+
+- ``scale = "choices"`` (the default): ``[[answers]]`` are the scale's numeric codes from
+  lowest to highest (e.g. 1 to 5), each with optional anchor ``text`` and ``hint``. Each
+  cell is a required single choice; the code is stored through ``alias``, as in the
+  other styles.
+- ``scale = "slider"``: direct assessment on a continuous line, Label Studio's ``Number``
+  tag with ``slider="true"`` (``min``/``max``/``step``, ``required``), taken from an
+  optional ``[slider]`` table (``min = 0``, ``max = 100``, ``step = 1``, anchor texts
+  ``low`` and ``high`` shown at its ends). The ``Rating`` (stars) tag is no fit for 0 to
+  100. An untouched slider holds no value (its thumb rests mid-way, faded, no number
+  shown), so ``required`` refuses it; once moved (mouse, or Home/End and the arrow keys)
+  it shows its value next to it. Seen in Chromium on Label Studio 1.23.2.
+
+Optional task-level ``[[questions]]`` work as in spans.
+
+Control names are stable: a cell is ``{aspect}_{candidate}`` (``coherence_summary_1``:
+aspect name, then the candidate pane's name), each pane's Text is its field name and a
+question's control its name. Every name must be unique in the definition.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lxml import etree
+
+from annols.definition import (
+    Choice,
+    Definition,
+    Pane,
+    Question,
+    Table,
+    parse_choice,
+    parse_panes,
+    parse_question,
+)
+from annols.formats import ExportedAnnotation, ExportedTask
+from annols.judgments import Judgment, Rating, question_answers, shown_systems
+from annols.markup import choices_el, el, header, pane, question_block
+
+SCALES = ("choices", "slider")
+
+# The editor's range input is narrow by default; a line for direct assessment should be long.
+# Until moved it holds no value (its ``value`` attribute is empty) but its thumb rests
+# mid-way: faded, it does not look like a score of 50.
+SLIDER_CSS = (
+    ".lsf-number { flex: 1 1 auto; } .lsf-number input[type=range] { flex: 1 1 auto; min-width: 16em; } "
+    '.lsf-number input[type=range][value=""] { opacity: 0.35; }'
+)
+
+
+@dataclass(frozen=True)
+class Aspect:
+    name: str
+    text: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Slider:
+    """A continuous scale: Label Studio's Number tag shown as a slider."""
+
+    min: int = 0
+    max: int = 100
+    step: int = 1
+    low: str = ""  # anchor text at the low end
+    high: str = ""  # anchor text at the high end
+
+
+@dataclass(frozen=True)
+class RatingsSpec:
+    context: tuple[Pane, ...]
+    candidates: tuple[Pane, ...]
+    scale: str  # "choices" | "slider"
+    answers: tuple[Choice, ...]  # numeric codes, lowest first ("choices" scale)
+    slider: Slider | None  # the "slider" scale
+    aspects: tuple[Aspect, ...]
+    questions: tuple[Question, ...] = ()
+
+    def cell(self, aspect: Aspect, candidate: Pane) -> str:
+        """The control name of one rating: ``{aspect}_{candidate}``."""
+        return f"{aspect.name}_{candidate.name}"
+
+    def cells(self) -> dict[str, tuple[Aspect, int]]:
+        """Control name -> (aspect, candidate position), in the order shown."""
+        return {self.cell(a, c): (a, i) for i, c in enumerate(self.candidates) for a in self.aspects}
+
+    def cell_question(self, aspect: Aspect, candidate: Pane) -> Question:
+        text = f"{aspect.text}, {candidate.title}" if len(self.candidates) > 1 else aspect.text
+        return Question(name=self.cell(aspect, candidate), text=text, hint=aspect.hint,
+                        choices=self.answers, required=True)  # fmt: skip
+
+
+def parse(t: Table) -> RatingsSpec:
+    context = parse_panes(t, "context")
+    candidates = tuple(parse_panes(t, "candidates"))
+    if not candidates:
+        raise t.fail("candidates", "missing; ratings needs at least one [[candidates]] pane")
+    scale = t.text("scale", "choices")
+    if scale not in SCALES:
+        raise t.fail("scale", f"{scale!r} is not one of {', '.join(repr(s) for s in SCALES)}")
+
+    answers: tuple[Choice, ...] = ()
+    slider: Slider | None = None
+    if scale == "choices":
+        if t.has("slider"):
+            raise t.fail("slider", 'only a scale = "slider" takes a [slider] table')
+        answers = _parse_answers(t)
+    else:
+        if t.has("answers"):
+            raise t.fail("answers", 'a scale = "slider" takes no answers (give [slider] low and high anchors)')
+        slider = _parse_slider(t.table("slider"))
+
+    aspects = []
+    for a in t.tables("aspects", required=True):
+        aspects.append(Aspect(name=a.name("name"), text=a.text("text", required=True), hint=a.text("hint", "")))
+        a.check_unknown()
+    questions = tuple(parse_question(q) for q in t.tables("questions"))
+    spec = RatingsSpec(
+        context=context,
+        candidates=candidates,
+        scale=scale,
+        answers=answers,
+        slider=slider,
+        aspects=tuple(aspects),
+        questions=questions,
+    )
+    _check_names(t, spec)
+    return spec
+
+
+def _parse_answers(t: Table) -> tuple[Choice, ...]:
+    tables = t.tables("answers", required=True)
+    answers = tuple(parse_choice(c) for c in tables)
+    previous: float | None = None
+    for i, answer in enumerate(answers):
+        value = _number(answer.code)
+        if value is None:
+            raise t.fail(f"answers[{i}].code", f"{answer.code!r} is not a number; a rating scale's codes are numbers")
+        if previous is not None and value <= previous:
+            raise t.fail(f"answers[{i}].code", f"{answer.code!r} must be higher than the answer before it "
+                         "(list a scale's codes from lowest to highest)")  # fmt: skip
+        previous = value
+    if len(answers) < 2:
+        raise t.fail("answers", "a rating scale needs at least 2 answers")
+    return answers
+
+
+def _parse_slider(s: Table | None) -> Slider:
+    if s is None:
+        return Slider()
+    slider = Slider(
+        min=s.number("min", 0),
+        max=s.number("max", 100),
+        step=s.number("step", 1),
+        low=s.text("low", ""),
+        high=s.text("high", ""),
+    )
+    s.check_unknown()
+    if slider.max <= slider.min:
+        raise s.fail("max", f"{slider.max} must be above min ({slider.min})")
+    if slider.step <= 0:
+        raise s.fail("step", f"{slider.step} must be above 0")
+    return slider
+
+
+def _check_names(t: Table, spec: RatingsSpec) -> None:
+    """Every pane, cell and question name becomes a control name: they must be unique."""
+    seen: dict[str, str] = {}
+
+    def claim(name: str, what: str, key: str) -> None:
+        if name in seen:
+            raise t.fail(key, f"{what} {name!r} has the same name as {seen[name]}")
+        seen[name] = f"{what} {name!r}"
+
+    for i, p in enumerate(spec.context):
+        claim(p.name, "the context pane", f"context[{i}].name")
+    for i, c in enumerate(spec.candidates):
+        claim(c.name, "the candidate", f"candidates[{i}].name")
+    names = [a.name for a in spec.aspects]
+    for i, a in enumerate(spec.aspects):
+        if a.name in names[:i]:
+            raise t.fail(f"aspects[{i}].name", f"aspect {a.name!r} appears twice")
+        for c in spec.candidates:
+            claim(spec.cell(a, c), f"the rating of aspect {a.name!r} for candidate {c.name!r}", f"aspects[{i}].name")
+    for i, q in enumerate(spec.questions):
+        claim(q.name, "the question", f"questions[{i}].name")
+
+
+def _number(code: str) -> float | None:
+    try:
+        value = float(code)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def data_fields(spec: RatingsSpec) -> list[str]:
+    fields = [p.name for p in spec.context] + [c.name for c in spec.candidates]
+    fields += [q.options_from for q in spec.questions if q.options_from]
+    return fields
+
+
+def build_config(d: Definition) -> etree._Element:
+    spec: RatingsSpec = d.spec
+    root = el("View")
+    if spec.slider is not None:
+        style = el("Style")
+        style.text = SLIDER_CSS
+        root.append(style)
+    for p in spec.context:
+        root.append(pane(p))
+    for c in spec.candidates:
+        block = el("View", style="border-top: 2px solid #ccc; margin-top: 1em; padding-top: 0.5em")
+        block.append(pane(c))
+        for aspect in spec.aspects:
+            block.append(_cell(spec, aspect, c))
+        root.append(block)
+    for q in spec.questions:
+        root.append(question_block(q, spec.candidates[0].name, radio=True))
+    return root
+
+
+def _cell(spec: RatingsSpec, aspect: Aspect, candidate: Pane) -> etree._Element:
+    """A 1..N scale: one line, the aspect (and its hint) left of the answers. A slider: the aspect above it."""
+    q = spec.cell_question(aspect, candidate)
+    label = el("View", style="flex: 0 0 14em" if spec.slider is None else None)
+    label.append(header(aspect.text, size=5))
+    if aspect.hint:
+        label.append(header(aspect.hint, size=6, style="font-weight: normal; color: #555"))
+    if spec.slider is None:
+        block = el("View", style="display: flex; align-items: center; gap: 1em; margin-top: 0.5em")
+        block.append(label)
+        block.append(choices_el(q, candidate.name, inline=True, radio=True))
+        return block
+    block = el("View", style="margin-top: 0.5em")
+    block.append(label)
+    s = spec.slider
+    line = el("View", style="display: flex; align-items: center; gap: 1em")
+    line.append(header(s.low or str(s.min), size=6, style="font-weight: normal; white-space: nowrap"))
+    line.append(el("Number", name=q.name, toName=candidate.name, slider=True, min=s.min, max=s.max, step=s.step,
+                   required=True, requiredMessage=f"Please answer: {q.text}"))  # fmt: skip
+    line.append(header(s.high or str(s.max), size=6, style="font-weight: normal; white-space: nowrap"))
+    block.append(line)
+    return block
+
+
+# --- decoding --------------------------------------------------------------------------------
+
+
+def decode(spec: RatingsSpec, task: ExportedTask, annotation: ExportedAnnotation) -> list[Judgment]:
+    """One :class:`Rating` per cell answered with exactly one valid value, then the task-level answers.
+
+    The system of a rating is the one shown at that candidate's position (unblinded), or
+    the candidate pane's name when the task names no systems for its candidates.
+    """
+    systems = shown_systems(task, len(spec.candidates), [c.name for c in spec.candidates])
+    values = _cell_values(spec, annotation.result)
+    out: list[Judgment] = []
+    for i, candidate in enumerate(spec.candidates):
+        for aspect in spec.aspects:
+            given = values.get(spec.cell(aspect, candidate), [])
+            value, code = given[0] if len(given) == 1 else (None, "")
+            if value is None:
+                continue  # unanswered, answered twice, or off the scale: no rating
+            out.append(Rating(aspect=aspect.name, candidate=candidate.name, system=systems[i], value=value, code=code))
+    out.extend(question_answers(spec.questions, annotation.result))
+    return out
+
+
+def _cell_values(spec: RatingsSpec, result: Sequence[dict[str, Any]]) -> dict[str, list[tuple[float | None, str]]]:
+    """Cell name -> every (value, code) given to it; the value is None for an answer off the scale."""
+    cells = spec.cells()
+    codes = {a.code: _number(a.code) for a in spec.answers}
+    code_of_text = {a.text: a.code for a in spec.answers}  # hand-made results may store the shown text
+    out: dict[str, list[tuple[float | None, str]]] = {}
+    for item in result:
+        name = str(item.get("from_name", ""))
+        if name not in cells:
+            continue
+        value = item.get("value") or {}
+        given = out.setdefault(name, [])
+        if spec.slider is None:
+            chosen = value.get("choices") if item.get("type") == "choices" else None
+            for code in chosen if isinstance(chosen, list) else [chosen]:
+                code = code_of_text.get(code, code) if isinstance(code, str) else code
+                given.append((codes.get(code) if isinstance(code, str) else None, str(code)))
+        else:
+            number = value.get("number") if item.get("type") == "number" else None
+            on_scale = _on_slider(number, spec.slider)
+            given.append((on_scale, _code(on_scale)) if on_scale is not None else (None, str(number)))
+    return out
+
+
+def _on_slider(number: Any, slider: Slider) -> float | None:
+    """The slider's number as a float, or None when it is not a number within the slider's range."""
+    if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
+        return None
+    return float(number) if slider.min <= number <= slider.max else None
+
+
+def _code(number: float) -> str:
+    """The slider's number as stored: ``73`` for a whole number, ``73.5`` otherwise."""
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def system_of(spec: RatingsSpec, task: ExportedTask, from_name: str, answer: str) -> str:
+    """The system a results.csv answer row is about: the candidate shown in a rating cell, "" otherwise."""
+    cell = spec.cells().get(from_name)
+    if cell is None or len(task.systems) != len(spec.candidates):
+        return ""
+    return task.systems[cell[1]]
