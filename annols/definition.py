@@ -24,6 +24,8 @@ from annols.errors import DefinitionError
 STYLES = ("spans", "pairwise", "sentences", "ranking", "ratings")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PROTOCOL_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+# Task fields Label Studio 1.23's editor does not show as given (seen in the browser).
+RESERVED_FIELDS = {"source": "the editor shows the whole task for $source; name it e.g. 'source_text'"}
 
 
 class Table:
@@ -259,8 +261,11 @@ def parse_pane(t: Table) -> Pane:
     kind = t.text("kind", "text")
     if kind not in ("text", "paragraphs"):
         raise t.fail("kind", f"{kind!r} is not one of 'text', 'paragraphs'")
+    name = t.name("name")
+    if name in RESERVED_FIELDS:
+        raise t.fail("name", f"{name!r} cannot be a task field: {RESERVED_FIELDS[name]}")
     pane = Pane(
-        name=t.name("name"),
+        name=name,
         title=t.text("title", required=True),
         kind=kind,
         note=t.text("note", ""),

@@ -140,3 +140,9 @@ def test_seed_answer_codes_are_the_seeds() -> None:
     er = protocols.load("extractive-ranking").spec
     assert er.positions == ("A", "B", "C", "D")
     assert [d.name for d in er.dimensions] == ["informative", "coherence", "overall"]
+
+
+def test_a_field_the_editor_cannot_show_is_refused(tmp_path: Path) -> None:
+    text = MINIMAL.replace('name = "headline_1"', 'name = "source"')
+    with pytest.raises(DefinitionError, match=r"candidates\[0\]\.name: 'source' cannot be a task field"):
+        protocols.load(str(write(tmp_path, text)))

@@ -23,5 +23,5 @@ def test_readme_definition_example_works(tmp_path: Path) -> None:
     assert (d.name, d.style) == ("translation-errors", "spans")
     xml = config.label_config(d)
     LabelInterface(xml).validate()
-    assert config.data_fields(d) == ["source", "translation"]
+    assert config.data_fields(d) == ["original", "translation"]
     assert "Mistranslation" in xml and 'value="No errors"' in xml
