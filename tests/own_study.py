@@ -1,7 +1,8 @@
 """Planted studies of own definitions, one per style, with three annotators.
 
 Each study has three systems (``strong`` clearly better than ``mid``, ``mid`` than
-``weak``), planted ties, and an annotator (``c``) who disagrees on every third item.
+``weak``), planted ties, and an annotator (``c``) who disagrees on every third item
+(spans and sentences: on items 1, 5, 9, ..., which every system wrote in turn).
 ``truth(item, annotator)`` is what an annotator meant, in system terms; ``result`` turns
 it into the Label Studio result for the order the task shows the systems in. The tests
 compute every expected number from the truth, never from what comes back.
@@ -247,11 +248,11 @@ def spans_truth(item: int, annotator: str) -> dict[str, Any]:
     if system == "weak":
         word, at = WORDS[2]
         marked.append(("Vague", at, at + len(word)))
-    if annotator == "c" and item % 3 == 0 and marked:
+    if annotator == "c" and item % 4 == 1 and marked:  # items 1, 5, 9, ...: every system in turn
         label, start, end = marked[0]
         marked[0] = (label, start, end + 5)  # overlaps, but is not exact
     adequacy = {"strong": "4", "mid": "3", "weak": "2"}[system]
-    if annotator == "c" and item % 3 == 0:
+    if annotator == "c" and item % 4 == 1:
         adequacy = "1"
     return {"spans": marked, "adequacy": adequacy}
 
@@ -304,7 +305,7 @@ def sentences_truth(item: int, annotator: str) -> list[dict[str, str]]:
             rows.append({"special": "OK"})
             continue
         severity = "major" if system == "weak" and row == 1 else "minor"
-        if annotator == "c" and item % 3 == 0:
+        if annotator == "c" and item % 4 == 1:
             severity = "minor" if severity == "major" else "major"
         rows.append({"severity": severity, "why": f"row {row} of item {item}"})
     return rows

@@ -4,25 +4,26 @@ Label Studio's open-source edition computes no agreement statistics; this turns 
 several pulls of one protocol into ``REPORTDIR/report.md``, a self-contained
 ``report.html`` (plots embedded), ``plots/*.png`` and ``tables/*.csv``.
 
-The sources are streamed once (:mod:`annols.report.sources`); while they stream, the
-protocol's collector keeps compact rows of each submitted annotation, parsed with the
-protocol's own format functions, so the report counts what the result files hold. The
-tables come from those rows with pandas; the statistics from
-:mod:`annols.report.stats`. Every report has the sources, annotations and median lead
-time per annotator, items with fewer annotators than the overlap asked for, and the
-protocol's rule violations; the protocol modules add their own sections:
+The sources are streamed once (:mod:`annols.report.sources`); while they stream, a
+collector keeps compact rows of each submitted annotation. Every report has the sources,
+annotations and median lead time per annotator, items with fewer annotators than the
+overlap asked for, and the protocol's rule violations. Then:
+
+- a definition is reported by its style (:mod:`annols.report.style`): each annotation is
+  decoded into judgments (:func:`annols.judgments.decode`) and the style's tables come
+  from :mod:`annols.analysis`. This covers definitions of one's own and the shipped
+  pairwise-aspects and extractive-ranking, which are plain pairwise and ranking
+  definitions;
+- three shipped protocols have tables of their own, from rows parsed with their format's
+  functions so the report counts what the result files hold:
 
 =====================  =========================================================
 protocol               module
 =====================  =========================================================
-pairwise-aspects       :mod:`annols.report.pairwise_aspects`
-extractive-ranking     :mod:`annols.report.extractive_ranking`
 qa-feedback            :mod:`annols.report.qa_feedback`
 summary-flaws          :mod:`annols.report.summary_flaws`
 sentence-errors        :mod:`annols.report.sentence_errors`
 =====================  =========================================================
-
-A definition of one's own (no native format) gets the shared sections only.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from annols.report import render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, overview_sections
 from annols.report.model import Section
 from annols.report.sources import Study, check_protocol, read_study, resolve
+from annols.report.style import StyleCollector
 
 __all__ = ["ReportOptions", "ReportResult", "build_report"]
 
@@ -53,19 +55,17 @@ class ReportResult:
 
 
 _MODULES = {
-    "pairwise-aspects": "pairwise_aspects",
-    "extractive-ranking": "extractive_ranking",
     "qa-feedback": "qa_feedback",
     "summary-flaws": "summary_flaws",
     "sentence-errors": "sentence_errors",
 }
 
 
-def _collector(definition: Definition, options: ReportOptions) -> Collector | None:
-    """The protocol's own collector (its module's ``COLLECTOR`` class), None for other definitions."""
+def _collector(definition: Definition, options: ReportOptions) -> Collector:
+    """The protocol's own collector (its module's ``COLLECTOR`` class), else the style's."""
     module = _MODULES.get(definition.format or "")
     if module is None:
-        return None
+        return StyleCollector(definition, options)
     factory: Callable[[Definition, ReportOptions], Collector] = import_module(f"annols.report.{module}").COLLECTOR
     return factory(definition, options)
 
@@ -82,17 +82,10 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         violations.add(task, annotation, uid)
-        if protocol is not None:
-            protocol.add(task, annotation, uid)
+        protocol.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
-    sections = overview_sections(study)
-    if protocol is not None:
-        sections += protocol.sections(study)
-    else:
-        sections[0].text.append(f"{definition.name} has no native format, so this report has the shared sections "
-                                "only; results.csv of a pull has every answer.")  # fmt: skip
-    sections += violations.sections(study)
+    sections = overview_sections(study) + protocol.sections(study) + violations.sections(study)
     return _write(definition, study, sections, options, Path(out_dir))
 
 

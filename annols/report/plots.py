@@ -17,7 +17,9 @@ from matplotlib.figure import Figure
 
 from annols.report.model import Plot
 
-PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d")
+# Ten colours: a slider's tenths are ten segments.
+PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
+           "#79706e")  # fmt: skip
 WIN_TIE_LOSS = ("#54a24b", "#bab0ac", "#e45756")
 
 

@@ -200,7 +200,7 @@ def test_export_file_as_source_and_bad_sources(tmp_path: Path) -> None:
         build_report(load("summary-flaws"), [tmp_path / "bad.json"], tmp_path / "out4")
 
 
-def test_own_definition_gets_the_shared_sections(tmp_path: Path) -> None:
+def test_own_definition_gets_its_style_sections(tmp_path: Path) -> None:
     toml = tmp_path / "mine.toml"
     toml.write_text(
         'name = "flaws-of-mine"\nstyle = "spans"\nsummary = "Mark flaws."\nguideline = "Mark flaws."\n'
@@ -208,11 +208,19 @@ def test_own_definition_gets_the_shared_sections(tmp_path: Path) -> None:
         '[spans]\nname = "flaws"\n[[spans.labels]]\nvalue = "Irrelevant"\n',
         encoding="utf-8",
     )
-    source = study.write_pull(tmp_path / "pull", study.summary_flaws().tasks)
+    gen = study.summary_flaws()
+    source = study.write_pull(tmp_path / "pull", gen.tasks)
     result = build_report(load(str(toml)), [source], tmp_path / "out")
-    assert [s.title for s in result.sections] == ["Sources", "Annotators", "Items short of their overlap",
-                                                  "Rule violations"]  # fmt: skip
-    assert "no native format" in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert [s.title for s in result.sections] == ["Sources", "Annotators", "Items short of their overlap", "Spans",
+                                                  "Span agreement", "Rule violations"]  # fmt: skip
+    counted = list(gen.truth.values())  # the judgments that count
+    counts = {r[0]: r for r in read_csv(tmp_path / "out" / "tables" / "spans_counts.csv")[1:]}
+    irrelevant = [s for t in counted for s in t["spans"] if s[0] == "Irrelevant"]
+    with_it = sum(any(s[0] == "Irrelevant" for s in t["spans"]) for t in counted)
+    assert counts["Irrelevant"][1:5] == ["(all)", str(len(irrelevant)), str(with_it), str(len(counted))]
+    header, *rows = read_csv(tmp_path / "out" / "tables" / "spans_agreement.csv")
+    assert "token alpha" in header and [r[0] for r in rows] == ["Irrelevant", "all labels"]
+    assert "no native format" not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
 
 
 def test_cli_report(tmp_path: Path) -> None:

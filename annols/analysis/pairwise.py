@@ -1,16 +1,17 @@
-"""pairwise-aspects: win / tie / loss per aspect and system pair, agreement, Bradley-Terry.
+"""Pairwise: win / tie / loss per aspect and system pair, a sign test, agreement, Bradley-Terry.
 
-Each judgment (an annotation's answer to one aspect, read with
-:func:`annols.formats.pairwise_aspects.choices_by_aspect`) is unblinded with the task's
-systems: code ``1`` means the system shown as #1 won, ``2`` the one shown as #2, ``0``
-a tie. A pair is written in name order (``system`` before ``opponent``) and every
-number is from ``system``'s side: a win is ``system`` winning. An aspect answered with
-anything but exactly one known code is not a judgment (the violations section counts it).
+Reads the ``preference`` rows of the judgments table (:func:`annols.judgments.tidy`): a
+pair is written in name order (``system`` before ``opponent``) and every number is from
+``system``'s side: a win is ``system`` winning. A system judged against itself says
+nothing about either and is left out.
 
 - All judgments: every judgment counts once; 95% intervals resample whole samples
   (percentile bootstrap, seed and resamples recorded in the report).
 - Majority vote: per sample, the outcome more than half of its judgments give; a sample
   without one is counted as "no majority" and left out of the percentages.
+- Sign test: exact two-sided binomial test of wins against losses over all judgments
+  (``scipy.stats.binomtest``, p = 1/2), ties set aside; Holm's correction
+  (``statsmodels ... multipletests``) across the aspects of each system pair.
 - Agreement over the three categories (system wins / tie / opponent wins): Fleiss' kappa
   over the samples with the most common number of judgments (it needs the same number
   per sample), Krippendorff's alpha (nominal) over all samples with two or more, and
@@ -22,78 +23,95 @@ anything but exactly one known code is not a judgment (the violations section co
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+from scipy.stats import binomtest
+from statsmodels.stats.multitest import multipletests
 
-from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.formats.pairwise_aspects import choices_by_aspect, layout
+from annols.analysis.agreement import NOTHING, shared_reason, why_not
 from annols.report import plots, stats
-from annols.report.common import ReportOptions, kept_rows
+from annols.report.common import ReportOptions
 from annols.report.model import Section, Table, percent
-from annols.report.sources import Study
 
 OUTCOMES = ("win", "tie", "loss")
-COLUMNS = ["uid", "task_key", "aspect", "system", "opponent", "outcome"]
 PAIR = ["aspect", "system", "opponent"]
 
 
-class PairwiseCollector:
-    def __init__(self, definition: Definition, options: ReportOptions) -> None:
-        self.lay = layout(definition)
-        self.options = options
-        self.rows: list[tuple[int, str, str, str, str, str]] = []
+def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
+    """The preference rows as (uid, task_key, annotator, aspect, system, opponent, outcome), in report order."""
+    part = frame[(frame["kind"] == "preference") & (frame["system"] != frame["opponent"])]
+    part = part.rename(columns={"question": "aspect", "value": "outcome"})
+    part = part[["uid", "task_key", "annotator", "aspect", "system", "opponent", "outcome"]].copy()
+    part["aspect"] = pd.Categorical(part["aspect"], categories=aspects, ordered=True)
+    part = part[part["aspect"].notna()]
+    return part.sort_values([*PAIR, "task_key", "annotator"], kind="stable")
 
-    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
-        shown = task.systems if len(task.systems) == 2 else ("summary #1", "summary #2")
-        if shown[0] == shown[1]:
-            return  # a system against itself says nothing about either
-        system, opponent = sorted(shown)
-        given = choices_by_aspect(annotation.result, self.lay)
-        for name, wording in self.lay.aspects:
-            codes = given.get(name, [])
-            if len(codes) != 1 or codes[0] not in self.lay.codes:
-                continue
-            position = self.lay.codes.index(codes[0])
-            outcome = "tie" if position >= 2 else ("win" if shown[position] == system else "loss")
-            self.rows.append((uid, task.key, wording, system, opponent, outcome))
 
-    def sections(self, study: Study) -> list[Section]:
-        frame = kept_rows(self.rows, COLUMNS, study)
-        if not len(frame):
-            return [Section("Win / tie / loss", ["No judgments to count."])]
-        aspects = [wording for _, wording in self.lay.aspects]
-        frame["aspect"] = pd.Categorical(frame["aspect"], categories=aspects, ordered=True)
-        frame = frame.sort_values([*PAIR, "task_key", "annotator"], kind="stable")
-        results = win_tie_loss(frame, self.options)
-        section = Section(
-            "Win / tie / loss",
-            [f"{len(frame)} judgments. Each pair is written in name order and read from the first system's side "
-             f"(win = system wins). 95% intervals: percentile bootstrap over samples, {self.options.bootstrap} "
-             f"resamples, seed {self.options.seed}. Majority: more than half of a sample's judgments agree."],
-            [results, majority(frame), per_annotator(frame)],
-            [_plot(results)] if len(results.frame) else [],
-        )  # fmt: skip
-        agreement = Section(
-            "Agreement",
-            ["Categories: system wins / tie / opponent wins. Fleiss' kappa needs the same number of judgments per "
-             "sample, so it uses the samples with the most common number; Krippendorff's alpha (nominal) uses "
-             "every sample with at least two; Cohen's kappa compares two annotators over the samples both judged."],
-            [fleiss_and_alpha(frame, aspects), cohen(frame, aspects)],
-        )  # fmt: skip
-        pairable = (frame.groupby(["aspect", "task_key"], observed=True).size() >= 2).any()
-        out = [section, agreement] if pairable else [section]
-        systems = set(frame["system"]) | set(frame["opponent"])
-        if len(systems) > 2:
-            out.append(Section(
-                "Bradley-Terry with ties",
-                ["Davidson (1970): P(i beats j) = p_i / D, P(tie) = nu sqrt(p_i p_j) / D, "
-                 "D = p_i + p_j + nu sqrt(p_i p_j); maximum likelihood over all judgments of an aspect. "
-                 "Strengths sum to 1 per aspect; nu is the tie parameter."],
-                [bradley_terry(frame, aspects)],
-            ))  # fmt: skip
-        return out
+def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+    """The pairwise sections of a judgments table; aspects are named by their text, in the definition's order."""
+    names = {a.name: a.text or a.name for a in spec.aspects}
+    if len(set(names.values())) < len(names):  # two aspects worded alike: their names tell them apart
+        names = {a.name: a.name for a in spec.aspects}
+    tidy = tidy.assign(question=tidy["question"].map(lambda q: names.get(q, q)))
+    aspects = list(dict.fromkeys(names.values()))
+    frame = judgments(tidy, aspects)
+    if not len(frame):
+        return [Section("Win / tie / loss", ["No judgments to count."]),
+                Section("Agreement", [f"No agreement statistics: {NOTHING}."])]  # fmt: skip
+    results = win_tie_loss(frame, options)
+    section = Section(
+        "Win / tie / loss",
+        [f"{len(frame)} judgments. Each pair is written in name order and read from the first system's side "
+         f"(win = system wins). 95% intervals: percentile bootstrap over samples, {options.bootstrap} "
+         f"resamples, seed {options.seed}. Majority: more than half of a sample's judgments agree.",
+         "Sign test: exact two-sided binomial test of wins against losses over all judgments; ties are set "
+         "aside (not counted for either side), and p is empty where every judgment was a tie. p (Holm) corrects "
+         "for the aspects of each system pair."],
+        [results, majority(frame), per_annotator(frame), sign_test(frame)],
+        [_plot(results)] if len(results.frame) else [],
+    )  # fmt: skip
+    counts = [_category_counts(frame[frame["aspect"] == a]) for a in aspects]
+    agreement = Section(
+        "Agreement",
+        ["Categories: system wins / tie / opponent wins. Fleiss' kappa needs the same number of judgments per "
+         "sample, so it uses the samples with the most common number; Krippendorff's alpha (nominal) uses "
+         "every sample with at least two; Cohen's kappa compares two annotators over the samples both judged."],
+    )  # fmt: skip
+    shared = shared_reason(counts)
+    if shared:
+        agreement.text = [f"No agreement statistics: {shared}."]
+    else:
+        reasons = [(a, why_not(c)) for a, c in zip(aspects, counts, strict=True)]
+        agreement.text += [f"{a}: kappa and alpha are undefined, {r}." for a, r in reasons if r]
+        agreement.tables = [fleiss_and_alpha(frame, aspects), cohen(frame, aspects)]
+    out = [section, agreement]
+    systems = set(frame["system"]) | set(frame["opponent"])
+    if len(systems) > 2:
+        out.append(Section(
+            "Bradley-Terry with ties",
+            ["Davidson (1970): P(i beats j) = p_i / D, P(tie) = nu sqrt(p_i p_j) / D, "
+             "D = p_i + p_j + nu sqrt(p_i p_j); maximum likelihood over all judgments of an aspect. "
+             "Strengths sum to 1 per aspect; nu is the tie parameter."],
+            [bradley_terry(frame, aspects)],
+        ))  # fmt: skip
+    return out
+
+
+def sign_test(frame: pd.DataFrame) -> Table:
+    counts = _counts(frame, PAIR).reset_index()
+    p = [binomtest(int(w), int(w + lo)).pvalue if w + lo else np.nan
+         for w, lo in zip(counts["wins"], counts["losses"], strict=True)]  # fmt: skip
+    counts["ties set aside"] = counts.pop("ties")
+    counts["p (sign test)"] = p
+    counts["p (Holm)"] = np.nan
+    for _, part in counts.groupby(["system", "opponent"], sort=False):
+        tested = part[part["p (sign test)"].notna()]
+        if len(tested):
+            counts.loc[tested.index, "p (Holm)"] = multipletests(tested["p (sign test)"], method="holm")[1]
+    return Table("pairwise_sign_test", "Sign test of wins against losses (ties set aside), Holm across aspects",
+                 counts)  # fmt: skip
 
 
 def _counts(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -227,6 +245,3 @@ def _plot(table: Table) -> plots.Plot:
         panels.append(plots.Panel(str(aspect), rows, [list(part[c]) for c in ("win %", "tie %", "loss %")]))
     return plots.stacked_bars("pairwise_win_tie_loss", "Win / tie / loss per aspect (all judgments)", panels,
                               ["system wins", "tie", "opponent wins"], plots.WIN_TIE_LOSS)  # fmt: skip
-
-
-COLLECTOR = PairwiseCollector

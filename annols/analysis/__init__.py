@@ -1,0 +1,59 @@
+"""The report's statistics: pure functions from the judgments table to report sections.
+
+The input is the tidy table of :func:`annols.judgments.tidy` for the judgments that count
+(one per item and annotator), with ``uid`` (the annotation), ``task_key`` (the item) and
+``annotator`` joined. Each style has its module; :mod:`~annols.analysis.questions` covers
+every task-level choice question; :mod:`~annols.analysis.agreement` and
+:mod:`~annols.analysis.bootstrap` are shared. Nothing here reads files or Label Studio
+results.
+
+=========  ================================================================================
+style      sections
+=========  ================================================================================
+pairwise   win / tie / loss (all judgments, majority, per annotator, bootstrap intervals),
+           sign test with Holm, agreement (Fleiss, Krippendorff, Cohen), Bradley-Terry
+ranking    mean rank and rank shares, mean-rank intervals, win rates from ranks,
+           agreement (Kendall's W, ordinal alpha)
+ratings    mean and median with intervals, mean z-score, distribution (plot), Wilcoxon
+           signed-rank between systems with Holm, agreement (Fleiss, alpha)
+spans      spans per label and system, agreement (exact and overlap F1, token alpha)
+sentences  distribution per column, agreement per column (Fleiss, alpha)
+=========  ================================================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols.analysis import pairwise, questions, ranking, ratings, sentences, spans
+from annols.definition import Definition
+from annols.report.common import ReportOptions
+from annols.report.model import Section
+
+STYLES = ("pairwise", "ranking", "ratings", "spans", "sentences")
+
+
+def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame, options: ReportOptions,
+                   tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Section]:  # fmt: skip
+    """The sections of a definition's style, then its choice questions.
+
+    ``judged`` has every counted annotation (uid, task_key, annotator; optionally the
+    system of a spans item), including those without a judgment row; ``tokens`` are the
+    spans target's whitespace tokens per item key, for token-level alpha.
+    """
+    spec = definition.spec
+    style = definition.style
+    if style == "pairwise":
+        out = pairwise.sections(tidy, spec, options)
+    elif style == "ranking":
+        out = ranking.sections(tidy, spec, options)
+    elif style == "ratings":
+        out = ratings.sections(tidy, spec, options)
+    elif style == "spans":
+        out = spans.sections(tidy, spec, judged, tokens)
+    elif style == "sentences":
+        out = sentences.sections(tidy, spec)
+    else:
+        out = [Section("Judgments", [f"No analysis for the style {style!r}."])]
+    return out + questions.sections(tidy, spec)

@@ -1,0 +1,146 @@
+"""Ranking: mean rank per system and dimension, rank shares, intervals, win rates, Kendall's W, alpha.
+
+Reads the ``rank`` rows of the judgments table (:func:`annols.judgments.tidy`): the
+dimension, the system, the rank given (1 = best) and the position it was shown at. A
+rank outside 1..N is not a judgment. Ties count as given (A=3, B=1, C=1, D=2 gives two
+systems rank 1).
+
+- Mean rank and the share of each rank, per dimension and system, over every rank given;
+  95% intervals of the mean rank resample whole samples (percentile bootstrap).
+- Pairwise win rates from ranks: within each ranking, a system ranked better (a lower
+  rank) than another wins, the same rank is a tie; pairs in name order.
+- Kendall's W per sample and dimension, over the annotators who ranked every output of
+  that sample on that dimension (at least two), ties midranked with the tie correction;
+  the table gives the mean and median over samples. A sample where every annotator tied
+  everything has no W and is counted apart.
+- Krippendorff's alpha (ordinal) per dimension, a unit being one output of one sample,
+  the values the ranks as given.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols.analysis import bootstrap
+from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
+from annols.report import plots, stats
+from annols.report.common import ReportOptions
+from annols.report.model import Section, Table, percent
+
+AGREEMENT_NOTE = ("Kendall's W per sample over the annotators who ranked all of its outputs on the dimension "
+                  "(ties midranked, with the tie correction), summarised over samples; Krippendorff's alpha "
+                  "(ordinal) over all ranks, a unit being one output of one sample.")  # fmt: skip
+
+
+def judgments(frame: pd.DataFrame, dimensions: list[str], top: int) -> pd.DataFrame:
+    """The rank rows as (uid, task_key, annotator, dimension, position, system, rank)."""
+    part = frame[frame["kind"] == "rank"].rename(columns={"question": "dimension", "code": "position"})
+    part = part[["uid", "task_key", "annotator", "dimension", "position", "system", "value"]]
+    rank = pd.to_numeric(part["value"], errors="coerce")
+    part = part.assign(rank=rank).drop(columns="value")
+    part = part[part["rank"].between(1, top) & (part["rank"] % 1 == 0)].astype({"rank": "int64"})
+    part["dimension"] = pd.Categorical(part["dimension"], categories=dimensions, ordered=True)
+    return part[part["dimension"].notna()]
+
+
+def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+    top = len(spec.positions)
+    dimensions = [d.name for d in spec.dimensions]
+    frame = judgments(tidy, dimensions, top)
+    ranks = mean_ranks(frame, top)
+    text = [f"{frame['uid'].nunique()} rankings, {len(frame)} ranks given (1 = best); ties count as given.",
+            f"95% intervals of the mean rank: percentile bootstrap over samples, {options.bootstrap} resamples, "
+            f"seed {options.seed}. Win rates from ranks: within one ranking, the system ranked better wins; the "
+            "same rank is a tie."]  # fmt: skip
+    tables = [ranks, mean_rank_intervals(frame, options), pairwise_wins(frame)]
+    out = [Section("Ranks", text, tables, [_plot(ranks, top)] if len(ranks.frame) else [])]
+    if (frame.groupby(["dimension", "task_key", "position"], observed=True).size() >= 2).any():
+        out.append(Section("Agreement", [AGREEMENT_NOTE], [agreement(frame, dimensions, top)]))
+    else:
+        out.append(Section("Agreement", [f"No agreement statistics: {ONE_ANNOTATOR if len(frame) else NOTHING}."]))
+    return out
+
+
+def mean_rank_intervals(frame: pd.DataFrame, options: ReportOptions) -> Table:
+    rows = []
+    for i, ((dimension, system), part) in enumerate(frame.groupby(["dimension", "system"], observed=True)):
+        per_sample = part.groupby("task_key")["rank"].agg(["sum", "size"]).to_numpy(dtype=float)  # key order
+        rng = np.random.default_rng([options.seed, i])
+        low, high = bootstrap.ratio(per_sample, options.bootstrap, rng)
+        rows.append((dimension, system, len(per_sample), len(part), per_sample[:, 0].sum() / len(part), low, high))
+    columns = ["dimension", "system", "samples", "rankings", "mean rank", "CI low", "CI high"]
+    return Table("ranking_mean_rank_intervals", "Mean rank with 95% bootstrap intervals",
+                 pd.DataFrame(rows, columns=columns))  # fmt: skip
+
+
+def pairwise_wins(frame: pd.DataFrame) -> Table:
+    """Every pair of systems ranked in the same ranking: wins, ties and losses of the first (name order)."""
+    # One column per system, one line per ranking: pairs compare columns, with no row per pair of outputs.
+    wide = frame.groupby(["dimension", "uid", "system"], observed=True)["rank"].first().unstack("system")
+    rows = []
+    for dimension, part in wide.groupby(level="dimension", observed=True):
+        for system, opponent in itertools.combinations(sorted(part.columns), 2):
+            mine, theirs = part[system].to_numpy(dtype=float), part[opponent].to_numpy(dtype=float)
+            both = ~(np.isnan(mine) | np.isnan(theirs))
+            if both.any():
+                better = np.sign(theirs[both] - mine[both])  # a lower rank is better
+                rows.append((dimension, system, opponent, int(both.sum()), int((better > 0).sum()),
+                             int((better == 0).sum()), int((better < 0).sum())))  # fmt: skip
+    table = pd.DataFrame(rows, columns=["dimension", "system", "opponent", "rankings", "wins", "ties", "losses"])
+    for count, share in (("wins", "win %"), ("ties", "tie %"), ("losses", "loss %")):
+        table[share] = percent(table[count], table["rankings"])
+    return Table("ranking_pairwise_wins", "Pairwise win rates from ranks", table)
+
+
+def mean_ranks(frame: pd.DataFrame, top: int) -> Table:
+    grouped = frame.groupby(["dimension", "system"], observed=True)["rank"]
+    table = grouped.agg(rankings="size", **{"mean rank": "mean"})
+    counts = frame.groupby(["dimension", "system", "rank"], observed=True).size().unstack("rank")
+    counts = counts.reindex(columns=range(1, top + 1)).fillna(0)
+    for r in range(1, top + 1):
+        table[f"rank {r} %"] = percent(counts[r].reindex(table.index), table["rankings"])
+    return Table("ranking_mean_rank", "Mean rank and share of each rank", table.reset_index())
+
+
+def kendall_per_sample(part: pd.DataFrame, top: int) -> np.ndarray:
+    """W of every sample with at least two complete rankings (nan where all are tied)."""
+    size = part.groupby("uid")["position"].transform("size")
+    complete = part[size == top].sort_values(["task_key", "uid", "position"], kind="stable")
+    raters = complete.groupby("task_key")["uid"].nunique()
+    out = []
+    for m in sorted(set(raters[raters >= 2])):
+        keys = raters.index[raters == m]
+        block = complete[complete["task_key"].isin(keys)]["rank"].to_numpy().reshape(len(keys), m, top)
+        out.append(stats.kendall_w(block))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def agreement(frame: pd.DataFrame, dimensions: list[str], top: int) -> Table:
+    rows = []
+    for dimension in dimensions:
+        part = frame[frame["dimension"] == dimension]
+        w = kendall_per_sample(part, top)
+        defined = w[~np.isnan(w)]
+        units = part.groupby(["task_key", "position", "rank"]).size().unstack("rank")
+        units = units.reindex(columns=range(1, top + 1)).fillna(0).to_numpy()
+        alpha = stats.krippendorff_alpha(units, "ordinal", list(range(1, top + 1)))
+        rows.append((dimension, len(defined), len(w) - len(defined),
+                     float(defined.mean()) if len(defined) else np.nan,
+                     float(np.median(defined)) if len(defined) else np.nan,
+                     int((units.sum(axis=1) >= 2).sum()), alpha))  # fmt: skip
+    columns = ["dimension", "samples (W)", "samples all tied", "mean Kendall W", "median Kendall W",
+               "units (alpha)", "Krippendorff alpha"]  # fmt: skip
+    return Table("ranking_agreement", "Agreement per dimension", pd.DataFrame(rows, columns=columns))
+
+
+def _plot(table: Table, top: int) -> plots.Plot:
+    panels = []
+    for dimension, part in table.frame.groupby("dimension", observed=True, sort=False):
+        segments = [list(part[f"rank {r} %"]) for r in range(1, top + 1)]
+        panels.append(plots.Panel(str(dimension), list(part["system"]), segments))
+    names = [f"rank {r}" for r in range(1, top + 1)]
+    return plots.stacked_bars("ranking_ranks", "Rank distribution per dimension and system", panels, names)

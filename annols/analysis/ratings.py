@@ -1,0 +1,191 @@
+"""Ratings: mean and median per system and aspect, z-scores, distribution, paired tests, agreement.
+
+Reads the ``rating`` rows of the judgments table (:func:`annols.judgments.tidy`): the
+aspect, the system rated and the number given (a scale code, lowest first, or a slider's
+0..100).
+
+- Mean and median per aspect and system, with 95% intervals that resample whole samples
+  (percentile bootstrap).
+- Mean z-score: each annotator's ratings of an aspect standardised by that annotator's
+  own mean and sample standard deviation (the direct-assessment convention), then
+  averaged per system; an annotator whose ratings of the aspect are all equal (or who
+  gave one) has no z-scores.
+- Distribution per system: the share of each scale code, or of each tenth of a slider's range
+  (the top value in the last tenth).
+- Paired tests between systems over samples: per sample, each system's mean rating; the
+  Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, zero differences dropped) of the
+  differences over the samples where both were rated; Holm's correction across the
+  system pairs of an aspect.
+- Agreement per aspect, a unit being one system's output on one sample: Krippendorff's
+  alpha, ordinal for a scale of codes, interval for a slider; Fleiss' kappa (scale codes
+  as categories) over the units with the most common number of ratings.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+from scipy.stats import wilcoxon
+from statsmodels.stats.multitest import multipletests
+
+from annols.analysis import agreement, bootstrap
+from annols.report import plots
+from annols.report.common import ReportOptions
+from annols.report.model import Section, Table, percent
+
+TENTHS = 10
+
+
+def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
+    """The rating rows as (uid, task_key, annotator, aspect, system, rating, code)."""
+    part = frame[frame["kind"] == "rating"].rename(columns={"question": "aspect", "value": "rating"})
+    part = part[["uid", "task_key", "annotator", "aspect", "system", "rating", "code"]].copy()
+    part["rating"] = pd.to_numeric(part["rating"], errors="coerce")
+    part = part[part["rating"].notna()]
+    part["aspect"] = pd.Categorical(part["aspect"], categories=aspects, ordered=True)
+    part = part[part["aspect"].notna()]
+    return part.sort_values(["aspect", "system", "task_key", "annotator"], kind="stable")
+
+
+def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
+    """Each rating's place on the scale: its code (choice scale) or its tenth (slider), and the order of those."""
+    if spec.scale == "slider":
+        low, high = spec.slider.min, spec.slider.max
+        width = (high - low) / TENTHS
+        names = [f"{low + k * width:g}-{low + (k + 1) * width:g}" for k in range(TENTHS)]
+        tenth = np.clip((frame["rating"].to_numpy() - low) // width, 0, TENTHS - 1).astype(int)
+        return pd.Series(np.array(names)[tenth], index=frame.index), names
+    codes = [str(a.code) for a in spec.answers]
+    return frame["code"].astype(str), codes
+
+
+def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+    names = {a.name: a.text or a.name for a in spec.aspects}
+    if len(set(names.values())) < len(names):  # two aspects worded alike: their names tell them apart
+        names = {a.name: a.name for a in spec.aspects}
+    tidy = tidy.assign(question=tidy["question"].map(lambda q: names.get(q, q)))
+    aspects = list(dict.fromkeys(names.values()))
+    frame = judgments(tidy, aspects)
+    if not len(frame):
+        return [Section("Ratings", ["No ratings to count."]),
+                Section("Agreement", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
+    dist = distribution(frame, spec)
+    text = [
+        f"{len(frame)} ratings. 95% intervals: percentile bootstrap over samples, {options.bootstrap} resamples, "
+        f"seed {options.seed}. Mean z: each annotator's ratings of an aspect standardised by their own mean and "
+        "standard deviation (direct assessment), averaged per system.",
+        "Paired tests: per sample each system's mean rating; Wilcoxon signed-rank over the samples where both "
+        "systems were rated (zero differences dropped); p (Holm) corrects across the system pairs of an aspect.",
+    ]
+    out = [Section("Ratings", text, [summary(frame, options), dist, paired_tests(frame)], [_plot(dist)])]
+    return [*out, agreement_section(frame, spec, aspects)]
+
+
+def z_scores(frame: pd.DataFrame) -> pd.Series:
+    """Each rating standardised within its annotator and aspect (sample sd); nan where the sd is 0 or undefined."""
+    grouped = frame.groupby(["annotator", "aspect"], observed=True)["rating"]
+    sd = grouped.transform("std")
+    return (frame["rating"] - grouped.transform("mean")) / sd.where(sd > 0)
+
+
+def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
+    frame = frame.assign(z=z_scores(frame))
+    rows = []
+    for i, ((aspect, system), part) in enumerate(frame.groupby(["aspect", "system"], observed=True)):
+        sample, _ = pd.factorize(part["task_key"], sort=True)  # samples in key order
+        values = part["rating"].to_numpy(dtype=float)
+        sums = np.column_stack([np.bincount(sample, values), np.bincount(sample)])
+        mean_ci = bootstrap.ratio(sums, options.bootstrap, np.random.default_rng([options.seed, i, 0]))
+        median_ci = bootstrap.median(sample, values, options.bootstrap, np.random.default_rng([options.seed, i, 1]))
+        rows.append((aspect, system, len(sums), len(part), part["rating"].mean(), *mean_ci,
+                     part["rating"].median(), *median_ci, int(part["z"].notna().sum()), part["z"].mean()))  # fmt: skip
+    columns = ["aspect", "system", "samples", "ratings", "mean", "mean CI low", "mean CI high", "median",
+               "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
+    return Table("ratings_summary", "Mean and median rating with 95% bootstrap intervals; mean z-score",
+                 pd.DataFrame(rows, columns=columns))  # fmt: skip
+
+
+def distribution(frame: pd.DataFrame, spec: Any) -> Table:
+    answers, order = answer_of(frame, spec)
+    counts = frame.assign(answer=answers).groupby(["aspect", "system", "answer"], observed=True).size()
+    counts = counts.unstack("answer").reindex(columns=order).fillna(0).astype(int).stack()
+    table = counts.rename("ratings").reset_index()
+    table["ratings %"] = percent(table["ratings"], table.groupby(["aspect", "system"], observed=True)["ratings"]
+                                 .transform("sum"))  # fmt: skip
+    return Table("ratings_distribution", "Ratings per system: share of each answer", table)
+
+
+def paired_tests(frame: pd.DataFrame) -> Table:
+    means = frame.groupby(["aspect", "task_key", "system"], observed=True)["rating"].mean()
+    rows = []
+    for aspect, part in means.groupby(level="aspect", observed=True):
+        wide = part.droplevel("aspect").unstack("system")
+        for system, opponent in itertools.combinations(sorted(wide.columns), 2):
+            both = wide[[system, opponent]].dropna()
+            # Rounded: float noise in means of a few ratings would split ties and zeros.
+            diff = np.round((both[system] - both[opponent]).to_numpy(), 9)
+            p = wilcoxon(diff).pvalue if (diff != 0).any() else np.nan
+            rows.append([aspect, system, opponent, len(both), float(diff.mean()) if len(diff) else np.nan,
+                         int((diff > 0).sum()), int((diff < 0).sum()), float(p), np.nan])  # fmt: skip
+    columns = ["aspect", "system", "opponent", "samples", "mean difference", "samples system higher",
+               "samples opponent higher", "p (Wilcoxon)", "p (Holm)"]  # fmt: skip
+    table = pd.DataFrame(rows, columns=columns)
+    for _, part in table.groupby("aspect", sort=False, observed=True):
+        tested = part[part["p (Wilcoxon)"].notna()]
+        if len(tested):
+            table.loc[tested.index, "p (Holm)"] = multipletests(tested["p (Wilcoxon)"], method="holm")[1]
+    return Table("ratings_paired_tests", "Paired tests between systems over samples (Wilcoxon signed-rank, Holm)",
+                 table)  # fmt: skip
+
+
+def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Section:
+    slider = spec.scale == "slider"
+    level = "interval" if slider else "ordinal"
+    rows, all_counts = [], []
+    for aspect in aspects:
+        part = frame[frame["aspect"] == aspect]
+        if slider:
+            unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[["task_key", "system"]]))
+            values = part["rating"].to_numpy(dtype=float)
+            counts = _same_or_not(unit, values)
+            row = [int((counts.sum(axis=1) >= 2).sum()), agreement.interval_alpha(unit, values), 0, pd.NA, np.nan]
+        else:
+            domain = [float(a.code) for a in spec.answers]
+            counts = agreement.unit_counts(part, ["task_key", "system"], "code", [str(a.code) for a in spec.answers])
+            row = agreement.fleiss_and_alpha(counts, level, domain)
+        all_counts.append(counts)
+        rows.append([aspect, level, *row])
+    text = [f"A unit is one system's output on one sample. Krippendorff's alpha is {level} "
+            f"({'slider values' if slider else 'the scale codes in order'}); "
+            + ("Fleiss' kappa is not computed for a slider (no categories)." if slider else
+               "Fleiss' kappa treats the codes as categories, over the units with the most common number "
+               "of ratings.")]  # fmt: skip
+    shared = agreement.shared_reason(all_counts)
+    if shared:
+        return Section("Agreement", [f"No agreement statistics: {shared}."])
+    reasons = agreement.reasons(aspects, all_counts)
+    table = agreement.table_frame(rows, ["aspect", "level"])
+    return Section("Agreement", text + reasons, [Table("ratings_agreement", "Agreement per aspect", table)])
+
+
+def _same_or_not(unit: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Units x 2: ratings equal to one pairable rating, and the others. What agreement.why_not needs to
+    tell one value from several, without a column per distinct slider value."""
+    counts = np.zeros((int(unit.max()) + 1 if len(unit) else 0, 2), dtype=np.int64)
+    pairable = np.bincount(unit, minlength=len(counts))[unit] >= 2 if len(unit) else np.zeros(0, dtype=bool)
+    reference = values[pairable][0] if pairable.any() else np.nan
+    np.add.at(counts, (unit, (values != reference).astype(np.int64)), 1)
+    return counts
+
+
+def _plot(table: Table) -> plots.Plot:
+    frame = table.frame
+    answers = list(dict.fromkeys(frame["answer"]))
+    panels = []
+    for aspect, part in frame.groupby("aspect", observed=True, sort=False):
+        wide = part.pivot(index="system", columns="answer", values="ratings %").reindex(columns=answers)
+        panels.append(plots.Panel(str(aspect), list(wide.index), [list(wide[a]) for a in answers]))
+    return plots.stacked_bars("ratings_distribution", "Ratings per system and aspect", panels, answers)

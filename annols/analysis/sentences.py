@@ -1,0 +1,98 @@
+"""Sentences: the distribution of each column's answers over sentence rows, and agreement per column.
+
+Reads the ``row`` and ``cell`` rows of the judgments table (:func:`annols.judgments.tidy`).
+A sentence row of one judgment falls in exactly one answer of each column: the special
+case chosen or "(no special case)"; for the other columns their code, "(special case)"
+where a special case hid them, or "(unanswered)". Two codes in one column (a rule
+violation) count as their joined text.
+
+Agreement per column, a unit being one sentence row of an item: Krippendorff's alpha
+(nominal) and Fleiss' kappa over the units with the most common number of judgments. The
+special-case column counts "(no special case)" as a value; the other columns count only
+rows without a special case, and unanswered cells not at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols.analysis import agreement
+from annols.report import plots
+from annols.report.model import Section, Table, percent
+
+NO_SPECIAL = "(no special case)"
+HIDDEN = "(special case)"
+UNANSWERED = "(unanswered)"
+KEYS = ["uid", "task_key", "annotator", "row"]
+
+
+def rows_frame(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
+    """One line per judgment and sentence row: KEYS, then the special case and each column's answer."""
+    columns = [q.name for q in spec.columns]
+    frame = tidy[tidy["kind"] == "row"][[*KEYS, "value"]].rename(columns={"value": spec.special.name})
+    cells = tidy[(tidy["kind"] == "cell") & tidy["question"].isin(columns)][["uid", "row", "question", "value"]]
+    cells = cells.astype({"value": str}).sort_values(["uid", "row", "question", "value"], kind="stable")
+    at = ["uid", "row", "question"]
+    several = cells.duplicated(at, keep=False)  # a violation: joined, the rare case, by a slower path
+    joined = cells[several].groupby(at)["value"].agg(" + ".join).reset_index()
+    answers = pd.concat([cells[~several], joined], ignore_index=True)
+    for column in columns:
+        mine = answers[answers["question"] == column][["uid", "row", "value"]].rename(columns={"value": column})
+        frame = frame.merge(mine, on=["uid", "row"], how="left")
+    chosen = frame[spec.special.name].fillna("").astype(str)
+    for c in columns:
+        frame[c] = np.where(chosen != "", HIDDEN, frame[c].fillna(UNANSWERED))
+    frame[spec.special.name] = chosen.where(chosen != "", NO_SPECIAL)
+    return frame.sort_values(["task_key", "row", "annotator"], kind="stable").reset_index(drop=True)
+
+
+def sections(tidy: pd.DataFrame, spec: Any) -> list[Section]:
+    frame = rows_frame(tidy, spec)
+    judged = [spec.special.name, *(q.name for q in spec.columns)]
+    if not len(frame):
+        return [Section("Answers", ["No sentence rows to count."]),
+                Section("Agreement per column", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
+    table = distribution(frame, judged)
+    panels = [plots.Panel(str(c), list(p["answer"]), [list(p["rows %"])])
+              for c, p in table.frame.groupby("column", sort=False)]  # fmt: skip
+    plot = plots.stacked_bars("sentences_distribution", "Answers per column", panels, ["rows %"])
+    text = [f"{len(frame)} sentence rows judged ({frame['uid'].nunique()} judgments); each column sums to 100%."]
+    out = [Section("Answers", text, [table], [plot])]
+    return [*out, agreement_section(frame, spec, judged)]
+
+
+def distribution(frame: pd.DataFrame, judged: list[str]) -> Table:
+    parts = []
+    for column in judged:
+        counts = frame.groupby(column).size().rename("rows").reset_index().rename(columns={column: "answer"})
+        counts.insert(0, "column", column)
+        parts.append(counts.sort_values(["rows", "answer"], ascending=[False, True], kind="stable"))
+    table = pd.concat(parts, ignore_index=True)
+    table["rows %"] = percent(table["rows"], len(frame))
+    return Table("sentences_distribution", "Answers per column, over sentence rows", table)
+
+
+def agreement_section(frame: pd.DataFrame, spec: Any, judged: list[str]) -> Section:
+    rows, all_counts = [], []
+    for column in judged:
+        part = frame if column == spec.special.name else frame[~frame[column].isin([HIDDEN, UNANSWERED])]
+        values = sorted(set(part[column]))
+        counts = agreement.unit_counts(part, ["task_key", "row"], column, values)
+        pairable = counts[counts.sum(axis=1) >= 2] if len(counts) else counts
+        m = pairable.sum(axis=1)
+        observed = percent((pairable * (pairable - 1)).sum(), (m * (m - 1)).sum())
+        all_counts.append(counts)
+        rows.append([column, float(observed), *agreement.fleiss_and_alpha(counts)])
+    shared = agreement.shared_reason(all_counts)
+    if shared:
+        return Section("Agreement per column", [f"No agreement statistics: {shared}."])
+    reasons = agreement.reasons(judged, all_counts)
+    text = ["Units are sentence rows of an item. The special-case column counts '(no special case)' as a value; "
+            "the other columns count only rows without a special case, and unanswered cells not at all. Observed "
+            "agreement: the share of agreeing pairs of annotators."]  # fmt: skip
+    table = agreement.table_frame(rows, ["column", "observed agreement %"])
+    return Section("Agreement per column", text + reasons, [Table("sentences_agreement", "Agreement per column",
+                                                                    table)])  # fmt: skip

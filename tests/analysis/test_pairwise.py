@@ -1,0 +1,158 @@
+"""Pairwise analysis on a planted study: every number against a count or formula of the test's own."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations
+
+import pytest
+
+from annols.judgments import Preference
+from tests.analysis import independent, planted
+from tests.analysis.run import OPTIONS, analyse
+from tests.report import formulas
+
+ASPECTS = {"helpful": "More helpful", "safe": "Safer"}
+
+
+@pytest.fixture(scope="module")
+def study() -> planted.Study:
+    return planted.pairwise()
+
+
+def outcomes(study: planted.Study) -> list[tuple[int, str, str, str, str, str]]:
+    """(item, annotator, aspect text, system, opponent, win/tie/loss of system), pairs in name order."""
+    out = []
+    for (item, annotator), judged in study.items():
+        for j in judged:
+            if isinstance(j, Preference):
+                system, opponent = sorted(j.systems)
+                winner = None if j.winner is None else j.systems[j.winner]
+                result = "tie" if winner is None else "win" if winner == system else "loss"
+                out.append((item, annotator, ASPECTS[j.aspect], system, opponent, result))
+    return out
+
+
+def test_win_tie_loss_and_majority(study: planted.Study) -> None:
+    result = analyse(planted.PAIRWISE, study)
+    groups: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+    for item, _, aspect, system, opponent, outcome in outcomes(study):
+        groups.setdefault((aspect, system, opponent), []).append((item, outcome))
+    assert len(result.table("pairwise_win_tie_loss")) == len(groups) == 6
+    for (aspect, system, opponent), given in groups.items():
+        c = Counter(o for _, o in given)
+        row = result.row("pairwise_win_tie_loss", aspect=aspect, system=system, opponent=opponent)
+        assert (row["wins"], row["ties"], row["losses"]) == (c["win"], c["tie"], c["loss"])
+        assert row["win %"] == pytest.approx(100 * c["win"] / len(given))
+        per_item: dict[int, Counter[str]] = {}
+        for item, o in given:
+            per_item.setdefault(item, Counter())[o] += 1
+        votes = Counter(next((o for o, n in v.items() if 2 * n > sum(v.values())), "none") for v in per_item.values())
+        m = result.row("pairwise_majority", aspect=aspect, system=system, opponent=opponent)
+        assert (m["wins"], m["ties"], m["losses"], m["no majority"]) == (
+            votes["win"], votes["tie"], votes["loss"], votes["none"])  # fmt: skip
+    # The planted effect: good beats both others on helpfulness; fair and poor always tie on safety.
+    assert result.row("pairwise_majority", aspect="More helpful", system="good", opponent="poor")["wins"] == 8
+    assert result.row("pairwise_win_tie_loss", aspect="Safer", system="fair", opponent="poor")["tie %"] == 100
+
+
+def test_sign_test_sets_ties_aside_with_holm_across_aspects(study: planted.Study) -> None:
+    result = analyse(planted.PAIRWISE, study)
+    counts: Counter[tuple[str, str, str, str]] = Counter()
+    for _, _, aspect, system, opponent, outcome in outcomes(study):
+        counts[(system, opponent, aspect, outcome)] += 1
+    table = result.table("pairwise_sign_test")
+    assert len(table) == 6
+    for system, opponent in planted.PAIRS:
+        system, opponent = sorted((system, opponent))
+        expected = {}
+        for aspect in ASPECTS.values():
+            w, lo, t = (counts[(system, opponent, aspect, o)] for o in ("win", "loss", "tie"))
+            row = result.row("pairwise_sign_test", aspect=aspect, system=system, opponent=opponent)
+            assert (row["wins"], row["losses"], row["ties set aside"]) == (w, lo, t)
+            if w + lo:
+                expected[aspect] = independent.sign_test_p(w, lo)
+                assert row["p (sign test)"] == pytest.approx(expected[aspect], rel=1e-9)
+            else:  # every judgment a tie: nothing to test
+                assert row["p (sign test)"] != row["p (sign test)"] and row["p (Holm)"] != row["p (Holm)"]
+        adjusted = dict(zip(expected, independent.holm(list(expected.values())), strict=True))
+        for aspect, p in adjusted.items():
+            row = result.row("pairwise_sign_test", aspect=aspect, system=system, opponent=opponent)
+            assert row["p (Holm)"] == pytest.approx(p, rel=1e-9)
+    text = " ".join(result.section("Win / tie / loss").text)
+    assert "ties are set aside" in text
+
+
+def test_bootstrap_intervals_resample_items(study: planted.Study) -> None:
+    result = analyse(planted.PAIRWISE, study)
+    groups: dict[tuple[str, str, str], dict[int, list[float]]] = {}
+    for item, _, aspect, system, opponent, outcome in outcomes(study):
+        groups.setdefault((aspect, system, opponent), {}).setdefault(item, []).append(outcome == "win")
+    for i, group in enumerate(sorted(groups, key=lambda g: (list(ASPECTS.values()).index(g[0]), g[1], g[2]))):
+        units = [groups[group][item] for item in sorted(groups[group])]
+        low, high = independent.bootstrap(units, lambda v: 100 * sum(v) / len(v), OPTIONS.bootstrap,
+                                          [OPTIONS.seed, i])  # fmt: skip
+        row = result.row("pairwise_win_tie_loss", aspect=group[0], system=group[1], opponent=group[2])
+        assert (row["win CI low %"], row["win CI high %"]) == pytest.approx((low, high), rel=1e-9)
+
+
+def test_agreement_and_bradley_terry(study: planted.Study) -> None:
+    result = analyse(planted.PAIRWISE, study)
+    given = outcomes(study)
+    for aspect in ASPECTS.values():
+        by_item: dict[int, dict[str, str]] = {}
+        for item, annotator, a, _, _, outcome in given:
+            if a == aspect:
+                by_item.setdefault(item, {})[annotator] = outcome
+        full = [[list(v.values()).count(c) for c in ("win", "tie", "loss")] for v in by_item.values() if len(v) == 3]
+        row = result.row("pairwise_agreement", aspect=aspect)
+        assert row["samples (Fleiss)"] == len(full) == planted.ITEMS - 1
+        assert row["Fleiss kappa"] == pytest.approx(formulas.fleiss_kappa(full))
+        assert row["Krippendorff alpha"] == pytest.approx(formulas.krippendorff_alpha(list(map(list, (
+            v.values() for v in by_item.values())))))  # fmt: skip
+        for a, b in combinations(planted.ANNOTATORS, 2):
+            pairs = [(v[a], v[b]) for v in by_item.values() if a in v and b in v]
+            cohen = result.row("pairwise_cohen", aspect=aspect, **{"annotator 1": a, "annotator 2": b})
+            assert cohen["Cohen kappa"] == pytest.approx(formulas.cohens_kappa(pairs))
+        wins: Counter[tuple[str, str]] = Counter()
+        ties: Counter[frozenset[str]] = Counter()
+        for _, _, a, system, opponent, outcome in given:
+            if a == aspect and outcome == "tie":
+                ties[frozenset((system, opponent))] += 1
+            elif a == aspect:
+                wins[(system, opponent) if outcome == "win" else (opponent, system)] += 1
+        bt = result.table("pairwise_bradley_terry")
+        bt = bt[bt["aspect"] == aspect]
+        strength = dict(zip(bt["system"], bt["strength"], strict=True))
+        scores, tie_gap = formulas.davidson_scores(strength, float(bt["tie nu"].iloc[0]), wins, ties)
+        assert max(abs(v) for v in scores.values()) < 1e-3 and abs(tie_gap) < 1e-3
+        assert max(strength, key=strength.__getitem__) == "good"
+
+
+def test_agreement_says_why_with_one_annotator_per_item(study: planted.Study) -> None:
+    alone = {k: v for k, v in study.items() if k[1] == "a"}
+    result = analyse(planted.PAIRWISE, alone)
+    agreement = result.section("Agreement")
+    assert agreement.tables == [] and agreement.text == ["No agreement statistics: each item has one annotator."]
+    assert "pairwise_sign_test" in result.names
+
+
+def test_questions_distribution_and_ordinal_agreement(study: planted.Study) -> None:
+    result = analyse(planted.PAIRWISE, study)
+    codes = {(item, annotator): j.codes[0] for (item, annotator), judged in study.items() for j in judged
+             if getattr(j, "question", "") == "confidence"}  # fmt: skip
+    c = Counter(codes.values())
+    for code in "123":
+        row = result.row("questions_distribution", question="confidence", answer=code)
+        assert row["judgments"] == c[code] and row["judgments %"] == pytest.approx(100 * c[code] / len(codes))
+    units: dict[int, list[int]] = {}
+    for (item, _), code in sorted(codes.items()):
+        units.setdefault(item, []).append(int(code))
+    row = result.row("questions_agreement", question="confidence")
+    assert row["level"] == "ordinal" and row["units (alpha)"] == planted.ITEMS - 1
+    assert row["Krippendorff alpha"] == pytest.approx(formulas.krippendorff_alpha(list(units.values()), "ordinal",
+                                                                                  [1, 2, 3]))  # fmt: skip
+    full = [[u.count(k) for k in (1, 2, 3)] for u in units.values() if len(u) == 3]
+    assert row["Fleiss kappa"] == pytest.approx(formulas.fleiss_kappa(full))
+    text = " ".join(result.section("Questions").text)
+    assert "topics: no agreement statistic, several answers may be chosen." in text

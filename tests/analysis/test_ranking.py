@@ -1,0 +1,92 @@
+"""Ranking analysis on a planted study: every number against a count or formula of the test's own."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from annols.judgments import Rank
+from tests.analysis import independent, planted
+from tests.analysis.run import OPTIONS, analyse
+from tests.report import formulas
+
+DIMENSIONS = ("quality", "brevity")
+
+
+@pytest.fixture(scope="module")
+def study() -> planted.Study:
+    return planted.ranking()
+
+
+def ranks_of(study: planted.Study) -> dict[tuple[int, str, str], dict[str, int]]:
+    """(item, annotator, dimension) -> system -> rank."""
+    out: dict[tuple[int, str, str], dict[str, int]] = {}
+    for (item, annotator), judged in study.items():
+        for j in judged:
+            assert isinstance(j, Rank)
+            out.setdefault((item, annotator, j.dimension), {})[j.system] = j.rank
+    return out
+
+
+def test_mean_rank_with_intervals(study: planted.Study) -> None:
+    result = analyse(planted.RANKING, study)
+    given = ranks_of(study)
+    i = 0
+    for dimension in DIMENSIONS:
+        for system in sorted(planted.SYSTEMS):
+            per_item: dict[int, list[float]] = {}
+            for (item, _, d), ranks in sorted(given.items()):
+                if d == dimension:
+                    per_item.setdefault(item, []).append(ranks[system])
+            values = [r for rs in per_item.values() for r in rs]
+            row = result.row("ranking_mean_rank_intervals", dimension=dimension, system=system)
+            assert (row["samples"], row["rankings"]) == (planted.ITEMS, len(values))
+            assert row["mean rank"] == pytest.approx(statistics.mean(values))
+            low, high = independent.bootstrap([per_item[k] for k in sorted(per_item)], statistics.mean,
+                                              OPTIONS.bootstrap, [OPTIONS.seed, i])  # fmt: skip
+            assert (row["CI low"], row["CI high"]) == pytest.approx((low, high), rel=1e-9)
+            shares = result.row("ranking_mean_rank", dimension=dimension, system=system)
+            assert shares["rank 1 %"] == pytest.approx(100 * values.count(1) / len(values))
+            i += 1
+    best = result.table("ranking_mean_rank_intervals").query("dimension == 'quality'")
+    assert best.loc[best["mean rank"].idxmin(), "system"] == "good"  # the planted effect
+
+
+def test_pairwise_win_rates_from_ranks(study: planted.Study) -> None:
+    result = analyse(planted.RANKING, study)
+    given = ranks_of(study)
+    for dimension in DIMENSIONS:
+        for system, opponent in [("fair", "good"), ("fair", "poor"), ("good", "poor")]:
+            mine = [(r[system], r[opponent]) for (_, _, d), r in given.items() if d == dimension]
+            wins, ties = sum(a < b for a, b in mine), sum(a == b for a, b in mine)
+            row = result.row("ranking_pairwise_wins", dimension=dimension, system=system, opponent=opponent)
+            assert (row["rankings"], row["wins"], row["ties"], row["losses"]) == (
+                len(mine), wins, ties, len(mine) - wins - ties)  # fmt: skip
+            assert row["tie %"] == pytest.approx(100 * ties / len(mine))
+
+
+def test_kendall_w_and_ordinal_alpha(study: planted.Study) -> None:
+    result = analyse(planted.RANKING, study)
+    given = ranks_of(study)
+    for dimension in DIMENSIONS:
+        by_item: dict[int, list[dict[str, int]]] = {}
+        for (item, _, d), ranks in sorted(given.items()):
+            if d == dimension:
+                by_item.setdefault(item, []).append(ranks)
+        ws = [formulas.kendall_w([[r[s] for s in planted.SYSTEMS] for r in rankings])
+              for rankings in by_item.values() if len(rankings) >= 2]  # fmt: skip
+        defined = [w for w in ws if not math.isnan(w)]
+        row = result.row("ranking_agreement", dimension=dimension)
+        assert (row["samples (W)"], row["samples all tied"]) == (len(defined), len(ws) - len(defined))
+        assert row["mean Kendall W"] == pytest.approx(statistics.mean(defined))
+        assert row["median Kendall W"] == pytest.approx(statistics.median(defined))
+        units = [[r[s] for r in rankings] for rankings in by_item.values() for s in planted.SYSTEMS]
+        assert row["Krippendorff alpha"] == pytest.approx(formulas.krippendorff_alpha(units, "ordinal", [1, 2, 3]))
+    assert result.row("ranking_agreement", dimension="brevity")["samples all tied"] == 5  # items 0, 5, 10, 15, 20
+
+
+def test_agreement_says_why_with_one_annotator_per_item(study: planted.Study) -> None:
+    result = analyse(planted.RANKING, {k: v for k, v in study.items() if k[1] == "b"})
+    assert result.section("Agreement").text == ["No agreement statistics: each item has one annotator."]

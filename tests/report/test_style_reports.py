@@ -1,0 +1,135 @@
+"""Reports of own definitions, one per style, from exports built here (no server): the whole path from
+annotation to table (decode, the kept judgments, analysis, files), on tests/own_study.py's plants.
+
+The numbers of each style's tables are tested on planted frames in tests/analysis; here a
+few are checked against the plant's truth, and report.md against the CSVs."""
+
+from __future__ import annotations
+
+import csv
+import random
+import statistics
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annols.blinding import META_KEY, META_SYSTEMS, encode_systems
+from annols.definition import parse_definition
+from annols.report import ReportOptions, build_report
+from tests import own_study
+from tests.report import study
+from tests.report.test_report_files import markdown_tables, read_csv, split
+
+EMAILS = dict(zip(own_study.ANNOTATORS, study.ANNOTATORS, strict=True))
+SECTIONS = {
+    "pairwise": ["Win / tie / loss", "Agreement", "Bradley-Terry with ties", "Questions"],
+    "ranking": ["Ranks", "Agreement"],
+    "ratings": ["Ratings", "Agreement"],
+    "spans": ["Spans", "Span agreement", "Questions"],
+    "sentences": ["Answers", "Agreement per column"],
+}
+
+
+def export(style: str) -> tuple[list[dict[str, Any]], dict[int, tuple[str, ...]]]:
+    """The raw export of the planted study: systems shuffled per task and recorded as the blinding does."""
+    plant = own_study.STUDIES[style]
+    rng = random.Random(5)
+    tasks, shown, next_id = [], {}, 1000
+    for item in range(own_study.ITEMS):
+        record = plant.record(item)
+        systems = list(record.pop("systems"))
+        rng.shuffle(systems)
+        shown[item] = tuple(systems)
+        task = {"id": 500 + item, "data": {**record, "record": {"item": item}},
+                "meta": {META_KEY: f"{style}:{item:03d}", META_SYSTEMS: encode_systems(shown[item])},
+                "annotations": []}  # fmt: skip
+        for annotator in own_study.ANNOTATORS:
+            next_id += 1
+            task["annotations"].append({
+                "id": next_id, "completed_by": study.USER_IDS[EMAILS[annotator]], "lead_time": 5.0,
+                "result": plant.result(plant.truth(item, annotator), shown[item]),
+                "created_at": "2024-05-01T10:00:00.000000Z", "was_cancelled": False,
+            })  # fmt: skip
+        tasks.append(task)
+    return tasks, shown
+
+
+def definition_of(style: str) -> Any:
+    return parse_definition(tomllib.loads(own_study.STUDIES[style].definition), f"own-{style}.toml")
+
+
+@pytest.fixture(scope="module", params=list(SECTIONS))
+def report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    style = request.param
+    tmp = tmp_path_factory.mktemp(style)
+    tasks, _ = export(style)
+    definition = definition_of(style)
+    result = build_report(definition, [study.write_pull(tmp / "pull", tasks)], tmp / "report",
+                          ReportOptions(bootstrap=100))  # fmt: skip
+    assert [s.title for s in result.sections] == ["Sources", "Annotators", "Items short of their overlap",
+                                                  *SECTIONS[style], "Rule violations"]  # fmt: skip
+    return style, tmp / "report"
+
+
+def table(out: Path, name: str) -> list[dict[str, str]]:
+    with (out / "tables" / f"{name}.csv").open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_markdown_tables_and_plots_agree_with_the_files(report: tuple[str, Path]) -> None:
+    _, out = report
+    md_text = (out / "report.md").read_text(encoding="utf-8")
+    md = markdown_tables(md_text)
+    csvs = sorted((out / "tables").glob("*.csv"))
+    assert {p.stem for p in csvs} == set(md)
+    for path in csvs:
+        rows = read_csv(path)
+        assert md[path.stem] == rows[: len(md[path.stem])], path.name
+    plots = sorted(p.name for p in (out / "plots").glob("*.png"))
+    assert plots and all(f"(plots/{p})" in md_text for p in plots)
+
+
+def test_a_number_of_each_style_from_the_truth(report: tuple[str, Path]) -> None:
+    style, out = report
+    items, annotators = range(own_study.ITEMS), own_study.ANNOTATORS
+    if style == "pairwise":
+        picks = [own_study.pairwise_truth(i, a)["helpful"] for i in items for a in annotators
+                 if set(own_study.pairwise_systems(i)) == {"strong", "weak"}]  # fmt: skip
+        row = next(r for r in table(out, "pairwise_sign_test")
+                   if r["aspect"] == "Which response is more helpful?" and r["system"] == "strong")  # fmt: skip
+        assert (row["opponent"], int(row["wins"]), int(row["losses"]), int(row["ties set aside"])) == (
+            "weak", picks.count("strong"), picks.count("weak"), picks.count("tie"))  # fmt: skip
+    elif style == "ranking":
+        ranks = [own_study.ranking_truth(i, a)["quality"]["strong"] for i in items for a in annotators]
+        row = next(r for r in table(out, "ranking_mean_rank_intervals")
+                   if (r["dimension"], r["system"]) == ("quality", "strong"))  # fmt: skip
+        assert float(row["mean rank"]) == pytest.approx(statistics.mean(ranks), abs=5e-5)
+    elif style == "ratings":
+        values = [own_study.ratings_truth(i, a)["coherence"]["strong"] for i in items for a in annotators]
+        row = next(r for r in table(out, "ratings_summary") if (r["aspect"], r["system"]) == ("Coherence", "strong"))
+        assert float(row["mean"]) == pytest.approx(statistics.mean(values), abs=5e-5)
+        assert float(row["median"]) == pytest.approx(statistics.median(values), abs=5e-5)
+    elif style == "spans":
+        wrong = sum(s[0] == "Wrong" for i in items for a in annotators for s in own_study.spans_truth(i, a)["spans"])
+        row = next(r for r in table(out, "spans_counts") if (r["label"], r["system"]) == ("Wrong", "(all)"))
+        assert int(row["spans"]) == wrong
+    else:
+        major = sum(r.get("severity") == "major" for i in items for a in annotators
+                    for r in own_study.sentences_truth(i, a))  # fmt: skip
+        rows = table(out, "sentences_distribution")
+        row = next(r for r in rows if (r["column"], r["answer"]) == ("severity", "major"))
+        assert int(row["rows"]) == major
+
+
+def test_two_sources_give_the_tables_of_one(report: tuple[str, Path], tmp_path: Path) -> None:
+    style, merged = report
+    first, second = split(export(style)[0], 10)
+    sources = [study.write_pull(tmp_path / "b1", first), study.write_pull(tmp_path / "b2", second, project_id=8)]
+    build_report(definition_of(style), sources, tmp_path / "split", ReportOptions(bootstrap=100))
+    names = sorted(p.name for p in (merged / "tables").glob("*.csv"))
+    assert names == sorted(p.name for p in (tmp_path / "split" / "tables").glob("*.csv"))
+    for name in names:
+        if name != "sources.csv":
+            assert (tmp_path / "split" / "tables" / name).read_bytes() == (merged / "tables" / name).read_bytes(), name
