@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -380,6 +381,16 @@ def push_command(
         f"created {report.created}, already present {report.present}, total {report.total}"
         + (f" ({'; '.join(extra)})" if extra else "")
     )
+    _print_warnings(report.warnings, "in the input")
+
+
+def _print_warnings(warnings: Sequence[str], where: str) -> None:
+    """One line per tolerated typo (file and line, what was ignored) on stderr, then their count."""
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    if warnings:
+        click.echo(f"{len(warnings)} warning(s): harmless typos {where} were ignored (listed above); "
+                   "no judgment was guessed")  # fmt: skip
 
 
 @main.command("tasks")
@@ -531,6 +542,7 @@ def _print_convert(report: pull_lib.ConvertReport) -> None:
     click.echo(f"{c.tasks} tasks, {c.annotations} annotations ({c.cancelled} skipped)")
     for path in report.files:
         click.echo(f"wrote {path}")
+    _print_warnings(report.input_warnings, "in the input push read")
     if report.violations:
         click.echo(f"{report.violations} rule violation(s): see {report.files[-1]}")
 

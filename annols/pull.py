@@ -26,6 +26,7 @@ from annols.errors import InputError, ServerError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
 from annols.jsonstream import JSONStreamError, TextReader, iter_json_array
 from annols.labelstudio import LabelStudioClient
+from annols.push import META_WARNINGS
 
 EXPORT_FILE = "export.json"
 ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no server
@@ -51,6 +52,7 @@ class ConvertReport:
     counts: Counts
     files: list[Path]
     violations: int
+    input_warnings: tuple[str, ...] = ()  # what push's reader tolerated in the input of these tasks
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,12 @@ def exported_task(raw: dict[str, Any], users: dict[int, str]) -> ExportedTask:
         systems=systems,
         annotations=tuple(_annotation(a, users) for a in raw.get("annotations") or ()),
         source_systems=blinding.source_order(systems, order) if isinstance(order, list) else (),
+        read_warnings=_read_warnings(meta.get(META_WARNINGS)),
     )
+
+
+def _read_warnings(value: Any) -> tuple[str, ...]:
+    return tuple(str(w) for w in value) if isinstance(value, list) else ()
 
 
 def _annotation(raw: dict[str, Any], users: dict[int, str]) -> ExportedAnnotation:
@@ -286,6 +293,7 @@ def _cpus() -> int:
 def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path, fmt: Format) -> ConvertReport:
     totals = [0, 0, 0]  # tasks, annotations, cancelled
     violations = 0
+    warnings: list[str] = []
     with (
         files.atomic_open(out_dir / RESULTS_FILE) as tidy_file,
         files.atomic_open(out_dir / VIOLATIONS_FILE) as violations_file,
@@ -300,6 +308,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
             nonlocal violations
             for task in tasks:
                 totals[0] += 1
+                warnings.extend(task.read_warnings)
                 for a in task.annotations:
                     totals[2 if a.cancelled else 1] += 1
                 tidy.writerows(_tidy_lists(task, definition, positions))
@@ -316,6 +325,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         counts=Counts(*totals),
         files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
         violations=violations,
+        input_warnings=tuple(warnings),
     )
 
 
@@ -418,10 +428,11 @@ def _convert_in_parts(
         counts=Counts(*totals),
         files=[out_dir / name for name in names],
         violations=sum(o[1] for o in done),
+        input_warnings=tuple(w for o in done for w in o[3]),
     )
 
 
-def _convert_part(index: int) -> tuple[Counts, int, list[str]] | None:
+def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] | None:
     """In a worker: convert part ``index`` into its own folder; None if it is not a run of whole tasks."""
     assert _JOB is not None
     export, parts, users, definition, fmt, tmp = _JOB
@@ -433,7 +444,7 @@ def _convert_part(index: int) -> tuple[Counts, int, list[str]] | None:
             report = _convert_tasks(_tasks(text, export, users), definition, folder, fmt)
     except Exception:  # converting in one says what is wrong, with the right task numbers
         return None
-    return report.counts, report.violations, [p.name for p in report.files]
+    return report.counts, report.violations, [p.name for p in report.files], report.input_warnings
 
 
 def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir: Path) -> PullReport:

@@ -57,6 +57,8 @@ DEFAULT_BATCH_SIZE = 20000
 # pass are held in memory: one batch in flight, one being gathered).
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 ANNOTATOR_DOMAIN = "annotators.annols.local"
+META_WARNINGS = "annols_warnings"
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
 T = TypeVar("T")
 
 
@@ -79,6 +81,7 @@ class Scan:
     duplicates: int = 0
     annotators: set[str] = field(default_factory=set)
     annotations: int = 0
+    warnings: list[str] = field(default_factory=list)  # what the readers tolerated, one per file and line
     spooled: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)  # key, systems, bytes in the spool
 
 
@@ -93,10 +96,17 @@ class PushReport:
     predictions: int
     manifest: Path
     project_created: bool
+    warnings: tuple[str, ...] = ()  # what the readers tolerated in the inputs, one per file and line
 
 
 def annotator_email(annotator: str) -> str:
-    """The Label Studio user standing for an original annotator of an imported study."""
+    """The Label Studio user standing for an original annotator of an imported study.
+
+    An annotator already named by an e-mail address (a sheet's ``ann@study.org``) keeps it,
+    so the result files name them as the input did.
+    """
+    if _EMAIL.fullmatch(annotator):
+        return annotator
     local = re.sub(r"[^A-Za-z0-9._-]+", "-", annotator).strip("-.") or "annotator"
     return f"{local}@{ANNOTATOR_DOMAIN}"
 
@@ -115,6 +125,7 @@ def scan(definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None
     pending_size = 0
     for task in fmt.read(inputs, definition):
         _check_task(definition, task)
+        result.warnings.extend(str(w) for w in task.warnings)
         if task.key in seen:
             result.duplicates += 1
             continue
@@ -191,6 +202,8 @@ def _payload(
     keep = task.fixed_order or (with_annotations and bool(task.annotations))
     data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
     meta: dict[str, Any] = {blinding.META_KEY: task.key}
+    if task.warnings:  # kept with the task, so a pull can say what was tolerated in its input
+        meta[META_WARNINGS] = [str(w) for w in task.warnings]
     if systems:
         meta[blinding.META_SYSTEMS] = blinding.encode_systems(systems)
         meta[blinding.META_ORDER] = order
@@ -449,6 +462,7 @@ def _push_checked(
         predictions=sent.predictions,
         manifest=manifest,
         project_created=created_project,
+        warnings=tuple(found.warnings),
     )
 
 
@@ -511,6 +525,7 @@ def _save_scan(manifest: Path, fingerprint: str | None, found: Scan) -> None:
         "duplicates": found.duplicates,
         "annotators": sorted(found.annotators),
         "annotations": found.annotations,
+        "warnings": found.warnings,
     }
     with contextlib.suppress(OSError):  # only a shortcut: a read-only folder costs speed, not correctness
         files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False))
@@ -534,6 +549,7 @@ def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | N
             duplicates=int(record["duplicates"]),
             annotators={str(a) for a in record["annotators"]},
             annotations=int(record["annotations"]),
+            warnings=[str(w) for w in record.get("warnings", [])],
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

@@ -9,7 +9,9 @@ A format module exposes one object, ``FORMAT``, with:
 - ``read(paths, definition) -> Iterator[SourceTask]``: stream the input files, one task at
   a time (never the whole file in memory), raising :class:`~annols.errors.InputError`
   naming file, line or record, and field; judgments already in the input come as
-  ``SourceTask.annotations`` (imported only with ``push --with-annotations``);
+  ``SourceTask.annotations`` (imported only with ``push --with-annotations``); harmless
+  typos the reader skipped come as ``SourceTask.warnings`` (push prints them and keeps
+  them in the task's meta, so pull can say so too);
 - ``read_predictions(paths, definition) -> Iterator[tuple[str, SourcePrediction]]``:
   pre-annotations keyed by task key (formats without them raise InputError);
 - ``write_results(tasks, definition, out_dir) -> list[Path]``: the protocol's own result
@@ -48,6 +50,22 @@ class SourceAnnotation:
 
 
 @dataclass(frozen=True)
+class ReadWarning:
+    """Something harmless a reader ignored in an input (a typo around a marker, junk after the answers).
+
+    Readers never guess a judgment: anything that could change one is an InputError instead.
+    """
+
+    source: str  # the file
+    location: str  # "line 3", "row 7"
+    ignored: str  # what was ignored, in words
+
+    def __str__(self) -> str:
+        where = f"{self.source}, {self.location}" if self.location else self.source
+        return f"{where}: ignored {self.ignored}"
+
+
+@dataclass(frozen=True)
 class SourceTask:
     """One task read from an input, before blinding."""
 
@@ -58,6 +76,7 @@ class SourceTask:
     fixed_order: bool = False  # the source fixes which system is shown where: do not shuffle
     annotations: tuple[SourceAnnotation, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)  # anything the format wants back at pull
+    warnings: tuple[ReadWarning, ...] = ()  # what the reader tolerated in this task's input
 
 
 @dataclass(frozen=True)
@@ -91,6 +110,7 @@ class ExportedTask:
     systems: tuple[str, ...]  # system shown at each candidate position (empty if not blinded)
     annotations: tuple[ExportedAnnotation, ...]
     source_systems: tuple[str, ...] = ()  # the same systems in the input's order (empty if unknown)
+    read_warnings: tuple[str, ...] = ()  # what push's reader tolerated in this task's input (task meta)
 
 
 @dataclass(frozen=True)
