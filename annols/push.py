@@ -48,7 +48,7 @@ from typing import IO, Any, TypeVar
 from annols import __version__, blinding, config, files, jsontext
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError
-from annols.formats import SourcePrediction, SourceTask, format_for
+from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
 from annols.labelstudio import FilePart, LabelStudioClient, Project
 
 DEFAULT_BATCH_SIZE = 20000
@@ -56,7 +56,6 @@ DEFAULT_BATCH_SIZE = 20000
 # server spends ~0.2 s on each beyond its tasks) and bounded memory (tasks built in a second
 # pass are held in memory: one batch in flight, one being gathered).
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
-ANNOTATOR_DOMAIN = "annotators.annols.local"
 META_WARNINGS = "annols_warnings"
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
 T = TypeVar("T")

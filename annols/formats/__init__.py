@@ -208,6 +208,16 @@ def content_key(prefix: str, value: Any) -> str:
     return f"{prefix}:{hashlib.sha256(canonical.encode('utf-8')).hexdigest()[:20]}"
 
 
+# The domain of the Label Studio users push makes for a study's original annotators
+# (``A@annotators.annols.local``); result writers may name them by their original name.
+ANNOTATOR_DOMAIN = "annotators.annols.local"
+
+
+def original_annotator(annotator: str) -> str:
+    """An imported study's annotator by the name the input gave (``A@annotators.annols.local`` -> ``A``)."""
+    return annotator.removesuffix("@" + ANNOTATOR_DOMAIN)
+
+
 _MODULES = {
     "summary-flaws": "summary_flaws",
     "pairwise-aspects": "pairwise_aspects",

@@ -69,6 +69,8 @@ from annols.formats import (
     Violation,
     content_key,
     no_predictions,
+    original_annotator,
+    ranking_sheet,
 )
 from annols.styles.ranking import RankingSpec
 
@@ -325,13 +327,36 @@ def _spool_row(task: ExportedTask, spec: RankingSpec) -> dict[str, Any]:
     shown = shown_systems(task, spec)
     ranks: dict[str, dict[str, dict[str, list[str]]]] = {}
     for annotation in task.annotations:
-        if annotation.cancelled or annotation.annotator in ranks:
+        name = original_annotator(annotation.annotator)  # an imported study's annotators as named in the input
+        if annotation.cancelled or name in ranks:
             continue  # one row per task: an annotator's first submitted annotation
-        table = ranks[annotation.annotator] = {}
+        table = ranks[name] = {}
         for (dimension, i), codes in parse_result(annotation.result, spec).items():
             table.setdefault(dimension, {})[shown[i]] = codes
     return {"url": task.data.get("url", ""), "reference": task.data.get("reference", ""),
             "raw": _raw_cells(task, shown, spec), "ranks": ranks}  # fmt: skip
+
+
+def _written_case(task: ExportedTask, spec: RankingSpec) -> ranking_sheet.WrittenCase:
+    """A task read from a vertical sheet, its ranks by annotator and letter (the input's order)."""
+    shown = shown_systems(task, spec)
+    source = task.source_systems if len(task.source_systems) == len(spec.positions) else shown
+    raw = task.data.get("raw")
+    outputs = [str(c) for c in raw] if isinstance(raw, list) and len(raw) == len(spec.positions) else [
+        SEPARATOR.join(str(task.data.get(spec.field(p), "")).split("\n")) for p in spec.positions]  # fmt: skip
+    ranks: dict[str, dict[tuple[str, int], list[str]]] = {}
+    for annotation in task.annotations:
+        name = original_annotator(annotation.annotator)
+        if annotation.cancelled or name in ranks:
+            continue
+        table = ranks[name] = {}
+        for (dimension, i), codes in parse_result(annotation.result, spec).items():
+            letter = source.index(shown[i]) if shown[i] in source else i
+            table[(dimension, letter)] = codes
+    return ranking_sheet.WrittenCase(
+        number=int(task.data["case"]), sample=task.data.get("sample"), url=str(task.data.get("url", "")),
+        reference=str(task.data.get("reference", "")), outputs=outputs, ranks=ranks,
+    )  # fmt: skip
 
 
 def _rank_cell(codes: list[str] | None) -> int | str | None:
@@ -418,8 +443,30 @@ class ExtractiveRankingFormat:
     describe = "XLSX (first sheet) or CSV: url, reference, one column per system with sentences joined by </s>."
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
-        for path in paths:
-            yield from _read(Path(path), definition.spec)
+        spec: RankingSpec = definition.spec
+        mappings = [Path(p) for p in paths if Path(p).suffix.lower() == ".json"]
+        sheets = [Path(p) for p in paths if Path(p).suffix.lower() != ".json"]
+        vertical = [p for p in sheets if p.suffix.lower() in (".xlsx", ".xlsm", ".csv") and p.is_file()
+                    and ranking_sheet.is_vertical(_rows(p), _cell)]  # fmt: skip
+        for path in sheets:
+            if path not in vertical:
+                yield from _read(path, spec)
+        if len(mappings) > 1:
+            raise InputError(mappings[1], "", "", f"a second letter -> system mapping (first: {mappings[0]}); give one")
+        if not vertical:
+            if mappings:
+                raise InputError(mappings[0], "", "", "a letter -> system mapping, but no sheet in the seed-004 "
+                                 "layout (rows 'Case N') among the inputs")  # fmt: skip
+            return
+        if not mappings:
+            raise InputError(vertical[0], "", "", "a sheet in the seed-004 layout names outputs by letter only; "
+                             "add a mapping file to the inputs, e.g. systems.json "
+                             '{"A": "ex44", "B": "ex46", ...}')  # fmt: skip
+        mapping = ranking_sheet.read_mapping(mappings[0], spec)
+        parsed = [ranking_sheet.parse_sheet(p, _rows(p), _cell, spec) for p in vertical]
+        names = ranking_sheet.annotator_names(vertical)
+        stem = ranking_sheet.sheet_stem(vertical, names)
+        yield from ranking_sheet.tasks(parsed, mapping, spec, stem, names)
 
     def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""
@@ -430,16 +477,25 @@ class ExtractiveRankingFormat:
         csv_path, xlsx_path = Path(out_dir) / f"{NAME}.csv", Path(out_dir) / f"{NAME}.xlsx"
         systems: dict[str, None] = {}  # ordered sets: the columns, known once every task is seen
         annotators: dict[str, None] = {}
+        cases: list[ranking_sheet.WrittenCase] = []  # tasks from a seed-004 vertical sheet (small: one study)
+        stems: dict[str, None] = {}
+        sheet_annotators: dict[str, None] = {}
         with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
             for task in tasks:
                 row = _spool_row(task, spec)
+                if "case" in task.data:
+                    case = _written_case(task, spec)
+                    cases.append(case)
+                    stems.setdefault(str(task.data.get("sheet") or NAME))
+                    sheet_annotators.update(dict.fromkeys(case.ranks))
                 systems.update(dict.fromkeys(row["raw"]))
                 annotators.update(dict.fromkeys(row["ranks"]))
                 spool.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
             spool.seek(0)
             header = _header(list(systems), list(annotators), spec)
             _write(spool, header, csv_path, xlsx_path, spec, list(systems), list(annotators))
-        return [csv_path, xlsx_path]
+        sheets = ranking_sheet.write_sheets(cases, stems, list(sheet_annotators), spec, Path(out_dir)) if cases else []
+        return [csv_path, xlsx_path, *sheets]
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
         return [Violation(task.key, annotation.annotator, rule, found)
