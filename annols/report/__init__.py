@@ -35,6 +35,7 @@ from pathlib import Path
 from annols import __version__, files
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
+from annols.pull import check_export_protocol
 from annols.report import render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, overview_sections
 from annols.report.model import Section
@@ -77,6 +78,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     resolved = [resolve(Path(s)) for s in sources]
     for source in resolved:
         check_protocol(source, definition.name, definition.variant)
+        check_export_protocol(source.export, definition)  # a bare export: its task keys name the protocol
     protocol = _collector(definition, options)
     violations = ViolationCollector(definition)
 
