@@ -381,16 +381,15 @@ def push_command(
         f"created {report.created}, already present {report.present}, total {report.total}"
         + (f" ({'; '.join(extra)})" if extra else "")
     )
-    _print_warnings(report.warnings, "in the input")
+    _print_warnings(report.warnings, "listed above")
 
 
 def _print_warnings(warnings: Sequence[str], where: str) -> None:
-    """One line per tolerated typo (file and line, what was ignored) on stderr, then their count."""
+    """One line per warning on the input (file and line, what was ignored) on stderr, then their count."""
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
     if warnings:
-        click.echo(f"{len(warnings)} warning(s): harmless typos {where} were ignored (listed above); "
-                   "no judgment was guessed")  # fmt: skip
+        click.echo(f"{len(warnings)} input warning(s), {where}: only harmless typos were ignored, no judgment guessed")
 
 
 @main.command("tasks")
@@ -542,7 +541,7 @@ def _print_convert(report: pull_lib.ConvertReport) -> None:
     click.echo(f"{c.tasks} tasks, {c.annotations} annotations ({c.cancelled} skipped)")
     for path in report.files:
         click.echo(f"wrote {path}")
-    _print_warnings(report.input_warnings, "in the input push read")
+    _print_warnings(report.input_warnings, "from push (task meta in export.json), listed above")
     if report.violations:
         click.echo(f"{report.violations} rule violation(s): see {report.files[-1]}")
 

@@ -24,7 +24,7 @@ def test_seed004_sheet_and_copies_push_pull_and_come_back_cell_for_cell(
     assert code == 0, err
     given = sum(len(by_case) for by_case in study.ranks.values())
     assert f"created 10, already present 0, total 10 ({given} annotations)" in out
-    assert "note beside the table" in err and "warning(s)" in out
+    assert "note beside the table" in err and "input warning(s), listed above" in out
 
     pulled = pull_and_convert(label_studio, ["extractive-ranking"], title, tmp_path)
     for annotator, copy in study.copies.items():
@@ -57,7 +57,8 @@ def test_seed001_release_with_typos_pushes_pulls_and_converts_with_every_judgmen
     assert code == 0, err
     for path, line in where:
         assert f"warning: {path}, line {line}: ignored " in err, (path, line, err)
-    assert out.splitlines()[-1].startswith(f"{len(TYPOS)} warning(s): harmless typos in the input were ignored")
+    assert out.splitlines()[-1] == (f"{len(TYPOS)} input warning(s), listed above: only harmless typos were "
+                                    "ignored, no judgment guessed")  # fmt: skip
 
     pulled = pull_and_convert(label_studio, ["pairwise-aspects"], title, tmp_path)
     for annotator, by_sample in study.answers.items():
@@ -66,5 +67,5 @@ def test_seed001_release_with_typos_pushes_pulls_and_converts_with_every_judgmen
     code, out, err = cli(label_studio, "convert", "pairwise-aspects", str(pulled / "export.json"),
                          "-o", str(tmp_path / "again"))  # fmt: skip
     assert code == 0, err
-    assert f"{len(TYPOS)} warning(s): harmless typos in the input push read were ignored" in out
+    assert f"{len(TYPOS)} input warning(s), from push (task meta in export.json), listed above" in out
     assert err.count("warning: ") == len(TYPOS)

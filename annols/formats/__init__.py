@@ -51,18 +51,19 @@ class SourceAnnotation:
 
 @dataclass(frozen=True)
 class ReadWarning:
-    """Something harmless a reader ignored in an input (a typo around a marker, junk after the answers).
+    """Something harmless in an input a reader ignored (a typo around a marker, junk after the answers)
+    or a user should know about (a summary with line breaks).
 
     Readers never guess a judgment: anything that could change one is an InputError instead.
     """
 
     source: str  # the file
     location: str  # "line 3", "row 7"
-    ignored: str  # what was ignored, in words
+    what: str  # what was ignored or noticed, in words ("ignored a stray line '1' after the last answer")
 
     def __str__(self) -> str:
         where = f"{self.source}, {self.location}" if self.location else self.source
-        return f"{where}: ignored {self.ignored}"
+        return f"{where}: {self.what}"
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,7 @@ class _Lines:
         self.warnings: list[ReadWarning] = []
 
     def warn(self, ignored: str) -> None:
-        self.warnings.append(ReadWarning(str(self.path), f"line {self.number}", ignored))
+        self.warnings.append(ReadWarning(str(self.path), f"line {self.number}", f"ignored {ignored}"))
 
     @property
     def number(self) -> int:

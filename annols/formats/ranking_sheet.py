@@ -123,7 +123,7 @@ def parse_sheet(path: Path, rows: Iterable[tuple[int, list[Any]]], cell: Any, sp
         beyond = [i for i in range(width, len(texts)) if texts[i]]
         if beyond:
             col = get_column_letter(beyond[0] + 1)
-            sheet.warnings.append(ReadWarning(str(path), f"row {n}", f"a note beside the table (column {col})"))
+            sheet.warnings.append(ReadWarning(str(path), f"row {n}", f"ignored a note beside the table (column {col})"))
 
     blank_run: list[int] = []
     for n, row in rows:
@@ -145,7 +145,9 @@ def parse_sheet(path: Path, rows: Iterable[tuple[int, list[Any]]], cell: Any, sp
             continue
         note(n, stripped)
         if blank_run and not block:
-            sheet.warnings.append(ReadWarning(str(path), f"row {blank_run[0]}", f"{len(blank_run)} empty row(s)"))
+            sheet.warnings.append(
+                ReadWarning(str(path), f"row {blank_run[0]}", f"ignored {len(blank_run)} empty row(s)")
+            )
             blank_run = []
         block.append((n, texts))
         if len(block) == ROWS:
@@ -155,7 +157,7 @@ def parse_sheet(path: Path, rows: Iterable[tuple[int, list[Any]]], cell: Any, sp
         raise InputError(path, f"row {block[-1][0]}", "", f"the last case has {len(block)} of its {ROWS} rows")
     if blank_run:
         sheet.warnings.append(
-            ReadWarning(str(path), f"row {blank_run[0]}", f"{len(blank_run)} empty row(s) at the end")
+            ReadWarning(str(path), f"row {blank_run[0]}", f"ignored {len(blank_run)} empty row(s) at the end")
         )
     if not sheet.cases:
         raise InputError(path, "row 1", "", "no case in this sheet; a case starts with a row 'Case N'")

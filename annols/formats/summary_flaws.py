@@ -60,6 +60,7 @@ from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
     Join,
+    ReadWarning,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
@@ -531,12 +532,18 @@ def _source_task(record: _Record, names: Names) -> SourceTask:
         annotator = record.fields.get("annotator")
         who = str(annotator) if annotator not in (None, "") else "original"
         annotations = (SourceAnnotation(annotator=who, result=record.critique(summary, names)),)
+    warnings: tuple[ReadWarning, ...] = ()
+    if "\n" in summary or "\r" in summary:
+        warnings = (ReadWarning(str(record.path), record.where, "field 'summary' holds line breaks: the seed's "
+                                "pipeline flattens them to spaces before the critic sees it, and a span across one "
+                                "does not parse back from summary-flaws.txt"),)  # fmt: skip
     return SourceTask(
         key=_task_key(document, summary),
         data=data,
         location=f"{record.path}: {record.where}",
         systems=(model,) if model is not None else (),
         annotations=annotations,
+        warnings=warnings,
     )
 
 
@@ -685,7 +692,7 @@ class SummaryFlawsFormat:
         found = _judged(annotation.result, names)
         summary = str(task.data.get(names.summary, ""))
         problems = _xor_none(found, names) + _unanswered(found, names)
-        problems += _mismatched(found, summary) + _overlapping(found)
+        problems += _mismatched(found, summary) + _overlapping(found) + _parses_back(found, summary, names)
         return [Violation(task.key, annotation.annotator, rule, what) for rule, what in problems]
 
 
@@ -758,6 +765,23 @@ def _mismatched(found: Judgment, summary: str) -> list[tuple[str, str]]:
                     f"span {s.start}-{s.end} has text {s.text!r}, the summary there reads {summary[s.start : s.end]!r}",
                 )
             )
+    return out
+
+
+def _parses_back(found: Judgment, summary: str, names: Names) -> list[tuple[str, str]]:
+    """Spans the seed's regex ``Span \\d+: (.*?)( \\(Label: .*?\\))?(\\n|$)`` would read back as something else."""
+    out = []
+    for s in found.spans:
+        text = _span_text(s, summary)
+        problem = ""
+        if "\n" in text or "\r" in text:
+            problem = "holds a line break: the seed's regex reads the span only up to it"
+        elif " (Label: " in text:
+            problem = "holds ' (Label: ': the seed's regex ends the span there"
+        elif names.none_answer in text:
+            problem = f"holds {names.none_answer!r}: the answer block reads as if nothing were marked"
+        if problem:
+            out.append(("span-parses-back", f"span {text!r} ({s.start}-{s.end}) {problem}"))
     return out
 
 
