@@ -147,6 +147,45 @@ def no_predictions(name: str, paths: Sequence[Path]) -> InputError:
     )  # fmt: skip
 
 
+# --- what real spreadsheets hold: shared by the CSV readers ------------------------------------
+
+
+def csv_header(cells: Sequence[str]) -> list[str]:
+    """A header row as a spreadsheet saves it, tidied: names stripped (spaces, NBSP), trailing empty cells dropped."""
+    header = [c.strip() for c in cells]
+    while header and not header[-1]:
+        header.pop()
+    return header
+
+
+def fit_row(
+    path: Path | str, where: str, width: int, row: list[str], warnings: list[ReadWarning], noted: set[int]
+) -> list[str]:
+    """A data row without the cells a spreadsheet keeps beyond a table ``width`` wide.
+
+    Empty cells beyond the header are dropped. Values beyond it are a note beside the table
+    when an empty column separates them from it: ignored with a warning (once per column,
+    ``noted``), never read. A value right after the last column is more likely a cell split
+    by an unquoted comma: an InputError. Shorter rows are left to the caller.
+    """
+    if len(row) <= width or not any(c.strip() for c in row[width:]):
+        return row[:width] if len(row) > width else row
+    if row[width].strip():
+        raise InputError(path, where, "", f"has {len(row)} cells, the header has {width}; quote cells that "
+                         "contain commas, or leave an empty column between the table and any notes")  # fmt: skip
+    for i in range(width, len(row)):
+        if row[i].strip() and i not in noted:
+            noted.add(i)
+            warnings.append(ReadWarning(str(path), where, f"ignored a note beside the table in column {i + 1} "
+                                        f"({_short(row[i])})"))  # fmt: skip
+    return row[:width]
+
+
+def _short(text: str) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= 30 else text[:30] + "...")
+
+
 # --- joining result files written in parts (in task order) --------------------------------------
 
 # Appends the files of the later parts to the file of the first part, in place, streaming.

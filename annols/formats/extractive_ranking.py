@@ -63,6 +63,7 @@ from annols.files import atomic_open
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
+    ReadWarning,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
@@ -239,12 +240,19 @@ def _item(cell: str, position: str, code: str) -> dict[str, Any]:
             "value": {"choices": [code]}, "origin": "manual"}  # fmt: skip
 
 
-def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec, header: dict[int, str]) -> SourceTask:
+def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec, header: dict[int, str],
+          noted: set[int]) -> SourceTask:  # fmt: skip
     where = f"row {n}"
     cells = row + [None] * (layout.width - len(row))
     extra = next((i for i in range(layout.width, len(cells)) if _cell(cells[i]).strip()), None)
-    if extra is not None:
-        raise InputError(path, where, f"column {get_column_letter(extra + 1)}", "has a value but no header")
+    warnings: list[ReadWarning] = []
+    if extra == layout.width:  # right beside the table: a column without its header, not a note
+        raise InputError(path, where, f"column {get_column_letter(extra + 1)}", "has a value but no header; "
+                         "name the column, or leave an empty column between the table and any notes")  # fmt: skip
+    if extra is not None and extra not in noted:
+        noted.add(extra)
+        warnings.append(ReadWarning(str(path), where, f"ignored a note beside the table in column "
+                                    f"{get_column_letter(extra + 1)}"))  # fmt: skip
     raw = {system: _cell(cells[i]) for system, i in layout.systems}  # in column order
     for system, cell in raw.items():
         if not sentences(cell):
@@ -262,12 +270,14 @@ def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec
         systems=tuple(raw),
         fixed_order=False,
         annotations=_annotations(cells, layout, spec, path, where, header),
+        warnings=tuple(warnings),
     )
 
 
 def _read(path: Path, spec: RankingSpec) -> Iterator[SourceTask]:
     layout: _Layout | None = None
     header: dict[int, str] = {}
+    noted: set[int] = set()
     for n, row in _rows(path):
         if not any(_cell(v).strip() for v in row):
             continue
@@ -275,7 +285,7 @@ def _read(path: Path, spec: RankingSpec) -> Iterator[SourceTask]:
             layout = _layout(path, n, row, spec)
             header = {i: _cell(v).strip() for i, v in enumerate(row)}
             continue
-        yield _task(path, n, row, layout, spec, header)
+        yield _task(path, n, row, layout, spec, header, noted)
     if layout is None:
         raise InputError(path, "row 1", "url", "the sheet is empty; it needs a header row url, reference, systems")
 

@@ -553,3 +553,24 @@ def test_push_warns_about_a_summary_with_line_breaks(tmp_path: Path, definition:
         "spaces before the critic sees it, and a span across one does not parse back from summary-flaws.txt"
     ]
     assert not one_task(tmp_path, definition, {"summary": "One. Two.", "document": "D."}).warnings
+
+
+def test_what_a_real_spreadsheet_holds_is_read_with_warnings(tmp_path: Path, definition: Definition) -> None:
+    """A BOM, CRLF, stray spaces and NBSP around header names, trailing empty columns, empty rows,
+    and a note beside the table after an empty column: the same tasks as the clean file."""
+    records = [{"id": str(i), "summary": f"Summary {i}.", "document": f"Doc {i}.", "model": "m"} for i in range(3)]
+    clean = write_jsonl(tmp_path / "clean.jsonl", records)
+    rows = [[" id", "summary\u00a0", "document ", "model", "", ""]]
+    rows += [[r["id"], r["summary"], r["document"], r["model"], "", ""] for r in records]
+    rows.insert(2, [""] * 6)
+    rows[3] += ["", "a note"]
+    messy = tmp_path / "messy.csv"
+    with messy.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\r\n").writerows(rows)
+    messy.write_bytes(b"\xef\xbb\xbf" + messy.read_bytes())
+    expected = list(sf.FORMAT.read([clean], definition))
+    tasks = list(sf.FORMAT.read([messy], definition))
+    assert [(t.key, t.data, t.systems) for t in tasks] == [(t.key, t.data, t.systems) for t in expected]
+    assert [str(w) for t in tasks for w in t.warnings] == [
+        f"{messy}, line 4: ignored a note beside the table in column 8 ('a note')"
+    ]
