@@ -21,7 +21,7 @@ from annols import pull as pull_lib
 from annols import push as push_lib
 from annols import server as server_lib
 from annols.definition import Definition
-from annols.errors import AnnolsError
+from annols.errors import AnnolsError, ServerError
 
 
 class AnnolsGroup(click.Group):
@@ -169,7 +169,8 @@ DATA_DIR = click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Folder of the local server's data [default: ~/.local/share/annols/label-studio].",
+    envvar="ANNOLS_DATA_DIR",
+    help="Folder of the local server's data [env: ANNOLS_DATA_DIR; default: ~/.local/share/annols/label-studio].",
 )
 
 
@@ -201,7 +202,8 @@ def server_group() -> None:
 @server_group.command("start")
 @click.option("--port", type=int, default=server_lib.DEFAULT_PORT, show_default=True, help="Loopback port.")
 @DATA_DIR
-def server_start(port: int, data_dir: Path | None) -> None:
+@click.pass_context
+def server_start(ctx: click.Context, port: int, data_dir: Path | None) -> None:
     """Start the local Label Studio in the background and wait until it answers.
 
     The first start creates the data folder, the admin account and its API token
@@ -211,17 +213,29 @@ def server_start(port: int, data_dir: Path | None) -> None:
     Example:
       annols server start --port 8080
     """
-    data_dir = data_dir or server_lib.default_data_dir()
+    default = server_lib.default_data_dir()
+    data_dir = data_dir or default
     click.echo(f"Starting Label Studio on 127.0.0.1:{port} (data in {data_dir}) ...", err=True)
     state, already = server_lib.start(data_dir, port=port)
+    asked = ctx.get_parameter_source("port") not in (None, click.core.ParameterSource.DEFAULT)
+    if already and asked and state.port != port:
+        raise ServerError(
+            f"Label Studio already runs at {state.url} (pid {state.pid}, data in {state.data_dir}), not on "
+            f"port {port}: stop it first (annols server stop) to move it, or leave out --port"
+        )
     if already:
         click.echo(f"Already running at {state.url} (pid {state.pid}).")
     else:
         click.echo(f"Label Studio is running at {state.url} (pid {state.pid}).")
     password_file = Path(state.data_dir) / server_lib.PASSWORD_FILE
     click.echo(f"Log in as {state.email}; the password is in {password_file}.")
+    if Path(data_dir).expanduser().resolve() == default.expanduser().resolve():
+        uses = "annols commands use this server by default."
+    else:  # commands look in the default data dir unless told otherwise
+        uses = (f"annols commands use this server with --data-dir {data_dir}, or after "
+                f"`export ANNOLS_DATA_DIR={data_dir}`.")  # fmt: skip
     click.echo(
-        "annols commands use this server by default. Other tools: set LABEL_STUDIO_URL="
+        f"{uses} Other tools: set LABEL_STUDIO_URL="
         f"{state.url} and LABEL_STUDIO_API_KEY to the token under Account & Settings."
     )
 
