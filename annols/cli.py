@@ -376,12 +376,14 @@ def push_command(
         if bar is not None:
             bar.update(done - bar.pos)
 
+    def project_ready(p: labelstudio.Project, created: bool) -> None:
+        click.echo(f"{'Created' if created else 'Reused'} project {p.title!r}: {client.url}/projects/{p.id}/data")
+
     try:
-        report = push_lib.push(client, d, list(inputs), options, on_progress=progress)
+        report = push_lib.push(client, d, list(inputs), options, on_progress=progress, on_project=project_ready)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
-    p = report.project
     extra = []
     if report.duplicates:
         extra.append(f"{report.duplicates} repeated input record(s) merged into their first task")
@@ -389,8 +391,6 @@ def push_command(
         extra.append(f"{report.annotations} annotations")
     if report.predictions:
         extra.append(f"{report.predictions} predictions")
-    verb = "Created" if report.project_created else "Reused"
-    click.echo(f"{verb} project {p.title!r}: {client.url}/projects/{p.id}/data")
     click.echo(
         f"created {report.created}, already present {report.present}, total {report.total}"
         + (f" ({'; '.join(extra)})" if extra else "")
@@ -469,7 +469,7 @@ def pull_command(
     d = _load(protocol, variant)
     client = labelstudio.connect(url, api_key, data_dir)
     report = pull_lib.pull(client, d, title, out_dir)
-    _print_convert(report.convert)
+    _print_convert(report.convert, [report.export, out_dir / pull_lib.ANNOTATORS_FILE, out_dir / pull_lib.PROJECT_FILE])
     c = report.convert.counts
     if report.reconciled:
         click.echo(f"Counts match the server: {c.tasks} tasks, {c.annotations} annotations, {c.cancelled} skipped.")
@@ -550,10 +550,10 @@ def validate_command(
     click.echo(f"No rule violations in {tasks} annotations.")
 
 
-def _print_convert(report: pull_lib.ConvertReport) -> None:
+def _print_convert(report: pull_lib.ConvertReport, written: Sequence[Path] = ()) -> None:
     c = report.counts
     click.echo(f"{c.tasks} tasks, {c.annotations} annotations ({c.cancelled} skipped)")
-    for path in report.files:
+    for path in [*written, *report.files]:
         click.echo(f"wrote {path}")
     _print_warnings(report.input_warnings, "from push (task meta in export.json), listed above")
     if report.violations:

@@ -33,6 +33,7 @@ Speed: the server, not annols, should set the pace (see docs/benchmarks.md).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -318,8 +319,10 @@ def push(
     inputs: Sequence[Path],
     options: PushOptions,
     on_progress: Callable[[int, int], None] | None = None,
+    on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
-    """Push the inputs into the project; safe to re-run. ``on_progress(done, total)`` after each batch."""
+    """Push the inputs into the project; safe to re-run. ``on_project(project, created)`` once the
+    project is there, ``on_progress(done, total)`` after each batch."""
     if options.batch_size < 1:
         raise AnnolsError("--batch-size must be at least 1")
     # Plain tasks are built once, in the first pass, into a temporary spool file; tasks with
@@ -328,7 +331,7 @@ def push(
     spooling = not options.with_annotations and not options.predictions
     with contextlib.ExitStack() as stack:
         spool = stack.enter_context(tempfile.TemporaryFile(prefix="annols-push-")) if spooling else None
-        return _push(client, definition, inputs, options, spool, on_progress)
+        return _push(client, definition, inputs, options, spool, on_progress, on_project)
 
 
 def _push(
@@ -338,6 +341,7 @@ def _push(
     options: PushOptions,
     spool: IO[bytes] | None,
     on_progress: Callable[[int, int], None] | None,
+    on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
     manifest = manifest_path(options.manifest_dir, options.title)
     # The project is looked up (read only) while the inputs are read: the server answers meanwhile.
@@ -356,7 +360,8 @@ def _push(
             fingerprinting = beside.submit(input_fingerprint, definition, inputs)
         try:
             return _push_checked(
-                client, definition, inputs, options, spool, on_progress, manifest, found, from_cache, project
+                client, definition, inputs, options, spool, on_progress, manifest, found, from_cache, project,
+                on_project,
             )
         finally:
             if not from_cache:
@@ -390,6 +395,7 @@ def _push_checked(
     found: Scan,
     from_cache: bool,
     project_found: Future[Project | None],
+    on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
     """The push once the first pass found every input record good (or its findings were cached)."""
     predictions = load_predictions(definition, options.predictions)
@@ -400,7 +406,12 @@ def _push_checked(
             options.predictions[0], "", "", f"{len(unknown)} prediction(s) match no input task (first key {unknown[0]})"
         )
 
+    if options.with_annotations and options.overlap is None and found.annotators:
+        # An imported study brings its overlap: every task was judged by up to this many annotators.
+        options = dataclasses.replace(options, overlap=len(found.annotators))
     project, created_project = ensure_project(client, definition, options, project_found)
+    if on_project is not None:
+        on_project(project, created_project)
     user_ids = ensure_users(client, found.annotators) if options.with_annotations else {}
 
     header = {

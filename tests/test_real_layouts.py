@@ -7,6 +7,11 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from annols.cli import main
+from annols.labelstudio import LabelStudioClient
+
 from .conftest import LiveServer
 from .formats.seed001_fixture import TYPOS, add_typos, make_seed001_study
 from .formats.seed004_fixture import LETTERS, SYSTEMS, cells, make_seed004_study
@@ -15,18 +20,29 @@ from .test_round_trips import pull_and_convert
 
 
 def test_seed004_sheet_and_copies_push_pull_and_come_back_cell_for_cell(
-    label_studio: LiveServer, tmp_path: Path
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
 ) -> None:
     study = make_seed004_study(tmp_path / "etc", cases=10, seed=7)
     title = "seed-004 sheet as distributed"
-    code, out, err = cli(label_studio, "push", "extractive-ranking", *map(str, study.inputs), "--project", title,
-                         "--with-annotations", cwd=tmp_path)  # fmt: skip
+    env = {"LABEL_STUDIO_URL": label_studio.url, "LABEL_STUDIO_API_KEY": label_studio.api_key}
+    args = ["push", "extractive-ranking", *map(str, study.inputs), "--project", title, "--with-annotations",
+            "--manifest-dir", str(tmp_path / "m")]  # fmt: skip
+    result = CliRunner(env=env).invoke(main, args)
+    code, out, err = result.exit_code, result.stdout, result.stderr
     assert code == 0, err
     given = sum(len(by_case) for by_case in study.ranks.values())
     assert f"created 10, already present 0, total 10 ({given} annotations)" in out
     assert "note beside the table" in err and "input warning(s), listed above" in out
+    # The project is named before the import runs, and records the overlap the study brought.
+    assert result.output.index(f"Created project {title!r}") < result.output.index("Importing")
+    project = client.find_project(title)
+    assert project is not None and client.project(project.id)["maximum_annotations"] == 3
 
     pulled = pull_and_convert(label_studio, ["extractive-ranking"], title, tmp_path)
+    code, out, err = cli(label_studio, "pull", "extractive-ranking", "--project", title, "-o", str(pulled))
+    assert code == 0, err
+    for name in ("export.json", "annotators.json", "project.json", "results.csv", f"{study.sheet.stem}_ben.xlsx"):
+        assert f"wrote {pulled / name}" in out.splitlines(), name
     for annotator, copy in study.copies.items():
         assert cells(pulled / copy.name) == cells(copy), annotator
 
