@@ -435,11 +435,12 @@ def tasks_command(
       annols tasks extractive-ranking sheet.xlsx -o tasks.json
     """
     d = _load(protocol, variant)
-    count, duplicates = push_lib.write_task_file(
+    count, duplicates, warnings = push_lib.write_task_file(
         d, list(inputs), output, seed=seed, with_annotations=with_annotations, predictions=predictions,
         manifest_dir=manifest_dir,
     )  # fmt: skip
     click.echo(f"Wrote {count} tasks to {output}" + (f" ({duplicates} duplicates skipped)" if duplicates else ""))
+    _print_warnings(warnings, "listed above")
 
 
 @main.command("pull")

@@ -763,8 +763,10 @@ def write_task_file(
     with_annotations: bool = False,
     predictions: Sequence[Path] = (),
     manifest_dir: Path | None = None,
-) -> tuple[int, int]:
-    """``annols tasks``: the same tasks as a push, as a Label Studio import file. Returns (tasks, duplicates)."""
+) -> tuple[int, int, list[str]]:
+    """``annols tasks``: the same tasks as a push, as a Label Studio import file.
+
+    Returns (tasks, duplicates, warnings on the input)."""
     found = scan(definition, inputs)
     preds = load_predictions(definition, predictions)
     systems_of: dict[str, tuple[int | None, tuple[str, ...]]] = {}
@@ -783,4 +785,4 @@ def write_task_file(
     if manifest_dir is not None:
         header = {"protocol": definition.name, "variant": definition.variant, "tasks_file": str(output), "seed": seed}
         write_manifest(manifest_path(manifest_dir, output.stem), header, systems_of)
-    return len(found.keys), found.duplicates
+    return len(found.keys), found.duplicates, found.warnings

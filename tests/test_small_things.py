@@ -42,3 +42,17 @@ def test_report_leaves_out_what_does_not_apply(tmp_path: Path) -> None:
     assert "Items with fewer annotators than asked" not in md  # one line, not a table of every item
     with open(tmp_path / "report" / "tables" / "under_annotated.csv", encoding="utf-8") as f:
         assert len(list(csv.DictReader(f))) == items
+
+
+def test_tasks_prints_the_warnings_on_the_input_too(tmp_path: Path) -> None:
+    from .formats.seed001_fixture import TYPOS, add_typos, make_seed001_study
+
+    study = make_seed001_study(tmp_path / "human_evaluation", samples=8, seed=2)
+    add_typos(study)
+    code, out, err = run("tasks", "pairwise-aspects", str(study.root), "-o", str(tmp_path / "tasks.json"),
+                         "--manifest-dir", str(tmp_path / "m"))  # fmt: skip
+    assert code == 0, err
+    assert err.count("warning: ") == len(TYPOS)
+    assert out.splitlines()[-1].startswith(f"{len(TYPOS)} input warning(s), listed above")
+    tasks = json.loads((tmp_path / "tasks.json").read_text("utf-8"))
+    assert sum(len(t["meta"].get("annols_warnings", [])) for t in tasks) == len(TYPOS)

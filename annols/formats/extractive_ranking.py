@@ -24,6 +24,11 @@ Label Studio result: one required single choice per dimension and position, from
 ``<dimension>_<position>`` (``coherence_b``), to_name ``output_<position>``, value
 ``{"choices": ["1".."4"]}``; equal ranks (ties) are allowed, as in the seed.
 
+The seed-004 sheet as it was distributed (vertical, 7 rows per case, letters fixed to
+systems for the whole study) is read and written back by :mod:`annols.formats.ranking_sheet`:
+a sheet whose first row reads ``Case N`` goes there, with the ``.json`` letter -> system
+mapping among the inputs and the annotators' returned copies.
+
 Existing judgments (an extension of the sheet, e.g. for round trips): columns headed
 ``<annotator>:<dimension>:<system>`` (``ann1@x.org:informative:bart``) holding ranks
 1..4 become one annotation per annotator and row; an empty cell is an unanswered cell.
@@ -31,7 +36,8 @@ Existing judgments (an extension of the sheet, e.g. for round trips): columns he
 Results: ``extractive-ranking.csv`` and ``extractive-ranking.xlsx``, one row per task in
 task order: url, reference, each system's original cell (header: the system name), then
 per annotator, dimension and system the rank as an integer, headed
-``<annotator>:<dimension>:<system>`` (the same header the reader accepts). The systems
+``<annotator>:<dimension>:<system>`` (the same header the reader accepts; an imported
+study's annotator by the name the input gave, not ``...@annotators.annols.local``). The systems
 and annotators (the columns) are only known once every task has been seen, and the tasks
 can be iterated once, so rows are first spooled to a temporary JSONL file, then both
 files are written from it, streaming. Systems are ordered as in the input's columns,
@@ -450,7 +456,11 @@ def check_result(result: Iterable[dict[str, Any]], spec: RankingSpec) -> list[tu
 
 class ExtractiveRankingFormat:
     name = NAME
-    describe = "XLSX (first sheet) or CSV: url, reference, one column per system with sentences joined by </s>."
+    describe = (
+        "XLSX (first sheet) or CSV: url, reference, one column per system with sentences joined by </s>; "
+        "or the seed-004 sheet as distributed (7 rows per case) with systems.json (letter -> system) "
+        "and the annotators' copies <sheet>_<annotator>.xlsx"
+    )
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
         spec: RankingSpec = definition.spec
