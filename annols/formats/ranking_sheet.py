@@ -118,6 +118,7 @@ def parse_sheet(path: Path, rows: Iterable[tuple[int, list[Any]]], cell: Any, sp
     dimensions = [d.name for d in spec.dimensions]
     width = 2 + len(dimensions)
     block: list[tuple[int, list[str]]] = []
+    first_cells: dict[int, int | float] = {}
 
     def note(n: int, texts: list[str]) -> None:
         beyond = [i for i in range(width, len(texts)) if texts[i]]
@@ -150,8 +151,14 @@ def parse_sheet(path: Path, rows: Iterable[tuple[int, list[Any]]], cell: Any, sp
             )
             blank_run = []
         block.append((n, texts))
+        if len(block) == 2 and row and isinstance(row[0], int | float) and not isinstance(row[0], bool):
+            first_cells[n] = row[0]  # a sample id stored as a number comes back as a number
         if len(block) == ROWS:
-            sheet.cases.append(_case(path, block, spec, dimensions))
+            case = _case(path, block, spec, dimensions)
+            number = first_cells.get(case.row + 1)
+            if number is not None and float(number).is_integer():
+                case.sample = int(number)
+            sheet.cases.append(case)
             block = []
     if block:
         raise InputError(path, f"row {block[-1][0]}", "", f"the last case has {len(block)} of its {ROWS} rows")

@@ -122,3 +122,15 @@ def test_without_the_distributed_sheet_annotators_come_from_the_last_underscore(
     assert {a.annotator for t in tasks for a in t.annotations} == set(ANNOTATORS)
     assert {t.data["sheet"] for t in tasks} == {STEM}
     assert len(DIMENSIONS) == 3
+
+
+def test_a_sample_id_stored_as_a_number_comes_back_as_a_number(study: Seed004Study, tmp_path: Path) -> None:
+    for path in (study.sheet, *study.copies.values()):
+        _edit(path, "A2", 107)
+    tasks = list(FORMAT.read(study.inputs, DEFINITION))
+    assert tasks[0].data["sample"] == 107 and tasks[1].data["sample"] == "114"
+    out = tmp_path / "out"
+    FORMAT.write_results(_exported(tasks), DEFINITION, out)
+    for copy in study.copies.values():
+        assert cells(out / copy.name) == cells(copy)
+        assert openpyxl.load_workbook(out / copy.name).active["A2"].value == 107
