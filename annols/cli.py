@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from annols import pull as pull_lib
 from annols import push as push_lib
 from annols import server as server_lib
 from annols.definition import Definition
-from annols.errors import AnnolsError
+from annols.errors import AnnolsError, ServerError
 
 
 class AnnolsGroup(click.Group):
@@ -168,7 +169,8 @@ DATA_DIR = click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Folder of the local server's data [default: ~/.local/share/annols/label-studio].",
+    envvar="ANNOLS_DATA_DIR",
+    help="Folder of the local server's data [env: ANNOLS_DATA_DIR; default: ~/.local/share/annols/label-studio].",
 )
 
 
@@ -200,7 +202,8 @@ def server_group() -> None:
 @server_group.command("start")
 @click.option("--port", type=int, default=server_lib.DEFAULT_PORT, show_default=True, help="Loopback port.")
 @DATA_DIR
-def server_start(port: int, data_dir: Path | None) -> None:
+@click.pass_context
+def server_start(ctx: click.Context, port: int, data_dir: Path | None) -> None:
     """Start the local Label Studio in the background and wait until it answers.
 
     The first start creates the data folder, the admin account and its API token
@@ -210,17 +213,29 @@ def server_start(port: int, data_dir: Path | None) -> None:
     Example:
       annols server start --port 8080
     """
-    data_dir = data_dir or server_lib.default_data_dir()
+    default = server_lib.default_data_dir()
+    data_dir = data_dir or default
     click.echo(f"Starting Label Studio on 127.0.0.1:{port} (data in {data_dir}) ...", err=True)
     state, already = server_lib.start(data_dir, port=port)
+    asked = ctx.get_parameter_source("port") not in (None, click.core.ParameterSource.DEFAULT)
+    if already and asked and state.port != port:
+        raise ServerError(
+            f"Label Studio already runs at {state.url} (pid {state.pid}, data in {state.data_dir}), not on "
+            f"port {port}: stop it first (annols server stop) to move it, or leave out --port"
+        )
     if already:
         click.echo(f"Already running at {state.url} (pid {state.pid}).")
     else:
         click.echo(f"Label Studio is running at {state.url} (pid {state.pid}).")
     password_file = Path(state.data_dir) / server_lib.PASSWORD_FILE
     click.echo(f"Log in as {state.email}; the password is in {password_file}.")
+    if Path(data_dir).expanduser().resolve() == default.expanduser().resolve():
+        uses = "annols commands use this server by default."
+    else:  # commands look in the default data dir unless told otherwise
+        uses = (f"annols commands use this server with --data-dir {data_dir}, or after "
+                f"`export ANNOLS_DATA_DIR={data_dir}`.")  # fmt: skip
     click.echo(
-        "annols commands use this server by default. Other tools: set LABEL_STUDIO_URL="
+        f"{uses} Other tools: set LABEL_STUDIO_URL="
         f"{state.url} and LABEL_STUDIO_API_KEY to the token under Account & Settings."
     )
 
@@ -361,12 +376,14 @@ def push_command(
         if bar is not None:
             bar.update(done - bar.pos)
 
+    def project_ready(p: labelstudio.Project, created: bool) -> None:
+        click.echo(f"{'Created' if created else 'Reused'} project {p.title!r}: {client.url}/projects/{p.id}/data")
+
     try:
-        report = push_lib.push(client, d, list(inputs), options, on_progress=progress)
+        report = push_lib.push(client, d, list(inputs), options, on_progress=progress, on_project=project_ready)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
-    p = report.project
     extra = []
     if report.duplicates:
         extra.append(f"{report.duplicates} repeated input record(s) merged into their first task")
@@ -374,12 +391,19 @@ def push_command(
         extra.append(f"{report.annotations} annotations")
     if report.predictions:
         extra.append(f"{report.predictions} predictions")
-    verb = "Created" if report.project_created else "Reused"
-    click.echo(f"{verb} project {p.title!r}: {client.url}/projects/{p.id}/data")
     click.echo(
         f"created {report.created}, already present {report.present}, total {report.total}"
         + (f" ({'; '.join(extra)})" if extra else "")
     )
+    _print_warnings(report.warnings, "listed above")
+
+
+def _print_warnings(warnings: Sequence[str], where: str) -> None:
+    """One line per warning on the input (file and line, what was ignored) on stderr, then their count."""
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    if warnings:
+        click.echo(f"{len(warnings)} input warning(s), {where}: only harmless typos were ignored, no judgment guessed")
 
 
 @main.command("tasks")
@@ -411,11 +435,12 @@ def tasks_command(
       annols tasks extractive-ranking sheet.xlsx -o tasks.json
     """
     d = _load(protocol, variant)
-    count, duplicates = push_lib.write_task_file(
+    count, duplicates, warnings = push_lib.write_task_file(
         d, list(inputs), output, seed=seed, with_annotations=with_annotations, predictions=predictions,
         manifest_dir=manifest_dir,
     )  # fmt: skip
     click.echo(f"Wrote {count} tasks to {output}" + (f" ({duplicates} duplicates skipped)" if duplicates else ""))
+    _print_warnings(warnings, "listed above")
 
 
 @main.command("pull")
@@ -445,7 +470,7 @@ def pull_command(
     d = _load(protocol, variant)
     client = labelstudio.connect(url, api_key, data_dir)
     report = pull_lib.pull(client, d, title, out_dir)
-    _print_convert(report.convert)
+    _print_convert(report.convert, [report.export, out_dir / pull_lib.ANNOTATORS_FILE, out_dir / pull_lib.PROJECT_FILE])
     c = report.convert.counts
     if report.reconciled:
         click.echo(f"Counts match the server: {c.tasks} tasks, {c.annotations} annotations, {c.cancelled} skipped.")
@@ -526,11 +551,12 @@ def validate_command(
     click.echo(f"No rule violations in {tasks} annotations.")
 
 
-def _print_convert(report: pull_lib.ConvertReport) -> None:
+def _print_convert(report: pull_lib.ConvertReport, written: Sequence[Path] = ()) -> None:
     c = report.counts
     click.echo(f"{c.tasks} tasks, {c.annotations} annotations ({c.cancelled} skipped)")
-    for path in report.files:
+    for path in [*written, *report.files]:
         click.echo(f"wrote {path}")
+    _print_warnings(report.input_warnings, "from push (task meta in export.json), listed above")
     if report.violations:
         click.echo(f"{report.violations} rule violation(s): see {report.files[-1]}")
 

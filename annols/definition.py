@@ -169,6 +169,7 @@ class Pane:
     kind: str = "text"  # "text" | "paragraphs"
     note: str = ""  # a line under the title, e.g. "context only, do not judge"
     labels: tuple[Label, ...] = ()  # paragraph labels, for kind = "paragraphs"
+    granularity: str = ""  # a span target's selection: "word" snaps spans to whole words ("" = any characters)
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,10 @@ def parse_pane(t: Table) -> Pane:
         kind=kind,
         note=t.text("note", ""),
         labels=parse_labels(t, "labels"),
+        granularity=t.text("granularity", ""),
     )
+    if pane.granularity not in ("", "symbol", "word"):
+        raise t.fail("granularity", f"{pane.granularity!r} is not one of 'symbol', 'word'")
     if pane.labels and kind != "paragraphs":
         raise t.fail("labels", "only a pane of kind 'paragraphs' takes labels")
     t.check_unknown()

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from annols import blinding, files
+from annols import blinding, config, files, protocols
 from annols.definition import Definition
-from annols.errors import InputError, ServerError
+from annols.errors import AnnolsError, InputError, ServerError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
 from annols.jsonstream import JSONStreamError, TextReader, iter_json_array
-from annols.labelstudio import LabelStudioClient
+from annols.labelstudio import LabelStudioClient, Project
+from annols.push import META_WARNINGS
 from annols.styles import STYLE_MODULES
 
 EXPORT_FILE = "export.json"
@@ -40,6 +41,10 @@ RESULT_COLUMNS = [
 ]  # fmt: skip
 
 
+class ProtocolMismatch(AnnolsError):
+    """An export or a project holds the tasks of another protocol than the one given."""
+
+
 @dataclass(frozen=True)
 class Counts:
     tasks: int
@@ -52,6 +57,7 @@ class ConvertReport:
     counts: Counts
     files: list[Path]
     violations: int
+    input_warnings: tuple[str, ...] = ()  # what push's reader tolerated in the input of these tasks
 
 
 @dataclass(frozen=True)
@@ -99,7 +105,12 @@ def exported_task(raw: dict[str, Any], users: dict[int, str]) -> ExportedTask:
         systems=systems,
         annotations=tuple(_annotation(a, users) for a in raw.get("annotations") or ()),
         source_systems=blinding.source_order(systems, order) if isinstance(order, list) else (),
+        read_warnings=_read_warnings(meta.get(META_WARNINGS)),
     )
+
+
+def _read_warnings(value: Any) -> tuple[str, ...]:
+    return tuple(str(w) for w in value) if isinstance(value, list) else ()
 
 
 def _annotation(raw: dict[str, Any], users: dict[int, str]) -> ExportedAnnotation:
@@ -127,8 +138,15 @@ def tidy_rows(task: ExportedTask, definition: Definition) -> Iterator[dict[str, 
 SystemOf = Callable[[ExportedTask, str, str], str]
 
 
-def _tidy_lists(task: ExportedTask, definition: Definition, system_of: SystemOf) -> Iterator[list[Any]]:
-    """The rows of :func:`tidy_rows` as lists in RESULT_COLUMNS order (what the CSV writer takes fastest)."""
+def _tidy_lists(task: ExportedTask, definition: Definition, system_of: SystemOf) -> list[list[Any]]:
+    """The rows of :func:`tidy_rows` as lists in RESULT_COLUMNS order (what the CSV writer takes fastest),
+    in a stable order: by annotator, annotation, question and region (answers of one cell as given)."""
+    rows = list(_task_rows(task, definition, system_of))
+    rows.sort(key=lambda r: (r[2], r[3], r[4], r[5]))
+    return rows
+
+
+def _task_rows(task: ExportedTask, definition: Definition, system_of: SystemOf) -> Iterator[list[Any]]:
     systems = " | ".join(task.systems)
     for a in task.annotations:
         if a.cancelled:
@@ -196,7 +214,62 @@ def write_tidy(tasks: Iterable[ExportedTask], definition: Definition, path: Path
 
 def validate(export: Path, definition: Definition) -> Iterator[Violation]:
     """The protocol's rule violations in a saved export."""
-    return check_export(read_export(export, load_annotators(export)), definition)
+    return check_export(same_protocol(read_export(export, load_annotators(export)), definition, export), definition)
+
+
+# --- which protocol an export or a project holds ------------------------------------------------
+
+_CONTENT_KEY = re.compile(r"^(?P<protocol>[^:]+):[0-9a-f]{20}$")  # formats.content_key: "<protocol>:<digest>"
+
+
+def expected_protocol(definition: Definition) -> str:
+    """The protocol name the keys of this definition's tasks start with (its format's, else its own)."""
+    return definition.format or definition.name
+
+
+def protocol_of(task: ExportedTask) -> str | None:
+    """The protocol a task was pushed as, from its key; None for a task annols did not push."""
+    match = _CONTENT_KEY.match(task.key)
+    return match["protocol"] if match else None
+
+
+def same_protocol(tasks: Iterable[ExportedTask], definition: Definition, source: Path) -> Iterator[ExportedTask]:
+    """The tasks, refused (ProtocolMismatch) as soon as one was pushed as another protocol."""
+    wanted = expected_protocol(definition)
+    for n, task in enumerate(tasks, start=1):
+        found = protocol_of(task)
+        if found is not None and found != wanted:
+            raise ProtocolMismatch(
+                f"{source} holds {found} tasks (task {n}), not {wanted}: give the protocol they were pushed as"
+            )
+        yield task
+
+
+def check_export_protocol(export: Path, definition: Definition) -> None:
+    """Refuse an export of another protocol, from the first task annols pushed (reads no further)."""
+    for task in same_protocol(read_export(export), definition, export):
+        if protocol_of(task) is not None:
+            return
+
+
+def check_project_protocol(project: Project, definition: Definition) -> None:
+    """Refuse a project whose labeling config is that of another shipped protocol (or variant)."""
+    mine = _normalise(config.label_config(definition))
+    theirs = _normalise(project.label_config or "")
+    if not theirs or theirs == mine:
+        return
+    for other in protocols.all_definitions():
+        if _normalise(config.label_config(other)) == theirs:
+            found = other.name + (f" {other.variant}" if other.variant else "")
+            wanted = definition.name + (f" {definition.variant}" if definition.variant else "")
+            if found != wanted:
+                raise ProtocolMismatch(f"project {project.title!r} holds {found} tasks, not {wanted}: "
+                                       "give the protocol it was pushed as")  # fmt: skip
+    # A config annols does not know (edited by hand, an older annols): the task keys decide at convert.
+
+
+def _normalise(xml: str) -> str:
+    return re.sub(r">\s+<", "><", xml.strip())
 
 
 def check_export(
@@ -264,7 +337,7 @@ def convert(
         report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers)
         if report is not None:
             return report
-    return _convert_tasks(read_export(export, users), definition, out_dir, fmt)
+    return _convert_tasks(same_protocol(read_export(export, users), definition, export), definition, out_dir, fmt)
 
 
 MAX_WORKERS = 4
@@ -281,6 +354,7 @@ def _cpus() -> int:
 def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path, fmt: Format) -> ConvertReport:
     totals = [0, 0, 0]  # tasks, annotations, cancelled
     violations = 0
+    warnings: list[str] = []
     with (
         files.atomic_open(out_dir / RESULTS_FILE) as tidy_file,
         files.atomic_open(out_dir / VIOLATIONS_FILE) as violations_file,
@@ -295,6 +369,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
             nonlocal violations
             for task in tasks:
                 totals[0] += 1
+                warnings.extend(task.read_warnings)
                 for a in task.annotations:
                     totals[2 if a.cancelled else 1] += 1
                 tidy.writerows(_tidy_lists(task, definition, system_of))
@@ -311,6 +386,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         counts=Counts(*totals),
         files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
         violations=violations,
+        input_warnings=tuple(warnings),
     )
 
 
@@ -413,10 +489,11 @@ def _convert_in_parts(
         counts=Counts(*totals),
         files=[out_dir / name for name in names],
         violations=sum(o[1] for o in done),
+        input_warnings=tuple(w for o in done for w in o[3]),
     )
 
 
-def _convert_part(index: int) -> tuple[Counts, int, list[str]] | None:
+def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] | None:
     """In a worker: convert part ``index`` into its own folder; None if it is not a run of whole tasks."""
     assert _JOB is not None
     export, parts, users, definition, fmt, tmp = _JOB
@@ -425,10 +502,11 @@ def _convert_part(index: int) -> tuple[Counts, int, list[str]] | None:
     try:
         with open(export, "rb") as raw:
             text = _PartText(raw, start, end, "[" if index else "", "]" if index < len(parts) - 1 else "")
-            report = _convert_tasks(_tasks(text, export, users), definition, folder, fmt)
+            report = _convert_tasks(same_protocol(_tasks(text, export, users), definition, export), definition,
+                                    folder, fmt)  # fmt: skip
     except Exception:  # converting in one says what is wrong, with the right task numbers
         return None
-    return report.counts, report.violations, [p.name for p in report.files]
+    return report.counts, report.violations, [p.name for p in report.files], report.input_warnings
 
 
 def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir: Path) -> PullReport:
@@ -436,6 +514,7 @@ def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir:
     project = client.find_project(title)
     if project is None:
         raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
+    check_project_protocol(project, definition)
     info = client.project(project.id)
     export = out_dir / EXPORT_FILE
     with files.atomic_open(export, "wb") as f:

@@ -33,6 +33,7 @@ Speed: the server, not annols, should set the pace (see docs/benchmarks.md).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -48,7 +49,7 @@ from typing import IO, Any, TypeVar
 from annols import __version__, blinding, config, files, jsontext
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError
-from annols.formats import SourcePrediction, SourceTask, format_for
+from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
 from annols.labelstudio import FilePart, LabelStudioClient, Project
 
 DEFAULT_BATCH_SIZE = 20000
@@ -56,7 +57,8 @@ DEFAULT_BATCH_SIZE = 20000
 # server spends ~0.2 s on each beyond its tasks) and bounded memory (tasks built in a second
 # pass are held in memory: one batch in flight, one being gathered).
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
-ANNOTATOR_DOMAIN = "annotators.annols.local"
+META_WARNINGS = "annols_warnings"
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
 T = TypeVar("T")
 
 
@@ -79,6 +81,7 @@ class Scan:
     duplicates: int = 0
     annotators: set[str] = field(default_factory=set)
     annotations: int = 0
+    warnings: list[str] = field(default_factory=list)  # what the readers tolerated, one per file and line
     spooled: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)  # key, systems, bytes in the spool
 
 
@@ -93,10 +96,17 @@ class PushReport:
     predictions: int
     manifest: Path
     project_created: bool
+    warnings: tuple[str, ...] = ()  # what the readers tolerated in the inputs, one per file and line
 
 
 def annotator_email(annotator: str) -> str:
-    """The Label Studio user standing for an original annotator of an imported study."""
+    """The Label Studio user standing for an original annotator of an imported study.
+
+    An annotator already named by an e-mail address (a sheet's ``ann@study.org``) keeps it,
+    so the result files name them as the input did.
+    """
+    if _EMAIL.fullmatch(annotator):
+        return annotator
     local = re.sub(r"[^A-Za-z0-9._-]+", "-", annotator).strip("-.") or "annotator"
     return f"{local}@{ANNOTATOR_DOMAIN}"
 
@@ -115,6 +125,7 @@ def scan(definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None
     pending_size = 0
     for task in fmt.read(inputs, definition):
         _check_task(definition, task)
+        result.warnings.extend(str(w) for w in task.warnings)
         if task.key in seen:
             result.duplicates += 1
             continue
@@ -191,6 +202,8 @@ def _payload(
     keep = task.fixed_order or (with_annotations and bool(task.annotations))
     data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
     meta: dict[str, Any] = {blinding.META_KEY: task.key}
+    if task.warnings:  # kept with the task, so a pull can say what was tolerated in its input
+        meta[META_WARNINGS] = [str(w) for w in task.warnings]
     if systems:
         meta[blinding.META_SYSTEMS] = blinding.encode_systems(systems)
         meta[blinding.META_ORDER] = order
@@ -306,8 +319,10 @@ def push(
     inputs: Sequence[Path],
     options: PushOptions,
     on_progress: Callable[[int, int], None] | None = None,
+    on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
-    """Push the inputs into the project; safe to re-run. ``on_progress(done, total)`` after each batch."""
+    """Push the inputs into the project; safe to re-run. ``on_project(project, created)`` once the
+    project is there, ``on_progress(done, total)`` after each batch."""
     if options.batch_size < 1:
         raise AnnolsError("--batch-size must be at least 1")
     # Plain tasks are built once, in the first pass, into a temporary spool file; tasks with
@@ -316,7 +331,7 @@ def push(
     spooling = not options.with_annotations and not options.predictions
     with contextlib.ExitStack() as stack:
         spool = stack.enter_context(tempfile.TemporaryFile(prefix="annols-push-")) if spooling else None
-        return _push(client, definition, inputs, options, spool, on_progress)
+        return _push(client, definition, inputs, options, spool, on_progress, on_project)
 
 
 def _push(
@@ -326,6 +341,7 @@ def _push(
     options: PushOptions,
     spool: IO[bytes] | None,
     on_progress: Callable[[int, int], None] | None,
+    on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
     manifest = manifest_path(options.manifest_dir, options.title)
     # The project is looked up (read only) while the inputs are read: the server answers meanwhile.
@@ -344,7 +360,8 @@ def _push(
             fingerprinting = beside.submit(input_fingerprint, definition, inputs)
         try:
             return _push_checked(
-                client, definition, inputs, options, spool, on_progress, manifest, found, from_cache, project
+                client, definition, inputs, options, spool, on_progress, manifest, found, from_cache, project,
+                on_project,
             )
         finally:
             if not from_cache:
@@ -378,6 +395,7 @@ def _push_checked(
     found: Scan,
     from_cache: bool,
     project_found: Future[Project | None],
+    on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
     """The push once the first pass found every input record good (or its findings were cached)."""
     predictions = load_predictions(definition, options.predictions)
@@ -388,7 +406,12 @@ def _push_checked(
             options.predictions[0], "", "", f"{len(unknown)} prediction(s) match no input task (first key {unknown[0]})"
         )
 
+    if options.with_annotations and options.overlap is None and found.annotators:
+        # An imported study brings its overlap: every task was judged by up to this many annotators.
+        options = dataclasses.replace(options, overlap=len(found.annotators))
     project, created_project = ensure_project(client, definition, options, project_found)
+    if on_project is not None:
+        on_project(project, created_project)
     user_ids = ensure_users(client, found.annotators) if options.with_annotations else {}
 
     header = {
@@ -449,6 +472,7 @@ def _push_checked(
         predictions=sent.predictions,
         manifest=manifest,
         project_created=created_project,
+        warnings=tuple(found.warnings),
     )
 
 
@@ -511,6 +535,7 @@ def _save_scan(manifest: Path, fingerprint: str | None, found: Scan) -> None:
         "duplicates": found.duplicates,
         "annotators": sorted(found.annotators),
         "annotations": found.annotations,
+        "warnings": found.warnings,
     }
     with contextlib.suppress(OSError):  # only a shortcut: a read-only folder costs speed, not correctness
         files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False))
@@ -534,6 +559,7 @@ def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | N
             duplicates=int(record["duplicates"]),
             annotators={str(a) for a in record["annotators"]},
             annotations=int(record["annotations"]),
+            warnings=[str(w) for w in record.get("warnings", [])],
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -737,8 +763,10 @@ def write_task_file(
     with_annotations: bool = False,
     predictions: Sequence[Path] = (),
     manifest_dir: Path | None = None,
-) -> tuple[int, int]:
-    """``annols tasks``: the same tasks as a push, as a Label Studio import file. Returns (tasks, duplicates)."""
+) -> tuple[int, int, list[str]]:
+    """``annols tasks``: the same tasks as a push, as a Label Studio import file.
+
+    Returns (tasks, duplicates, warnings on the input)."""
     found = scan(definition, inputs)
     preds = load_predictions(definition, predictions)
     systems_of: dict[str, tuple[int | None, tuple[str, ...]]] = {}
@@ -757,4 +785,4 @@ def write_task_file(
     if manifest_dir is not None:
         header = {"protocol": definition.name, "variant": definition.variant, "tasks_file": str(output), "seed": seed}
         write_manifest(manifest_path(manifest_dir, output.stem), header, systems_of)
-    return len(found.keys), found.duplicates
+    return len(found.keys), found.duplicates, found.warnings

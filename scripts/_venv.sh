@@ -9,5 +9,15 @@ pip_quiet() {  # pip, without the machine's warnings about absent local indexes
     "$venv/bin/python" -m pip "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
     return "${PIPESTATUS[0]}"
 }
+echo "== installing annols[$1] into $venv (a first run downloads and installs Label Studio: a minute or two)" >&2
 pip_quiet install -q --upgrade pip
-pip_quiet install -q -e ".[$1]"
+printf "   pip is up to date; installing annols and its dependencies (a dot every 5 s) " >&2
+pip_quiet install -q -e ".[$1]" &
+pip_pid=$!
+while kill -0 "$pip_pid" 2>/dev/null; do
+    sleep 5
+    if kill -0 "$pip_pid" 2>/dev/null; then printf "." >&2; fi
+done
+echo >&2
+wait "$pip_pid"
+echo "   installed: $("$venv/bin/python" -m pip --version | cut -d' ' -f1-2), annols $("$venv/bin/python" -c 'import annols; print(annols.__version__)')" >&2

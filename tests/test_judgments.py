@@ -92,8 +92,8 @@ def test_pairwise_aspects_example_and_results_csv_names_the_winner() -> None:
         ("informative", "JGR"), ("factual_consistency", ""), ("readability", "bart"),
     ]  # fmt: skip
     rows = list(tidy_rows(t, d))
-    assert [(r["question"], r["answer"], r["system"]) for r in rows] == [
-        ("informative", "1", "JGR"), ("factual_consistency", "0", ""), ("readability", "2", "bart"),
+    assert [(r["question"], r["answer"], r["system"]) for r in rows] == [  # rows by question
+        ("factual_consistency", "0", ""), ("informative", "1", "JGR"), ("readability", "2", "bart"),
     ]  # fmt: skip
 
 
@@ -119,7 +119,7 @@ def test_spans_with_answers_links_and_paragraph_labels() -> None:
     found = decode(d, task((), result))
     spans = [j for j in found if isinstance(j, Span)]
     by_region = {s.region: s for s in spans}
-    assert by_region["qa1"].label == "Inconsistent Fact" and (by_region["qa1"].start, by_region["qa1"].end) == (79, 93)
+    assert by_region["qa1"].label == "Inconsistent Fact" and (by_region["qa1"].start, by_region["qa1"].end) == (79, 94)
     assert by_region["qa1"].answers == {"evidence": ("P1:S1",)}
     assert by_region["qa2"].links == ("qa3",) and by_region["qa3"].label == "Repeated text"
     missing = by_region["qa5"]
@@ -129,7 +129,7 @@ def test_spans_with_answers_links_and_paragraph_labels() -> None:
         Answer("corrected_prediction", text=result[-1]["value"]["text"][0])
     ]
     rows = list(judgments.tidy(found))
-    assert ["span-answer", "evidence", "", "", "P1:S1", "", "", 79, 93, "", "qa1"] in rows
+    assert ["span-answer", "evidence", "", "", "P1:S1", "", "", 79, 94, "", "qa1"] in rows
     assert ["link", "errors", "", "", "qa3", "", "", 95, 126, "", "qa2"] in rows
 
 

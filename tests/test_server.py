@@ -80,10 +80,27 @@ def test_start_twice_status_and_stop_end_the_whole_process_group(label_studio: L
     state = server.read_state(data_dir)
     assert state is not None and server.healthy(url)
 
+    assert f"annols commands use this server with --data-dir {data_dir}, or after `export ANNOLS_DATA_DIR=" in (
+        result.stdout
+    )
+
     result = runner.invoke(main, ["server", "start", "--port", str(port), *args])
     assert result.exit_code == 0 and f"Already running at {url} (pid {state.pid})" in result.stdout
+    result = runner.invoke(main, ["server", "start", *args])  # no --port: the one running is fine
+    assert result.exit_code == 0 and f"Already running at {url} (pid {state.pid})" in result.stdout
+    result = runner.invoke(main, ["server", "start", "--port", str(port + 1), *args])
+    assert result.exit_code == 1 and result.stderr.splitlines()[-1] == (
+        f"Error: Label Studio already runs at {url} (pid {state.pid}, data in {state.data_dir}), not on port "
+        f"{port + 1}: stop it first (annols server stop) to move it, or leave out --port"
+    )
     result = runner.invoke(main, ["server", "status", *args])
     assert result.exit_code == 0 and f"Running at {url}" in result.stdout
+    # The server started is the server used: ANNOLS_DATA_DIR points every command at it.
+    env = {"ANNOLS_DATA_DIR": str(data_dir), "LABEL_STUDIO_URL": None, "LABEL_STUDIO_API_KEY": None}
+    result = runner.invoke(main, ["server", "status"], env=env)
+    assert result.exit_code == 0 and f"Running at {url}" in result.stdout
+    result = runner.invoke(main, ["users", "list"], env=env)
+    assert result.exit_code == 0 and server.ADMIN_EMAIL in result.stdout, result.stderr
 
     result = runner.invoke(main, ["server", "stop", *args])
     assert result.exit_code == 0 and result.stdout == "Stopped.\n"

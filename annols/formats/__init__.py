@@ -9,7 +9,9 @@ A format module exposes one object, ``FORMAT``, with:
 - ``read(paths, definition) -> Iterator[SourceTask]``: stream the input files, one task at
   a time (never the whole file in memory), raising :class:`~annols.errors.InputError`
   naming file, line or record, and field; judgments already in the input come as
-  ``SourceTask.annotations`` (imported only with ``push --with-annotations``);
+  ``SourceTask.annotations`` (imported only with ``push --with-annotations``); harmless
+  typos the reader skipped come as ``SourceTask.warnings`` (push prints them and keeps
+  them in the task's meta, so pull can say so too);
 - ``read_predictions(paths, definition) -> Iterator[tuple[str, SourcePrediction]]``:
   pre-annotations keyed by task key (formats without them raise InputError);
 - ``write_results(tasks, definition, out_dir) -> list[Path]``: the protocol's own result
@@ -48,6 +50,23 @@ class SourceAnnotation:
 
 
 @dataclass(frozen=True)
+class ReadWarning:
+    """Something harmless in an input a reader ignored (a typo around a marker, junk after the answers)
+    or a user should know about (a summary with line breaks).
+
+    Readers never guess a judgment: anything that could change one is an InputError instead.
+    """
+
+    source: str  # the file
+    location: str  # "line 3", "row 7"
+    what: str  # what was ignored or noticed, in words ("ignored a stray line '1' after the last answer")
+
+    def __str__(self) -> str:
+        where = f"{self.source}, {self.location}" if self.location else self.source
+        return f"{where}: {self.what}"
+
+
+@dataclass(frozen=True)
 class SourceTask:
     """One task read from an input, before blinding."""
 
@@ -58,6 +77,7 @@ class SourceTask:
     fixed_order: bool = False  # the source fixes which system is shown where: do not shuffle
     annotations: tuple[SourceAnnotation, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)  # anything the format wants back at pull
+    warnings: tuple[ReadWarning, ...] = ()  # what the reader tolerated in this task's input
 
 
 @dataclass(frozen=True)
@@ -91,6 +111,7 @@ class ExportedTask:
     systems: tuple[str, ...]  # system shown at each candidate position (empty if not blinded)
     annotations: tuple[ExportedAnnotation, ...]
     source_systems: tuple[str, ...] = ()  # the same systems in the input's order (empty if unknown)
+    read_warnings: tuple[str, ...] = ()  # what push's reader tolerated in this task's input (task meta)
 
 
 @dataclass(frozen=True)
@@ -124,6 +145,45 @@ def no_predictions(name: str, paths: Sequence[Path]) -> InputError:
         paths[0] if paths else "", "", "",
         f"{name} takes no --predictions; push judgments the input already holds with --with-annotations",
     )  # fmt: skip
+
+
+# --- what real spreadsheets hold: shared by the CSV readers ------------------------------------
+
+
+def csv_header(cells: Sequence[str]) -> list[str]:
+    """A header row as a spreadsheet saves it, tidied: names stripped (spaces, NBSP), trailing empty cells dropped."""
+    header = [c.strip() for c in cells]
+    while header and not header[-1]:
+        header.pop()
+    return header
+
+
+def fit_row(
+    path: Path | str, where: str, width: int, row: list[str], warnings: list[ReadWarning], noted: set[int]
+) -> list[str]:
+    """A data row without the cells a spreadsheet keeps beyond a table ``width`` wide.
+
+    Empty cells beyond the header are dropped. Values beyond it are a note beside the table
+    when an empty column separates them from it: ignored with a warning (once per column,
+    ``noted``), never read. A value right after the last column is more likely a cell split
+    by an unquoted comma: an InputError. Shorter rows are left to the caller.
+    """
+    if len(row) <= width or not any(c.strip() for c in row[width:]):
+        return row[:width] if len(row) > width else row
+    if row[width].strip():
+        raise InputError(path, where, "", f"has {len(row)} cells, the header has {width}; quote cells that "
+                         "contain commas, or leave an empty column between the table and any notes")  # fmt: skip
+    for i in range(width, len(row)):
+        if row[i].strip() and i not in noted:
+            noted.add(i)
+            warnings.append(ReadWarning(str(path), where, f"ignored a note beside the table in column {i + 1} "
+                                        f"({_short(row[i])})"))  # fmt: skip
+    return row[:width]
+
+
+def _short(text: str) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= 30 else text[:30] + "...")
 
 
 # --- joining result files written in parts (in task order) --------------------------------------
@@ -186,6 +246,16 @@ def content_key(prefix: str, value: Any) -> str:
     else:
         canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return f"{prefix}:{hashlib.sha256(canonical.encode('utf-8')).hexdigest()[:20]}"
+
+
+# The domain of the Label Studio users push makes for a study's original annotators
+# (``A@annotators.annols.local``); result writers may name them by their original name.
+ANNOTATOR_DOMAIN = "annotators.annols.local"
+
+
+def original_annotator(annotator: str) -> str:
+    """An imported study's annotator by the name the input gave (``A@annotators.annols.local`` -> ``A``)."""
+    return annotator.removesuffix("@" + ANNOTATOR_DOMAIN)
 
 
 _MODULES = {

@@ -24,6 +24,11 @@ Label Studio result: one required single choice per dimension and position, from
 ``<dimension>_<position>`` (``coherence_b``), to_name ``output_<position>``, value
 ``{"choices": ["1".."4"]}``; equal ranks (ties) are allowed, as in the seed.
 
+The seed-004 sheet as it was distributed (vertical, 7 rows per case, letters fixed to
+systems for the whole study) is read and written back by :mod:`annols.formats.ranking_sheet`:
+a sheet whose first row reads ``Case N`` goes there, with the ``.json`` letter -> system
+mapping among the inputs and the annotators' returned copies.
+
 Existing judgments (an extension of the sheet, e.g. for round trips): columns headed
 ``<annotator>:<dimension>:<system>`` (``ann1@x.org:informative:bart``) holding ranks
 1..4 become one annotation per annotator and row; an empty cell is an unanswered cell.
@@ -31,7 +36,8 @@ Existing judgments (an extension of the sheet, e.g. for round trips): columns he
 Results: ``extractive-ranking.csv`` and ``extractive-ranking.xlsx``, one row per task in
 task order: url, reference, each system's original cell (header: the system name), then
 per annotator, dimension and system the rank as an integer, headed
-``<annotator>:<dimension>:<system>`` (the same header the reader accepts). The systems
+``<annotator>:<dimension>:<system>`` (the same header the reader accepts; an imported
+study's annotator by the name the input gave, not ``...@annotators.annols.local``). The systems
 and annotators (the columns) are only known once every task has been seen, and the tasks
 can be iterated once, so rows are first spooled to a temporary JSONL file, then both
 files are written from it, streaming. Systems are ordered as in the input's columns,
@@ -63,12 +69,15 @@ from annols.files import atomic_open
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
+    ReadWarning,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
     Violation,
     content_key,
     no_predictions,
+    original_annotator,
+    ranking_sheet,
 )
 from annols.styles.ranking import RankingSpec
 
@@ -237,12 +246,19 @@ def _item(cell: str, position: str, code: str) -> dict[str, Any]:
             "value": {"choices": [code]}, "origin": "manual"}  # fmt: skip
 
 
-def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec, header: dict[int, str]) -> SourceTask:
+def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec, header: dict[int, str],
+          noted: set[int]) -> SourceTask:  # fmt: skip
     where = f"row {n}"
     cells = row + [None] * (layout.width - len(row))
     extra = next((i for i in range(layout.width, len(cells)) if _cell(cells[i]).strip()), None)
-    if extra is not None:
-        raise InputError(path, where, f"column {get_column_letter(extra + 1)}", "has a value but no header")
+    warnings: list[ReadWarning] = []
+    if extra == layout.width:  # right beside the table: a column without its header, not a note
+        raise InputError(path, where, f"column {get_column_letter(extra + 1)}", "has a value but no header; "
+                         "name the column, or leave an empty column between the table and any notes")  # fmt: skip
+    if extra is not None and extra not in noted:
+        noted.add(extra)
+        warnings.append(ReadWarning(str(path), where, f"ignored a note beside the table in column "
+                                    f"{get_column_letter(extra + 1)}"))  # fmt: skip
     raw = {system: _cell(cells[i]) for system, i in layout.systems}  # in column order
     for system, cell in raw.items():
         if not sentences(cell):
@@ -260,12 +276,14 @@ def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec
         systems=tuple(raw),
         fixed_order=False,
         annotations=_annotations(cells, layout, spec, path, where, header),
+        warnings=tuple(warnings),
     )
 
 
 def _read(path: Path, spec: RankingSpec) -> Iterator[SourceTask]:
     layout: _Layout | None = None
     header: dict[int, str] = {}
+    noted: set[int] = set()
     for n, row in _rows(path):
         if not any(_cell(v).strip() for v in row):
             continue
@@ -273,7 +291,7 @@ def _read(path: Path, spec: RankingSpec) -> Iterator[SourceTask]:
             layout = _layout(path, n, row, spec)
             header = {i: _cell(v).strip() for i, v in enumerate(row)}
             continue
-        yield _task(path, n, row, layout, spec, header)
+        yield _task(path, n, row, layout, spec, header, noted)
     if layout is None:
         raise InputError(path, "row 1", "url", "the sheet is empty; it needs a header row url, reference, systems")
 
@@ -325,13 +343,36 @@ def _spool_row(task: ExportedTask, spec: RankingSpec) -> dict[str, Any]:
     shown = shown_systems(task, spec)
     ranks: dict[str, dict[str, dict[str, list[str]]]] = {}
     for annotation in task.annotations:
-        if annotation.cancelled or annotation.annotator in ranks:
+        name = original_annotator(annotation.annotator)  # an imported study's annotators as named in the input
+        if annotation.cancelled or name in ranks:
             continue  # one row per task: an annotator's first submitted annotation
-        table = ranks[annotation.annotator] = {}
+        table = ranks[name] = {}
         for (dimension, i), codes in parse_result(annotation.result, spec).items():
             table.setdefault(dimension, {})[shown[i]] = codes
     return {"url": task.data.get("url", ""), "reference": task.data.get("reference", ""),
             "raw": _raw_cells(task, shown, spec), "ranks": ranks}  # fmt: skip
+
+
+def _written_case(task: ExportedTask, spec: RankingSpec) -> ranking_sheet.WrittenCase:
+    """A task read from a vertical sheet, its ranks by annotator and letter (the input's order)."""
+    shown = shown_systems(task, spec)
+    source = task.source_systems if len(task.source_systems) == len(spec.positions) else shown
+    raw = task.data.get("raw")
+    outputs = [str(c) for c in raw] if isinstance(raw, list) and len(raw) == len(spec.positions) else [
+        SEPARATOR.join(str(task.data.get(spec.field(p), "")).split("\n")) for p in spec.positions]  # fmt: skip
+    ranks: dict[str, dict[tuple[str, int], list[str]]] = {}
+    for annotation in task.annotations:
+        name = original_annotator(annotation.annotator)
+        if annotation.cancelled or name in ranks:
+            continue
+        table = ranks[name] = {}
+        for (dimension, i), codes in parse_result(annotation.result, spec).items():
+            letter = source.index(shown[i]) if shown[i] in source else i
+            table[(dimension, letter)] = codes
+    return ranking_sheet.WrittenCase(
+        number=int(task.data["case"]), sample=task.data.get("sample"), url=str(task.data.get("url", "")),
+        reference=str(task.data.get("reference", "")), outputs=outputs, ranks=ranks,
+    )  # fmt: skip
 
 
 def _rank_cell(codes: list[str] | None) -> int | str | None:
@@ -415,11 +456,37 @@ def check_result(result: Iterable[dict[str, Any]], spec: RankingSpec) -> list[tu
 
 class ExtractiveRankingFormat:
     name = NAME
-    describe = "XLSX (first sheet) or CSV: url, reference, one column per system with sentences joined by </s>."
+    describe = (
+        "XLSX (first sheet) or CSV: url, reference, one column per system with sentences joined by </s>; "
+        "or the seed-004 sheet as distributed (7 rows per case) with systems.json (letter -> system) "
+        "and the annotators' copies <sheet>_<annotator>.xlsx"
+    )
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
-        for path in paths:
-            yield from _read(Path(path), definition.spec)
+        spec: RankingSpec = definition.spec
+        mappings = [Path(p) for p in paths if Path(p).suffix.lower() == ".json"]
+        sheets = [Path(p) for p in paths if Path(p).suffix.lower() != ".json"]
+        vertical = [p for p in sheets if p.suffix.lower() in (".xlsx", ".xlsm", ".csv") and p.is_file()
+                    and ranking_sheet.is_vertical(_rows(p), _cell)]  # fmt: skip
+        for path in sheets:
+            if path not in vertical:
+                yield from _read(path, spec)
+        if len(mappings) > 1:
+            raise InputError(mappings[1], "", "", f"a second letter -> system mapping (first: {mappings[0]}); give one")
+        if not vertical:
+            if mappings:
+                raise InputError(mappings[0], "", "", "a letter -> system mapping, but no sheet in the seed-004 "
+                                 "layout (rows 'Case N') among the inputs")  # fmt: skip
+            return
+        if not mappings:
+            raise InputError(vertical[0], "", "", "a sheet in the seed-004 layout names outputs by letter only; "
+                             "add a mapping file to the inputs, e.g. systems.json "
+                             '{"A": "ex44", "B": "ex46", ...}')  # fmt: skip
+        mapping = ranking_sheet.read_mapping(mappings[0], spec)
+        parsed = [ranking_sheet.parse_sheet(p, _rows(p), _cell, spec) for p in vertical]
+        names = ranking_sheet.annotator_names(vertical)
+        stem = ranking_sheet.sheet_stem(vertical, names)
+        yield from ranking_sheet.tasks(parsed, mapping, spec, stem, names)
 
     def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""
@@ -430,16 +497,25 @@ class ExtractiveRankingFormat:
         csv_path, xlsx_path = Path(out_dir) / f"{NAME}.csv", Path(out_dir) / f"{NAME}.xlsx"
         systems: dict[str, None] = {}  # ordered sets: the columns, known once every task is seen
         annotators: dict[str, None] = {}
+        cases: list[ranking_sheet.WrittenCase] = []  # tasks from a seed-004 vertical sheet (small: one study)
+        stems: dict[str, None] = {}
+        sheet_annotators: dict[str, None] = {}
         with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
             for task in tasks:
                 row = _spool_row(task, spec)
+                if "case" in task.data:
+                    case = _written_case(task, spec)
+                    cases.append(case)
+                    stems.setdefault(str(task.data.get("sheet") or NAME))
+                    sheet_annotators.update(dict.fromkeys(case.ranks))
                 systems.update(dict.fromkeys(row["raw"]))
                 annotators.update(dict.fromkeys(row["ranks"]))
                 spool.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
             spool.seek(0)
             header = _header(list(systems), list(annotators), spec)
             _write(spool, header, csv_path, xlsx_path, spec, list(systems), list(annotators))
-        return [csv_path, xlsx_path]
+        sheets = ranking_sheet.write_sheets(cases, stems, list(sheet_annotators), spec, Path(out_dir)) if cases else []
+        return [csv_path, xlsx_path, *sheets]
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
         return [Violation(task.key, annotation.annotator, rule, found)

@@ -17,8 +17,15 @@ after the colons) is a template: it gives a task but no annotation.
 
 Reading is lenient where the release is: a UTF-8 BOM (many files of one annotator), CRLF
 line endings (a mirror of the release), spaces around the colon and the value
-(``informative: 2``), blank lines before ``Doc:`` or between sections. Everything else is
-an :class:`~annols.errors.InputError` naming the file, the line and the section or aspect.
+(``informative: 2``), blank lines before ``Doc:`` or between sections. Typos annotators
+typed into their files (two of the release's 300 files hold one) are ignored with a
+:class:`~annols.formats.ReadWarning` naming the file and line: up to 3 stray characters
+around a marker line (``xDoc:``, ``Summary #2q``, a line of 70 ``=`` and a stray character,
+``s[***] readability:1``), and stray lines after the last answer (a lone digit), unless
+that line is an answer code while an aspect is unanswered. No judgment is ever guessed:
+a value that is not exactly a code once trimmed (``2x``), a stray line between answers,
+or an aspect answered twice is an error. Everything else is an
+:class:`~annols.errors.InputError` naming the file, the line and the section or aspect.
 
 Inputs (``read``):
 
@@ -81,6 +88,7 @@ from annols.files import atomic_open, write_text
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
+    ReadWarning,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
@@ -93,7 +101,7 @@ RULE = "=" * 70
 MARKER = "index_marker.json"
 TIE = "0"
 _SAMPLE_FILE = re.compile(r"^(0|[1-9][0-9]*)\.txt$")
-_ANSWER_LINE = re.compile(r"^\[\*\*\*\]\s*(?P<aspect>[^:]*?)\s*:\s*(?P<value>.*?)\s*$")
+_ANSWER_LINE = re.compile(r"^(?P<stray>[^\[]{0,3})\[\*\*\*\]\s*(?P<aspect>[^:]*?)\s*:\s*(?P<value>.*?)\s*$")
 _JSONL_FIELDS = ("document", "system_1", "summary_1", "system_2", "summary_2")
 _UNSAFE = re.compile(r"[^\w.+@-]")
 _CSV_COLUMNS = ("sample", "annotator", "aspect", "system_1", "system_2", "value", "winner")
@@ -137,6 +145,10 @@ def layout(definition: Definition) -> Layout:
 # Parsing one sample file
 
 
+STRAY = 3  # at most this many stray characters typed around a marker line are ignored (with a warning)
+_RULE_LINE = re.compile(r"^(?P<before>[^=]{0,3})={70}(?P<after>[^=]{0,3})$")
+
+
 @dataclass
 class SampleFile:
     """One parsed ``<n>.txt``: its texts, the line each section starts on, and its answers."""
@@ -145,6 +157,7 @@ class SampleFile:
     texts: dict[str, str] = field(default_factory=dict)  # field name -> text
     lines: dict[str, int] = field(default_factory=dict)  # field name -> first line of its text
     answers: dict[str, str] = field(default_factory=dict)  # aspect name -> code ("" unanswered)
+    warnings: list[ReadWarning] = field(default_factory=list)  # typos ignored, one per line
 
     @property
     def answered(self) -> bool:
@@ -172,6 +185,10 @@ class _Lines:
         self.path = path
         self.lines = text.split("\n")
         self.i = 0
+        self.warnings: list[ReadWarning] = []
+
+    def warn(self, ignored: str) -> None:
+        self.warnings.append(ReadWarning(str(self.path), f"line {self.number}", f"ignored {ignored}"))
 
     @property
     def number(self) -> int:
@@ -195,8 +212,22 @@ def _expect_header(cur: _Lines, header: str) -> None:
         raise cur.fail(header, f"the {header!r} section is missing; the file ends before it")
     found = cur.lines[cur.i]
     if found.strip() != header:
-        raise cur.fail(header, f"expected the line {header!r}, found {_short(found)}")
+        stray = _stray(found.strip(), header)
+        if stray is None:
+            raise cur.fail(header, f"expected the line {header!r}, found {_short(found)}")
+        cur.warn(f"stray {stray!r} typed around the line {header!r}")
     cur.i += 1
+
+
+def _stray(line: str, marker: str) -> str | None:
+    """The few characters typed before or after ``marker`` on its line; None if the line is something else."""
+    at = line.find(marker)
+    if at < 0:
+        return None
+    before, after = line[:at].strip(), line[at + len(marker) :].strip()
+    if not before + after or len(before) + len(after) > STRAY:
+        return None
+    return before + after
 
 
 def _section_text(cur: _Lines, header: str) -> tuple[str, int]:
@@ -208,6 +239,12 @@ def _section_text(cur: _Lines, header: str) -> tuple[str, int]:
         cur.i += 1
         if line.rstrip() == RULE:
             return "\n".join(body), start
+        match = _RULE_LINE.match(line.strip())
+        if match:
+            cur.i -= 1
+            cur.warn(f"stray {match['before'] + match['after']!r} typed around the line of 70 '='")
+            cur.i += 1
+            return "\n".join(body), start
         body.append(line)
     raise InputError(cur.path, f"line {start}", header, "no line of 70 '=' ends this section")
 
@@ -217,7 +254,9 @@ def _read_answers(cur: _Lines, lay: Layout) -> dict[str, str]:
     answers: dict[str, str] = {}
     while not cur.at_end():
         line = cur.lines[cur.i]
-        if line.strip():
+        if line.strip() and len(answers) == len(lay.aspects) and not _ANSWER_LINE.match(line.strip()):
+            _junk_after_answers(cur, line, answers, lay)
+        elif line.strip():
             name, value = _answer_line(cur, line, by_wording, lay)
             if name in answers:
                 raise cur.fail(lay.wording(name), "answered twice; keep one line per aspect")
@@ -229,10 +268,22 @@ def _read_answers(cur: _Lines, lay: Layout) -> dict[str, str]:
     return answers
 
 
+def _junk_after_answers(cur: _Lines, line: str, answers: dict[str, str], lay: Layout) -> None:
+    """A stray line after the last answer: ignored, unless it could be an answer typed on the wrong line."""
+    junk = line.strip()
+    unanswered = [lay.wording(name) for name, value in answers.items() if not value]
+    if junk in lay.codes and unanswered:
+        raise cur.fail(unanswered[0], f"{junk!r} stands alone after the answers while {unanswered[0]!r} has none; "
+                       "type the answer after its colon")  # fmt: skip
+    cur.warn(f"a stray line {_short(junk)} after the last answer")
+
+
 def _answer_line(cur: _Lines, line: str, by_wording: dict[str, str], lay: Layout) -> tuple[str, str]:
     match = _ANSWER_LINE.match(line.strip())
     if not match:
         raise cur.fail("", f"expected a line '[***] <aspect>:<1, 2 or 0>', found {_short(line)}")
+    if match["stray"].strip():
+        cur.warn(f"stray {match['stray'].strip()!r} typed before '[***]'")
     wording, value = match["aspect"], match["value"]
     if wording not in by_wording:
         raise cur.fail(wording, f"unknown aspect; expected one of {', '.join(w for _, w in lay.aspects)}")
@@ -249,6 +300,7 @@ def parse_sample_file(path: Path, lay: Layout) -> SampleFile:
         _expect_header(cur, header)
         parsed.texts[name], parsed.lines[name] = _section_text(cur, header)
     parsed.answers = _read_answers(cur, lay)
+    parsed.warnings = cur.warnings
     return parsed
 
 
@@ -355,8 +407,10 @@ def _seed_task(
 ) -> SourceTask:
     first: SampleFile | None = None
     annotations = []
+    warnings: list[ReadWarning] = []
     for annotator, path in copies:
         parsed = parse_sample_file(path, lay)
+        warnings += parsed.warnings
         if first is None:
             first = parsed
         else:
@@ -372,6 +426,7 @@ def _seed_task(
         systems=systems,
         fixed_order=True,
         annotations=tuple(annotations),
+        warnings=tuple(warnings),
     )
 
 

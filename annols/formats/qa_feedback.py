@@ -852,6 +852,7 @@ class QaFeedbackFormat:
         found += _check_repetitive(parsed)
         found += _check_missing(parsed, items)
         found += _check_overlaps(parsed)
+        found += _check_word_boundaries(parsed, str(task.data.get(TARGET, "")))
         return [Violation(task.key, annotation.annotator, rule, text) for rule, text in found]
 
 
@@ -908,6 +909,27 @@ def _check_missing(parsed: _Parsed, items: list[dict[str, Any]]) -> list[tuple[s
         passages = sorted({it["passage"] for region in group for it in _region_items(region, items)})
         if len(group) > 1 and len(passages) > 1:
             found.append(("missing-info-one-passage", f"linked {group[0].label} regions cover passages {passages}"))
+    return found
+
+
+def on_word_boundaries(text: str, start: int, end: int) -> bool:
+    """The rule QA-Feedback's reward-model scripts assert on every error span: it starts on a
+    non-space character at the start of the text or after a space, and ends at the end of the
+    text or before a space (whole whitespace-separated words, no space at either end)."""
+    if not 0 <= start < end <= len(text):
+        return False
+    starts = text[start].strip() != "" and (start == 0 or text[start - 1].strip() == "")
+    return starts and (end == len(text) or text[end].strip() == "")
+
+
+def _check_word_boundaries(parsed: _Parsed, prediction: str) -> list[tuple[str, str]]:
+    """Error spans the dataset's own code would stop on (AssertionError): off word boundaries."""
+    found = []
+    for span in parsed.spans:
+        if span.label in STORED_ERRORS and not on_word_boundaries(prediction, span.start, span.end):
+            cut = prediction[max(span.start, 0) : max(span.end, 0)]
+            found.append(("span-on-word-boundaries", f"{_rule_text(span)} ({cut!r} in the prediction) does not "
+                          "start and end on word boundaries; mark whole words without spaces at the ends"))  # fmt: skip
     return found
 
 

@@ -46,6 +46,7 @@ import csv
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -57,11 +58,14 @@ from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
     Join,
+    ReadWarning,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
     Violation,
     content_key,
+    csv_header,
+    fit_row,
     join_concatenated,
     join_csv,
     no_predictions,
@@ -139,7 +143,7 @@ def _jsonl_records(path: Path) -> Iterator[tuple[str, Record]]:
             yield where, record
 
 
-def _csv_records(path: Path) -> Iterator[tuple[str, Record]]:
+def _csv_records(path: Path, warnings: list[ReadWarning]) -> Iterator[tuple[str, Record]]:
     """One record per CSV row (a quoted cell may span lines); the location is its first line."""
     try:
         f = path.open("rb")
@@ -148,6 +152,7 @@ def _csv_records(path: Path) -> Iterator[tuple[str, Record]]:
     with f:
         reader = csv.reader(_utf8_lines(f, path))
         header: list[str] | None = None
+        noted: set[int] = set()
         line = 1
         try:
             for row in reader:
@@ -157,6 +162,7 @@ def _csv_records(path: Path) -> Iterator[tuple[str, Record]]:
                 if header is None:
                     header = _csv_header(path, where, row)
                     continue
+                row = fit_row(path, where, len(header), row, warnings, noted)
                 if len(row) != len(header):
                     raise InputError(path, where, "", f"has {len(row)} cells, the header has {len(header)}; "
                                      "quote cells that contain commas or line breaks")  # fmt: skip
@@ -166,7 +172,7 @@ def _csv_records(path: Path) -> Iterator[tuple[str, Record]]:
 
 
 def _csv_header(path: Path, where: str, row: list[str]) -> list[str]:
-    header = [cell.strip() for cell in row]
+    header = csv_header(row)
     for i, name in enumerate(header):
         if not name:
             raise InputError(path, where, f"column {i + 1}", "empty header cell; name every column")
@@ -177,10 +183,10 @@ def _csv_header(path: Path, where: str, row: list[str]) -> list[str]:
     return header
 
 
-def _records(path: Path) -> Iterator[tuple[str, Record]]:
+def _records(path: Path, warnings: list[ReadWarning]) -> Iterator[tuple[str, Record]]:
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return _csv_records(path)
+        return _csv_records(path, warnings)
     if suffix in (".jsonl", ".ndjson"):
         return _jsonl_records(path)
     raise InputError(path, "", "", f"unsupported file type {suffix or '(none)'!r}; give a .csv or .jsonl file")
@@ -383,9 +389,14 @@ class SentenceErrorsFormat:
     describe = "CSV or JSONL records: input_text, gold, generated (• sentences or one per line), variant, optional id."
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
+        warnings: list[ReadWarning] = []  # filled while a record is read; they travel with its task
         for path in paths:
-            for where, record in _records(Path(path)):
-                yield _task(Path(path), where, record, definition)
+            for where, record in _records(Path(path), warnings):
+                task = _task(Path(path), where, record, definition)
+                if warnings:
+                    task = replace(task, warnings=tuple(warnings))
+                    warnings.clear()
+                yield task
 
     def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""

@@ -60,11 +60,14 @@ from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
     Join,
+    ReadWarning,
     SourceAnnotation,
     SourcePrediction,
     SourceTask,
     Violation,
     content_key,
+    csv_header,
+    fit_row,
     join_concatenated,
     join_separated,
 )
@@ -313,15 +316,18 @@ def _item(item_id: str, from_name: str, to_name: str, kind: str, value: dict[str
 # ---------------------------------------------------------------------------- reading records
 
 
-def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(location, record) of every record of an input file, streamed."""
+def _records(path: Path, warnings: list[ReadWarning] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(location, record) of every record of an input file, streamed; what a CSV reader ignored goes to ``warnings``."""
     suffix = path.suffix.lower()
-    readers = {".jsonl": _jsonl_records, ".ndjson": _jsonl_records, ".csv": _csv_records, ".json": _json_records}
-    if suffix not in readers:
+    readers = {".jsonl": _jsonl_records, ".ndjson": _jsonl_records, ".json": _json_records}
+    if suffix not in (*readers, ".csv"):
         raise InputError(path, "", "", f"unsupported file type {suffix or '(none)'!r}: use .jsonl, .csv or .json")
     if not path.is_file():
         raise InputError(path, "", "", "file not found")
-    yield from readers[suffix](path)
+    if suffix == ".csv":
+        yield from _csv_records(path, [] if warnings is None else warnings)
+    else:
+        yield from readers[suffix](path)
 
 
 def _not_utf8(path: Path, where: str) -> InputError:
@@ -357,21 +363,22 @@ def _json_object(path: Path, where: str, line: str) -> dict[str, Any]:
     return value
 
 
-def _csv_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def _csv_records(path: Path, warnings: list[ReadWarning]) -> Iterator[tuple[str, dict[str, Any]]]:
     """CSV rows as records; an empty cell counts as absent (except a summary's, reported as empty)."""
     reader = csv.reader(_lines(path))
     line = 1  # where the next record starts
+    noted: set[int] = set()
     try:
-        header = next(reader, None)
-        if header is None:
+        first = next(reader, None)
+        if first is None:
             return
+        header = csv_header(first)
         line = reader.line_num + 1
         for row in reader:
             where, line = f"line {line}", reader.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue
-            if len(row) > len(header):
-                raise InputError(path, where, "", f"{len(row)} cells, but the header names {len(header)} columns")
+            row = fit_row(path, where, len(header), row, warnings, noted)
             yield where, {k: v for k, v in zip(header, row, strict=False) if v != "" or k == "summary"}
     except csv.Error as e:
         raise InputError(path, f"line {line}", "", f"not valid CSV ({e})") from None
@@ -506,10 +513,10 @@ class _Record:
         raise self.error("score", f"expected a number, got {_describe(value)}")
 
 
-def _all_records(paths: Sequence[Path]) -> Iterator[_Record]:
+def _all_records(paths: Sequence[Path], warnings: list[ReadWarning] | None = None) -> Iterator[_Record]:
     for path in paths:
         path = Path(path)
-        for where, fields in _records(path):
+        for where, fields in _records(path, warnings):
             yield _Record(path, where, fields)
 
 
@@ -531,12 +538,18 @@ def _source_task(record: _Record, names: Names) -> SourceTask:
         annotator = record.fields.get("annotator")
         who = str(annotator) if annotator not in (None, "") else "original"
         annotations = (SourceAnnotation(annotator=who, result=record.critique(summary, names)),)
+    warnings: tuple[ReadWarning, ...] = ()
+    if "\n" in summary or "\r" in summary:
+        warnings = (ReadWarning(str(record.path), record.where, "field 'summary' holds line breaks: the seed's "
+                                "pipeline flattens them to spaces before the critic sees it, and a span across one "
+                                "does not parse back from summary-flaws.txt"),)  # fmt: skip
     return SourceTask(
         key=_task_key(document, summary),
         data=data,
         location=f"{record.path}: {record.where}",
         systems=(model,) if model is not None else (),
         annotations=annotations,
+        warnings=warnings,
     )
 
 
@@ -631,10 +644,15 @@ class SummaryFlawsFormat:
         """Tasks in input order; consecutive records of the same summary become one task with all their critiques."""
         names = names_for(definition)
         pending: SourceTask | None = None
-        for record in _all_records(paths):
+        ignored: list[ReadWarning] = []  # filled while a record is read; they travel with its task
+        for record in _all_records(paths, ignored):
             task = _source_task(record, names)
+            if ignored:
+                task = replace(task, warnings=(*ignored, *task.warnings))
+                ignored.clear()
             if pending is not None and pending.key == task.key:
-                pending = replace(pending, annotations=pending.annotations + task.annotations)
+                pending = replace(pending, annotations=pending.annotations + task.annotations,
+                                  warnings=pending.warnings + task.warnings)  # fmt: skip
                 continue
             if pending is not None:
                 yield pending
@@ -685,7 +703,7 @@ class SummaryFlawsFormat:
         found = _judged(annotation.result, names)
         summary = str(task.data.get(names.summary, ""))
         problems = _xor_none(found, names) + _unanswered(found, names)
-        problems += _mismatched(found, summary) + _overlapping(found)
+        problems += _mismatched(found, summary) + _overlapping(found) + _parses_back(found, summary, names)
         return [Violation(task.key, annotation.annotator, rule, what) for rule, what in problems]
 
 
@@ -758,6 +776,23 @@ def _mismatched(found: Judgment, summary: str) -> list[tuple[str, str]]:
                     f"span {s.start}-{s.end} has text {s.text!r}, the summary there reads {summary[s.start : s.end]!r}",
                 )
             )
+    return out
+
+
+def _parses_back(found: Judgment, summary: str, names: Names) -> list[tuple[str, str]]:
+    """Spans the seed's regex ``Span \\d+: (.*?)( \\(Label: .*?\\))?(\\n|$)`` would read back as something else."""
+    out = []
+    for s in found.spans:
+        text = _span_text(s, summary)
+        problem = ""
+        if "\n" in text or "\r" in text:
+            problem = "holds a line break: the seed's regex reads the span only up to it"
+        elif " (Label: " in text:
+            problem = "holds ' (Label: ': the seed's regex ends the span there"
+        elif names.none_answer in text:
+            problem = f"holds {names.none_answer!r}: the answer block reads as if nothing were marked"
+        if problem:
+            out.append(("span-parses-back", f"span {text!r} ({s.start}-{s.end}) {problem}"))
     return out
 
 

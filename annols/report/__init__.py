@@ -36,8 +36,9 @@ from pathlib import Path
 from annols import __version__, files
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
+from annols.pull import check_export_protocol
 from annols.report import render
-from annols.report.common import Collector, ReportOptions, ViolationCollector, overview_sections
+from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.model import Section
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
@@ -77,6 +78,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     resolved = [resolve(Path(s)) for s in sources]
     for source in resolved:
         check_protocol(source, definition.name, definition.variant)
+        check_export_protocol(source.export, definition)  # a bare export: its task keys name the protocol
     protocol = _collector(definition, options)
     violations = ViolationCollector(definition)
 
@@ -95,10 +97,13 @@ def _title(definition: Definition) -> str:
 
 def _intro(definition: Definition, study: Study, options: ReportOptions) -> list[str]:
     names = ", ".join(str(s.given) for s in study.sources)
+    # Only the pairwise tables have bootstrap intervals: elsewhere the line would name what is not used.
+    uses_bootstrap = definition.format == "pairwise-aspects" and options.bootstrap > 0
+    bootstrap = f"Bootstrap: {options.bootstrap} resamples, seed {options.seed}. " if uses_bootstrap else ""
     return [
         f"Protocol {definition.name}{f' ({definition.variant})' if definition.variant else ''}: {definition.summary}",
         f"Sources: {names}. {len(study.items)} items, {len(study.kept)} judgments counted. "
-        f"Bootstrap: {options.bootstrap} resamples, seed {options.seed}. Made by annols {__version__}.",
+        f"{bootstrap}Made by annols {__version__}.",
     ]
 
 
@@ -108,6 +113,7 @@ def _write(definition: Definition, study: Study, sections: list[Section], option
     for section in sections:
         written += [render.write_csv(table, out_dir) for table in section.tables]
         written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
+    written += [render.write_csv(table, out_dir) for table in csv_only_tables(study)]
     title, intro = _title(definition), _intro(definition, study, options)
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
     files.write_text(md, render.markdown(title, intro, sections))

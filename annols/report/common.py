@@ -18,6 +18,7 @@ from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask, format_for
 from annols.report import plots
 from annols.report.model import Section, Table, percent
+from annols.report.render import TABLES_DIR
 from annols.report.sources import Study
 
 SHOWN_ROWS = 50  # long lists (items short of their overlap) show this many; the CSV has all
@@ -113,6 +114,19 @@ def _annotators_section(study: Study) -> Section:
     return section
 
 
+def _all_short(study: Study) -> bool:
+    items = study.items
+    return bool(len(items)) and bool((items["annotators"] < items["overlap"]).all())
+
+
+def csv_only_tables(study: Study) -> list[Table]:
+    """Tables written as CSV but not shown: the items short of their overlap when every item is."""
+    if not _all_short(study):
+        return []
+    listing = study.items[["task_key", "task_id", "annotators", "overlap"]].rename(columns={"overlap": "overlap asked"})
+    return [Table("under_annotated", "Items with fewer annotators than asked", listing.reset_index(drop=True))]
+
+
 def _coverage_section(study: Study) -> Section:
     items = study.items
     short = items[items["annotators"] < items["overlap"]]
@@ -124,11 +138,17 @@ def _coverage_section(study: Study) -> Section:
     summary["none"] = summary["overlap asked"].map(
         items[items["annotators"] == 0].groupby("overlap").size()).fillna(0).astype(int)  # fmt: skip
     listing = short[["task_key", "task_id", "annotators", "overlap"]].rename(columns={"overlap": "overlap asked"})
+    listed = Table("under_annotated", "Items with fewer annotators than asked", listing.reset_index(drop=True),
+                   shown=SHOWN_ROWS)  # fmt: skip
+    if _all_short(study):  # one line says it all; the CSV (csv_only_tables) still lists them
+        asked = ", ".join(str(o) for o in sorted(items["overlap"].unique()))
+        return Section("Items short of their overlap", [
+            f"All {len(items)} items have fewer annotators than the overlap asked for ({asked}); "
+            f"{TABLES_DIR}/under_annotated.csv lists them."])  # fmt: skip
     text = [f"{len(short)} of {len(items)} items have fewer annotators than the overlap asked for."]
     if len(short) > SHOWN_ROWS:
         text.append(f"The list shows the first {SHOWN_ROWS}; tables/under_annotated.csv has all {len(short)}.")
     return Section("Items short of their overlap", text, [
         Table("coverage", "Items by overlap asked", summary),
-        Table("under_annotated", "Items with fewer annotators than asked", listing.reset_index(drop=True),
-              shown=SHOWN_ROWS),
+        listed,
     ])  # fmt: skip

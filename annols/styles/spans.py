@@ -79,7 +79,8 @@ def build_config(d: Definition) -> etree._Element:
     if spec.target.note:
         target.append(header(spec.target.note, size=6, style="color: #a33"))
     target.append(labels_el("Labels", spec.labels_name, spec.target.name, spec.labels))
-    target.append(el("Text", name=spec.target.name, value=f"${spec.target.name}"))
+    target.append(el("Text", name=spec.target.name, value=f"${spec.target.name}",
+                     granularity=spec.target.granularity or None))  # fmt: skip
     root.append(target)
 
     for label in spec.labels:

@@ -182,7 +182,7 @@ def test_qa_feedback(label_studio: LiveServer, labeling: LabelingView, annotator
         return start, start + len(text)
 
     # Inconsistent Fact, with its evidence ticked while the span is selected.
-    wrong = span("Inconsistent Fact", "31 August 2019")
+    wrong = span("Inconsistent Fact", "31 August 2019.")  # whole words: the dataset's scripts assert it
     labeling.select_region("Inconsistent Fact")
     labeling.choose(labeling.page.locator(".lsf-choices", has_text="P1:S1"), "P1:S1")
     labeling.unselect()

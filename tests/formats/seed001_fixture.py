@@ -146,3 +146,45 @@ def _write_file(
         data = b"\xef\xbb\xbf" + data
         study.bom.add(path)
     path.write_bytes(data)
+
+
+# The typos annotators of the real release typed into their files (two of its 300 files), and
+# more of the same kinds: (annotator, sample, what is done, the line it lands on in the file).
+TYPOS = (
+    ("A", 2, "x before Doc:", 1),
+    ("B", 3, "a lone digit after the last answer", None),
+    ("C", 4, "a stray character after a line of 70 '='", 3),
+    ("A", 5, "a stray character before [***]", None),
+    ("B", 1, "a stray character after Summary #2", 9),
+)
+
+
+def add_typos(study: Seed001Study) -> list[tuple[Path, int]]:
+    """Type the TYPOS into the study's files (which keep their BOM and line endings); returns
+    (file, line) of each, where a reader must warn. No judgment changes."""
+    where = []
+    for annotator, sample, kind, line in TYPOS:
+        path = study.file(annotator, sample)
+        data = path.read_bytes()
+        bom = data.startswith(b"\xef\xbb\xbf")
+        text = data.decode("utf-8-sig")
+        newline = "\r\n" if "\r\n" in text else "\n"
+        lines = text.split(newline)
+        if kind == "x before Doc:":
+            lines[0] = "xDoc:"
+        elif kind == "a lone digit after the last answer":
+            assert study.answers[annotator][sample]["readability"], "the typo needs an answered file"
+            lines[-1:] = ["1", ""]
+            line = len(lines) - 1
+        elif kind == "a stray character after a line of 70 '='":
+            lines[line - 1] += "`"
+        elif kind == "a stray character before [***]":
+            line = next(i for i, x in enumerate(lines) if x.startswith("[***] readability")) + 1
+            lines[line - 1] = "s" + lines[line - 1]
+        else:
+            line = next(i for i, x in enumerate(lines) if x == "Summary #2") + 1
+            lines[line - 1] += "q"
+        assert line is not None
+        path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + newline.join(lines).encode("utf-8"))
+        where.append((path, line))
+    return where

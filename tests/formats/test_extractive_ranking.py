@@ -275,8 +275,8 @@ def test_bad_cells(tmp_path: Path) -> None:
     header = ["url", "reference", *SYSTEMS]
     empty_output = [header, ["u", "r", "a", "b", "c", "d"], ["u", "r", "a", "b", " </s> ", "d"]]
     assert "row 3, field 'matchsum': empty output" in _error(tmp_path, empty_output)
-    assert "row 2, field 'column H': has a value but no header" in _error(
-        tmp_path, [header, ["u", "r", "a", "b", "c", "d", "", "stray"]]
+    assert "row 2, field 'column G': has a value but no header" in _error(
+        tmp_path, [header, ["u", "r", "a", "b", "c", "d", "stray"]]
     )
     ranked = [*header, "ann1@x.org:overall:bart"]
     assert "row 2, field 'ann1@x.org:overall:bart': '5' is not a rank" in _error(
@@ -341,3 +341,25 @@ def test_complete_ranking_with_ties_passes() -> None:
     tied = [_cell(d, p, "1") for d in DIMENSIONS for p in POSITIONS]
     assert FORMAT.check(task, ExportedAnnotation(2, "a", COMPLETE), DEFINITION) == []
     assert FORMAT.check(task, ExportedAnnotation(2, "a", tied), DEFINITION) == []
+
+
+@pytest.mark.parametrize("suffix", ["csv", "xlsx"])
+def test_what_a_real_spreadsheet_holds_is_read_with_warnings(tmp_path: Path, suffix: str) -> None:
+    """Stray spaces and NBSP around header names, trailing empty rows and columns, a note beside the
+    table (after an empty column), CRLF and a BOM (CSV): the same tasks and judgments as the clean sheet."""
+    clean = _sheet()
+    messy = [[f" {clean[0][0]}\u00a0", *clean[0][1:], "", ""]]
+    messy += [[*row, "", "note: check this" if i == 1 else ""] for i, row in enumerate(clean[1:], start=1)]
+    messy += [[""] * len(messy[0])] * 2
+    write = _write_xlsx if suffix == "xlsx" else _write_csv
+    expected = list(FORMAT.read([write(tmp_path / f"clean.{suffix}", clean)], DEFINITION))
+    path = write(tmp_path / f"messy.{suffix}", messy)
+    if suffix == "csv":
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    tasks = list(FORMAT.read([path], DEFINITION))
+    assert [(t.key, t.data["raw"], t.annotations) for t in tasks] == [
+        (t.key, t.data["raw"], t.annotations) for t in expected
+    ]
+    col = openpyxl.utils.get_column_letter(len(clean[0]) + 2)
+    warnings = [str(w) for t in tasks for w in t.warnings]
+    assert warnings == [f"{path}, row 2: ignored a note beside the table in column {col}"]

@@ -477,3 +477,63 @@ def test_predictions_are_refused_with_what_to_do_instead(tmp_path: Path, definit
         f"{tmp_path / 'critic.jsonl'}: pairwise-aspects takes no --predictions; "
         "push judgments the input already holds with --with-annotations"
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Typos annotators typed into their files (the real release has two in 300 files)
+
+
+def test_typos_around_markers_and_after_the_answers_are_ignored_with_a_warning(
+    definition: Definition, tmp_path: Path
+) -> None:
+    from tests.formats.seed001_fixture import add_typos
+
+    study = make_seed001_study(tmp_path / "human_evaluation", samples=10, seed=4)
+    clean = [(t.key, t.data, [(a.annotator, a.result) for a in t.annotations])
+             for t in FORMAT.read([study.root], definition)]  # fmt: skip
+    where = add_typos(study)
+    tasks = list(FORMAT.read([study.root], definition))
+    # Every judgment (and text) is what it was without the typos.
+    assert [(t.key, t.data, [(a.annotator, a.result) for a in t.annotations]) for t in tasks] == clean
+    warnings = [w for t in tasks for w in t.warnings]
+    assert sorted((Path(w.source), w.location) for w in warnings) == sorted((p, f"line {n}") for p, n in where)
+    text = "\n".join(map(str, warnings))
+    assert "ignored stray 'x' typed around the line 'Doc:'" in text
+    assert "ignored a stray line '1' after the last answer" in text
+    assert "ignored stray '`' typed around the line of 70 '='" in text
+    assert "ignored stray 's' typed before '[***]'" in text
+    assert "ignored stray 'q' typed around the line 'Summary #2'" in text
+
+
+@pytest.mark.parametrize(
+    ("tail", "problem"),
+    [
+        ("[***] informative:2x\n[***] factual consistency:1\n[***] readability:0\n", "'2x' is not an answer"),
+        ("[***] informative:2\n7\n[***] factual consistency:1\n[***] readability:0\n", "expected a line '[***]"),
+        ("[***] informative:2\n[***] factual consistency:1\n[***] readability:\n2\n", "'2' stands alone after"),
+        ("[***] informative:2\n[***] factual consistency:1\n[***] readability:0\nxyz1\n[***] informative:1\n",
+         "answered twice"),
+    ],
+)
+def test_typos_that_could_change_a_judgment_stay_errors(
+    definition: Definition, tmp_path: Path, tail: str, problem: str
+) -> None:
+    root = tmp_path / "study"
+    (root / "A").mkdir(parents=True)
+    (root / "index_marker.json").write_text('[{"sample": 0, "summary #1": "a", "summary #2": "b"}]')
+    head = canonical_file("doc", "one", "two", {}).split("[***]")[0]
+    (root / "A" / "0.txt").write_text(head + tail, encoding="utf-8")
+    with pytest.raises(InputError) as excinfo:
+        list(FORMAT.read([root], definition))
+    message = one_line_error(excinfo)
+    assert problem in message and "A/0.txt, line " in message
+
+
+def test_a_marker_line_with_more_than_a_typo_stays_an_error(definition: Definition, tmp_path: Path) -> None:
+    root = tmp_path / "study"
+    (root / "A").mkdir(parents=True)
+    (root / "index_marker.json").write_text('[{"sample": 0, "summary #1": "a", "summary #2": "b"}]')
+    text = canonical_file("doc", "one", "two", {"informative": "1"}).replace("Doc:", "Document:")
+    (root / "A" / "0.txt").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match="line 1, field 'Doc:': expected the line 'Doc:', found 'Document:'"):
+        list(FORMAT.read([root], definition))

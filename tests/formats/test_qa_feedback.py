@@ -354,7 +354,7 @@ def test_example_annotation_converts() -> None:
                 "error type": "Wrong-Grounding",
                 "explanation": '{"passage_id":1,"sentence_id":[1]}',
                 "start": 79,
-                "end": 93,
+                "end": 94,
             },
             {"error type": "Redundant", "explanation": "released on 31 August 2019.", "start": 95, "end": 126},
             {"error type": "Irrelevant", "explanation": "", "start": 127, "end": 158},
@@ -700,9 +700,46 @@ def test_rule_missing_info_exists(definition: Definition) -> None:
 
 def test_rule_overlapping_spans(definition: Definition) -> None:
     data, result = example()
-    assert rules(definition, data, [*result, span("o", 150, 170, "Unverifiable Fact", data)]) == ["overlapping-spans"]
+    assert rules(definition, data, [*result, span("o", 151, 170, "Unverifiable Fact", data)]) == ["overlapping-spans"]
     assert rules(definition, data, [*result, span("o", 0, 120, "Irrelevant", data)]) == ["overlapping-spans"] * 2
-    assert rules(definition, data, [*result, span("o", 158, 170, "Unverifiable Fact", data)]) == []
+    assert rules(definition, data, [*result, span("o", 159, 170, "Unverifiable Fact", data)]) == []
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "what"),
+    [
+        (159, 171, "a trailing space"),
+        (158, 170, "a leading space"),
+        (160, 170, "a word cut at its start"),
+        (159, 168, "a word cut at its end"),
+        (170, 170, "nothing"),
+    ],
+)
+def test_rule_spans_sit_on_word_boundaries(definition: Definition, start: int, end: int, what: str) -> None:
+    data, result = example()
+    assert rules(definition, data, [*result, span("o", start, end, "Unverifiable Fact", data)]) == [
+        "span-on-word-boundaries"
+    ], what
+    # What the dataset's reward-model script asserts, on every error span of the example.
+    text = data["prediction"]
+    for item in result:
+        if item.get("from_name") == "errors" and item["value"]["labels"][0] in qa.STORED_ERRORS:
+            s, e = item["value"]["start"], item["value"]["end"]
+            assert text[s].strip() != "" and (s == 0 or text[s - 1].strip() == "")
+            assert e == len(text) or text[e].strip() == ""
+    assert not qa.on_word_boundaries(text, start, end)
+
+
+def test_the_dev_set_sits_on_word_boundaries(dev_records: list[dict[str, Any]]) -> None:
+    spans = [(r["prediction 1"], e["start"], e["end"]) for r in dev_records for e in r["feedback"]["errors"]]
+    assert len(spans) == 909 + 133 + 163 + 152 + 16
+    assert all(qa.on_word_boundaries(*s) for s in spans)
+
+
+def test_the_config_selects_whole_words(definition: Definition) -> None:
+    from annols import config
+
+    assert '<Text name="prediction" value="$prediction" granularity="word"/>' in config.label_config(definition)
 
 
 # --- streaming -------------------------------------------------------------------------------------

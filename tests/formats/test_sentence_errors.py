@@ -311,3 +311,24 @@ def test_valid_rows_pass_and_missing_row_fails() -> None:
     rows = [*VALID, _choice("special_2", "Sentence missing")]
     (violation,) = FORMAT.check(task, ExportedAnnotation(1, "a", rows), ABSTRACT)
     assert (violation.rule, violation.found) == ("row-answered", "row 3: no special case and no mapping, meaning")
+
+
+def test_what_a_real_spreadsheet_holds_is_read_with_warnings(tmp_path: Path) -> None:
+    """A BOM, CRLF, stray spaces and NBSP around header names, trailing empty columns, empty rows,
+    and a note beside the table after an empty column: the same tasks as the clean file."""
+    header = ["id", "input_text", "gold", "generated", "variant"]
+    rows = [[r[k] for k in header] for r in (_record(i, "abstract", "Věta jedna. Věta dvě.") for i in range(3))]
+    clean = _csv(tmp_path / "clean.csv", [header, *rows])
+    messy_rows = [[" id", "input_text\u00a0", "gold ", "generated", "variant", "", ""]]
+    messy_rows += [[*rows[0], "", "", ""], [""] * 7, [*rows[1], "", "check this one"], [*rows[2]], [""] * 7]
+    messy = _csv(tmp_path / "messy.csv", messy_rows)
+    messy.write_bytes(b"\xef\xbb\xbf" + messy.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    expected = list(FORMAT.read([clean], ABSTRACT))
+    tasks = list(FORMAT.read([messy], ABSTRACT))
+    assert [(t.key, t.data) for t in tasks] == [(t.key, t.data) for t in expected]
+    assert [str(w) for t in tasks for w in t.warnings] == [
+        f"{messy}, line 4: ignored a note beside the table in column 7 ('check this one')"
+    ]
+    adjacent = _csv(tmp_path / "adjacent.csv", [header, [*rows[0], "stray"]])
+    with pytest.raises(InputError, match=r"adjacent\.csv, line 2: has 6 cells, the header has 5; quote cells"):
+        list(FORMAT.read([adjacent], ABSTRACT))

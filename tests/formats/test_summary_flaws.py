@@ -518,3 +518,59 @@ def test_failed_write_leaves_no_partial_file(tmp_path: Path, definition: Definit
     assert (tmp_path / "summary-flaws.txt").read_text(encoding="utf-8") == "old"
     assert not (tmp_path / "summary-flaws.jsonl").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["summary-flaws.txt"]
+
+
+@pytest.mark.parametrize(
+    ("summary", "marked", "problem"),
+    [
+        ("He went (Label: home) at 9 and slept.", "went (Label: home)", "holds ' (Label: '"),
+        ("The notes say None identified here.", "say None identified", "holds 'None identified'"),
+        ("First line.\nSecond line.", "line.\nSecond", "holds a line break"),
+    ],
+)
+def test_spans_the_seed_regex_would_read_back_otherwise_are_flagged(
+    definition: Definition, summary: str, marked: str, problem: str
+) -> None:
+    start = summary.index(marked)
+    item = span(start, start + len(marked), text=marked)
+    task = ExportedTask(id=3, key="summary-flaws:k", data={"document": "D.", "summary": summary}, systems=(),
+                        annotations=())  # fmt: skip
+    found = sf.FORMAT.check(task, annotation([item, choice("missing_key_information", "No")]), definition)
+    assert [v.rule for v in found] == ["span-parses-back"] and problem in found[0].found
+    # What the seed's consuming code reads back from the block we write is not the span.
+    block = sf.answer_block([(marked, "Irrelevant")], "No", sf.names_for(definition))
+    parsed = re.findall(r"Span \d+: (.*?)( \(Label: .*?\))?(\n|$)", block)
+    if "None identified" in marked:  # the regex reads it, but the block now says nothing was found
+        assert parsed[0][0] == marked and "None identified" in block
+    else:
+        assert parsed and parsed[0][0] != marked
+
+
+def test_push_warns_about_a_summary_with_line_breaks(tmp_path: Path, definition: Definition) -> None:
+    task = one_task(tmp_path, definition, {"summary": "One.\nTwo.", "document": "D."})
+    assert [str(w) for w in task.warnings] == [
+        f"{tmp_path / 'in.jsonl'}, line 1: field 'summary' holds line breaks: the seed's pipeline flattens them to "
+        "spaces before the critic sees it, and a span across one does not parse back from summary-flaws.txt"
+    ]
+    assert not one_task(tmp_path, definition, {"summary": "One. Two.", "document": "D."}).warnings
+
+
+def test_what_a_real_spreadsheet_holds_is_read_with_warnings(tmp_path: Path, definition: Definition) -> None:
+    """A BOM, CRLF, stray spaces and NBSP around header names, trailing empty columns, empty rows,
+    and a note beside the table after an empty column: the same tasks as the clean file."""
+    records = [{"id": str(i), "summary": f"Summary {i}.", "document": f"Doc {i}.", "model": "m"} for i in range(3)]
+    clean = write_jsonl(tmp_path / "clean.jsonl", records)
+    rows = [[" id", "summary\u00a0", "document ", "model", "", ""]]
+    rows += [[r["id"], r["summary"], r["document"], r["model"], "", ""] for r in records]
+    rows.insert(2, [""] * 6)
+    rows[3] += ["", "a note"]
+    messy = tmp_path / "messy.csv"
+    with messy.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\r\n").writerows(rows)
+    messy.write_bytes(b"\xef\xbb\xbf" + messy.read_bytes())
+    expected = list(sf.FORMAT.read([clean], definition))
+    tasks = list(sf.FORMAT.read([messy], definition))
+    assert [(t.key, t.data, t.systems) for t in tasks] == [(t.key, t.data, t.systems) for t in expected]
+    assert [str(w) for t in tasks for w in t.warnings] == [
+        f"{messy}, line 4: ignored a note beside the table in column 8 ('a note')"
+    ]
