@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,10 @@ import pytest
 
 from annols import blinding
 from annols.labelstudio import LabelStudioClient
+from tests.report import formulas
 
 from . import own_study
+from . import own_study_expected as expect
 from .conftest import LiveServer
 from .own_study import ANNOTATORS, ITEMS, STUDIES, OwnStudy
 from .test_push_pull import cli
@@ -149,3 +153,129 @@ def test_results_csv_names_the_system_of_every_judgment_about_one(pulled: Pulled
             assert row["system"] == shown[int(question.rsplit("_", 1)[1]) - 1]
         elif style in ("spans", "sentences"):
             assert row["system"] == shown[0] and shown[0] in own_study.SYSTEMS
+
+
+# ----------------------------------------------------------------------------- every number of the report's tables
+
+STYLE_TABLES = {
+    "pairwise": ["pairwise_win_tie_loss", "pairwise_majority", "pairwise_annotators", "pairwise_sign_test",
+                 "pairwise_agreement", "pairwise_cohen", "pairwise_bradley_terry", "questions_distribution",
+                 "questions_agreement"],
+    "ranking": ["ranking_mean_rank", "ranking_mean_rank_intervals", "ranking_pairwise_wins", "ranking_agreement"],
+    "ratings": ["ratings_summary", "ratings_distribution", "ratings_paired_tests", "ratings_agreement"],
+    "spans": ["spans_counts", "spans_agreement", "questions_distribution", "questions_agreement"],
+    "sentences": ["sentences_distribution", "sentences_agreement"],
+}  # fmt: skip
+BT_FITTED = ("strength", "log strength", "tie nu")  # checked by Davidson's likelihood equations
+
+
+def close(found: str, expected: float, column: str) -> None:
+    """A cell equals the expected value as the report rounds it (2 decimals for %, 1 for seconds, else 4)."""
+    if math.isnan(expected):
+        assert found == "", f"{column}: expected an empty cell, found {found!r}"
+        return
+    places = 2 if column.endswith("%") else 1 if column.endswith("(s)") else 4
+    assert found != "", f"{column}: empty, expected {expected}"
+    assert float(found) == pytest.approx(expected, abs=0.5 * 10**-places + 1e-9), f"{column}: {found} != {expected}"
+
+
+def cell(found: str, expected: Any, column: str) -> None:
+    tolerance = 0.5 * 10 ** -(2 if column.endswith("%") else 4) + 1e-9
+    if isinstance(expected, expect.Low):
+        assert found != "" and float(found) <= expected.point + tolerance, f"{column}: {found} > {expected.point}"
+    elif isinstance(expected, expect.High):
+        assert found != "" and float(found) >= expected.point - tolerance, f"{column}: {found} < {expected.point}"
+    elif isinstance(expected, str):
+        assert found == expected, f"{column}: {found!r} != {expected!r}"
+    elif isinstance(expected, int):
+        assert found == str(expected), f"{column}: {found!r} != {expected}"
+    else:
+        close(found, float(expected), column)
+
+
+def keys_of(rows: list[dict[str, Any]]) -> list[str]:
+    """The columns that name a row (its text cells)."""
+    return [c for c, v in rows[0].items() if isinstance(v, str)]
+
+
+def check_table(name: str, found: list[dict[str, str]], expected: list[dict[str, Any]],
+                skip: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """Same row count, every expected row once, every cell of it (every column but ``skip``) as computed."""
+    assert len(found) == len(expected), f"{name}: {len(found)} rows, expected {len(expected)}"
+    keys = keys_of(expected)
+    by_key = {tuple(r[k] for k in keys): r for r in found}
+    assert len(by_key) == len(found), f"{name}: rows not told apart by {keys}"
+    for want in expected:
+        key = tuple(want[k] for k in keys)
+        assert key in by_key, f"{name}: no row {key}"
+        row = by_key[key]
+        assert set(row) == set(want) | set(skip), f"{name} {key}: columns {sorted(row)} != {sorted(want)}"
+        for column, value in want.items():
+            cell(row[column], value, f"{name} {key} {column}")
+
+
+def check_bradley_terry(pulled: Pulled) -> None:
+    rows = pulled.table("pairwise_bradley_terry")
+    for aspect in expect.ASPECTS.values():
+        mine = [r for r in rows if r["aspect"] == aspect]
+        strength = {r["system"]: float(r["strength"]) for r in mine}
+        assert set(strength) == set(own_study.SYSTEMS) and sum(strength.values()) == pytest.approx(1, abs=2e-4)
+        logs = {r["system"]: float(r["log strength"]) for r in mine}
+        assert sum(logs.values()) == pytest.approx(0, abs=2e-4)  # centred logs of the strengths
+        for x, y in combinations(sorted(strength), 2):
+            assert logs[x] - logs[y] == pytest.approx(math.log(strength[x] / strength[y]), abs=0.02)
+        assert len({r["tie nu"] for r in mine}) == 1
+        wins, ties = expect.bt_wins_ties(aspect)
+        scores, tie_gap = formulas.davidson_scores(strength, float(mine[0]["tie nu"]), wins, ties)
+        assert max(abs(v) for v in scores.values()) < 0.05 and abs(tie_gap) < 0.05, (aspect, scores, tie_gap)
+
+
+def check_planted_effects(pulled: Pulled) -> None:
+    """What was planted shows: strong wins, and c's disagreement takes agreement below 1."""
+    style = pulled.study.style
+    if style == "pairwise":
+        helpful = expect.ASPECTS["helpful"]
+        row = next(r for r in pulled.table("pairwise_sign_test")
+                   if (r["aspect"], r["system"], r["opponent"]) == (helpful, "strong", "weak"))  # fmt: skip
+        assert int(row["wins"]) > int(row["losses"]) and float(row["p (Holm)"]) < 0.05
+        cohen = {(r["aspect"], r["annotator 1"], r["annotator 2"]): float(r["Cohen kappa"])
+                 for r in pulled.table("pairwise_cohen")}  # fmt: skip
+        assert cohen[(helpful, "a@own.study", "b@own.study")] == 1
+        assert cohen[(helpful, "a@own.study", "c@own.study")] < 1
+        assert float(next(r for r in pulled.table("pairwise_agreement") if r["aspect"] == helpful)["Fleiss kappa"]) < 1
+    elif style == "ranking":
+        means = {r["system"]: float(r["mean rank"]) for r in pulled.table("ranking_mean_rank")
+                 if r["dimension"] == "quality"}  # fmt: skip
+        assert min(means, key=means.__getitem__) == "strong"
+        quality = next(r for r in pulled.table("ranking_agreement") if r["dimension"] == "quality")
+        assert float(quality["Krippendorff alpha"]) < 1 and float(quality["mean Kendall W"]) < 1
+    elif style == "ratings":
+        coherence = [r for r in pulled.table("ratings_summary") if r["aspect"] == "Coherence"]
+        assert max(coherence, key=lambda r: float(r["mean"]))["system"] == "strong"
+        assert max(coherence, key=lambda r: float(r["mean z"]))["system"] == "strong"
+        alpha = next(r for r in pulled.table("ratings_agreement") if r["aspect"] == "Coherence")
+        assert float(alpha["Krippendorff alpha"]) < 1
+    elif style == "spans":
+        wrong = next(r for r in pulled.table("spans_agreement") if r["label"] == "Wrong")
+        assert float(wrong["exact F1"]) < 1 and float(wrong["token alpha"]) < 1 and float(wrong["overlap F1"]) == 1
+        assert float(pulled.table("questions_agreement")[0]["Krippendorff alpha"]) < 1
+    else:
+        severity = next(r for r in pulled.table("sentences_agreement") if r["column"] == "severity")
+        assert float(severity["Krippendorff alpha"]) < 1 and float(severity["observed agreement %"]) < 100
+
+
+def test_every_number_of_the_style_tables_equals_the_plant(pulled: Pulled) -> None:
+    style = pulled.study.style
+    expected = expect.expected_tables(style)
+    assert sorted(expected) == sorted(STYLE_TABLES[style])
+    for name in STYLE_TABLES[style]:
+        skip = BT_FITTED if name == "pairwise_bradley_terry" else ()
+        check_table(name, pulled.table(name), expected[name], skip)
+    if style == "pairwise":
+        check_bradley_terry(pulled)
+    check_planted_effects(pulled)
+
+
+def test_annotators_and_coverage(pulled: Pulled) -> None:
+    check_table("annotators", pulled.table("annotators"), expect.annotators())
+    check_table("coverage", pulled.table("coverage"), expect.coverage())

@@ -15,7 +15,8 @@ aspect, the system rated and the number given (a scale code, lowest first, or a 
 - Paired tests between systems over samples: per sample, each system's mean rating; the
   Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, zero differences dropped) of the
   differences over the samples where both were rated; Holm's correction across the
-  system pairs of an aspect.
+  system pairs of an aspect. scipy gives the exact p up to 50 samples without ties or
+  zero differences, else the normal approximation (tie-corrected); the report says so.
 - Agreement per aspect, a unit being one system's output on one sample: Krippendorff's
   alpha, ordinal for a scale of codes, interval for a slider; Fleiss' kappa (scale codes
   as categories) over the units with the most common number of ratings.
@@ -78,7 +79,9 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
         f"seed {options.seed}. Mean z: each annotator's ratings of an aspect standardised by their own mean and "
         "standard deviation (direct assessment), averaged per system.",
         "Paired tests: per sample each system's mean rating; Wilcoxon signed-rank over the samples where both "
-        "systems were rated (zero differences dropped); p (Holm) corrects across the system pairs of an aspect.",
+        "systems were rated (zero differences dropped); p is exact up to 50 samples without tied or zero "
+        "differences, else scipy's normal approximation with the tie correction; p (Holm) corrects across the "
+        "system pairs of an aspect.",
     ]
     out = [Section("Ratings", text, [summary(frame, options), dist, paired_tests(frame)], [_plot(dist)])]
     return [*out, agreement_section(frame, spec, aspects)]
