@@ -31,6 +31,7 @@ from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
 from annols.analysis.agreement import NOTHING, shared_reason, why_not
+from annols.analysis.naming import by_aspect_text
 from annols.report import plots, stats
 from annols.report.common import ReportOptions
 from annols.report.model import Section, Table, percent
@@ -51,11 +52,7 @@ def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
 
 def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
     """The pairwise sections of a judgments table; aspects are named by their text, in the definition's order."""
-    names = {a.name: a.text or a.name for a in spec.aspects}
-    if len(set(names.values())) < len(names):  # two aspects worded alike: their names tell them apart
-        names = {a.name: a.name for a in spec.aspects}
-    tidy = tidy.assign(question=tidy["question"].map(lambda q: names.get(q, q)))
-    aspects = list(dict.fromkeys(names.values()))
+    tidy, aspects = by_aspect_text(tidy, spec.aspects)
     frame = judgments(tidy, aspects)
     if not len(frame):
         return [Section("Win / tie / loss", ["No judgments to count."]),

@@ -33,6 +33,7 @@ from scipy.stats import wilcoxon
 from statsmodels.stats.multitest import multipletests
 
 from annols.analysis import agreement, bootstrap
+from annols.analysis.naming import by_aspect_text
 from annols.report import plots
 from annols.report.common import ReportOptions
 from annols.report.model import Section, Table, percent
@@ -64,11 +65,7 @@ def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
 
 
 def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
-    names = {a.name: a.text or a.name for a in spec.aspects}
-    if len(set(names.values())) < len(names):  # two aspects worded alike: their names tell them apart
-        names = {a.name: a.name for a in spec.aspects}
-    tidy = tidy.assign(question=tidy["question"].map(lambda q: names.get(q, q)))
-    aspects = list(dict.fromkeys(names.values()))
+    tidy, aspects = by_aspect_text(tidy, spec.aspects)
     frame = judgments(tidy, aspects)
     if not len(frame):
         return [Section("Ratings", ["No ratings to count."]),
