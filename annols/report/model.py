@@ -2,7 +2,8 @@
 
 Every table is written three times (CSV, report.md, report.html) from the same cell
 texts (:func:`cell_text`), so the three always agree: floats are rounded once, to two
-decimals in percentage columns (their header ends in ``%``), one in seconds and four elsewhere.
+decimals in percentage columns (their header ends in ``%``), one in seconds and four elsewhere;
+a p-value under 0.0001 (header ``p (...)``) in scientific notation, so its size still shows.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def cell_text(value: Any, column: Any = "") -> str:
     if isinstance(value, float | np.floating):
         if not math.isfinite(float(value)):
             return ""
+        if str(column).startswith("p (") and 0 < float(value) < 1e-4:
+            return f"{float(value):.2e}"  # a small p keeps its size, not "0.0000"
         text = f"{float(value):.{decimals(column)}f}"
         return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
     return str(value)
