@@ -47,7 +47,7 @@ from typing import IO, Any, TypeVar
 
 from annols import __version__, blinding, config, files, jsontext
 from annols.definition import Definition
-from annols.errors import AnnolsError, InputError, ServerError
+from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
 from annols.formats import SourcePrediction, SourceTask, format_for
 from annols.labelstudio import FilePart, LabelStudioClient, Project
 
@@ -56,6 +56,7 @@ DEFAULT_BATCH_SIZE = 20000
 # server spends ~0.2 s on each beyond its tasks) and bounded memory (tasks built in a second
 # pass are held in memory: one batch in flight, one being gathered).
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
+HEARTBEAT = 15  # seconds between notices while one import request is in flight
 ANNOTATOR_DOMAIN = "annotators.annols.local"
 T = TypeVar("T")
 
@@ -143,9 +144,7 @@ def _check_task(definition: Definition, task: SourceTask) -> None:
         raise InputError(task.location, "", missing[0], "the task lacks this field of the labeling config")
     fields = blinding.candidate_fields(definition)
     if fields and task.systems and len(task.systems) != len(fields):
-        raise InputError(
-            task.location, "", "systems", f"{len(task.systems)} systems for {len(fields)} candidates"
-        )
+        raise InputError(task.location, "", "systems", f"{len(task.systems)} systems for {len(fields)} candidates")
 
 
 def load_predictions(definition: Definition, paths: Sequence[Path]) -> dict[str, SourcePrediction]:
@@ -222,9 +221,7 @@ def manifest_path(manifest_dir: Path, title: str) -> Path:
     return manifest_dir / f"{slug}.manifest.jsonl"
 
 
-def write_manifest(
-    path: Path, header: dict[str, Any], tasks: dict[str, tuple[int | None, tuple[str, ...]]]
-) -> None:
+def write_manifest(path: Path, header: dict[str, Any], tasks: dict[str, tuple[int | None, tuple[str, ...]]]) -> None:
     """The local record of a project's tasks: key, task id, systems shown (no secrets)."""
     with files.atomic_open(path) as f:
         f.write(json.dumps(header, ensure_ascii=False) + "\n")
@@ -271,10 +268,12 @@ def ensure_project(
     wanted = config.label_config(definition)
     existing = client.find_project(options.title) if found is None else found.result()
     if existing is None:
-        project = client.create_project(
+        project, made = client.create_project(
             options.title, wanted, config.instructions(definition), overlap=options.overlap or 1
         )
-        return project, True
+        if made:
+            return project, True
+        existing = project  # another push made it at the same moment: checked as any project found
     if _normalise(existing.label_config) != _normalise(wanted):
         raise ServerError(
             f"project {options.title!r} on {client.url} exists with a different labeling config than "
@@ -415,6 +414,7 @@ def _push_checked(
         on_progress(0, todo)
     sent = _Sent()
     if todo or recorded != header:  # else the manifest already says all there is to say
+        failure: BaseException | None = None
         try:
             if todo:
 
@@ -424,11 +424,19 @@ def _push_checked(
 
                 # Judgments on a task that appears again later in the input: added once the task exists.
                 repeated: list[tuple[str, dict[str, Any]]] = []
-                if spool is not None:
-                    tasks = _from_spool(spool, found.spooled, present)
-                else:
-                    tasks = _built(definition, inputs, options, predictions, user_ids, present, repeated)
-                _send(client, project.id, tasks, options.batch_size, present, sent, progress)
+                before = frozenset(present)
+
+                def tasks() -> Iterator[_Ready]:
+                    """The tasks still missing (asked again after a failed import)."""
+                    if spool is not None:
+                        return _from_spool(spool, found.spooled, present)
+                    repeated.clear()
+                    return _built(definition, inputs, options, predictions, user_ids, present, before, repeated)
+
+                def recount() -> None:  # after a listing: what this push added, confirmed or not
+                    sent.done = sum(1 for k in found.keys if k in present) - already
+
+                _import(client, project.id, tasks, options.batch_size, present, sent, progress, recount)
                 for key, a in repeated:
                     target = present[key][0]
                     if target is not None:
@@ -436,9 +444,12 @@ def _push_checked(
                             target, a["result"], completed_by=a.get("completed_by"), lead_time=a.get("lead_time")
                         )
                         sent.annotations += 1
+        except BaseException as e:
+            failure = e
+            raise
         finally:
             # Whatever happened, record what is known to be in the project.
-            write_manifest(manifest, header, present)
+            _record(manifest, header, present, project, client.url, sent, failure)
     return PushReport(
         project=project,
         created=sent.done,
@@ -450,6 +461,57 @@ def _push_checked(
         manifest=manifest,
         project_created=created_project,
     )
+
+
+def _record(
+    manifest: Path,
+    header: dict[str, Any],
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    project: Project,
+    url: str,
+    sent: _Sent,
+    failure: BaseException | None,
+) -> None:
+    """Write the manifest; if it cannot be written after a push that went well, say what was imported."""
+    try:
+        write_manifest(manifest, header, present)
+    except WriteError as e:
+        if failure is not None:
+            return  # the push's own error is the one to report; a re-run lists the project instead
+        raise AnnolsError(
+            f"imported {sent.done} task(s) into project {project.title!r} ({url}/projects/{project.id}), "
+            f"but the manifest could not be written ({e}); free some space and re-run the push: "
+            "it resumes from the server and sends nothing twice"
+        ) from e
+
+
+def _import(
+    client: LabelStudioClient,
+    project_id: int,
+    tasks: Callable[[], Iterator[_Ready]],
+    batch_size: int,
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    sent: _Sent,
+    progress: Callable[[], None],
+    recount: Callable[[], None],
+) -> None:
+    """Send ``tasks()`` in batches. An import is never sent again blindly: after one that failed in a
+    way that may pass (its answer lost, a proxy's 502), the keys in the project are listed and only
+    the tasks still missing are sent, a bounded number of times without progress."""
+    failures = 0
+    while True:
+        done = sent.done
+        try:
+            _send(client, project_id, tasks(), batch_size, present, sent, progress)
+            return
+        except TransientServerError as e:
+            failures = 1 if sent.done > done else failures + 1
+            if failures > client.retries:
+                raise
+            client.pause(f"{e.reason} to an import", failures, then="listing the tasks that arrived")
+            present.update(_listed(client, project_id))
+            recount()
+            progress()
 
 
 def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | None:
@@ -644,13 +706,13 @@ def _built(
     predictions: dict[str, SourcePrediction],
     user_ids: dict[str, int],
     present: dict[str, Any],
+    before: frozenset[str],
     repeated: list[tuple[str, dict[str, Any]]],
 ) -> Iterator[_Ready]:
     """The tasks the project does not have yet, built in a second pass over the inputs.
 
-    Judgments on a repeated record of a task being added go to ``repeated``.
+    Judgments on a repeated record of a task this push adds (not in ``before``) go to ``repeated``.
     """
-    new_keys: set[str] = set()
     for key, systems, task, repeat in build_tasks(
         definition,
         inputs,
@@ -660,12 +722,11 @@ def _built(
         user_ids=user_ids,
     ):
         if repeat:
-            if key in new_keys:
+            if key not in before:
                 repeated.extend((key, a) for a in task.get("annotations", ()))
             continue
         if key in present:
             continue
-        new_keys.add(key)
         data = jsontext.dumps(task, ensure_ascii=False).encode("utf-8")
         yield key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data
 
@@ -693,7 +754,14 @@ def _send(
             return
         future, in_flight = pending
         pending = None
-        ids = future.result()
+        waited = 0
+        while True:  # a busy server (SQLite under annotators' saves) can take minutes: say so
+            try:
+                ids = future.result(timeout=HEARTBEAT)
+                break
+            except TimeoutError:
+                waited += HEARTBEAT
+                client.notice(f"Label Studio is still importing {len(in_flight.tasks)} tasks ({waited} s so far)")
         in_flight.parts.clear()
         for i, (key, systems, annotated, predicted) in enumerate(in_flight.tasks):
             present[key] = (ids[i] if i < len(ids) else None, systems)
