@@ -148,6 +148,10 @@ class LabelStudioClient:
         except ApiError as e:
             if e.status_code in RETRY_STATUS:
                 raise TransientServerError(self._explain(what, e), f"Label Studio answered {e.status_code}") from None
+            if _cut_short(e):
+                raise TransientServerError(
+                    f"{what}: the answer from Label Studio at {self.url} was cut short", "the answer was cut short"
+                ) from None
             raise ServerError(self._explain(what, e)) from None
         except httpx.TimeoutException:
             raise ServerError(f"{what}: Label Studio at {self.url} did not answer in time; try again") from None
@@ -530,6 +534,12 @@ def _jwt_expiry(api_key: str) -> datetime | None:
         return None
     exp = claims.get("exp")  # none: the SDK refuses it as "not valid"
     return datetime.fromtimestamp(exp, UTC) if isinstance(exp, int | float) else datetime.max.replace(tzinfo=UTC)
+
+
+def _cut_short(e: ApiError) -> bool:
+    """A successful answer whose JSON does not parse and is no web page: its end was lost."""
+    status = e.status_code or 0
+    return 200 <= status < 300 and isinstance(e.body, str) and _page_title(e.body) is None
 
 
 def _page_title(body: Any) -> str | None:

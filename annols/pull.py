@@ -486,6 +486,7 @@ def _pull_into(
     export = staging / EXPORT_FILE
     attempt = 0
     while True:
+        before = _server_counts(client.project(project.id))
         client.export_to(project.id, export)
         try:
             report = convert(export, definition, staging, users)
@@ -493,15 +494,19 @@ def _pull_into(
             problem = f"the export of project {project.id} from {client.url} was cut short"
         else:
             info = client.project(project.id)
+            after = _server_counts(info)
             c = report.counts
-            server = tuple(
-                int(info.get(k) or 0) for k in ("task_number", "total_annotations_number", "skipped_annotations_number")
-            )
-            if (c.tasks, c.annotations, c.cancelled) == server:
+            exported = (c.tasks, c.annotations, c.cancelled)
+            # Annotators may save during the export: it must hold every task, and the server's
+            # counts of a moment between the two readings (equal to them when nobody saves).
+            if exported[0] == before[0] == after[0] and all(
+                min(b, a) <= x <= max(b, a) for x, b, a in zip(exported[1:], before[1:], after[1:], strict=True)
+            ):
+                server = exported
                 break
             problem = (
                 f"counts differ from the server's: exported {c.tasks} tasks / {c.annotations} annotations / "
-                f"{c.cancelled} skipped, {client.url} reports {server[0]} / {server[1]} / {server[2]}"
+                f"{c.cancelled} skipped, {client.url} reports {after[0]} / {after[1]} / {after[2]}"
             )
         attempt += 1
         if attempt > client.retries:
@@ -524,6 +529,14 @@ def _pull_into(
         server_annotations=server[1],
         server_skipped=server[2],
     )
+
+
+def _server_counts(info: dict[str, Any]) -> tuple[int, int, int]:
+    """Tasks, annotations and skipped annotations, as the server counts them."""
+    tasks, annotations, skipped = (
+        int(info.get(k) or 0) for k in ("task_number", "total_annotations_number", "skipped_annotations_number")
+    )
+    return tasks, annotations, skipped
 
 
 def _move_in(staging: Path, out_dir: Path) -> None:

@@ -144,7 +144,9 @@ def _check_task(definition: Definition, task: SourceTask) -> None:
         raise InputError(task.location, "", missing[0], "the task lacks this field of the labeling config")
     fields = blinding.candidate_fields(definition)
     if fields and task.systems and len(task.systems) != len(fields):
-        raise InputError(task.location, "", "systems", f"{len(task.systems)} systems for {len(fields)} candidates")
+        raise InputError(
+            task.location, "", "systems", f"{len(task.systems)} systems for {len(fields)} candidates"
+        )
 
 
 def load_predictions(definition: Definition, paths: Sequence[Path]) -> dict[str, SourcePrediction]:
@@ -221,7 +223,9 @@ def manifest_path(manifest_dir: Path, title: str) -> Path:
     return manifest_dir / f"{slug}.manifest.jsonl"
 
 
-def write_manifest(path: Path, header: dict[str, Any], tasks: dict[str, tuple[int | None, tuple[str, ...]]]) -> None:
+def write_manifest(
+    path: Path, header: dict[str, Any], tasks: dict[str, tuple[int | None, tuple[str, ...]]]
+) -> None:
     """The local record of a project's tasks: key, task id, systems shown (no secrets)."""
     with files.atomic_open(path) as f:
         f.write(json.dumps(header, ensure_ascii=False) + "\n")
@@ -574,7 +578,7 @@ def _save_scan(manifest: Path, fingerprint: str | None, found: Scan) -> None:
         "annotators": sorted(found.annotators),
         "annotations": found.annotations,
     }
-    with contextlib.suppress(OSError):  # only a shortcut: a read-only folder costs speed, not correctness
+    with contextlib.suppress(OSError, WriteError):  # only a shortcut: a read-only folder costs speed, not correctness
         files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False))
 
 
