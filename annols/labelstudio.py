@@ -148,6 +148,9 @@ class LabelStudioClient:
         except ApiError as e:
             if e.status_code in RETRY_STATUS:
                 raise TransientServerError(self._explain(what, e), f"Label Studio answered {e.status_code}") from None
+            if e.status_code == 500 and "database-is-locked-error" in str(e.body):
+                # SQLite's write lock, after the server's own replays (DatabaseIsLockedRetryMiddleware) gave up.
+                raise TransientServerError(self._explain(what, e), "Label Studio's database was locked") from None
             if _cut_short(e):
                 raise TransientServerError(
                     f"{what}: the answer from Label Studio at {self.url} was cut short", "the answer was cut short"

@@ -441,20 +441,20 @@ def test_users_add_and_list_through_a_failing_proxy(
 # --- the embedded SQLite server under annotators' load -------------------------------------------
 
 ANNOTATOR = """
-import json, random, sys, time, httpx
-url, key, stop, tasks, me = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
-saved = 0
-with httpx.Client(base_url=url, headers={"Authorization": f"Token {key}"}, timeout=600) as web:
-    import os
-    while not os.path.exists(stop):
-        task = random.choice(tasks)
-        result = [{"id": f"r{saved}", "from_name": "errors", "to_name": "prediction", "type": "labels",
-                   "value": {"start": 0, "end": 3, "text": "abc", "labels": ["Irrelevant"]}, "origin": "manual"}]
-        r = web.post(f"/api/tasks/{task}/annotations/", json={"result": result, "completed_by": me, "lead_time": 5})
+import json, os, random, sys, time
+import httpx
+url, key, stop, tasks, me = sys.argv[1:6]
+tasks, saved = json.loads(tasks), 0
+value = {"start": 0, "end": 3, "text": "abc", "labels": ["Irrelevant"]}
+with httpx.Client(base_url=url, headers={"Authorization": f"Token {key}"}, timeout=3600) as web:
+    while not os.path.exists(stop):  # a save and an edit of it about every second: faster than people
+        result = [{"id": f"r{saved}", "from_name": "errors", "to_name": "prediction", "type": "labels", "value": value}]
+        r = web.post(f"/api/tasks/{random.choice(tasks)}/annotations/",
+                     json={"result": result, "completed_by": int(me), "lead_time": 30})
         if r.status_code == 201:
             saved += 1
-            web.patch(f"/api/annotations/{r.json()['id']}/", json={"lead_time": 6})
-        time.sleep(random.uniform(0.05, 0.3))
+            web.patch(f"/api/annotations/{r.json()['id']}/", json={"lead_time": 31})
+        time.sleep(random.uniform(0, 2))
 print(saved)
 """
 
@@ -483,11 +483,10 @@ def test_three_pushes_while_three_annotators_save_make_three_projects(
         pushes = []
         for i, title in enumerate(titles):
             (tmp_path / str(i)).mkdir()
-            command = [sys.executable, "-m", "annols.cli", "push", "qa-feedback", str(DEV), "--project", title,
-                       "--batch-size", "100"]  # fmt: skip
+            command = [sys.executable, "-m", "annols.cli", "push", "qa-feedback", str(DEV), "--project", title]
             pushes.append(subprocess.Popen(command, cwd=tmp_path / str(i), env=env, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, text=True))  # fmt: skip
-        outcomes = [p.communicate(timeout=900) for p in pushes]
+        outcomes = [p.communicate(timeout=1800) for p in pushes]
         assert [p.returncode for p in pushes] == [0, 0, 0], outcomes
         for (out, _), title in zip(outcomes, titles, strict=True):
             assert out.splitlines()[-1] == "created 500, already present 0, total 500"
