@@ -3,7 +3,9 @@
 What nginx in front of a busy server does, and worse: per test it answers 502 to every
 Nth request before or after forwarding it, drops the connection after the server acted,
 cuts a body short (with or without a Content-Length announcing the whole), answers an
-HTML error page, or delays. Real HTTP on a real socket; no part of annols is replaced.
+HTML error page, delays, or sends a request three times and answers the last answer (what
+Label Studio's DatabaseIsLockedRetryMiddleware does on SQLite). Real HTTP on a real
+socket; no part of annols is replaced.
 
 Requests are forwarded one by one on a fresh upstream connection, bodies whole.
 """
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 # What the proxy does to a request it picks.
-MODES = ("502-before", "502-after", "drop-after", "cut", "cut-unannounced", "page-500", "delay")
+MODES = ("502-before", "502-after", "drop-after", "cut", "cut-unannounced", "page-500", "delay", "replay")
 BAD_GATEWAY_PAGE = (
     b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
     b"</center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n"
@@ -122,6 +124,8 @@ class FaultProxy:
             return _answer(handler, 500, "Internal Server Error", SERVER_ERROR_PAGE)
         if mode == "delay":
             time.sleep(rule.delay)
+        for _ in range(2 if mode == "replay" else 0):
+            self._forward(handler, method, path, body)
         status, reason, headers, content = self._forward(handler, method, path, body)
         if mode == "502-after":
             return _answer(handler, 502, "Bad Gateway", BAD_GATEWAY_PAGE)

@@ -191,6 +191,26 @@ def test_a_truncated_export_never_replaces_a_good_one(
     assert [p.name for p in tmp_path.iterdir()] == ["results"]
 
 
+def test_a_creation_the_server_runs_three_times_ends_as_one_project(
+    label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """The shape of SQLite's replays: the whole POST runs again, and one answer comes back."""
+    title = "faults creation replayed"
+    rule = proxy.fail("replay", every=1, match=lambda method, path: method == "POST" and path == "/api/projects/")
+    code, out, err = cli(proxy.url, label_studio.api_key, "push", "qa-feedback", str(DEV), "--project", title,
+                         cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert rule.hits == ["POST /api/projects/"]
+    (project,) = projects_titled(client, title)
+    removed = re.search(r"^Removed 2 empty duplicate project\(s\) this push made \((\d+), (\d+)\): "
+                        r"Label Studio ran the creation again$", err, re.M)  # fmt: skip
+    assert removed is not None, err
+    assert int(removed[1]) == project["id"] + 1 and int(removed[2]) == project["id"] + 2
+    assert out.splitlines()[-1] == "created 500, already present 0, total 500"
+    keys = keys_of(client, project["id"])
+    assert len(keys) == 500 and len(set(keys)) == 500
+
+
 def test_two_pushes_creating_one_title_at_once_end_with_one_project(
     label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
 ) -> None:
