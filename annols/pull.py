@@ -4,8 +4,8 @@ a tidy table of every answer, and a rule-check report.
 The raw JSON export is streamed to a file and then read back one task at a time, so a
 100k-task project never sits in memory whole. A pull writes into a folder beside ``DIR``
 and moves its files in only once all of them are written and its counts match the
-server's: a failed pull leaves ``DIR`` as it was. ``convert`` does
-the same from a saved export, without a server.
+server's: a failed pull leaves ``DIR`` as it was. ``convert`` does the same from a saved
+export, without a server.
 """
 
 from __future__ import annotations
@@ -63,13 +63,6 @@ class PullReport:
     server_tasks: int
     server_annotations: int
     server_skipped: int
-
-    @property
-    def reconciled(self) -> bool:
-        c = self.convert.counts
-        return (c.tasks, c.annotations, c.cancelled) == (
-            self.server_tasks, self.server_annotations, self.server_skipped,
-        )  # fmt: skip
 
 
 def read_export(path: Path, users: dict[int, str] | None = None) -> Iterator[ExportedTask]:
