@@ -284,12 +284,14 @@ class LabelStudioClient:
     def delete_project(self, project_id: int) -> None:
         from label_studio_sdk.core.api_error import ApiError
 
-        with self._calling(f"deleting project {project_id}"):
+        def delete() -> None:
             try:
                 self._request("DELETE", f"api/projects/{project_id}")
             except ApiError as e:
-                if e.status_code != 404:  # already gone: a replayed delete
+                if e.status_code != 404:  # already gone: a delete repeated or replayed
                     raise
+
+        self._repeatable(f"deleting project {project_id}", delete)
 
     # --- tasks and annotations ---------------------------------------------------------------
 
@@ -393,10 +395,15 @@ class LabelStudioClient:
 
     def task_meta(self, project_id: int, page_size: int = 5000) -> Iterator[tuple[int, dict[str, Any]]]:
         """(task id, meta) of every task, without the task data: cheap even for 100k tasks."""
+        for task in self.task_fields(project_id, "id,meta", page_size):
+            yield int(task["id"]), task.get("meta") or {}
+
+    def task_fields(self, project_id: int, include: str, page_size: int = 5000) -> Iterator[dict[str, Any]]:
+        """The fields ``include`` (comma-separated) of every task of the project."""
         from label_studio_sdk.core.api_error import ApiError
 
         def listed(page: int) -> Any:
-            params = {"project": project_id, "include": "id,meta", "page": page, "page_size": page_size}
+            params = {"project": project_id, "include": include, "page": page, "page_size": page_size}
             try:
                 return self._json(self._request("GET", "api/tasks", params=params))
             except ApiError as e:
@@ -411,8 +418,7 @@ class LabelStudioClient:
             if body is None:
                 return
             tasks = body.get("tasks", [])
-            for task in tasks:
-                yield int(task["id"]), task.get("meta") or {}
+            yield from tasks
             seen += len(tasks)
             if not tasks or seen >= int(body.get("total", 0)):
                 return
@@ -430,6 +436,18 @@ class LabelStudioClient:
         tasks = body.get("tasks") or []
         first = (int(tasks[0]["id"]), tasks[0].get("meta") or {}) if tasks else None
         return int(body.get("total", 0)), first
+
+    def delete_tasks(self, project_id: int, task_ids: Sequence[int]) -> None:
+        """Delete these tasks of the project (one Data Manager action; safe to repeat)."""
+        if not task_ids:  # the action's default selection is every task of the project
+            return
+        selected = {"selectedItems": {"all": False, "included": [int(i) for i in task_ids]}}
+        payload = json.dumps(selected).encode("utf-8")
+        params = {"id": "delete_tasks", "project": project_id}
+        self._repeatable(
+            f"deleting {len(task_ids)} tasks of project {project_id}",
+            lambda: self._request("POST", "api/dm/actions", params=params, content=payload),
+        )
 
     def task_predictions(self, task_id: int) -> list[dict[str, Any]]:
         """A task's predictions in full (the raw export lists them by id only)."""

@@ -440,7 +440,9 @@ def _push_checked(
                 def recount() -> None:  # after a listing: what this push added, confirmed or not
                     sent.done = sum(1 for k in found.keys if k in present) - already
 
+                expected = int(client.project(project.id).get("task_number") or 0) + todo
                 _import(client, project.id, tasks, options.batch_size, present, sent, progress, recount)
+                _remove_replayed(client, project.id, expected, present, before)
                 for key, a in repeated:
                     target = present[key][0]
                     if target is not None:
@@ -487,6 +489,39 @@ def _record(
             f"but the manifest could not be written ({e}); free some space and re-run the push: "
             "it resumes from the server and sends nothing twice"
         ) from e
+
+
+def _remove_replayed(
+    client: LabelStudioClient,
+    project_id: int,
+    expected: int,
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    before: frozenset[str],
+) -> None:
+    """Remove tasks the server made twice for one import, keeping the first of each key.
+
+    On SQLite, Label Studio's DatabaseIsLockedRetryMiddleware replays a whole import that
+    hit "database is locked", even after it was committed: the answer names one copy of
+    each task, the project holds two. Only when the project holds more tasks than it held
+    plus those sent are the keys listed. Of the tasks sharing a key this push added, the
+    lowest id is kept (the same rule in every push, so two pushes at once agree) and the
+    others are deleted, if nobody has annotated them yet.
+    """
+    if int(client.project(project_id).get("task_number") or 0) <= expected:
+        return
+    copies: dict[str, list[tuple[int, int]]] = {}  # key -> (task id, annotations)
+    for task in client.task_fields(project_id, "id,meta,total_annotations"):
+        key = (task.get("meta") or {}).get(blinding.META_KEY)
+        if isinstance(key, str) and key in present and key not in before:  # a key this push sent
+            copies.setdefault(key, []).append((int(task["id"]), int(task.get("total_annotations") or 0)))
+    extra = []
+    for key, found in copies.items():
+        found.sort()
+        extra += [task_id for task_id, annotations in found[1:] if not annotations]
+        present[key] = (found[0][0], present.get(key, (None, ()))[1])
+    if extra:
+        client.delete_tasks(project_id, extra)
+        client.notice(f"Removed {len(extra)} task(s) Label Studio made twice (a replayed import): each is there once")
 
 
 def _import(

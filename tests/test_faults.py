@@ -211,6 +211,38 @@ def test_a_creation_the_server_runs_three_times_ends_as_one_project(
     assert len(keys) == 500 and len(set(keys)) == 500
 
 
+def test_an_import_the_server_runs_three_times_leaves_every_task_once(
+    label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """SQLite's replays of an import that was committed: the project holds three copies of
+    the batch's tasks; the push keeps the first of each key, annotated ones untouched."""
+    title = "faults import replayed"
+    code, _, err = cli(label_studio.url, label_studio.api_key, "push", "qa-feedback", str(DEV), "--project", title,
+                       "--batch-size", "200", cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    project = client.find_project(title)
+    assert project is not None
+    annotate(client, project.id, 2)  # earlier tasks, annotated: never touched
+    more = tmp_path / "more.json"
+    records = json.loads(DEV.read_text("utf-8"))
+    for r in records:
+        r["question"] += " (again)"
+    more.write_text(json.dumps(records), encoding="utf-8")
+    rule = proxy.fail("replay", start=2, every=100, match=lambda method, path: "/import" in path)
+    code, out, err = cli(proxy.url, label_studio.api_key, "push", "qa-feedback", str(DEV), str(more),
+                         "--project", title, "--batch-size", "200", cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert len(rule.hits) == 1  # the second of three imports ran three times
+    assert "Removed 400 task(s) Label Studio made twice (a replayed import): each is there once" in err.splitlines()
+    assert out.splitlines()[-1] == "created 500, already present 500, total 1000"
+    keys = keys_of(client, project.id)
+    assert len(keys) == 1000 and len(set(keys)) == 1000
+    assert client.project(project.id)["total_annotations_number"] == 2
+    code, out, err = cli(label_studio.url, label_studio.api_key, "push", "qa-feedback", str(DEV), str(more),
+                         "--project", title, cwd=tmp_path)  # fmt: skip
+    assert code == 0 and out.splitlines()[-1] == "created 0, already present 1000, total 1000"  # the manifest holds
+
+
 def test_two_pushes_creating_one_title_at_once_end_with_one_project(
     label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
 ) -> None:
