@@ -75,7 +75,10 @@ def push(url: str, key: str, inputs: Path, title: str, cwd: Path) -> dict[str, A
         "last_line": (done.stdout.splitlines() or [""])[-1],
         "retries": sum("retrying in" in line or "listing the tasks that arrived" in line for line in lines),
         "heartbeats": sum("is still importing" in line for line in lines),
-        "duplicates_removed": sum("empty duplicate project" in line for line in lines),
+        "duplicate_projects_removed": sum("empty duplicate project" in line for line in lines),
+        "replayed_tasks_removed": sum(
+            int(line.split()[1]) for line in lines if line.startswith("Removed ") and "made twice" in line
+        ),
         "error": next((line for line in lines if line.startswith("Error:")), ""),
     }
 
