@@ -440,7 +440,8 @@ def _push_checked(
                 def recount() -> None:  # after a listing: what this push added, confirmed or not
                     sent.done = sum(1 for k in found.keys if k in present) - already
 
-                expected = int(client.project(project.id).get("task_number") or 0) + todo
+                # Counted before the keys were listed: any task beyond these, another push's too, is checked.
+                expected = (project.task_count or 0) + todo
                 _import(client, project.id, tasks, options.batch_size, present, sent, progress, recount)
                 _remove_replayed(client, project.id, expected, present, before)
                 for key, a in repeated:
