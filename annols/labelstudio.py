@@ -33,6 +33,7 @@ import json
 import os
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -84,7 +85,8 @@ class LabelStudioClient:
     """A connection to one Label Studio server as one user.
 
     ``on_notice`` receives one line for each retry and each repair (the library never
-    prints); ``retries`` and ``delay`` bound the retries of a read: ``delay``, then
+    prints), and one every ``heartbeat`` seconds while a long request waits on a busy
+    server; ``retries`` and ``delay`` bound the retries of a read: ``delay``, then
     doubling, at most 30 s.
     """
 
@@ -97,6 +99,7 @@ class LabelStudioClient:
         on_notice: Callable[[str], None] | None = None,
         retries: int = RETRIES,
         delay: float = 1.0,
+        heartbeat: float = 15.0,
     ) -> None:
         from label_studio_sdk.base_client import LabelStudioBase
         from label_studio_sdk.core.api_error import ApiError
@@ -105,6 +108,7 @@ class LabelStudioClient:
         self.on_notice = on_notice
         self.retries = retries
         self.delay = delay
+        self.heartbeat = heartbeat
         self._personal = _jwt_expiry(api_key) is not None
         try:  # the SDK checks a personal access token's expiry here, before any request
             self._sdk = LabelStudioBase(base_url=self.url, api_key=api_key, timeout=timeout, max_retries=0)
@@ -122,6 +126,23 @@ class LabelStudioClient:
         wait = min(self.delay * 2 ** (attempt - 1), MAX_DELAY)
         self.notice(f"{reason}; {then} in {wait:g} s ({attempt}/{self.retries})")
         time.sleep(wait)
+
+    @contextlib.contextmanager
+    def waiting(self, doing: str) -> Iterator[None]:
+        """A notice every ``heartbeat`` seconds while the block runs: a busy server is not silence."""
+        done = threading.Event()
+
+        def beat() -> None:
+            waited = 0.0
+            while not done.wait(self.heartbeat):
+                waited += self.heartbeat
+                self.notice(f"{doing} ({waited:g} s so far)")
+
+        threading.Thread(target=beat, name="annols-heartbeat", daemon=True).start()
+        try:
+            yield
+        finally:
+            done.set()
 
     def _repeatable(self, what: str, call: Callable[[], T]) -> T:
         """``call()``, requests safe to repeat (reads), retried on failures that may pass."""
@@ -488,7 +509,7 @@ class LabelStudioClient:
 
         def download() -> int:
             written = 0
-            with open(path, "wb") as f:
+            with open(path, "wb") as f, self.waiting(f"Label Studio is still exporting project {project_id}"):
                 for chunk in self._sdk.projects.exports.download_sync(
                     id=project_id, export_type="JSON", download_all_tasks=True, request_options=NO_RETRY
                 ):

@@ -56,7 +56,6 @@ DEFAULT_BATCH_SIZE = 20000
 # server spends ~0.2 s on each beyond its tasks) and bounded memory (tasks built in a second
 # pass are held in memory: one batch in flight, one being gathered).
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
-HEARTBEAT = 15  # seconds between notices while one import request is in flight
 ANNOTATOR_DOMAIN = "annotators.annols.local"
 T = TypeVar("T")
 
@@ -794,14 +793,9 @@ def _send(
             return
         future, in_flight = pending
         pending = None
-        waited = 0
-        while True:  # a busy server (SQLite under annotators' saves) can take minutes: say so
-            try:
-                ids = future.result(timeout=HEARTBEAT)
-                break
-            except TimeoutError:
-                waited += HEARTBEAT
-                client.notice(f"Label Studio is still importing {len(in_flight.tasks)} tasks ({waited} s so far)")
+        # A busy server (SQLite under annotators' saves) can take minutes: say so.
+        with client.waiting(f"Label Studio is still importing {len(in_flight.tasks)} tasks"):
+            ids = future.result()
         in_flight.parts.clear()
         for i, (key, systems, annotated, predicted) in enumerate(in_flight.tasks):
             present[key] = (ids[i] if i < len(ids) else None, systems)

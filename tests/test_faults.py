@@ -243,6 +243,25 @@ def test_an_import_the_server_runs_three_times_leaves_every_task_once(
     assert code == 0 and out.splitlines()[-1] == "created 0, already present 1000, total 1000"  # the manifest holds
 
 
+def test_a_slow_server_is_not_silence(
+    label_studio: LiveServer, proxy: FaultProxy, earlier_pull: tuple[str, Path], tmp_path: Path
+) -> None:
+    title, earlier = earlier_pull
+    proxy.fail("delay", every=1, match=lambda method, path: bool(EXPORT.match(path)), delay=3)
+    notices: list[str] = []
+    client = LabelStudioClient(proxy.url, label_studio.api_key, on_notice=notices.append, heartbeat=0.5)
+    from annols import protocols
+    from annols import pull as pull_lib
+
+    pull_lib.pull(client, protocols.load("qa-feedback"), title, tmp_path / "out")
+    pulled = snapshot(tmp_path / "out")
+    pulled["project.json"] = pulled["project.json"].replace(proxy.url.encode(), label_studio.url.encode())
+    assert pulled == snapshot(earlier)
+    project = client.find_project(title)
+    assert project is not None
+    assert notices and notices[0] == f"Label Studio is still exporting project {project.id} (0.5 s so far)"
+
+
 def test_two_pushes_creating_one_title_at_once_end_with_one_project(
     label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
 ) -> None:
