@@ -46,3 +46,24 @@ class InputError(AnnolsError):
 
 class ServerError(AnnolsError):
     """Label Studio could not be reached, refused us, or answered unexpectedly."""
+
+
+class TransientServerError(ServerError):
+    """A failure that may pass: a proxy's 502/503/504, a connection dropped, a body cut short.
+
+    Reads are retried on it; after a write it means the server may or may not have acted.
+    ``reason`` is the short cause, for the retry notices.
+    """
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class WriteError(AnnolsError):
+    """A local file could not be written (a full disk, a read-only folder): names the file."""
+
+    def __init__(self, path: str | Path, cause: OSError) -> None:
+        self.path = Path(path)
+        self.cause = cause
+        super().__init__(f"cannot write {self.path}: {cause.strerror or cause}")

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from annols.errors import WriteError
+
 
 def _umask() -> int:
     mask = os.umask(0o022)
@@ -36,12 +38,15 @@ def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]
     own), not the owner-only ones of a temporary file.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if "b" not in mode:
         kwargs.setdefault("encoding", "utf-8")
         kwargs.setdefault("newline", "")
-    permissions = _permissions_for(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        permissions = _permissions_for(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise WriteError(path, e) from e
     try:
         os.fchmod(fd, permissions)
         with os.fdopen(fd, mode, **kwargs) as f:
@@ -49,18 +54,25 @@ def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        # A write to this file (a full disk, a quota) has no file name of its own: name it.
+        # An OSError with a name is about another file (one being read) and passes as it is.
+        if isinstance(e, OSError) and e.filename in (None, tmp):
+            raise WriteError(path, e) from e
         raise
 
 
 def replace_durably(source: Path, path: Path) -> None:
     """Move ``source`` (a finished file on the same file system) to ``path``, as :func:`atomic_open` would."""
-    with open(source, "rb+") as f:
-        os.fchmod(f.fileno(), _permissions_for(path))
-        os.fsync(f.fileno())
-    os.replace(source, path)
+    try:
+        with open(source, "rb+") as f:
+            os.fchmod(f.fileno(), _permissions_for(path))
+            os.fsync(f.fileno())
+        os.replace(source, path)
+    except OSError as e:
+        raise WriteError(path, e) from e
 
 
 def write_text(path: Path, text: str) -> None:

@@ -5,6 +5,19 @@ URL and what to do; the SDK's own error text (which dumps every response header)
 never shown. Imports are sent with retries off: a retried import can create the same
 tasks twice, so idempotence is the caller's job, not the transport's.
 
+Faults between annols and the server (a proxy's 502, a dropped connection, a body cut
+short) are handled here, in one place:
+
+- Reads (listings, the export, project and user look-ups) are retried on them, with
+  backoff and a bounded count, each retry announced through ``on_notice`` (the CLI prints
+  it). The SDK's own retries are off everywhere: they would replay writes too.
+- Writes are sent once; a failure that may pass raises :class:`TransientServerError`,
+  after which the caller checks what the server did (push lists the task keys).
+- Project creation is keyed: each carries a creation id of annols' own in its
+  description, and after creating, the projects of that title are looked up, so that a
+  creation replayed (by a proxy, or by SQLite's ``DatabaseIsLockedRetryMiddleware``,
+  which replays a whole request that hit "database is locked") ends as one project.
+
 The client is the SDK's generated base client, not ``label_studio_sdk.LabelStudio``: the
 latter imports pandas, the converter and every cloud-storage library (about 1.5 s and
 180 MB before the first request); the base client and its lazily loaded sub-clients make
@@ -15,15 +28,21 @@ commands (convert, tasks, validate) start without them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
-from collections.abc import Iterator, Sequence
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from annols import server
-from annols.errors import ServerError
+from annols.errors import ServerError, TransientServerError, WriteError
 
 if TYPE_CHECKING:
     import httpx
@@ -33,6 +52,13 @@ if TYPE_CHECKING:
 NO_RETRY: RequestOptions = {"max_retries": 0}
 URL_ENV = "LABEL_STUDIO_URL"
 KEY_ENV = "LABEL_STUDIO_API_KEY"
+RETRY_STATUS = frozenset({502, 503, 504})  # what a proxy in front of a busy server answers
+RETRIES = 5
+MAX_DELAY = 30.0
+# In the description of a project annols created: which creation made it (see create_project).
+CREATION_MARK = "annols creation "
+NEW_TOKEN = "create a new one in Label Studio under Account & Settings and pass it with --api-key or " + KEY_ENV
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -56,13 +82,80 @@ class Project:
 
 
 class LabelStudioClient:
-    """A connection to one Label Studio server as one user."""
+    """A connection to one Label Studio server as one user.
 
-    def __init__(self, url: str, api_key: str, *, timeout: float = 600.0) -> None:
+    ``on_notice`` receives one line for each retry and each repair (the library never
+    prints), and one every ``heartbeat`` seconds while a long request waits on a busy
+    server; ``retries`` and ``delay`` bound the retries of a read: ``delay``, then
+    doubling, at most 30 s.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str,
+        *,
+        timeout: float = 600.0,
+        on_notice: Callable[[str], None] | None = None,
+        retries: int = RETRIES,
+        delay: float = 1.0,
+        heartbeat: float = 15.0,
+    ) -> None:
         from label_studio_sdk.base_client import LabelStudioBase
+        from label_studio_sdk.core.api_error import ApiError
 
         self.url = url.rstrip("/")
-        self._sdk = LabelStudioBase(base_url=self.url, api_key=api_key, timeout=timeout)
+        self.on_notice = on_notice
+        self.retries = retries
+        self.delay = delay
+        self.heartbeat = heartbeat
+        self._personal = _jwt_expiry(api_key) is not None
+        try:  # the SDK checks a personal access token's expiry here, before any request
+            self._sdk = LabelStudioBase(base_url=self.url, api_key=api_key, timeout=timeout, max_retries=0)
+        except ApiError as e:
+            raise ServerError(self._explain("connecting", e, _jwt_expiry(api_key))) from None
+
+    # --- notices and retries ------------------------------------------------------------------
+
+    def notice(self, line: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(line)
+
+    def pause(self, reason: str, attempt: int, then: str = "retrying") -> None:
+        """Announce retry number ``attempt`` and wait before it (backoff: delay, doubling)."""
+        wait = min(self.delay * 2 ** (attempt - 1), MAX_DELAY)
+        self.notice(f"{reason}; {then} in {wait:g} s ({attempt}/{self.retries})")
+        time.sleep(wait)
+
+    @contextlib.contextmanager
+    def waiting(self, doing: str) -> Iterator[None]:
+        """A notice every ``heartbeat`` seconds while the block runs: a busy server is not silence."""
+        done = threading.Event()
+
+        def beat() -> None:
+            waited = 0.0
+            while not done.wait(self.heartbeat):
+                waited += self.heartbeat
+                self.notice(f"{doing} ({waited:g} s so far)")
+
+        threading.Thread(target=beat, name="annols-heartbeat", daemon=True).start()
+        try:
+            yield
+        finally:
+            done.set()
+
+    def _repeatable(self, what: str, call: Callable[[], T]) -> T:
+        """``call()``, requests safe to repeat (reads), retried on failures that may pass."""
+        attempt = 0
+        while True:
+            try:
+                with self._calling(what):
+                    return call()
+            except TransientServerError as e:
+                attempt += 1
+                if attempt > self.retries:
+                    raise
+                self.pause(e.reason, attempt)
 
     # --- errors ----------------------------------------------------------------------------
 
@@ -74,22 +167,50 @@ class LabelStudioClient:
         try:
             yield
         except ApiError as e:
+            if e.status_code in RETRY_STATUS:
+                raise TransientServerError(self._explain(what, e), f"Label Studio answered {e.status_code}") from None
+            if e.status_code == 500 and "database-is-locked-error" in str(e.body):
+                # SQLite's write lock, after the server's own replays (DatabaseIsLockedRetryMiddleware) gave up.
+                raise TransientServerError(self._explain(what, e), "Label Studio's database was locked") from None
+            if _cut_short(e):
+                raise TransientServerError(
+                    f"{what}: the answer from Label Studio at {self.url} was cut short", "the answer was cut short"
+                ) from None
             raise ServerError(self._explain(what, e)) from None
         except httpx.TimeoutException:
             raise ServerError(f"{what}: Label Studio at {self.url} did not answer in time; try again") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
+            # Dropped mid-answer, or a body shorter than its Content-Length: the server may have acted.
+            raise TransientServerError(
+                f"{what}: the connection to Label Studio at {self.url} was cut ({type(e).__name__})",
+                "the connection to Label Studio was cut",
+            ) from None
         except httpx.HTTPError as e:
             raise ServerError(
                 f"{what}: cannot reach Label Studio at {self.url} ({type(e).__name__}); "
                 "is it running? Start the local one with `annols server start`, or pass --url"
             ) from None
 
-    def _explain(self, what: str, e: ApiError) -> str:
+    def _explain(self, what: str, e: ApiError, expiry: datetime | None = None) -> str:
         status = e.status_code
+        page = _page_title(e.body)
         if status == 401:
             detail = _detail(e.body)
+            if expiry is not None and expiry < datetime.now(UTC):
+                return f"{what}: the personal access token expired on {expiry:%Y-%m-%d %H:%M} UTC; {NEW_TOKEN}"
+            if self._personal:
+                return (
+                    f"{what}: Label Studio at {self.url} refused the personal access token "
+                    f"(401{': ' + detail if detail else ''}; revoked, rotated or expired); {NEW_TOKEN}"
+                )
             return (
                 f"{what}: Label Studio at {self.url} refused the API key (401{': ' + detail if detail else ''}); "
                 f"check --api-key or {KEY_ENV} (a legacy token or a personal access token from Account & Settings)"
+            )
+        if page is not None and (status == 404 or (status is not None and 200 <= status < 300)):
+            return (
+                f"{what}: {self.url} does not answer as a Label Studio API ({status}, a web page titled "
+                f"{page!r}); is this the base URL, without a path?"
             )
         if status == 403:
             return f"{what}: the API key's user may not do this on {self.url} (403)"
@@ -97,59 +218,101 @@ class LabelStudioClient:
             return f"{what}: not found on {self.url} (404)"
         if status is None:
             return f"{what}: {_detail(e.body) or 'no answer'} ({self.url})"
+        if page is not None:
+            return f"{what}: Label Studio at {self.url} answered {status}, an error page titled {page!r}"
         return f"{what}: Label Studio at {self.url} answered {status}: {_detail(e.body) or 'no details'}"
 
     # --- server and projects ---------------------------------------------------------------
 
     def whoami(self) -> dict[str, Any]:
         """The user the key belongs to; also proves the server is reachable and the key valid."""
-        with self._calling("checking the connection"):
-            user = self._sdk.users.whoami()
+        user = self._repeatable("checking the connection", self._sdk.users.whoami)
         return {"id": user.id, "email": user.email}
 
-    def find_project(self, title: str) -> Project | None:
+    def _titled(self, title: str) -> list[dict[str, Any]]:
+        """The projects titled exactly ``title``, by id."""
         # Plain requests for only the fields used: without `include` the server counts every
         # task's annotations too, and the SDK's typed pages cost more time than the request.
+        fields = "id,title,label_config,task_number,description"
+        params: dict[str, Any] = {"title": title, "include": fields, "page_size": 100}
         matches: list[dict[str, Any]] = []
-        with self._calling(f"looking up project {title!r}"):
-            params: dict[str, Any] = {"title": title, "include": "id,title,label_config,task_number", "page_size": 100}
-            page = 1
-            while True:
-                body = self._request("GET", "api/projects/", params={**params, "page": page}).json()
-                results = body.get("results", []) if isinstance(body, dict) else body
-                matches += [p for p in results if isinstance(p, dict) and p.get("title") == title]
-                if not isinstance(body, dict) or not body.get("next"):
-                    break
-                page += 1
-        if len(matches) > 1:
-            raise ServerError(
-                f"{len(matches)} projects on {self.url} are titled {title!r}; rename all but one"
-            )
-        if not matches:
-            return None
-        p = matches[0]
-        return Project(
-            id=int(p["id"]), title=title, label_config=p.get("label_config") or "", task_count=p.get("task_number")
-        )
+        page = 1
+        while True:
+            body = self._get(f"looking up project {title!r}", "api/projects/", {**params, "page": page})
+            results = body.get("results", []) if isinstance(body, dict) else body
+            matches += [p for p in results if isinstance(p, dict) and p.get("title") == title]
+            if not isinstance(body, dict) or not body.get("next"):
+                return sorted(matches, key=lambda p: int(p["id"]))
+            page += 1
+
+    def find_project(self, title: str) -> Project | None:
+        matches = self._titled(title)
+        # Empty projects annols made beside the first are duplicates their push removes (create_project).
+        if any(not _empty_duplicate(p) for p in matches[1:]):
+            raise ServerError(f"{len(matches)} projects on {self.url} are titled {title!r}; rename all but one")
+        return _project(matches[0]) if matches else None
 
     def create_project(
         self, title: str, label_config: str, instructions: str = "", overlap: int = 1
-    ) -> Project:
+    ) -> tuple[Project, bool]:
+        """The project titled ``title``, created once: (project, whether this call made it).
+
+        The request is sent without retries and carries a creation id of its own; then the
+        projects of that title are looked up. However many the server made for this one
+        request (a replay, a retry after a lost answer), the one with the lowest id of that
+        title is kept, and the empty ones this call made beside it are deleted. The lowest
+        id may be another push's, made at the same moment: then both use it.
+        """
         if not 3 <= len(title) <= 50:
             raise ServerError(f"project title {title!r} must be 3 to 50 characters long (Label Studio's limit)")
-        with self._calling(f"creating project {title!r}"):
-            p = self._sdk.projects.create(
-                title=title,
-                label_config=label_config,
-                expert_instruction=instructions,
-                show_instruction=bool(instructions),
-                maximum_annotations=overlap,
-            )
-        return Project(id=int(p.id or 0), title=p.title or title, label_config=p.label_config or label_config)
+        creation = CREATION_MARK + secrets.token_hex(8)
+        body = {
+            "title": title,
+            "label_config": label_config,
+            "expert_instruction": instructions,
+            "show_instruction": bool(instructions),
+            "maximum_annotations": overlap,
+            "description": f"Created by annols push ({creation}).",
+        }
+        what = f"creating project {title!r}"
+        attempt = 0
+        while True:
+            try:
+                with self._calling(what):
+                    self._request("POST", "api/projects/", content=json.dumps(body).encode("utf-8"))
+                break
+            except TransientServerError as e:
+                if any(creation in (p.get("description") or "") for p in self._titled(title)):
+                    break  # made, only the answer was lost
+                attempt += 1
+                if attempt > self.retries:
+                    raise
+                self.pause(f"{e.reason} to the project's creation, which it did not make", attempt)
+        titled = self._titled(title)
+        mine = [p for p in titled if creation in (p.get("description") or "")]
+        if not mine:
+            raise ServerError(f"{what}: {self.url} answered, yet no project of that title is there; try again")
+        kept = titled[0]
+        extra = [p for p in mine if p is not kept and not p.get("task_number")]
+        for p in extra:
+            self.delete_project(int(p["id"]))
+        if extra:
+            ids = ", ".join(str(p["id"]) for p in extra)
+            why = "another push made it first" if kept not in mine else "Label Studio ran the creation again"
+            self.notice(f"Removed {len(extra)} empty duplicate project(s) this push made ({ids}): {why}")
+        return _project(kept), kept in mine
 
     def delete_project(self, project_id: int) -> None:
-        with self._calling(f"deleting project {project_id}"):
-            self._sdk.projects.delete(id=project_id)
+        from label_studio_sdk.core.api_error import ApiError
+
+        def delete() -> None:
+            try:
+                self._request("DELETE", f"api/projects/{project_id}")
+            except ApiError as e:
+                if e.status_code != 404:  # already gone: a delete repeated or replayed
+                    raise
+
+        self._repeatable(f"deleting project {project_id}", delete)
 
     # --- tasks and annotations ---------------------------------------------------------------
 
@@ -210,13 +373,23 @@ class LabelStudioClient:
             raise ApiError(status_code=response.status_code, body=body)
         return response
 
+    @staticmethod
+    def _json(response: httpx.Response) -> Any:
+        """The JSON of a successful answer; one that is not JSON is not from Label Studio's API."""
+        from label_studio_sdk.core.api_error import ApiError
+
+        try:
+            return response.json()
+        except ValueError:
+            raise ApiError(status_code=response.status_code, body=response.text) from None
+
     def import_json(self, project_id: int, payload: bytes, count: int) -> list[int]:
         """Import tasks already serialised as a JSON array (one request, no retry); returns new ids."""
         with self._calling(f"importing {count} tasks into project {project_id}"):
             response = self._request(
                 "POST", f"api/projects/{project_id}/import", params={"return_task_ids": "true"}, content=payload
             )
-        body = response.json()
+            body = self._json(response)
         return [int(i) for i in body.get("task_ids") or []]
 
     def import_serialised(self, project_id: int, tasks: Sequence[bytes | FilePart]) -> list[int]:
@@ -234,31 +407,39 @@ class LabelStudioClient:
                 content=_json_array(tasks),
                 length=length,
             )
-        body = response.json()
+            body = self._json(response)
         return [int(i) for i in body.get("task_ids") or []]
+
+    def _get(self, what: str, path: str, params: dict[str, Any] | None = None) -> Any:
+        """The JSON of a GET, retried on failures that may pass."""
+        return self._repeatable(what, lambda: self._json(self._request("GET", path, params=params)))
 
     def task_meta(self, project_id: int, page_size: int = 5000) -> Iterator[tuple[int, dict[str, Any]]]:
         """(task id, meta) of every task, without the task data: cheap even for 100k tasks."""
+        for task in self.task_fields(project_id, "id,meta", page_size):
+            yield int(task["id"]), task.get("meta") or {}
+
+    def task_fields(self, project_id: int, include: str, page_size: int = 5000) -> Iterator[dict[str, Any]]:
+        """The fields ``include`` (comma-separated) of every task of the project."""
+        from label_studio_sdk.core.api_error import ApiError
+
+        def listed(page: int) -> Any:
+            params = {"project": project_id, "include": include, "page": page, "page_size": page_size}
+            try:
+                return self._json(self._request("GET", "api/tasks", params=params))
+            except ApiError as e:
+                if e.status_code == 404 and page > 1:  # past the last page
+                    return None
+                raise
+
         page = 1
         seen = 0
         while True:
-            from label_studio_sdk.core.api_error import ApiError
-
-            with self._calling(f"listing the tasks of project {project_id}"):
-                try:
-                    response = self._request(
-                        "GET",
-                        "api/tasks",
-                        params={"project": project_id, "include": "id,meta", "page": page, "page_size": page_size},
-                    )
-                except ApiError as e:
-                    if e.status_code == 404 and page > 1:  # past the last page
-                        return
-                    raise
-            body = response.json()
+            body = self._repeatable(f"listing the tasks of project {project_id}", functools.partial(listed, page))
+            if body is None:
+                return
             tasks = body.get("tasks", [])
-            for task in tasks:
-                yield int(task["id"]), task.get("meta") or {}
+            yield from tasks
             seen += len(tasks)
             if not tasks or seen >= int(body.get("total", 0)):
                 return
@@ -272,63 +453,143 @@ class LabelStudioClient:
         ids = {"filter": "filter:tasks:id", "operator": "in", "type": "Number", "value": {"min": low, "max": high}}
         query = {"filters": {"conjunction": "and", "items": [ids]}, "ordering": ["tasks:id"]}
         params = {"project": project_id, "include": "id,meta", "page": 1, "page_size": 1, "query": json.dumps(query)}
-        with self._calling(f"counting the tasks of project {project_id}"):
-            body = self._request("GET", "api/tasks", params=params).json()
+        body = self._get(f"counting the tasks of project {project_id}", "api/tasks", params)
         tasks = body.get("tasks") or []
         first = (int(tasks[0]["id"]), tasks[0].get("meta") or {}) if tasks else None
         return int(body.get("total", 0)), first
 
+    def delete_tasks(self, project_id: int, task_ids: Sequence[int]) -> None:
+        """Delete these tasks of the project (one Data Manager action; safe to repeat)."""
+        if not task_ids:  # the action's default selection is every task of the project
+            return
+        selected = {"selectedItems": {"all": False, "included": [int(i) for i in task_ids]}}
+        payload = json.dumps(selected).encode("utf-8")
+        params = {"id": "delete_tasks", "project": project_id}
+        self._repeatable(
+            f"deleting {len(task_ids)} tasks of project {project_id}",
+            lambda: self._request("POST", "api/dm/actions", params=params, content=payload),
+        )
+
     def task_predictions(self, task_id: int) -> list[dict[str, Any]]:
         """A task's predictions in full (the raw export lists them by id only)."""
-        with self._calling(f"reading the predictions of task {task_id}"):
-            body = self._request("GET", "api/predictions/", params={"task": task_id}).json()
+        body = self._get(f"reading the predictions of task {task_id}", "api/predictions/", {"task": task_id})
         return list(body if isinstance(body, list) else body.get("results", []))
 
     def project(self, project_id: int) -> dict[str, Any]:
-        with self._calling(f"reading project {project_id}"):
-            return dict(self._request("GET", f"api/projects/{project_id}").json())
+        return dict(self._get(f"reading project {project_id}", f"api/projects/{project_id}"))
 
     def update_project(self, project_id: int, **fields: Any) -> None:
-        with self._calling(f"updating project {project_id}"):
-            self._request("PATCH", f"api/projects/{project_id}", content=json.dumps(fields).encode("utf-8"))
+        # Setting fields to given values: as safe to repeat as a read.
+        payload = json.dumps(fields).encode("utf-8")
+        self._repeatable(
+            f"updating project {project_id}",
+            lambda: self._request("PATCH", f"api/projects/{project_id}", content=payload),
+        )
 
     def users(self) -> dict[str, int]:
         """Email -> user id of every user in the organization."""
-        with self._calling("listing users"):
-            listed: Any = self._sdk.users.list()
-            return {u.email: int(u.id) for u in listed if u.email}
+        listed: Any = self._repeatable("listing users", lambda: list(self._sdk.users.list()))
+        return {u.email: int(u.id) for u in listed if u.email}
 
     def create_user(self, email: str, *, first_name: str = "", last_name: str = "") -> int:
         username = email.split("@")[0]
         with self._calling(f"creating user {email}"):
-            user = self._sdk.users.create(email=email, username=username, first_name=first_name, last_name=last_name)
+            user = self._sdk.users.create(
+                email=email, username=username, first_name=first_name, last_name=last_name, request_options=NO_RETRY
+            )
         return int(user.id or 0)
 
-    def export_to(self, project_id: int, f: Any) -> int:
-        """Stream the raw JSON export into the binary file ``f``; returns the bytes written."""
-        written = 0
-        with self._calling(f"exporting project {project_id}"):
-            for chunk in self._sdk.projects.exports.download_sync(
-                id=project_id, export_type="JSON", download_all_tasks=True
-            ):
-                f.write(chunk)
-                written += len(chunk)
-        return written
+    def export_to(self, project_id: int, path: Path) -> int:
+        """Stream the raw JSON export into the file ``path``; returns the bytes written.
+
+        A download cut short (a dropped connection, a body shorter than its Content-Length,
+        or one without a length that does not end as a JSON array) is downloaded again.
+        """
+        what = f"exporting project {project_id}"
+
+        def download() -> int:
+            written = 0
+            with open(path, "wb") as f, self.waiting(f"Label Studio is still exporting project {project_id}"):
+                for chunk in self._sdk.projects.exports.download_sync(
+                    id=project_id, export_type="JSON", download_all_tasks=True, request_options=NO_RETRY
+                ):
+                    f.write(chunk)
+                    written += len(chunk)
+            if not _json_array_ends(path):
+                raise TransientServerError(
+                    f"{what}: the export from {self.url} was cut short", "the export was cut short"
+                )
+            return written
+
+        try:
+            return self._repeatable(what, download)
+        except OSError as e:
+            raise WriteError(path, e) from e
 
     def export_json(self, project_id: int) -> bytes:
         """The raw JSON export of every task (the only export that keeps relations and per-region answers)."""
-        with self._calling(f"exporting project {project_id}"):
-            return b"".join(
+        return self._repeatable(
+            f"exporting project {project_id}",
+            lambda: b"".join(
                 self._sdk.projects.exports.download_sync(
-                    id=project_id, export_type="JSON", download_all_tasks=True
+                    id=project_id, export_type="JSON", download_all_tasks=True, request_options=NO_RETRY
                 )
-            )
+            ),
+        )
 
     def export_tasks(self, project_id: int) -> list[dict[str, Any]]:
         data = json.loads(self.export_json(project_id))
         if not isinstance(data, list):
             raise ServerError(f"exporting project {project_id}: expected a list of tasks from {self.url}")
         return data
+
+
+def _json_array_ends(path: Path) -> bool:
+    """Whether the file starts with ``[`` and ends with ``]`` (white space aside): a cheap "not cut short"."""
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip()
+        f.seek(max(0, f.seek(0, os.SEEK_END) - 64))
+        tail = f.read().rstrip()
+    return head.startswith(b"[") and tail.endswith(b"]")
+
+
+def _project(p: dict[str, Any]) -> Project:
+    return Project(
+        id=int(p["id"]),
+        title=str(p["title"]),
+        label_config=p.get("label_config") or "",
+        task_count=p.get("task_number"),
+    )
+
+
+def _empty_duplicate(p: dict[str, Any]) -> bool:
+    return CREATION_MARK in (p.get("description") or "") and not p.get("task_number")
+
+
+def _jwt_expiry(api_key: str) -> datetime | None:
+    """When a personal access token (a JWT) expires; None for a legacy token."""
+    import jwt
+
+    try:
+        claims = jwt.decode(api_key, options={"verify_signature": False})
+    except jwt.InvalidTokenError:
+        return None
+    exp = claims.get("exp")  # none: the SDK refuses it as "not valid"
+    return datetime.fromtimestamp(exp, UTC) if isinstance(exp, int | float) else datetime.max.replace(tzinfo=UTC)
+
+
+def _cut_short(e: ApiError) -> bool:
+    """A successful answer whose JSON does not parse and is no web page: its end was lost."""
+    status = e.status_code or 0
+    return 200 <= status < 300 and isinstance(e.body, str) and _page_title(e.body) is None
+
+
+def _page_title(body: Any) -> str | None:
+    """The title of an HTML page given as an error body ("" if it has none); None if it is not a page."""
+    if not isinstance(body, str) or not body.lstrip().startswith("<"):
+        return None
+    match = re.search(r"<title[^>]*>(.*?)</title>", body, re.IGNORECASE | re.DOTALL)
+    return " ".join(match.group(1).split())[:120] if match else ""
 
 
 def _json_array(parts: Sequence[bytes | FilePart], piece: int = 1 << 20) -> Iterator[bytes]:
@@ -371,14 +632,20 @@ def settings_from_env() -> tuple[str | None, str | None]:
     return os.environ.get(URL_ENV), os.environ.get(KEY_ENV)
 
 
-def connect(url: str | None = None, api_key: str | None = None, data_dir: Path | None = None) -> LabelStudioClient:
+def connect(
+    url: str | None = None,
+    api_key: str | None = None,
+    data_dir: Path | None = None,
+    on_notice: Callable[[str], None] | None = None,
+) -> LabelStudioClient:
     """A client from explicit settings, else ``LABEL_STUDIO_URL``/``LABEL_STUDIO_API_KEY``,
-    else the embedded server's (started with ``annols server start``)."""
+    else the embedded server's (started with ``annols server start``); ``on_notice`` gets
+    its retry notices."""
     env_url, env_key = settings_from_env()
     url = url or env_url
     api_key = api_key or env_key
     if url and api_key:
-        return LabelStudioClient(url, api_key)
+        return LabelStudioClient(url, api_key, on_notice=on_notice)
     if url or api_key:
         missing = "--api-key (or LABEL_STUDIO_API_KEY)" if url else "--url (or LABEL_STUDIO_URL)"
         raise ServerError(f"a server needs both a URL and an API key: also pass {missing}")
@@ -389,4 +656,4 @@ def connect(url: str | None = None, api_key: str | None = None, data_dir: Path |
             f"no Label Studio given and the local one ({data_dir}) is not running: "
             "run `annols server start`, or pass --url and --api-key"
         )
-    return LabelStudioClient(state.url, server.api_token(data_dir))
+    return LabelStudioClient(state.url, server.api_token(data_dir), on_notice=on_notice)

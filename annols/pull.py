@@ -1,9 +1,11 @@
 """From a Label Studio project back to files: the raw export, the protocol's result files,
 a tidy table of every answer, and a rule-check report.
 
-The raw JSON export is streamed to ``DIR/export.json`` (atomically) and then read back
-one task at a time, so a 100k-task project never sits in memory whole. ``convert`` does
-the same from a saved export, without a server.
+The raw JSON export is streamed to a file and then read back one task at a time, so a
+100k-task project never sits in memory whole. A pull writes into a folder beside ``DIR``
+and moves its files in only once all of them are written and its counts match the
+server's: a failed pull leaves ``DIR`` as it was. ``convert`` does the same from a saved
+export, without a server.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -22,7 +25,7 @@ from typing import IO, Any
 
 from annols import blinding, config, files, protocols
 from annols.definition import Definition
-from annols.errors import AnnolsError, InputError, ServerError
+from annols.errors import AnnolsError, InputError, ServerError, WriteError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
 from annols.jsonstream import JSONStreamError, TextReader, iter_json_array
 from annols.labelstudio import LabelStudioClient, Project
@@ -67,13 +70,6 @@ class PullReport:
     server_tasks: int
     server_annotations: int
     server_skipped: int
-
-    @property
-    def reconciled(self) -> bool:
-        c = self.convert.counts
-        return (c.tasks, c.annotations, c.cancelled) == (
-            self.server_tasks, self.server_annotations, self.server_skipped,
-        )  # fmt: skip
 
 
 def read_export(path: Path, users: dict[int, str] | None = None) -> Iterator[ExportedTask]:
@@ -510,17 +506,80 @@ def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] 
 
 
 def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir: Path) -> PullReport:
-    """Export the project, convert it, and check the counts against the server's."""
+    """Export the project, convert it, and check the counts against the server's.
+
+    Everything is written into a folder beside ``out_dir`` and moved into it only when all
+    of it succeeded: the export ended as a whole JSON array, its counts match the server's,
+    every file is written. A pull that fails leaves ``out_dir`` as it was (an earlier pull
+    in it intact). An export cut short, or one that annotations arriving meanwhile put out
+    of step with the server's counts, is taken again, a bounded number of times.
+    """
     project = client.find_project(title)
     if project is None:
         raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
     check_project_protocol(project, definition)
-    info = client.project(project.id)
-    export = out_dir / EXPORT_FILE
-    with files.atomic_open(export, "wb") as f:
-        client.export_to(project.id, f)
+    out_dir = Path(out_dir)
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.annols-pull-", dir=out_dir.parent))
+    except OSError as e:
+        raise WriteError(out_dir, e) from e
+    try:
+        report = _pull_into(client, definition, project, staging, out_dir)
+        _move_in(staging, out_dir)
+    except WriteError as e:
+        target = out_dir / e.path.relative_to(staging) if e.path.is_relative_to(staging) else e.path
+        raise AnnolsError(
+            f"cannot write {target}: {e.cause.strerror or e.cause}; {out_dir} is as it was: free some space "
+            "and pull again"
+        ) from e
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    moved = [out_dir / p.relative_to(staging) for p in report.convert.files]
+    return PullReport(
+        convert=ConvertReport(counts=report.convert.counts, files=moved, violations=report.convert.violations),
+        export=out_dir / EXPORT_FILE,
+        server_tasks=report.server_tasks,
+        server_annotations=report.server_annotations,
+        server_skipped=report.server_skipped,
+    )
+
+
+def _pull_into(
+    client: LabelStudioClient, definition: Definition, project: Project, staging: Path, out_dir: Path
+) -> PullReport:
+    """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's."""
     users = {uid: email for email, uid in client.users().items()}
-    files.write_text(out_dir / ANNOTATORS_FILE, json.dumps({str(k): v for k, v in sorted(users.items())}, indent=2))
+    export = staging / EXPORT_FILE
+    attempt = 0
+    while True:
+        before = _server_counts(client.project(project.id))
+        client.export_to(project.id, export)
+        try:
+            report = convert(export, definition, staging, users)
+        except InputError:  # it ended as an array should, yet is not a whole one
+            problem = f"the export of project {project.id} from {client.url} was cut short"
+        else:
+            info = client.project(project.id)
+            after = _server_counts(info)
+            c = report.counts
+            exported = (c.tasks, c.annotations, c.cancelled)
+            # Annotators may save during the export: it must hold every task, and the server's
+            # counts of a moment between the two readings (equal to them when nobody saves).
+            if exported[0] == before[0] == after[0] and all(
+                min(b, a) <= x <= max(b, a) for x, b, a in zip(exported[1:], before[1:], after[1:], strict=True)
+            ):
+                server = exported
+                break
+            problem = (
+                f"counts differ from the server's: exported {c.tasks} tasks / {c.annotations} annotations / "
+                f"{c.cancelled} skipped, {client.url} reports {after[0]} / {after[1]} / {after[2]}"
+            )
+        attempt += 1
+        if attempt > client.retries:
+            raise ServerError(f"{problem}; {out_dir} is as it was: pull again (annotations may be arriving)")
+        client.pause(problem, attempt, then="exporting again")
+    files.write_text(staging / ANNOTATORS_FILE, json.dumps({str(k): v for k, v in sorted(users.items())}, indent=2))
     settings = {
         "title": project.title,
         "id": project.id,
@@ -529,12 +588,31 @@ def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir:
         "variant": definition.variant,
         "overlap": info.get("maximum_annotations"),
     }
-    files.write_text(out_dir / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
-    report = convert(export, definition, out_dir, users)
+    files.write_text(staging / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     return PullReport(
         convert=report,
         export=export,
-        server_tasks=int(info.get("task_number") or 0),
-        server_annotations=int(info.get("total_annotations_number") or 0),
-        server_skipped=int(info.get("skipped_annotations_number") or 0),
+        server_tasks=server[0],
+        server_annotations=server[1],
+        server_skipped=server[2],
     )
+
+
+def _server_counts(info: dict[str, Any]) -> tuple[int, int, int]:
+    """Tasks, annotations and skipped annotations, as the server counts them."""
+    tasks, annotations, skipped = (
+        int(info.get(k) or 0) for k in ("task_number", "total_annotations_number", "skipped_annotations_number")
+    )
+    return tasks, annotations, skipped
+
+
+def _move_in(staging: Path, out_dir: Path) -> None:
+    """Move every file of ``staging`` to the same place under ``out_dir`` (the export last)."""
+    found = sorted((p for p in staging.rglob("*") if p.is_file()), key=lambda p: p.name == EXPORT_FILE)
+    for source in found:
+        target = out_dir / source.relative_to(staging)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise WriteError(target.parent, e) from e
+        files.replace_durably(source, target)

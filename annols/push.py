@@ -48,7 +48,7 @@ from typing import IO, Any, TypeVar
 
 from annols import __version__, blinding, config, files, jsontext
 from annols.definition import Definition
-from annols.errors import AnnolsError, InputError, ServerError
+from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
 from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
 from annols.labelstudio import FilePart, LabelStudioClient, Project
 
@@ -284,10 +284,12 @@ def ensure_project(
     wanted = config.label_config(definition)
     existing = client.find_project(options.title) if found is None else found.result()
     if existing is None:
-        project = client.create_project(
+        project, made = client.create_project(
             options.title, wanted, config.instructions(definition), overlap=options.overlap or 1
         )
-        return project, True
+        if made:
+            return project, True
+        existing = project  # another push made it at the same moment: checked as any project found
     if _normalise(existing.label_config) != _normalise(wanted):
         raise ServerError(
             f"project {options.title!r} on {client.url} exists with a different labeling config than "
@@ -438,6 +440,7 @@ def _push_checked(
         on_progress(0, todo)
     sent = _Sent()
     if todo or recorded != header:  # else the manifest already says all there is to say
+        failure: BaseException | None = None
         try:
             if todo:
 
@@ -447,11 +450,22 @@ def _push_checked(
 
                 # Judgments on a task that appears again later in the input: added once the task exists.
                 repeated: list[tuple[str, dict[str, Any]]] = []
-                if spool is not None:
-                    tasks = _from_spool(spool, found.spooled, present)
-                else:
-                    tasks = _built(definition, inputs, options, predictions, user_ids, present, repeated)
-                _send(client, project.id, tasks, options.batch_size, present, sent, progress)
+                before = frozenset(present)
+
+                def tasks() -> Iterator[_Ready]:
+                    """The tasks still missing (asked again after a failed import)."""
+                    if spool is not None:
+                        return _from_spool(spool, found.spooled, present)
+                    repeated.clear()
+                    return _built(definition, inputs, options, predictions, user_ids, present, before, repeated)
+
+                def recount() -> None:  # after a listing: what this push added, confirmed or not
+                    sent.done = sum(1 for k in found.keys if k in present) - already
+
+                # Counted before the keys were listed: any task beyond these, another push's too, is checked.
+                expected = (project.task_count or 0) + todo
+                _import(client, project.id, tasks, options.batch_size, present, sent, progress, recount)
+                _remove_replayed(client, project.id, expected, present, before)
                 for key, a in repeated:
                     target = present[key][0]
                     if target is not None:
@@ -459,9 +473,12 @@ def _push_checked(
                             target, a["result"], completed_by=a.get("completed_by"), lead_time=a.get("lead_time")
                         )
                         sent.annotations += 1
+        except BaseException as e:
+            failure = e
+            raise
         finally:
             # Whatever happened, record what is known to be in the project.
-            write_manifest(manifest, header, present)
+            _record(manifest, header, present, project, client.url, sent, failure)
     return PushReport(
         project=project,
         created=sent.done,
@@ -474,6 +491,90 @@ def _push_checked(
         project_created=created_project,
         warnings=tuple(found.warnings),
     )
+
+
+def _record(
+    manifest: Path,
+    header: dict[str, Any],
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    project: Project,
+    url: str,
+    sent: _Sent,
+    failure: BaseException | None,
+) -> None:
+    """Write the manifest; if it cannot be written after a push that went well, say what was imported."""
+    try:
+        write_manifest(manifest, header, present)
+    except WriteError as e:
+        if failure is not None:
+            return  # the push's own error is the one to report; a re-run lists the project instead
+        raise AnnolsError(
+            f"imported {sent.done} task(s) into project {project.title!r} ({url}/projects/{project.id}), "
+            f"but the manifest could not be written ({e}); free some space and re-run the push: "
+            "it resumes from the server and sends nothing twice"
+        ) from e
+
+
+def _remove_replayed(
+    client: LabelStudioClient,
+    project_id: int,
+    expected: int,
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    before: frozenset[str],
+) -> None:
+    """Remove tasks the server made twice for one import, keeping the first of each key.
+
+    On SQLite, Label Studio's DatabaseIsLockedRetryMiddleware replays a whole import that
+    hit "database is locked", even after it was committed: the answer names one copy of
+    each task, the project holds two. Only when the project holds more tasks than it held
+    plus those sent are the keys listed. Of the tasks sharing a key this push added, the
+    lowest id is kept (the same rule in every push, so two pushes at once agree) and the
+    others are deleted, if nobody has annotated them yet.
+    """
+    if int(client.project(project_id).get("task_number") or 0) <= expected:
+        return
+    copies: dict[str, list[tuple[int, int]]] = {}  # key -> (task id, annotations)
+    for task in client.task_fields(project_id, "id,meta,total_annotations"):
+        key = (task.get("meta") or {}).get(blinding.META_KEY)
+        if isinstance(key, str) and key in present and key not in before:  # a key this push sent
+            copies.setdefault(key, []).append((int(task["id"]), int(task.get("total_annotations") or 0)))
+    extra = []
+    for key, found in copies.items():
+        found.sort()
+        extra += [task_id for task_id, annotations in found[1:] if not annotations]
+        present[key] = (found[0][0], present.get(key, (None, ()))[1])
+    if extra:
+        client.delete_tasks(project_id, extra)
+        client.notice(f"Removed {len(extra)} task(s) Label Studio made twice (a replayed import): each is there once")
+
+
+def _import(
+    client: LabelStudioClient,
+    project_id: int,
+    tasks: Callable[[], Iterator[_Ready]],
+    batch_size: int,
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    sent: _Sent,
+    progress: Callable[[], None],
+    recount: Callable[[], None],
+) -> None:
+    """Send ``tasks()`` in batches. An import is never sent again blindly: after one that failed in a
+    way that may pass (its answer lost, a proxy's 502), the keys in the project are listed and only
+    the tasks still missing are sent, a bounded number of times without progress."""
+    failures = 0
+    while True:
+        done = sent.done
+        try:
+            _send(client, project_id, tasks(), batch_size, present, sent, progress)
+            return
+        except TransientServerError as e:
+            failures = 1 if sent.done > done else failures + 1
+            if failures > client.retries:
+                raise
+            client.pause(f"{e.reason} to an import", failures, then="listing the tasks that arrived")
+            present.update(_listed(client, project_id))
+            recount()
+            progress()
 
 
 def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | None:
@@ -537,7 +638,7 @@ def _save_scan(manifest: Path, fingerprint: str | None, found: Scan) -> None:
         "annotations": found.annotations,
         "warnings": found.warnings,
     }
-    with contextlib.suppress(OSError):  # only a shortcut: a read-only folder costs speed, not correctness
+    with contextlib.suppress(OSError, WriteError):  # only a shortcut: a read-only folder costs speed, not correctness
         files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False))
 
 
@@ -670,13 +771,13 @@ def _built(
     predictions: dict[str, SourcePrediction],
     user_ids: dict[str, int],
     present: dict[str, Any],
+    before: frozenset[str],
     repeated: list[tuple[str, dict[str, Any]]],
 ) -> Iterator[_Ready]:
     """The tasks the project does not have yet, built in a second pass over the inputs.
 
-    Judgments on a repeated record of a task being added go to ``repeated``.
+    Judgments on a repeated record of a task this push adds (not in ``before``) go to ``repeated``.
     """
-    new_keys: set[str] = set()
     for key, systems, task, repeat in build_tasks(
         definition,
         inputs,
@@ -686,12 +787,11 @@ def _built(
         user_ids=user_ids,
     ):
         if repeat:
-            if key in new_keys:
+            if key not in before:
                 repeated.extend((key, a) for a in task.get("annotations", ()))
             continue
         if key in present:
             continue
-        new_keys.add(key)
         data = jsontext.dumps(task, ensure_ascii=False).encode("utf-8")
         yield key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data
 
@@ -719,7 +819,9 @@ def _send(
             return
         future, in_flight = pending
         pending = None
-        ids = future.result()
+        # A busy server (SQLite under annotators' saves) can take minutes: say so.
+        with client.waiting(f"Label Studio is still importing {len(in_flight.tasks)} tasks"):
+            ids = future.result()
         in_flight.parts.clear()
         for i, (key, systems, annotated, predicted) in enumerate(in_flight.tasks):
             present[key] = (ids[i] if i < len(ids) else None, systems)

@@ -30,8 +30,8 @@ from urllib.parse import urlsplit
 import httpx
 from lxml import etree, html
 
-from annols.errors import AnnolsError, InputError, ServerError
-from annols.labelstudio import LabelStudioClient
+from annols.errors import AnnolsError, InputError, ServerError, TransientServerError
+from annols.labelstudio import RETRY_STATUS, LabelStudioClient
 
 # Label Studio's AUTH_PASSWORD_MIN_LENGTH / AUTH_PASSWORD_MAX_LENGTH: checked before
 # anything is sent, so a bad file does not leave half the accounts made.
@@ -60,17 +60,16 @@ class Added:
 
 def list_accounts(client: LabelStudioClient) -> list[Account]:
     """Every account of the server's organization, by id."""
-    with client._calling("listing users"):
-        listed: Any = client._sdk.users.list()
-        accounts = [
-            Account(
-                id=int(u.id),
-                email=u.email,
-                name=" ".join(part for part in (u.first_name or "", u.last_name or "") if part),
-            )
-            for u in listed
-            if u.email
-        ]
+    listed: Any = client._repeatable("listing users", lambda: list(client._sdk.users.list()))
+    accounts = [
+        Account(
+            id=int(u.id),
+            email=u.email,
+            name=" ".join(part for part in (u.first_name or "", u.last_name or "") if part),
+        )
+        for u in listed
+        if u.email
+    ]
     return sorted(accounts, key=lambda a: a.id)
 
 
@@ -141,14 +140,31 @@ def add_accounts(
             continue
         if invite is None:
             invite = invite_token(client)
-        user_id = signup(client.url, invite, email, passwords[i])
-        yield Added(email=email, id=user_id, created=True, can_log_in=True)
+        yield Added(email=email, id=_signup_once(client, invite, email, passwords[i]), created=True, can_log_in=True)
+
+
+def _signup_once(client: LabelStudioClient, invite: str, email: str, password: str) -> int:
+    """``signup``, not repeated blindly: after a failure that may pass, the account is looked up first
+    (a signup that went through made it with the password given, in one step)."""
+    attempt = 0
+    while True:
+        try:
+            return signup(client.url, invite, email, password)
+        except TransientServerError as e:
+            made = {a.email.lower(): a for a in list_accounts(client)}.get(email)
+            if made is not None:
+                return made.id
+            attempt += 1
+            if attempt > client.retries:
+                raise
+            client.pause(f"{e.reason} to the signup of {email}, which it did not make", attempt)
 
 
 def invite_token(client: LabelStudioClient) -> str:
     """The organization's invite token (the ``token`` of its invite link)."""
-    with client._calling("reading the organization's invite link"):
-        invite: Any = client._sdk.organizations.invites.get_invite_link()
+    invite: Any = client._repeatable(
+        "reading the organization's invite link", client._sdk.organizations.invites.get_invite_link
+    )
     if not invite.token:
         raise ServerError(f"reading the organization's invite link: {client.url} gave no invite token")
     return str(invite.token)
@@ -222,11 +238,22 @@ def _send(
 ) -> httpx.Response:
     headers = {"Referer": referer} if referer else None
     try:
-        return session.request(method, path, params=params, data=data, headers=headers)
+        response = session.request(method, path, params=params, data=data, headers=headers)
     except httpx.TimeoutException:
         raise ServerError(f"{what}: Label Studio at {session.base_url} did not answer in time; try again") from None
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+        raise TransientServerError(
+            f"{what}: the connection to Label Studio at {session.base_url} was cut",
+            "the connection to Label Studio was cut",
+        ) from None
     except httpx.HTTPError as e:
         raise ServerError(f"{what}: cannot reach Label Studio at {session.base_url} ({type(e).__name__})") from None
+    if response.status_code in RETRY_STATUS:
+        raise TransientServerError(
+            f"{what}: {session.base_url}{path} answered {response.status_code}",
+            f"Label Studio answered {response.status_code}",
+        )
+    return response
 
 
 def _whoami(session: httpx.Client, what: str) -> dict[str, Any]:

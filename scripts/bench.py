@@ -204,7 +204,7 @@ class Bench:
     def raw_import(self, protocol: str, tasks_file: Path, title: str) -> float:
         """Seconds spent in import_tasks calls (as few as the server's request limit allows)."""
         definition = protocols.load(protocol)
-        project = self.client.create_project(title, config.label_config(definition))
+        project, _ = self.client.create_project(title, config.label_config(definition))
         seconds = 0.0
         for chunk in chunks(tasks_file):
             with timed() as t:
@@ -217,7 +217,7 @@ class Bench:
         """Tasks per second creating tasks one request at a time."""
         definition = protocols.load(protocol)
         title = self.title(f"loop {protocol}")
-        project = self.client.create_project(title, config.label_config(definition))
+        project, _ = self.client.create_project(title, config.label_config(definition))
         tasks = []
         with open(tasks_file, encoding="utf-8") as f:
             for task in iter_json_array(f):

@@ -159,7 +159,7 @@ def test_ratings_config_with_questions_and_hostile_text_is_accepted(client: Labe
     path = tmp_path / "hostile.toml"
     path.write_text(text, encoding="utf-8")
     d = protocols.load(str(path))
-    project = client.create_project("ratings hostile", config.label_config(d), config.instructions(d))
+    project, _ = client.create_project("ratings hostile", config.label_config(d), config.instructions(d))
     data = {"document": "D", "summary_1": "S1 " + NASTY, "summary_2": "S2"}
     (task_id,) = client.import_tasks(project.id, [{"data": data}])
     result = [

@@ -20,7 +20,7 @@ from .test_definition import MINIMAL
 
 
 def personal_access_token(live: LiveServer) -> str:
-    """Log in as the admin in a browser-like session and create (or rotate) a personal access token."""
+    """Log in as the admin in a browser-like session and create a personal access token (revoking the one there is)."""
     password = server.admin_password(live.data_dir)
     assert password
     with httpx.Client(base_url=live.url, follow_redirects=False) as web:
@@ -33,8 +33,10 @@ def personal_access_token(live: LiveServer) -> str:
         assert response.status_code == 302, "admin login failed"
         headers = {"X-CSRFToken": web.cookies["csrftoken"], "Referer": live.url}
         response = web.post("/api/token/", headers=headers)
-        if response.status_code == 409:  # one token per user: rotate the existing one
-            response = web.post("/api/token/rotate/", headers=headers)
+        if response.status_code == 409:  # one token per user: revoke it (listed without its signature), then create
+            for listed in web.get("/api/token/").json():
+                web.post("/api/token/blacklist/", headers=headers, json={"refresh": listed["token"]}).raise_for_status()
+            response = web.post("/api/token/", headers=headers)
         response.raise_for_status()
         return str(response.json()["token"])
 

@@ -27,7 +27,7 @@ def _stem(d: Definition) -> str:
 @pytest.mark.parametrize("d", DEFINITIONS, ids=IDS)
 def test_config_task_and_annotation_round_trip(client: LabelStudioClient, d: Definition) -> None:
     title = f"cfg {_stem(d)}"
-    project = client.create_project(title, config.label_config(d), config.instructions(d))
+    project, _ = client.create_project(title, config.label_config(d), config.instructions(d))
     tasks = json.loads((EXAMPLES / f"{_stem(d)}.json").read_text("utf-8"))
     ids = client.import_tasks(project.id, tasks)
     assert len(ids) == len(tasks)
