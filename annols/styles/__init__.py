@@ -1,8 +1,11 @@
 """The five guideline styles, one module each.
 
 Each style module has ``parse(table) -> Spec`` (reads its part of a definition),
-``build_config(definition) -> lxml element`` and ``data_fields(spec) -> list`` (the task
-fields its config shows). Styles know nothing about any one protocol.
+``build_config(definition) -> lxml element``, ``data_fields(spec) -> list`` (the task
+fields its config shows), ``decode(spec, task, annotation) -> list[Judgment]`` (what an
+annotation says, systems unblinded: :mod:`annols.judgments`) and ``system_of(spec, task,
+from_name, answer) -> str`` (the system one answer of results.csv is about). Styles know
+nothing about any one protocol.
 """
 
 from __future__ import annotations
