@@ -161,6 +161,15 @@ class Label:
 
 
 @dataclass(frozen=True)
+class Aspect:
+    """What one required answer per candidate is about (pairwise, ratings)."""
+
+    name: str
+    text: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
 class Pane:
     """A task field shown to the annotator."""
 
@@ -256,6 +265,14 @@ def parse_labels(t: Table, key: str, *, required: bool = False) -> tuple[Label, 
         if label.links_to is not None and label.links_to not in values:
             raise t.fail(f"{key}[{i}].links_to", f"{label.links_to!r} is not one of the labels {values}")
     return labels
+
+
+def parse_aspects(t: Table) -> tuple[Aspect, ...]:
+    aspects = []
+    for a in t.tables("aspects", required=True):
+        aspects.append(Aspect(name=a.name("name"), text=a.text("text", required=True), hint=a.text("hint", "")))
+        a.check_unknown()
+    return tuple(aspects)
 
 
 def parse_pane(t: Table) -> Pane:

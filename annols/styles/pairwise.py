@@ -16,16 +16,20 @@ from dataclasses import dataclass
 from lxml import etree
 
 from annols import judgments
-from annols.definition import Choice, Definition, Pane, Question, Table, parse_choice, parse_panes, parse_question
+from annols.definition import (
+    Aspect,
+    Choice,
+    Definition,
+    Pane,
+    Question,
+    Table,
+    parse_aspects,
+    parse_choice,
+    parse_panes,
+    parse_question,
+)
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.markup import el, pane, question_block
-
-
-@dataclass(frozen=True)
-class Aspect:
-    name: str
-    text: str
-    hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,15 +63,12 @@ def parse(t: Table) -> PairwiseSpec:
     codes = [a.code for a in answers]
     if len(set(codes)) != len(codes):
         raise t.fail("answers", "answer codes must be distinct")
-    aspects = []
-    for a in t.tables("aspects", required=True):
-        aspects.append(Aspect(name=a.name("name"), text=a.text("text", required=True), hint=a.text("hint", "")))
-        a.check_unknown()
+    aspects = parse_aspects(t)
     return PairwiseSpec(
         context=parse_panes(t, "context"),
         candidates=(candidates[0], candidates[1]),
         answers=tuple(answers),
-        aspects=tuple(aspects),
+        aspects=aspects,
         prefers=tuple(prefers),
         questions=tuple(parse_question(q) for q in t.tables("questions")),
     )

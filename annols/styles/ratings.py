@@ -34,11 +34,13 @@ from typing import Any
 from lxml import etree
 
 from annols.definition import (
+    Aspect,
     Choice,
     Definition,
     Pane,
     Question,
     Table,
+    parse_aspects,
     parse_choice,
     parse_panes,
     parse_question,
@@ -56,13 +58,6 @@ SLIDER_CSS = (
     ".lsf-number { flex: 1 1 auto; } .lsf-number input[type=range] { flex: 1 1 auto; min-width: 16em; } "
     '.lsf-number input[type=range][value=""] { opacity: 0.35; }'
 )
-
-
-@dataclass(frozen=True)
-class Aspect:
-    name: str
-    text: str
-    hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,10 +115,7 @@ def parse(t: Table) -> RatingsSpec:
             raise t.fail("answers", 'a scale = "slider" takes no answers (give [slider] low and high anchors)')
         slider = _parse_slider(t.table("slider"))
 
-    aspects = []
-    for a in t.tables("aspects", required=True):
-        aspects.append(Aspect(name=a.name("name"), text=a.text("text", required=True), hint=a.text("hint", "")))
-        a.check_unknown()
+    aspects = parse_aspects(t)
     questions = tuple(parse_question(q) for q in t.tables("questions"))
     spec = RatingsSpec(
         context=context,
@@ -131,7 +123,7 @@ def parse(t: Table) -> RatingsSpec:
         scale=scale,
         answers=answers,
         slider=slider,
-        aspects=tuple(aspects),
+        aspects=aspects,
         questions=questions,
     )
     _check_names(t, spec)
