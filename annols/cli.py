@@ -335,6 +335,13 @@ MANIFEST_DIR = click.option(
 @WITH_ANNOTATIONS
 @PREDICTIONS
 @MANIFEST_DIR
+@click.option(
+    "--gold",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Gold items: input in the protocol's format holding one judgment each (as --with-annotations reads it); "
+    "mixed in unseen, their judgments never sent. Repeatable.",
+)
 @connection_options
 def push_command(
     protocol: str,
@@ -347,6 +354,7 @@ def push_command(
     with_annotations: bool,
     predictions: tuple[Path, ...],
     manifest_dir: Path,
+    gold: tuple[Path, ...],
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -361,6 +369,7 @@ def push_command(
       annols push qa-feedback dev_feedback.json --project "QA feedback batch 1" --overlap 3
       annols push pairwise-aspects human_evaluation/ --project "JGR eval" --with-annotations
       annols push sentence-errors summaries.csv --variant abstract --project "CzeGPT abstracts"
+      annols push qa-feedback batch.json --gold gold_feedback.json --project "QA feedback batch 2"
     """
     d = _load(protocol, variant)
     client = _connect(url, api_key, data_dir)
@@ -372,6 +381,7 @@ def push_command(
         with_annotations=with_annotations,
         predictions=predictions,
         manifest_dir=manifest_dir,
+        gold=gold,
     )
     bar: Any = None
 
@@ -637,6 +647,23 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
 @click.option(
     "--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True, help="Bootstrap resamples (0: none)."
 )
+@click.option(
+    "--gold",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="The gold input pushed with --gold: scores each annotator on the gold items. Repeatable.",
+)
+@click.option(
+    "--rating-tolerance", type=click.FloatRange(min=0), default=0.0, show_default=True,
+    help="A rating this close to the gold rating counts as a match.",
+)  # fmt: skip
+@click.option(
+    "--min-gold-accuracy", type=click.FloatRange(0, 1), help="Flag annotators whose gold accuracy is below this."
+)
+@click.option(
+    "--exclude-annotators", default="",
+    help="Comma-separated annotators left out of every table, or 'flagged' (those under --min-gold-accuracy).",
+)  # fmt: skip
 def report_command(
     protocol: str,
     sources: tuple[Path, ...],
@@ -645,6 +672,10 @@ def report_command(
     overlap: int | None,
     seed: int,
     bootstrap: int,
+    gold: tuple[Path, ...],
+    rating_tolerance: float,
+    min_gold_accuracy: float | None,
+    exclude_annotators: str,
 ) -> None:
     """Agreement and result tables of a study: report.md, report.html, plots and CSV tables.
 
@@ -655,11 +686,18 @@ def report_command(
     Examples:
       annols report pairwise-aspects results/batch1 -o report
       annols report extractive-ranking batch1/ batch2/export.json -o report --overlap 3
+      annols report qa-feedback results/ --gold gold.json --min-gold-accuracy 0.6 --exclude-annotators flagged -o rep
     """
     from annols import report as report_lib
 
     d = _load(protocol, variant)
-    options = report_lib.ReportOptions(seed=seed, bootstrap=bootstrap, overlap=overlap)
+    excluded = tuple(name.strip() for name in exclude_annotators.split(",") if name.strip())
+    if "flagged" in excluded and min_gold_accuracy is None:
+        raise click.UsageError("--exclude-annotators flagged needs --min-gold-accuracy (and --gold)")
+    options = report_lib.ReportOptions(
+        seed=seed, bootstrap=bootstrap, overlap=overlap, gold=gold, rating_tolerance=rating_tolerance,
+        min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded,
+    )  # fmt: skip
     result = report_lib.build_report(d, list(sources), out_dir, options)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
     click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from annols import blinding, config, files, protocols
+from annols import blinding, config, files, protocols, quality
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, WriteError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
@@ -40,8 +40,9 @@ VIOLATIONS_FILE = "violations.csv"
 VIOLATION_COLUMNS = ["task_key", "annotator", "rule", "found"]
 RESULT_COLUMNS = [
     "task_key", "task_id", "annotator", "annotation_id", "question", "region", "text", "answer",
-    "system", "systems", "lead_time", "created_at",
+    "system", "systems", "lead_time", "created_at", "role",
 ]  # fmt: skip
+GOLD_DIR = "gold"  # the protocol's result files of gold items and attention checks, apart from the study's
 
 
 class ProtocolMismatch(AnnolsError):
@@ -102,6 +103,7 @@ def exported_task(raw: dict[str, Any], users: dict[int, str]) -> ExportedTask:
         annotations=tuple(_annotation(a, users) for a in raw.get("annotations") or ()),
         source_systems=blinding.source_order(systems, order) if isinstance(order, list) else (),
         read_warnings=_read_warnings(meta.get(META_WARNINGS)),
+        role=quality.role_of(meta, str(meta.get(blinding.META_KEY) or "")),
     )
 
 
@@ -153,7 +155,7 @@ def _task_rows(task: ExportedTask, definition: Definition, system_of: SystemOf) 
                 system = system_of(task, question, answer) if task.systems else ""
                 yield [
                     task.key, task.id, a.annotator, a.id, question, region, text, answer,
-                    system, systems, lead_time, a.created_at,
+                    system, systems, lead_time, a.created_at, task.role,
                 ]  # fmt: skip
 
 
@@ -351,6 +353,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
     totals = [0, 0, 0]  # tasks, annotations, cancelled
     violations = 0
     warnings: list[str] = []
+    checks_apart: list[ExportedTask] = []  # gold items and attention checks: their result files go apart
     with (
         files.atomic_open(out_dir / RESULTS_FILE) as tidy_file,
         files.atomic_open(out_dir / VIOLATIONS_FILE) as violations_file,
@@ -372,12 +375,17 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
                 for v in check_export((task,), definition, fmt):
                     checks.writerow([v.task_key, v.annotator, v.rule, v.found])
                     violations += 1
+                if task.role != quality.STUDY:
+                    checks_apart.append(task)
+                    continue
                 yield task
 
         stream = tapped()
         written = fmt.write_results(stream, definition, out_dir)
         for _ in stream:  # a writer that stopped early still gets every task counted and tabled
             pass
+        if checks_apart:  # the protocol's own files hold the study's items only; gold/ the others
+            written += fmt.write_results(checks_apart, definition, out_dir / GOLD_DIR)
     return ConvertReport(
         counts=Counts(*totals),
         files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
@@ -502,7 +510,7 @@ def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] 
                                     folder, fmt)  # fmt: skip
     except Exception:  # converting in one says what is wrong, with the right task numbers
         return None
-    return report.counts, report.violations, [p.name for p in report.files], report.input_warnings
+    return report.counts, report.violations, [str(p.relative_to(folder)) for p in report.files], report.input_warnings
 
 
 def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir: Path) -> PullReport:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from annols import __version__, blinding, config, files, jsontext
+from annols import __version__, blinding, config, files, jsontext, quality
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
 from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
@@ -71,6 +71,7 @@ class PushOptions:
     with_annotations: bool = False
     predictions: tuple[Path, ...] = ()
     manifest_dir: Path = Path(".annols")
+    gold: tuple[Path, ...] = ()  # gold items (annols.quality), mixed in unseen
 
 
 @dataclass
@@ -111,19 +112,21 @@ def annotator_email(annotator: str) -> str:
     return f"{local}@{ANNOTATOR_DOMAIN}"
 
 
-def scan(definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None = None, seed: int = 0) -> Scan:
+def scan(
+    definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None = None, seed: int = 0,
+    gold: Sequence[Path] = (),
+) -> Scan:
     """Read every input once, checking it; raises InputError at the first bad record.
 
     With a ``spool``, each task (first occurrence of its key, without judgments or
     predictions) is also built and written to it as the JSON a push sends, so that a
     push needs no second pass over the inputs.
     """
-    fmt = format_for(definition)
     result = Scan()
     seen: set[str] = set()
     pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
     pending_size = 0
-    for task in fmt.read(inputs, definition):
+    for task, role in quality.with_roles(definition, inputs, gold, seed):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
         if task.key in seen:
@@ -135,7 +138,7 @@ def scan(definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None
             result.annotators.add(a.annotator)
             result.annotations += 1
         if spool is not None:
-            systems, payload = _payload(definition, task, seed=seed)
+            systems, payload = _payload(definition, task, seed=seed, role=role)
             data = jsontext.dumps(payload, ensure_ascii=False).encode("utf-8")
             pending.append(data)
             pending_size += len(data)
@@ -173,19 +176,19 @@ def build_tasks(
     with_annotations: bool = False,
     predictions: dict[str, SourcePrediction] | None = None,
     user_ids: dict[str, int] | None = None,
+    gold: Sequence[Path] = (),
 ) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
     """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
 
     ``repeat`` marks a record whose key came earlier in the input: the same task again,
     whose judgments (if any) belong to the first one.
     """
-    fmt = format_for(definition)
     seen: set[str] = set()
-    for task in fmt.read(inputs, definition):
+    for task, role in quality.with_roles(definition, inputs, gold, seed):
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
-        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids)
+        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role)
         yield task.key, systems, payload, repeat
 
 
@@ -196,6 +199,7 @@ def _payload(
     with_annotations: bool = False,
     prediction: SourcePrediction | None = None,
     user_ids: dict[str, int] | None = None,
+    role: str | None = None,
 ) -> tuple[tuple[str, ...], dict[str, Any]]:
     """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries."""
     # Judgments already made refer to the input order: keep it for tasks that carry them.
@@ -207,6 +211,8 @@ def _payload(
     if systems:
         meta[blinding.META_SYSTEMS] = blinding.encode_systems(systems)
         meta[blinding.META_ORDER] = order
+    if role is not None:  # a push with gold items: every task carries a role tag of the same length
+        meta[quality.META_TAG] = quality.encode_tag(task.key, role)
     payload: dict[str, Any] = {"data": data, "meta": meta}
     if with_annotations and task.annotations:
         payload["annotations"] = [
@@ -351,12 +357,12 @@ def _push(
     project = _in_background(client.find_project, options.title)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as beside:
         found = None
-        if _scan_path(manifest).exists():
+        if _scan_path(manifest).exists() and not options.gold:
             found = _cached_scan(client, manifest, input_fingerprint(definition, inputs))
         from_cache = found is not None
         if found is None:
             stamp = _input_stamp(inputs)
-            found = scan(definition, inputs, spool, options.seed)
+            found = scan(definition, inputs, spool, options.seed, options.gold)
             # The digest is taken while the server imports (hashing releases the GIL); it is
             # kept only if no input changed meanwhile, so it is the digest of what was checked.
             fingerprinting = beside.submit(input_fingerprint, definition, inputs)
@@ -368,7 +374,7 @@ def _push(
         finally:
             if not from_cache:
                 fingerprint = fingerprinting.result()
-                if stamp is not None and _input_stamp(inputs) == stamp:
+                if stamp is not None and _input_stamp(inputs) == stamp and not options.gold:
                     _save_scan(manifest, fingerprint, found)
 
 
@@ -431,7 +437,7 @@ def _push_checked(
         recorded, present = confirmed
     else:
         if from_cache:  # the server no longer has them all: check every record, as any push does
-            found = scan(definition, inputs, spool, options.seed)
+            found = scan(definition, inputs, spool, options.seed, options.gold)
         if not created_project:
             present = _listed(client, project.id)
     already = sum(1 for k in found.keys if k in present)
@@ -785,6 +791,7 @@ def _built(
         with_annotations=options.with_annotations,
         predictions=predictions,
         user_ids=user_ids,
+        gold=options.gold,
     ):
         if repeat:
             if key not in before:

@@ -112,6 +112,7 @@ class ExportedTask:
     annotations: tuple[ExportedAnnotation, ...]
     source_systems: tuple[str, ...] = ()  # the same systems in the input's order (empty if unknown)
     read_warnings: tuple[str, ...] = ()  # what push's reader tolerated in this task's input (task meta)
+    role: str = "study"  # "study", "gold" or "attention" (annols.quality): from the task's meta tag
 
 
 @dataclass(frozen=True)

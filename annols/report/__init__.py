@@ -40,6 +40,7 @@ from annols.pull import check_export_protocol
 from annols.report import render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.model import Section
+from annols.report.quality import QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
 
@@ -81,21 +82,28 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         check_export_protocol(source.export, definition)  # a bare export: its task keys name the protocol
     protocol = _collector(definition, options)
     violations = ViolationCollector(definition)
+    quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         violations.add(task, annotation, uid)
         protocol.add(task, annotation, uid)
+        quality.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
+    gold, accuracy = quality.section(study)
+    left_out = excluded(options.exclude_annotators, accuracy)
+    study = without(study, left_out)
     sections = overview_sections(study) + protocol.sections(study) + violations.sections(study)
-    return _write(definition, study, sections, options, Path(out_dir))
+    if gold is not None:
+        sections.insert(3, gold)
+    return _write(definition, study, sections, options, Path(out_dir), left_out)
 
 
 def _title(definition: Definition) -> str:
     return f"{definition.name}" + (f" ({definition.variant})" if definition.variant else "") + ": report"
 
 
-def _intro(definition: Definition, study: Study, options: ReportOptions) -> list[str]:
+def _intro(definition: Definition, study: Study, options: ReportOptions, left_out: list[str]) -> list[str]:
     names = ", ".join(str(s.given) for s in study.sources)
     # Only the pairwise tables have bootstrap intervals: elsewhere the line would name what is not used.
     uses_bootstrap = definition.format == "pairwise-aspects" and options.bootstrap > 0
@@ -104,17 +112,18 @@ def _intro(definition: Definition, study: Study, options: ReportOptions) -> list
         f"Protocol {definition.name}{f' ({definition.variant})' if definition.variant else ''}: {definition.summary}",
         f"Sources: {names}. {len(study.items)} items, {len(study.kept)} judgments counted. "
         f"{bootstrap}Made by annols {__version__}.",
-    ]
+    ] + ([f"Every table leaves out the judgments of {', '.join(left_out)} (--exclude-annotators); "
+          "the gold items section shows them."] if left_out else [])  # fmt: skip
 
 
 def _write(definition: Definition, study: Study, sections: list[Section], options: ReportOptions,
-           out_dir: Path) -> ReportResult:  # fmt: skip
+           out_dir: Path, left_out: list[str] | None = None) -> ReportResult:  # fmt: skip
     written: list[Path] = []
     for section in sections:
         written += [render.write_csv(table, out_dir) for table in section.tables]
         written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
     written += [render.write_csv(table, out_dir) for table in csv_only_tables(study)]
-    title, intro = _title(definition), _intro(definition, study, options)
+    title, intro = _title(definition), _intro(definition, study, options, left_out or [])
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
     files.write_text(md, render.markdown(title, intro, sections))
     files.write_text(page, render.html_document(title, intro, sections))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
@@ -29,6 +30,10 @@ class ReportOptions:
     seed: int = 0  # of the bootstrap
     bootstrap: int = 1000  # resamples; 0 turns intervals off
     overlap: int | None = None  # annotators asked per item, where project.json does not say
+    gold: tuple[Path, ...] = ()  # the gold input pushed with --gold (annols.report.quality)
+    rating_tolerance: float = 0.0  # a rating within this of the gold one matches
+    min_gold_accuracy: float | None = None  # flag annotators below it
+    exclude_annotators: tuple[str, ...] = ()  # left out of every table; "flagged": those flagged
 
 
 class Collector(Protocol):

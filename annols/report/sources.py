@@ -20,6 +20,7 @@ several sources takes the largest of their overlaps.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from annols.formats import ExportedAnnotation, ExportedTask
 from annols.pull import EXPORT_FILE, PROJECT_FILE, load_annotators, read_export
 
 ANNOTATION_COLUMNS = ["uid", "source", "task_key", "task_id", "annotator", "annotation_id", "created_at",
-                      "lead_time", "cancelled"]  # fmt: skip
+                      "lead_time", "cancelled", "role"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -129,22 +130,24 @@ def read_study(sources: list[Source], add: AddAnnotation, overlap_option: int | 
             source_tasks[index] += 1
             key = _item_key(task, index)
             if key != task.key:
-                task = ExportedTask(task.id, key, task.data, task.systems, task.annotations)
-            item_source.setdefault(key, (task.id, set()))[1].add(index)
+                task = dataclasses.replace(task, key=key)
+            if task.role == "study":  # gold items and attention checks are no items of the study
+                item_source.setdefault(key, (task.id, set()))[1].add(index)
             for a in task.annotations:
                 ident = (a.id, a.annotator, a.created_at)
                 if a.id and ident in seen:
                     continue
                 seen.add(ident)
                 uid = len(rows)
-                rows.append((uid, index, key, task.id, a.annotator, a.id, a.created_at, a.lead_time, a.cancelled))
+                rows.append((uid, index, key, task.id, a.annotator, a.id, a.created_at, a.lead_time, a.cancelled,
+                             task.role))  # fmt: skip
                 if not a.cancelled:
                     add(task, a, uid)
     annotations = pd.DataFrame(rows, columns=ANNOTATION_COLUMNS).astype(
         {"uid": "int64", "source": "int64", "task_id": "int64", "annotation_id": "int64", "cancelled": "bool"}
     )
     annotations["lead_time"] = pd.to_numeric(annotations["lead_time"], errors="coerce").astype("float64")
-    annotations["kept"] = _kept(annotations)
+    annotations["kept"] = _kept(annotations) & (annotations["role"] == "study")
     per_item = annotations[annotations["kept"]].groupby("task_key")["annotator"].nunique()
     seen_max = int(per_item.max()) if len(per_item) else 0
     overlaps = [_overlap(s, overlap_option, seen_max) for s in sources]

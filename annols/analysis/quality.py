@@ -1,0 +1,114 @@
+"""Annotator accuracy on items whose judgment is known (gold items, attention checks).
+
+Pure functions of judgments (:mod:`annols.judgments`), so they hold for every style and
+for a definition of one's own. A judgment is split into units, each scored 0..1 against
+the known judgment:
+
+==========  ==================================  ==============================================
+kind        unit (grouped under its aspect)     score
+==========  ==================================  ==============================================
+preference  aspect                              1 if the same system won, or both tie
+rank        dimension x system                  1 if the same rank
+rating      aspect x candidate's system         1 if within ``tolerance`` of the known value
+answer      question (x system)                 1 if the same codes (text answers: not scored)
+row         special case and each column, x row 1 if the same special case / codes
+span        labels control                      F1 of (label, start, end); 1 when both are empty
+==========  ==================================  ==============================================
+
+A unit either side holds only one of them counts 0 (a missing answer is a wrong one). An
+item's accuracy is the mean of its units; an annotator's the mean over their items (each
+item weighs the same), overall and per aspect.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols.judgments import Answer, Judgment, Preference, Rank, Rating, Row, Span
+
+Unit = tuple[str, tuple[Any, ...]]  # (aspect, what else names the unit)
+
+
+def _exact(judgments: Iterable[Judgment]) -> tuple[dict[Unit, Any], dict[str, set[tuple[Any, ...]]]]:
+    """Exact-match units -> value, and labels control -> the set of spans."""
+    values: dict[Unit, Any] = {}
+    spans: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
+    for j in judgments:
+        if isinstance(j, Preference):
+            values[(j.aspect, ())] = j.winner_system if j.winner is not None else "tie"
+        elif isinstance(j, Rank):
+            values[(j.dimension, (j.system,))] = j.rank
+        elif isinstance(j, Rating):
+            values[(j.aspect, (j.system or j.candidate,))] = j.value
+        elif isinstance(j, Answer):
+            if j.codes:
+                values[(j.question, (j.system,))] = tuple(sorted(j.codes))
+        elif isinstance(j, Row):
+            values[("special", (j.row,))] = j.special
+            for column, codes in j.columns.items():
+                if codes:
+                    values[(column, (j.row,))] = tuple(sorted(codes))
+        elif isinstance(j, Span):
+            spans[j.control].add((j.label, str(j.start), str(j.end)))
+    return values, spans
+
+
+def span_f1(known: set[tuple[Any, ...]], given: set[tuple[Any, ...]]) -> float:
+    """F1 of exact span matches (label, start, end); 1.0 when neither marks a span."""
+    if not known and not given:
+        return 1.0
+    hits = len(known & given)
+    return 2 * hits / (len(known) + len(given))
+
+
+def score_item(known: Sequence[Judgment], given: Sequence[Judgment], tolerance: float = 0.0,
+               span_controls: Iterable[str] = ()) -> dict[str, float]:  # fmt: skip
+    """Aspect -> mean score of its units, for one annotator's judgment of one item.
+
+    ``span_controls``: labels controls scored even when neither side marked a span there.
+    """
+    known_values, known_spans = _exact(known)
+    given_values, given_spans = _exact(given)
+    per_aspect: dict[str, list[float]] = defaultdict(list)
+    for unit in sorted(set(known_values) | set(given_values), key=repr):
+        a, b = known_values.get(unit), given_values.get(unit)
+        if a is None or b is None:
+            ok = False
+        elif isinstance(a, float) and isinstance(b, float):
+            ok = abs(a - b) <= tolerance + 1e-9
+        else:
+            ok = a == b
+        per_aspect[unit[0]].append(1.0 if ok else 0.0)
+    for control in sorted({*known_spans, *given_spans, *span_controls}):
+        per_aspect[control].append(span_f1(known_spans.get(control, set()), given_spans.get(control, set())))
+    return {aspect: sum(scores) / len(scores) for aspect, scores in per_aspect.items()}
+
+
+OVERALL = "all"
+
+
+def accuracy_table(scores: pd.DataFrame, minimum: float | None = None) -> pd.DataFrame:
+    """One row per annotator from item scores (columns annotator, task_key, aspect, score).
+
+    Columns: annotator, gold items, accuracy (mean of each item's mean over its aspects),
+    ``accuracy <aspect>`` when there are several aspects, and ``flagged`` (accuracy under
+    ``minimum``) when a minimum is given.
+    """
+    if not len(scores):
+        columns = ["annotator", "gold items", "accuracy"] + (["flagged"] if minimum is not None else [])
+        return pd.DataFrame({c: [] for c in columns})
+    item = scores.groupby(["annotator", "task_key"])["score"].mean().reset_index()
+    table = item.groupby("annotator").agg(**{"gold items": ("task_key", "nunique"), "accuracy": ("score", "mean")})
+    aspects = sorted(scores["aspect"].unique())
+    if len(aspects) > 1:
+        for aspect in aspects:
+            part = scores[scores["aspect"] == aspect]
+            table[f"accuracy {aspect}"] = part.groupby("annotator")["score"].mean()
+    table = table.reset_index()
+    if minimum is not None:
+        table["flagged"] = table["accuracy"] < minimum
+    return table

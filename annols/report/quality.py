@@ -1,0 +1,123 @@
+"""The report's gold section, and the annotators it leaves out of every other table.
+
+Judgments on gold items (and attention checks) are decoded by the definition's style
+(:func:`annols.judgments.decode`) and scored against the gold judgments read from
+``--gold`` (:mod:`annols.analysis.quality`): one row per annotator in
+``tables/gold_accuracy.csv``. They never count in the study's tables
+(:mod:`annols.report.sources` keeps study items only). ``--min-gold-accuracy`` flags
+annotators below it; ``--exclude-annotators`` (names, or ``flagged``) removes annotators
+from the study before any other table is computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols.analysis import quality as scoring
+from annols.definition import Definition
+from annols.formats import ExportedAnnotation, ExportedTask
+from annols.judgments import Judgment, decode
+from annols.quality import STUDY, GoldItem, gold_items
+from annols.report.model import Section, Table
+from annols.report.sources import Study
+
+FLAGGED = "flagged"
+
+
+class QualityCollector:
+    """Keeps the judgments on gold items while the exports stream by."""
+
+    def __init__(self, definition: Definition, gold: Sequence[Path] = (), tolerance: float = 0.0,
+                 minimum: float | None = None) -> None:  # fmt: skip
+        self.definition = definition
+        self.gold: dict[str, GoldItem] = gold_items(definition, gold) if gold else {}
+        self.known: dict[str, list[Judgment]] = {}
+        self.tolerance = tolerance
+        self.minimum = minimum
+        self.given: list[tuple[int, str, list[Judgment]]] = []  # uid, item key, judgments
+        self.roles: set[str] = set()
+        controls: list[str] = []
+        if definition.style == "spans":
+            from annols.styles.spans import span_controls
+
+            controls = list(span_controls(definition.spec))
+        self.controls = controls
+
+    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
+        if task.role == STUDY:
+            return
+        self.roles.add(task.role)
+        item = self.gold.get(task.key)
+        if item is None:
+            return
+        if task.key not in self.known:
+            self.known[task.key] = decode(self.definition, item.task, item.annotation)
+        self.given.append((uid, task.key, decode(self.definition, task, annotation)))
+
+    def scores(self, study: Study) -> pd.DataFrame:
+        """annotator, task_key, aspect, score: the latest submitted judgment of each annotator on each gold item."""
+        latest = _latest(study.annotations)
+        annotator = latest.set_index("uid")["annotator"]
+        rows = []
+        for uid, key, given in self.given:
+            if uid in annotator.index:
+                scored = scoring.score_item(self.known[key], given, self.tolerance, self.controls)
+                rows += [(annotator[uid], key, aspect, score) for aspect, score in scored.items()]
+        return pd.DataFrame(rows, columns=["annotator", "task_key", "aspect", "score"])
+
+    def section(self, study: Study) -> tuple[Section | None, pd.DataFrame]:
+        """The gold section (None when the study has no gold items and none were given) and the accuracy table."""
+        table = scoring.accuracy_table(self.scores(study), self.minimum)
+        if not self.gold and not self.roles:
+            return None, table
+        ann = study.annotations
+        gold_tasks = ann.loc[ann["role"] != STUDY, "task_key"].nunique()
+        text = [f"{gold_tasks} gold items in the pulls (tasks pushed with --gold, judged like any other and left "
+                "out of every other table); accuracy is the share of each gold judgment an annotator matched, "
+                "averaged over their gold items: choices, ranks and codes exactly"
+                f"{f', ratings within {self.tolerance:g}' if self.definition.style == 'ratings' else ''}"
+                ", spans by F1 of exact (label, start, end) matches."]  # fmt: skip
+        if not self.gold:
+            text.append("No gold judgments were given (annols report --gold GOLD, the file pushed with --gold): "
+                        "accuracy cannot be computed.")  # fmt: skip
+        missing = {k for k in ann.loc[ann["role"] != STUDY, "task_key"]} - set(self.gold)
+        if self.gold and missing:
+            text.append(f"{len(missing)} gold item(s) in the pulls are not in the gold input given: not scored.")
+        if self.minimum is not None and len(table):
+            flagged = sorted(table.loc[table[FLAGGED], "annotator"])
+            text.append(f"Annotators under a gold accuracy of {self.minimum:g}: "
+                        f"{', '.join(flagged) if flagged else 'none'}.")  # fmt: skip
+        return Section("Gold items", text, [Table("gold_accuracy", "Accuracy on gold items", table)]), table
+
+
+def _latest(annotations: pd.DataFrame) -> pd.DataFrame:
+    submitted = annotations[~annotations["cancelled"]]
+    return submitted.sort_values(["created_at", "annotation_id", "uid"], kind="stable").drop_duplicates(
+        ["task_key", "annotator"], keep="last"
+    )
+
+
+def excluded(names: Sequence[str], accuracy: pd.DataFrame) -> list[str]:
+    """The annotators ``--exclude-annotators`` names: the names given, ``flagged`` for those flagged."""
+    out: set[str] = set()
+    for name in names:
+        if name == FLAGGED:
+            if FLAGGED in accuracy.columns:
+                out.update(accuracy.loc[accuracy[FLAGGED].astype(bool), "annotator"])
+        elif name:
+            out.add(name)
+    return sorted(out)
+
+
+def without(study: Study, annotators: Sequence[str]) -> Study:
+    """The study as if ``annotators`` had never annotated: every table computed from it leaves them out."""
+    if not annotators:
+        return study
+    annotations = study.annotations[~study.annotations["annotator"].isin(annotators)].copy()
+    per_item = annotations[annotations["kept"]].groupby("task_key")["annotator"].nunique()
+    items = study.items.copy()
+    items["annotators"] = items["task_key"].map(per_item).fillna(0).astype(int)
+    return Study(study.sources, annotations, items, study.overlaps, study.source_tasks)
