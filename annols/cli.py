@@ -342,6 +342,13 @@ MANIFEST_DIR = click.option(
     help="Gold items: input in the protocol's format holding one judgment each (as --with-annotations reads it); "
     "mixed in unseen, their judgments never sent. Repeatable.",
 )
+@click.option(
+    "--judge",
+    "judge_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A judge's answers kept from the annotators (not sent to Label Studio); pull adds them. Repeatable.",
+)
 @connection_options
 def push_command(
     protocol: str,
@@ -355,6 +362,7 @@ def push_command(
     predictions: tuple[Path, ...],
     manifest_dir: Path,
     gold: tuple[Path, ...],
+    judge_files: tuple[Path, ...],
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -370,8 +378,22 @@ def push_command(
       annols push pairwise-aspects human_evaluation/ --project "JGR eval" --with-annotations
       annols push sentence-errors summaries.csv --variant abstract --project "CzeGPT abstracts"
       annols push qa-feedback batch.json --gold gold_feedback.json --project "QA feedback batch 2"
+      annols push summary-flaws critiques.jsonl --project "Flaws 1" --judge critiques.jsonl
+
+    --judge keeps a judge (JSONL, or summary-flaws' critic blocks) out of the annotators'
+    sight: it is checked against the config and the inputs' tasks, never sent to the server,
+    and kept in the manifest dir; `annols pull` with the same --manifest-dir adds it to the
+    result files as annotator judge:<name>. Re-run a push with --judge to add a judge to an
+    existing project.
     """
     d = _load(protocol, variant)
+    judges = None
+    if judge_files:
+        from annols import hidden_judges
+        from annols import judges as judges_lib
+
+        judges = judges_lib.Judges.read(d, list(judge_files))
+        hidden_judges.check_against_inputs(d, judges, list(inputs))
     client = _connect(url, api_key, data_dir)
     options = push_lib.PushOptions(
         title=title,
@@ -412,6 +434,12 @@ def push_command(
         f"created {report.created}, already present {report.present}, total {report.total}"
         + (f" ({'; '.join(extra)})" if extra else "")
     )
+    if judges is not None:
+        from annols import hidden_judges
+
+        store = hidden_judges.store_dir(manifest_dir, title)
+        hidden_judges.store(d, list(judge_files), store, report.project.id, report.project.title)
+        click.echo(f"judges {', '.join(judges.names)} kept in {store} (not on the server)")
     _print_warnings(report.warnings, "listed above")
 
 
@@ -465,12 +493,20 @@ def tasks_command(
 @click.option("--project", "title", required=True, help="Project title.")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @VARIANT
+@click.option(
+    "--manifest-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".annols"),
+    show_default=True,
+    help="Where push kept the project's hidden judges (push --judge), added as annotators judge:<name>.",
+)
 @connection_options
 def pull_command(
     protocol: str,
     title: str,
     out_dir: Path,
     variant: str | None,
+    manifest_dir: Path,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -486,7 +522,10 @@ def pull_command(
     """
     d = _load(protocol, variant)
     client = _connect(url, api_key, data_dir)
-    report = pull_lib.pull(client, d, title, out_dir)  # files are moved in only once counts match
+    from annols import hidden_judges
+
+    store = hidden_judges.store_dir(manifest_dir, title)
+    report = pull_lib.pull(client, d, title, out_dir, judges_dir=store)  # moved in only once counts match
     _print_convert(report.convert, [report.export, out_dir / pull_lib.ANNOTATORS_FILE, out_dir / pull_lib.PROJECT_FILE])
     c = report.convert.counts
     click.echo(f"Counts match the server: {c.tasks} tasks, {c.annotations} annotations, {c.cancelled} skipped.")
@@ -664,6 +703,10 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
     "--exclude-annotators", default="",
     help="Comma-separated annotators left out of every table, or 'flagged' (those under --min-gold-accuracy).",
 )  # fmt: skip
+@click.option("--judge", "judge_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="A judge's answers (JSONL, see annols.judges) to compare with the annotators; repeatable.")
+@click.option("--epsilon", type=click.FloatRange(0, 1), default=0.2, show_default=True,
+              help="The alternative annotator test's margin (0.2 crowd-workers, 0.15 skilled, 0.1 experts).")
 def report_command(
     protocol: str,
     sources: tuple[Path, ...],
@@ -676,6 +719,8 @@ def report_command(
     rating_tolerance: float,
     min_gold_accuracy: float | None,
     exclude_annotators: str,
+    judge_files: tuple[Path, ...] = (),
+    epsilon: float = 0.2,
 ) -> None:
     """Agreement and result tables of a study: report.md, report.html, plots and CSV tables.
 
@@ -687,6 +732,11 @@ def report_command(
       annols report pairwise-aspects results/batch1 -o report
       annols report extractive-ranking batch1/ batch2/export.json -o report --overlap 3
       annols report qa-feedback results/ --gold gold.json --min-gold-accuracy 0.6 --exclude-annotators flagged -o rep
+      annols report pairwise-aspects results/batch1 --judge gpt.jsonl --judge llama.jsonl -o report
+
+    --judge adds the "Judges and humans" section: each judge file (one JSON line per task:
+    task or id, judge, answers in the protocol's codes) is set beside the annotators,
+    offline; a pull folder's judges/ (hidden judges, push --judge) is read as well.
     """
     from annols import report as report_lib
 
@@ -698,7 +748,7 @@ def report_command(
         seed=seed, bootstrap=bootstrap, overlap=overlap, gold=gold, rating_tolerance=rating_tolerance,
         min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded,
     )  # fmt: skip
-    result = report_lib.build_report(d, list(sources), out_dir, options)
+    result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
     click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")
 

@@ -99,6 +99,7 @@ class ExportedAnnotation:
     lead_time: float | None = None
     created_at: str = ""
     cancelled: bool = False  # skipped by the annotator
+    source: str = "human"  # "judge" for a judge's answers set beside the humans (annols.judges)
 
 
 @dataclass(frozen=True)

@@ -28,17 +28,20 @@ sentence-errors        :mod:`annols.report.sentence_errors`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
-from annols import __version__, files
+from annols import __version__, files, hidden_judges
+from annols.analysis.judges import EPSILON
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
+from annols.judges import Judges
 from annols.pull import check_export_protocol
 from annols.report import render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
+from annols.report.judges import JudgeCollector
 from annols.report.model import Section
 from annols.report.quality import QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
@@ -73,21 +76,32 @@ def _collector(definition: Definition, options: ReportOptions) -> Collector:
 
 
 def build_report(definition: Definition, sources: list[Path], out_dir: Path,
-                 options: ReportOptions | None = None) -> ReportResult:  # fmt: skip
-    """Read the sources (pull folders or export.json files) as one study and write its report."""
+                 options: ReportOptions | None = None, judges: Sequence[Path] = (),
+                 epsilon: float = EPSILON) -> ReportResult:  # fmt: skip
+    """Read the sources (pull folders or export.json files) as one study and write its report.
+
+    ``judges``: judge files (:mod:`annols.judges`) to set beside the humans, with a pull
+    folder's own ``judges/`` (hidden judges, :mod:`annols.hidden_judges`); they add the
+    "Judges and humans" section and nothing else.
+    """
     options = options or ReportOptions()
     resolved = [resolve(Path(s)) for s in sources]
     for source in resolved:
         check_protocol(source, definition.name, definition.variant)
         check_export_protocol(source.export, definition)  # a bare export: its task keys name the protocol
+    judge_files = [*(p for s in resolved for p in hidden_judges.pulled(s.export.parent)), *judges]
+    judge_set = Judges.read(definition, judge_files) if judge_files else None
     protocol = _collector(definition, options)
     violations = ViolationCollector(definition)
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
+    beside = JudgeCollector(definition, judge_set, epsilon) if judge_set else None
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         violations.add(task, annotation, uid)
         protocol.add(task, annotation, uid)
         quality.add(task, annotation, uid)
+        if beside is not None:
+            beside.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
     gold, accuracy = quality.section(study)
@@ -96,6 +110,8 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     sections = overview_sections(study) + protocol.sections(study) + violations.sections(study)
     if gold is not None:
         sections.insert(3, gold)
+    if beside is not None:
+        sections += beside.sections(study)
     return _write(definition, study, sections, options, Path(out_dir), left_out)
 
 

@@ -1,0 +1,436 @@
+"""Judges and humans: does a judge agree with the annotators as well as they agree with each other,
+and would it have reached the same conclusion about the systems?
+
+Input: the judgments table (:func:`annols.judgments.tidy` rows with ``task_key`` and
+``annotator``) of the humans and of the judges (annotators ``judge:<name>``), and which
+(task, annotator) judged at all (an annotator who marked no span still judged).
+
+Units: what one answer is about. Pairwise: an item and aspect (value win/tie/loss of the
+system first in name order); ranking and ratings: an item's system on a dimension or
+aspect (the rank or rating: numbers); sentences: an item's row, on the special case
+(``-`` for none) and on each column; a task-level choice question: the item (several
+codes joined by ``+``). Spans are compared as sets of (control, label, start, end) per item.
+
+- **Agreement** per question: every pair of humans, the judge with each human, and the
+  judge with the human majority: share of equal answers, Cohen's kappa (codes) and
+  Krippendorff's alpha (nominal for codes, ordinal for ranks and ratings). The human
+  majority of a unit is the code more than half its annotators gave (units without one
+  are left out), for numbers the median (the lower middle value when even).
+- **Alternative annotator test** (Calderon, Reichart & Dror 2025), with three or more
+  annotators: for each annotator j, on the units j answered with at least one other
+  annotator and the judge, the judge and j are each scored against the others: the share
+  of the others with the same answer (codes), minus the root mean squared difference
+  (numbers), or the mean exact span F1 with each other (spans). W_f = 1 where the judge
+  scores at least as high as j, W_h = 1 where j scores at least as high as the judge;
+  rho_f and rho_h their means. H0: rho_f <= rho_h - epsilon, tested with the one-sided
+  one-sample t-test of d = W_h - W_f against epsilon (:func:`scipy.stats.ttest_1samp`,
+  alternative "less"); when every d is the same the test is degenerate and p is 0 if
+  d < epsilon, else 1. The annotators' p-values are corrected by Benjamini-Yekutieli
+  (statsmodels, q = 0.05) as in the paper; the winning rate omega is the share of
+  annotators whose H0 is rejected, and the judge passes (may replace an annotator) when
+  omega >= 0.5. rho (average advantage probability) is the mean of rho_f.
+- **Systems**: the style's system-level score by the humans (pooled) and by each judge:
+  pairwise the win rate (ties count half), ranking the mean rank, ratings the mean rating;
+  Kendall's tau-b between the two (:func:`scipy.stats.kendalltau`), and whether the order is the same
+  (systems with equal scores are tied in it).
+- **Disagreements**: units where the judge's answer equals no human's.
+- **Spans**: exact F1 (2 x matching spans / spans of both, summed over items) of the judge
+  against each human and against the majority spans (marked by more than half the humans).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+from scipy import stats as scipy_stats
+from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped, unused-ignore]
+
+from annols.judges import is_judge
+from annols.report import stats
+from annols.report.model import Section, Table, percent
+
+EPSILON = 0.2  # the paper's value for crowd-workers (0.15 skilled annotators, 0.1 experts)
+ALPHA = 0.05
+MAJORITY = "human majority"
+NONE = "-"
+SPANS = "spans (exact F1)"
+UNIT_COLUMNS = ["question", "unit", "task_key", "about", "annotator", "value", "numeric"]
+
+
+def units(frame: pd.DataFrame, special: str = "special") -> pd.DataFrame:
+    """One row per answer about a unit (:data:`UNIT_COLUMNS`), from judgments rows."""
+    rows: list[tuple[Any, ...]] = []
+    choices: dict[tuple[str, str, str], list[str]] = {}
+    for r in frame.itertuples(index=False):
+        kind, key, who = r.kind, str(r.task_key), str(r.annotator)
+        if kind == "preference":
+            about = f"{r.system} vs {r.opponent}"
+            rows.append((r.question, f"{key}|{about}", key, about, who, str(r.value), False))
+        elif kind in ("rank", "rating"):
+            rows.append((r.question, f"{key}|{r.system}", key, str(r.system), who, float(r.value), True))
+        elif kind == "row":
+            about = f"row {r.row}"
+            rows.append((special, f"{key}|{about}", key, about, who, str(r.value) or NONE, False))
+        elif kind == "cell":
+            about = f"row {r.row}"
+            rows.append((r.question, f"{key}|{about}", key, about, who, str(r.value), False))
+        elif kind == "choice":
+            choices.setdefault((str(r.question), key, who), []).append(str(r.value))
+    for (question, key, who), codes in choices.items():
+        rows.append((question, key, key, "", who, "+".join(sorted(codes)), False))
+    return pd.DataFrame(rows, columns=UNIT_COLUMNS)
+
+
+def majority(values: Sequence[Any], numeric: bool) -> Any:
+    """The human majority of one unit: the code more than half gave (None if none), the lower median of numbers."""
+    if numeric:
+        ordered = sorted(float(v) for v in values)
+        return ordered[(len(ordered) - 1) // 2]
+    code, count = Counter(values).most_common(1)[0]
+    return code if count * 2 > len(values) else None
+
+
+def _pair(a: pd.Series, b: pd.Series, numeric: bool) -> list[Any]:
+    """[units, agreement %, Cohen kappa, Krippendorff alpha] of two raters' answers by unit."""
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
+    n = len(both)
+    if not n:
+        return [0, np.nan, np.nan, np.nan]
+    agree = float(percent((both["a"] == both["b"]).sum(), n))
+    categories = sorted(set(both["a"]) | set(both["b"]))
+    index = {c: i for i, c in enumerate(categories)}
+    counts = np.zeros((n, len(categories)), dtype=np.int64)
+    rows = np.arange(n)
+    np.add.at(counts, (rows, both["a"].map(index).to_numpy()), 1)
+    np.add.at(counts, (rows, both["b"].map(index).to_numpy()), 1)
+    kappa = np.nan
+    if not numeric:
+        table = np.zeros((len(categories), len(categories)))
+        np.add.at(table, (both["a"].map(index).to_numpy(), both["b"].map(index).to_numpy()), 1)
+        kappa = stats.cohens_kappa(table)
+    level = "ordinal" if numeric else "nominal"
+    alpha = stats.krippendorff_alpha(counts, level, categories if numeric else None)
+    return [n, agree, kappa, alpha]
+
+
+def _by_unit(part: pd.DataFrame, who: str) -> pd.Series:
+    return part[part["annotator"] == who].set_index("unit")["value"]
+
+
+def _majority_series(humans: pd.DataFrame, numeric: bool) -> pd.Series:
+    found = {unit: majority(list(g["value"]), numeric) for unit, g in humans.groupby("unit", sort=True)}
+    return pd.Series({u: v for u, v in found.items() if v is not None}, dtype=object)
+
+
+def agreement(table: pd.DataFrame, judges: Sequence[str]) -> Table:
+    rows = []
+    for question, part in table.groupby("question", sort=False):
+        numeric = bool(part["numeric"].iloc[0])
+        humans = part[~part["annotator"].map(is_judge)]
+        names = sorted(humans["annotator"].unique())
+        for a, b in itertools.combinations(names, 2):
+            rows.append([question, a, b, *_pair(_by_unit(part, a), _by_unit(part, b), numeric)])
+        best = _majority_series(humans, numeric)
+        for judge in judges:
+            mine = _by_unit(part, judge)
+            if not len(mine):
+                continue
+            for a in names:
+                rows.append([question, judge, a, *_pair(mine, _by_unit(part, a), numeric)])
+            rows.append([question, judge, MAJORITY, *_pair(mine, best, numeric)])
+    columns = ["question", "rater 1", "rater 2", "units", "agreement %", "Cohen kappa", "Krippendorff alpha"]
+    note = "Cohen's kappa for codes; Krippendorff's alpha nominal for codes, ordinal for ranks and ratings."
+    return Table("judges_agreement", "Agreement: humans with each other, each judge with each human and "
+                 "with the human majority", pd.DataFrame(rows, columns=columns), note)  # fmt: skip
+
+
+def alt_test_p(d: np.ndarray, epsilon: float) -> tuple[float, float]:
+    """(t, p) of H0: mean(d) >= epsilon against mean(d) < epsilon (one-sided); degenerate when d is constant."""
+    if len(d) < 2 or np.all(d == d[0]):
+        mean = float(d.mean()) if len(d) else np.nan
+        return (-math.inf if mean < epsilon else math.inf), (0.0 if mean < epsilon else 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        found = scipy_stats.ttest_1samp(d, popmean=epsilon, alternative="less")
+    return float(found.statistic), float(found.pvalue)
+
+
+def alt_test(scores: dict[str, tuple[np.ndarray, np.ndarray]], epsilon: float) -> tuple[list[list[Any]], list[Any]]:
+    """Per annotator: (the judge's score, the annotator's score) on each of their units -> rows, and the summary.
+
+    Rows: [annotator, units, rho_f, rho_h, t, p, p (BY), H0 rejected]; summary:
+    [annotators, rejected, winning rate, rho, passes].
+    """
+    rows = []
+    for who, (f, h) in sorted(scores.items()):
+        w_f, w_h = (f >= h).astype(float), (h >= f).astype(float)
+        t, p = alt_test_p(w_h - w_f, epsilon)
+        rows.append([who, len(f), float(w_f.mean()), float(w_h.mean()), t, p])
+    if not rows:
+        return [], []
+    rejected, adjusted, _, _ = multipletests([r[5] for r in rows], alpha=ALPHA, method="fdr_by")
+    for r, reject, q in zip(rows, rejected, adjusted, strict=True):
+        r += [float(q), bool(reject)]
+    omega = float(np.mean(rejected))
+    rho = float(np.mean([r[2] for r in rows]))
+    return rows, [len(rows), int(np.sum(rejected)), omega, rho, omega >= 0.5]
+
+
+def _score(mine: Any, others: list[Any], numeric: bool) -> float:
+    if numeric:
+        return -math.sqrt(sum((float(mine) - float(o)) ** 2 for o in others) / len(others))
+    return sum(mine == o for o in others) / len(others)
+
+
+def alt_test_scores(part: pd.DataFrame, judge: str, numeric: bool) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per annotator: the judge's and the annotator's alignment with the other annotators, unit by unit."""
+    humans = part[~part["annotator"].map(is_judge)]
+    mine = _by_unit(part, judge).to_dict()
+    by_unit = {u: dict(zip(g["annotator"], g["value"], strict=True)) for u, g in humans.groupby("unit", sort=True)}
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    for unit, given in by_unit.items():
+        if unit not in mine or len(given) < 2:
+            continue
+        for who, value in given.items():
+            others = [v for a, v in given.items() if a != who]
+            f, h = out.setdefault(who, ([], []))
+            f.append(_score(mine[unit], others, numeric))
+            h.append(_score(value, others, numeric))
+    return {who: (np.array(f), np.array(h)) for who, (f, h) in out.items()}
+
+
+ALT_COLUMNS = ["judge", "question", "annotator", "units", "rho judge", "rho annotator", "t", "p", "p (BY)",
+               "H0 rejected"]  # fmt: skip
+SUMMARY_COLUMNS = ["judge", "question", "annotators", "rejected", "winning rate", "rho (advantage)",
+                   "as good as an annotator"]  # fmt: skip
+
+
+Scores = dict[str, tuple[np.ndarray, np.ndarray]]  # annotator -> (the judge's, the annotator's) per unit
+
+
+def alt_tests(table: pd.DataFrame, judges: Sequence[str], epsilon: float,
+              span_scores: dict[str, Scores] | None = None) -> tuple[Table, Table]:  # fmt: skip
+    rows, summary = [], []
+    groups: list[tuple[str, str, dict[str, tuple[np.ndarray, np.ndarray]]]] = []
+    for question, part in table.groupby("question", sort=False):
+        humans = part[~part["annotator"].map(is_judge)]["annotator"].nunique()
+        if humans < 3:
+            continue
+        numeric = bool(part["numeric"].iloc[0])
+        for judge in judges:
+            groups.append((judge, str(question), alt_test_scores(part, judge, numeric)))
+    for judge, scores in (span_scores or {}).items():
+        groups.append((judge, SPANS, scores))
+    for judge, question, scores in groups:
+        found, total = alt_test(scores, epsilon)
+        rows += [[judge, question, *r] for r in found]
+        if total:
+            summary.append([judge, question, *total])
+    note = (
+        f"epsilon = {epsilon} (the cost-benefit margin: 0.2 crowd-workers, 0.15 skilled annotators, 0.1 experts);"
+        f" Benjamini-Yekutieli over the annotators at q = {ALPHA}. Needs three or more annotators."
+    )
+    return (Table("judges_alt_test", "Alternative annotator test, per annotator", pd.DataFrame(rows,
+                  columns=ALT_COLUMNS), note),
+            Table("judges_alt_test_summary", "Alternative annotator test: can the judge replace an annotator?",
+                  pd.DataFrame(summary, columns=SUMMARY_COLUMNS), note))  # fmt: skip
+
+
+# --- systems ---------------------------------------------------------------------------------
+
+
+def system_scores(frame: pd.DataFrame) -> pd.DataFrame:
+    """[question, system, measure, score] of one rater group's judgments rows."""
+    rows: list[tuple[str, str, str, float]] = []
+    prefs = frame[frame["kind"] == "preference"]
+    if len(prefs):
+        points: dict[tuple[str, str], list[float]] = {}
+        share = {"win": 1.0, "tie": 0.5, "loss": 0.0}
+        for r in prefs.itertuples(index=False):
+            mine = share[str(r.value)]
+            points.setdefault((r.question, r.system), []).append(mine)
+            points.setdefault((r.question, r.opponent), []).append(1.0 - mine)
+        rows += [(q, s, "win rate %", 100.0 * float(np.mean(v))) for (q, s), v in points.items()]
+    for kind, measure in (("rank", "mean rank"), ("rating", "mean rating")):
+        part = frame[frame["kind"] == kind]
+        for (q, s), g in part.groupby(["question", "system"], sort=True):
+            rows.append((q, s, measure, float(pd.to_numeric(g["value"]).mean())))
+    return pd.DataFrame(rows, columns=["question", "system", "measure", "score"])
+
+
+def systems(frame: pd.DataFrame, judges: Sequence[str]) -> tuple[Table, Table] | None:
+    humans = system_scores(frame[~frame["annotator"].map(is_judge)])
+    if not len(humans):
+        return None
+    by_judge = {j: system_scores(frame[frame["annotator"] == j]) for j in judges}
+    side = humans.rename(columns={"score": "humans"})
+    for j, scores in by_judge.items():
+        side = side.merge(scores.rename(columns={"score": j}), on=["question", "system", "measure"], how="left")
+    side = side.sort_values(["question", "system"], kind="stable").reset_index(drop=True)
+    order_rows = []
+    for question, part in side.groupby("question", sort=False):
+        for j in judges:
+            both = part[["system", "humans", j]].dropna()
+            tau = np.nan
+            if len(both) >= 2:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    tau = float(scipy_stats.kendalltau(both["humans"], both[j]).statistic)
+            measure = str(part["measure"].iloc[0])
+            human_order, judge_order = _order(both, "humans", measure), _order(both, j, measure)
+            order_rows.append([j, question, len(both), human_order, judge_order, human_order == judge_order, tau])
+    columns = ["judge", "question", "systems", "order by humans", "order by judge", "same order", "Kendall tau"]
+    return (
+        Table("judges_systems", "System-level results by the humans and by each judge", side),
+        Table(
+            "judges_system_order",
+            "Do the judges order the systems as the humans do?",
+            pd.DataFrame(order_rows, columns=columns),
+            "Kendall's tau-b over the systems (scipy); '=' joins systems with equal scores.",
+        ),
+    )
+
+
+def _order(part: pd.DataFrame, column: str, measure: str) -> str:
+    """Systems best first (lowest mean rank, else highest score), equal scores joined by '=' in name order."""
+    ascending = measure == "mean rank"
+    ranked = part.sort_values([column, "system"], ascending=[ascending, True], kind="stable")
+    out = ""
+    previous = None
+    for system, score in zip(ranked["system"], ranked[column], strict=True):
+        if previous is not None:
+            out += " = " if math.isclose(score, previous, abs_tol=1e-9) else " > "
+        out += str(system)
+        previous = score
+    return out
+
+
+# --- disagreements ---------------------------------------------------------------------------
+
+
+def disagreements(table: pd.DataFrame, judges: Sequence[str]) -> Table:
+    rows = []
+    humans = table[~table["annotator"].map(is_judge)]
+    given = {(q, u): g for (q, u), g in humans.groupby(["question", "unit"], sort=True)}
+    for judge in judges:
+        mine = table[table["annotator"] == judge]
+        for r in mine.itertuples(index=False):
+            theirs = given.get((r.question, r.unit))
+            if theirs is None or r.value in set(theirs["value"]):
+                continue
+            said = "; ".join(f"{a}: {_shown(v)}" for a, v in sorted(zip(theirs["annotator"], theirs["value"],
+                                                                          strict=True)))  # fmt: skip
+            rows.append([judge, r.question, r.task_key, r.about, _shown(r.value), said])
+    columns = ["judge", "question", "task_key", "about", "judge's answer", "humans' answers"]
+    frame = pd.DataFrame(rows, columns=columns).sort_values(["judge", "question", "task_key", "about"], kind="stable")
+    return Table(
+        "judges_disagreements", "Where a judge disagrees with every human", frame.reset_index(drop=True), shown=50
+    )
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:g}"
+    return str(value)
+
+
+# --- spans -----------------------------------------------------------------------------------
+
+Spans = dict[tuple[str, str], Counter[tuple[str, str, int, int]]]  # (task, annotator) -> spans
+
+
+def span_sets(frame: pd.DataFrame, judged: pd.DataFrame) -> Spans:
+    out: Spans = {(str(k), str(a)): Counter() for k, a in zip(judged["task_key"], judged["annotator"], strict=True)}
+    spans = frame[frame["kind"] == "span"]
+    for r in spans.itertuples(index=False):
+        out.setdefault((str(r.task_key), str(r.annotator)), Counter())[(str(r.question), str(r.value), int(r.start),
+                                                                          int(r.end))] += 1  # fmt: skip
+    return out
+
+
+def item_f1(a: Counter[Any], b: Counter[Any]) -> float:
+    total = sum(a.values()) + sum(b.values())
+    return 1.0 if total == 0 else 2 * sum((a & b).values()) / total
+
+
+def _majority_spans(given: list[Counter[Any]]) -> Counter[Any]:
+    marked = Counter(s for c in given for s in set(c))
+    return Counter({s: 1 for s, n in marked.items() if n * 2 > len(given)})
+
+
+def span_tables(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str]) -> tuple[Table, dict[str, Any]]:
+    sets = span_sets(frame, judged)
+    items: dict[str, dict[str, Counter[Any]]] = {}
+    for (key, who), spans in sets.items():
+        items.setdefault(key, {})[who] = spans
+    rows = []
+    scores: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+    names = sorted({w for per in items.values() for w in per if not is_judge(w)})
+    for a, b in itertools.combinations(names, 2):
+        rows.append(["humans", a, b, *_f1([(p[a], p[b]) for p in items.values() if a in p and b in p])])
+    for judge in judges:
+        pairs: dict[str, list[tuple[Counter[Any], Counter[Any]]]] = {}
+        per_annotator: dict[str, tuple[list[float], list[float]]] = {}
+        for per in items.values():
+            if judge not in per:
+                continue
+            humans = {w: s for w, s in per.items() if not is_judge(w)}
+            for who, spans in humans.items():
+                pairs.setdefault(who, []).append((per[judge], spans))
+                others = [s for w, s in humans.items() if w != who]
+                if others:
+                    f, h = per_annotator.setdefault(who, ([], []))
+                    f.append(float(np.mean([item_f1(per[judge], o) for o in others])))
+                    h.append(float(np.mean([item_f1(spans, o) for o in others])))
+            if humans:
+                pairs.setdefault(MAJORITY, []).append((per[judge], _majority_spans(list(humans.values()))))
+        for who in [*names, MAJORITY]:
+            if who in pairs:
+                rows.append([judge, judge, who, *_f1(pairs[who])])
+        if len(per_annotator) >= 3:
+            scores[judge] = {w: (np.array(f), np.array(h)) for w, (f, h) in per_annotator.items()}
+    columns = ["group", "rater 1", "rater 2", "items", "spans 1", "spans 2", "exact F1"]
+    table = Table("judges_span_f1", "Span exact F1: humans with each other, each judge with each human and the "
+                  "majority spans", pd.DataFrame(rows, columns=columns))  # fmt: skip
+    return table, scores
+
+
+def _f1(pairs: list[tuple[Counter[Any], Counter[Any]]]) -> list[Any]:
+    one, two = sum(sum(a.values()) for a, _ in pairs), sum(sum(b.values()) for _, b in pairs)
+    matched = sum(sum((a & b).values()) for a, b in pairs)
+    return [len(pairs), one, two, (2 * matched / (one + two)) if one + two else np.nan]
+
+
+# --- the section -----------------------------------------------------------------------------
+
+
+def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], epsilon: float = EPSILON,
+             special: str = "special", spans: bool = False) -> list[Section]:  # fmt: skip
+    """The "Judges and humans" section from judgments rows of humans and judges."""
+    table = units(frame, special)
+    text = [f"Judges: {', '.join(judges)}. Each judge is compared with every annotator and with the human "
+            "majority, beside the annotators' agreement with each other; the study's own tables above count "
+            "the humans only."]  # fmt: skip
+    tables = [agreement(table, judges)]
+    span_scores: dict[str, Any] = {}
+    if spans:
+        span_table, span_scores = span_tables(frame, judged, judges)
+        tables.append(span_table)
+    per_annotator, summary = alt_tests(table, judges, epsilon, span_scores)
+    if not len(summary.frame):
+        text.append("Alternative annotator test: not computed, it needs three or more annotators per question.")
+    tables += [summary, per_annotator]
+    found = systems(frame, judges)
+    if found:
+        tables += list(found)
+    else:
+        text.append("Systems: this style has no system-level score to compare.")
+    tables.append(disagreements(table, judges))
+    return [Section("Judges and humans", text, tables)]

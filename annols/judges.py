@@ -1,0 +1,420 @@
+"""Judges: an LLM judge's (or any automatic rater's) answers, read, checked against the config, and
+turned into annotations of their own beside the humans'.
+
+A judge file is JSONL, one line per task and judge, the same for every protocol and style::
+
+    {"task": "<task key>", "judge": "gpt-4o", "answers": {"helpful": "A", "confidence": "3"}}
+    {"id": "rec-17", "judge": "gpt-4o", "answers": {"quality": {"A": 1, "B": 3, "C": 2}}}
+    {"id": "rec-18", "judge": "gpt-4o", "answers": {"spans": [{"label": "Wrong", "start": 4, "end": 9},
+                                                              {"label": "Vague", "text": "old mill"}]}}
+
+- ``task`` is the task key (results.csv's ``key``), or ``id`` the input record's ``id``;
+- ``judge`` names the judge (letters, digits, ``.-_``); its annotations are by ``judge:<name>``;
+- ``answers`` maps the labeling config's control names to answers in the protocol's own
+  codes: a code (or a list of codes where the question takes several) for a choice, a
+  number for a slider, a string for a text question. A nested object names the cells of
+  a ranking or ratings grid and the rows of a sentences table: ``{"quality": {"A": 1}}``
+  is control ``quality_a``, ``{"coherence": {"summary_1": 4}}`` control
+  ``coherence_summary_1``, ``{"severity": {"1": "minor"}}`` control ``severity_1``.
+  ``spans`` lists labelled spans of the target text, by offsets (``start``, ``end``:
+  characters, end excluded) or by the quoted ``text`` (its first occurrence); ``control``
+  picks another labels control than the first.
+- Candidates are meant as the judge saw them: in the input record's order (``system_1``
+  is candidate 1, output ``A`` is the first output). The blinding of each task is undone
+  when the judge is set beside the humans.
+
+summary-flaws also takes the seed's own text: records with ``summary``, ``document`` (or the
+TL;DR fields) and the critic's ``critique`` block, as ``push --predictions`` does; the
+judge is the record's ``judge`` or ``model`` field, else the file's name.
+
+An answer that does not fit the config (an unknown control, a code the question does not
+offer, a span off the text) is refused with the file, line and field, never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from annols.config import label_config
+from annols.definition import Definition
+from annols.errors import InputError
+from annols.formats import ExportedAnnotation, ExportedTask, format_for
+
+JUDGE_PREFIX = "judge:"
+SOURCE_JUDGE = "judge"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+LINE_FIELDS = {"task", "id", "judge", "answers"}
+SPAN_FIELDS = {"label", "start", "end", "text", "control"}
+
+
+def annotator_name(judge: str) -> str:
+    return JUDGE_PREFIX + judge
+
+
+def is_judge(annotator: str) -> bool:
+    return annotator.startswith(JUDGE_PREFIX)
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control of the labeling config a judge may answer."""
+
+    name: str
+    kind: str  # choices, number, textarea, labels
+    to_name: str
+    codes: tuple[str, ...] = ()  # choices: the codes; labels: the label values
+    code_of_text: dict[str, str] = field(default_factory=dict)
+    multiple: bool = False
+    dynamic: bool = False  # choices taken from task data: any code
+    low: float = -math.inf
+    high: float = math.inf
+
+
+def controls(definition: Definition) -> dict[str, Control]:
+    """The task-level controls of the definition's config, by name (per-region ones are left out)."""
+    root = etree.fromstring(label_config(definition).encode("utf-8"))
+    out: dict[str, Control] = {}
+    for node in root.iter():
+        tag, name, to_name = node.tag, node.get("name"), node.get("toName", "")
+        if not isinstance(tag, str) or name is None or node.get("perRegion") == "true":
+            continue
+        if tag == "Choices":
+            choices = [c for c in node if c.tag == "Choice"]
+            codes = tuple(c.get("alias") or c.get("value") or "" for c in choices)
+            texts = {c.get("value") or "": c.get("alias") or c.get("value") or "" for c in choices}
+            out[name] = Control(name, "choices", to_name, codes, texts, node.get("choice") == "multiple",
+                                dynamic=bool(node.get("value")))  # fmt: skip
+        elif tag == "Number":
+            out[name] = Control(name, "number", to_name, low=float(node.get("min", "-inf")),
+                                high=float(node.get("max", "inf")))  # fmt: skip
+        elif tag == "TextArea":
+            out[name] = Control(name, "textarea", to_name)
+        elif tag in ("Labels", "ParagraphLabels"):
+            labels = tuple(c.get("value") or "" for c in node if c.tag == "Label")
+            out[name] = Control(name, "labels" if tag == "Labels" else "paragraphlabels", to_name, labels)
+    return out
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """One line of a judge file, checked against the config; spans still to be placed on their text."""
+
+    judge: str
+    task: str  # the task key, "" when the line names the input record's id
+    record_id: str
+    result: tuple[dict[str, Any], ...]  # Label Studio result items, candidates in the input's order
+    spans: tuple[tuple[str, str, dict[str, Any]], ...]  # (labels control, its text, the span as given)
+    source: str
+    location: str
+
+    def fail(self, field_name: str, problem: str) -> InputError:
+        return InputError(self.source, self.location, field_name, problem)
+
+
+def read_judges(paths: Sequence[Path], definition: Definition) -> list[JudgeAnswer]:
+    """Every line of the judge files, each checked against the definition's config."""
+    known = controls(definition)
+    out: list[JudgeAnswer] = []
+    seen: dict[tuple[str, str, str], str] = {}
+    for path in paths:
+        for answer in _read_file(Path(path), definition, known):
+            ident = (answer.judge, answer.task, answer.record_id)
+            if ident in seen:
+                raise answer.fail("judge", f"judge {answer.judge!r} already answered this task ({seen[ident]})")
+            seen[ident] = f"{answer.source}, {answer.location}"
+            out.append(answer)
+    return out
+
+
+def _read_file(path: Path, definition: Definition, known: dict[str, Control]) -> Iterator[JudgeAnswer]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(path, "", "", "not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(path, "", "", f"not readable as UTF-8 text ({e})") from None
+    records: list[tuple[int, dict[str, Any]]] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            problem = f"not JSON ({e.msg}); a judge file has one JSON object a line"
+            raise InputError(path, f"line {n}", "", problem) from None
+        if not isinstance(record, dict):
+            raise InputError(path, f"line {n}", "", "expected a JSON object with task or id, judge and answers")
+        records.append((n, record))
+    if not records:
+        raise InputError(path, "", "", "holds no judge answers")
+    if definition.format == "summary-flaws" and "critique" in records[0][1]:
+        yield from _critic_blocks(path, definition, records)
+        return
+    for n, record in records:
+        yield _line(path, n, record, known)
+
+
+def _line(path: Path, n: int, record: dict[str, Any], known: dict[str, Control]) -> JudgeAnswer:
+    where = f"line {n}"
+
+    def fail(field_name: str, problem: str) -> InputError:
+        return InputError(path, where, field_name, problem)
+
+    unknown = sorted(set(record) - LINE_FIELDS)
+    if unknown:
+        raise fail(unknown[0], f"unknown field; a judge line has {sorted(LINE_FIELDS)}")
+    judge = record.get("judge")
+    if not isinstance(judge, str) or not NAME.match(judge):
+        raise fail("judge", "missing or not a name (letters, digits, '.', '-', '_', at most 64)")
+    task, record_id = record.get("task"), record.get("id")
+    if (task is None) == (record_id is None):
+        raise fail("task", "give exactly one of task (the task key) and id (the input record's id)")
+    if task is not None and (not isinstance(task, str) or not task):
+        raise fail("task", "must be the task key, a non-empty string")
+    if record_id is not None and (not isinstance(record_id, str | int) or isinstance(record_id, bool)):
+        raise fail("id", "must be the input record's id, a string or a number")
+    answers = record.get("answers")
+    if not isinstance(answers, dict) or not answers:
+        raise fail("answers", "missing or empty; an object of control name -> answer")
+    result: list[dict[str, Any]] = []
+    spans: list[tuple[str, str, dict[str, Any]]] = []
+    for name, value in answers.items():
+        if name == "spans":
+            spans.extend(_spans(value, known, fail))
+            continue
+        if isinstance(value, dict):
+            for sub, cell in value.items():
+                control = _cell_control(name, str(sub), known)
+                if control is None:
+                    raise fail(f"answers.{name}.{sub}", f"no control {name}_{sub} in the config; "
+                               f"controls: {_names(known)}")  # fmt: skip
+                result.append(_item(control, cell, lambda p, f=f"answers.{name}.{sub}": fail(f, p)))
+            continue
+        control = known.get(name)
+        if control is None or control.kind in ("labels", "paragraphlabels"):
+            raise fail(f"answers.{name}", f"no such control in the config; controls: {_names(known)}")
+        result.append(_item(control, value, lambda p, f=f"answers.{name}": fail(f, p)))
+    return JudgeAnswer(judge, task or "", "" if record_id is None else str(record_id), tuple(result), tuple(spans),
+                       str(path), where)  # fmt: skip
+
+
+def _names(known: dict[str, Control]) -> str:
+    names = [n for n, c in known.items() if c.kind not in ("labels", "paragraphlabels")]
+    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    return shown + (", spans" if any(c.kind == "labels" for c in known.values()) else "")
+
+
+def _cell_control(name: str, sub: str, known: dict[str, Control]) -> Control | None:
+    for candidate in (f"{name}_{sub}", f"{name}_{sub.lower()}"):
+        if candidate in known and known[candidate].kind not in ("labels", "paragraphlabels"):
+            return known[candidate]
+    return None
+
+
+def _item(control: Control, value: Any, fail: Any) -> dict[str, Any]:
+    base = {"id": f"judge-{control.name}", "from_name": control.name, "to_name": control.to_name, "origin": "judge"}
+    if control.kind == "choices":
+        given = value if isinstance(value, list) else [value]
+        codes: list[str] = []
+        for v in given:
+            if isinstance(v, bool) or not isinstance(v, str | int | float):
+                raise fail(f"{v!r} is not a code")
+            code = str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+            code = control.code_of_text.get(code, code) if code not in control.codes else code
+            if not control.dynamic and code not in control.codes:
+                raise fail(f"{code!r} is not one of the codes {list(control.codes)}")
+            codes.append(code)
+        if not codes or (len(codes) > 1 and not control.multiple):
+            raise fail(f"give exactly one code of {list(control.codes)}")
+        return {**base, "type": "choices", "value": {"choices": codes}}
+    if control.kind == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise fail(f"{value!r} is not a number")
+        if not control.low <= value <= control.high:
+            raise fail(f"{value} is off the scale {control.low:g} to {control.high:g}")
+        return {**base, "type": "number", "value": {"number": value}}
+    if not isinstance(value, str):
+        raise fail("a text answer must be a string")
+    return {**base, "type": "textarea", "value": {"text": [value]}}
+
+
+def _spans(value: Any, known: dict[str, Control], fail: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    labels = [c for c in known.values() if c.kind == "labels"]
+    if not labels:
+        raise fail("answers.spans", "this config has no span labels")
+    if not isinstance(value, list):
+        raise fail("answers.spans", "must be a list of {label, start, end} or {label, text}")
+    for i, span in enumerate(value):
+        where = f"answers.spans[{i}]"
+        if not isinstance(span, dict):
+            raise fail(where, "must be an object {label, start, end} or {label, text}")
+        unknown = sorted(set(span) - SPAN_FIELDS)
+        if unknown:
+            raise fail(f"{where}.{unknown[0]}", f"unknown field; a span has {sorted(SPAN_FIELDS)}")
+        name = span.get("control", labels[0].name)
+        control = known.get(name) if isinstance(name, str) else None
+        if control is None or control.kind != "labels":
+            raise fail(f"{where}.control", f"{name!r} is not a labels control: {[c.name for c in labels]}")
+        if span.get("label") not in control.codes:
+            raise fail(f"{where}.label", f"{span.get('label')!r} is not one of the labels {list(control.codes)}")
+        offsets = "start" in span or "end" in span
+        if offsets:
+            for key in ("start", "end"):
+                v = span.get(key)
+                if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                    raise fail(f"{where}.{key}", "must be a character offset (a whole number, 0 or more)")
+            if span["end"] <= span["start"]:
+                raise fail(f"{where}.end", "must be after start")
+        elif not isinstance(span.get("text"), str) or not span.get("text"):
+            raise fail(where, "give start and end, or the quoted text")
+        yield control.name, control.to_name, {**span, "_where": where}
+
+
+def _critic_blocks(path: Path, definition: Definition,
+                   records: list[tuple[int, dict[str, Any]]]) -> Iterator[JudgeAnswer]:  # fmt: skip
+    """The summary-flaws critic's answer blocks, read as ``push --predictions`` reads them."""
+    fmt = format_for(definition)
+    for (n, record), (key, prediction) in zip(records, fmt.read_predictions([path], definition), strict=True):
+        judge = str(record.get("judge") or prediction.model_version or path.stem)
+        if not NAME.match(judge):
+            raise InputError(path, f"line {n}", "judge", f"{judge!r} is not a name (letters, digits, '.', '-', '_')")
+        result = tuple({**item, "origin": "judge"} for item in prediction.result)
+        yield JudgeAnswer(judge, key, "", result, (), str(path), f"line {n}")
+
+
+# --- setting judges beside the humans ------------------------------------------------------------
+
+
+def record_id(task: ExportedTask) -> str:
+    """The input record's ``id`` a task came from, where its data carries it ("" if not)."""
+    for holder in (task.data, task.data.get("record") if isinstance(task.data.get("record"), dict) else None):
+        if isinstance(holder, dict) and isinstance(holder.get("id"), str | int) and not isinstance(holder["id"], bool):
+            return str(holder["id"])
+    return ""
+
+
+def shown_order(task: ExportedTask) -> list[int]:
+    """Position p of the task shows input candidate ``order[p]`` (identity when unknown)."""
+    shown, source = list(task.systems), list(task.source_systems)
+    if not shown or len(shown) != len(source) or sorted(shown) != sorted(source):
+        return list(range(len(shown)))
+    taken: set[int] = set()
+    order = []
+    for system in shown:
+        i = next(i for i, s in enumerate(source) if s == system and i not in taken)
+        taken.add(i)
+        order.append(i)
+    return order
+
+
+def reframe(definition: Definition, result: Iterable[dict[str, Any]], order: Sequence[int]) -> list[dict[str, Any]]:
+    """A result given with candidates in the input's order, for a task showing input candidate order[p] at p."""
+    items = [dict(i) for i in result]
+    if list(order) == list(range(len(order))):
+        return items
+    at = {source: p for p, source in enumerate(order)}  # input index -> position shown
+    spec = definition.spec
+    if definition.style == "pairwise":
+        aspects = {a.name for a in spec.aspects}
+        code_for = {p: a.code for a, p in reversed(list(zip(spec.answers, spec.prefers, strict=True))) if p is not None}
+        meaning = {a.code: p for a, p in zip(spec.answers, spec.prefers, strict=True)}
+        for item in items:
+            if item.get("from_name") in aspects:
+                codes = item["value"]["choices"]
+                moved = [code_for.get(at[meaning[c]], c) if meaning.get(c) is not None else c for c in codes]
+                item["value"] = {"choices": moved}
+    elif definition.style in ("ranking", "ratings"):
+        renames: dict[str, tuple[str, str]] = {}
+        if definition.style == "ranking":
+            for dim in spec.dimensions:
+                for i, pos in enumerate(spec.positions):
+                    shown = spec.positions[at[i]]
+                    renames[spec.cell(dim, pos)] = (spec.cell(dim, shown), spec.field(shown))
+        else:
+            for aspect in spec.aspects:
+                for i, candidate in enumerate(spec.candidates):
+                    shown = spec.candidates[at[i]]
+                    renames[spec.cell(aspect, candidate)] = (spec.cell(aspect, shown), shown.name)
+        for item in items:
+            if item.get("from_name") in renames:
+                item["from_name"], item["to_name"] = renames[item["from_name"]]
+                item["id"] = f"judge-{item['from_name']}"
+    return items
+
+
+class Judges:
+    """Judge answers ready to be set beside the tasks they are about."""
+
+    def __init__(self, definition: Definition, answers: Sequence[JudgeAnswer]) -> None:
+        self.definition = definition
+        self.by_key: dict[str, list[JudgeAnswer]] = {}
+        self.by_id: dict[str, list[JudgeAnswer]] = {}
+        for a in answers:
+            (self.by_key.setdefault(a.task, []) if a.task else self.by_id.setdefault(a.record_id, [])).append(a)
+        self.used: set[int] = set()
+        self.answers = list(answers)
+        self.names = sorted({a.judge for a in answers})
+
+    @classmethod
+    def read(cls, definition: Definition, paths: Sequence[Path]) -> Judges:
+        return cls(definition, read_judges(paths, definition))
+
+    def __bool__(self) -> bool:
+        return bool(self.answers)
+
+    def annotations(self, task: ExportedTask) -> list[ExportedAnnotation]:
+        """The judges' annotations of this task, in the order the task shows its candidates."""
+        found = self.by_key.get(task.key, []) + self.by_id.get(record_id(task), []) if self.answers else []
+        out = []
+        order = shown_order(task)
+        for answer in found:
+            self.used.add(id(answer))
+            result = list(answer.result) + [_placed(answer, control, to_name, span, task, n)
+                                            for n, (control, to_name, span) in enumerate(answer.spans)]  # fmt: skip
+            out.append(ExportedAnnotation(
+                id=-(1 + self.answers.index(answer)), annotator=annotator_name(answer.judge),
+                result=reframe(self.definition, result, order), source=SOURCE_JUDGE,
+            ))  # fmt: skip
+        return out
+
+    def with_judges(self, task: ExportedTask) -> ExportedTask:
+        found = self.annotations(task)
+        return replace(task, annotations=(*task.annotations, *found)) if found else task
+
+    def check_used(self) -> None:
+        """Every judge line must have met its task: a line that met none is refused by its location."""
+        for answer in self.answers:
+            if id(answer) not in self.used:
+                what = f"task {answer.task!r}" if answer.task else f"id {answer.record_id!r}"
+                raise answer.fail("task" if answer.task else "id", f"{what} is no task of this study")
+
+
+def _placed(answer: JudgeAnswer, control: str, to_name: str, span: dict[str, Any], task: ExportedTask,
+            n: int) -> dict[str, Any]:  # fmt: skip
+    """A span as a Label Studio labels result on the task's target text; refused when it does not fit."""
+    text = task.data.get(to_name)
+    where = span["_where"]
+    if not isinstance(text, str):
+        raise answer.fail(where, f"the task has no text {to_name!r} to place the span on")
+    if "start" in span:
+        start, end = span["start"], span["end"]
+        if end > len(text):
+            raise answer.fail(f"{where}.end", f"{end} is past the end of the text ({len(text)} characters)")
+        if isinstance(span.get("text"), str) and text[start:end] != span["text"]:
+            raise answer.fail(f"{where}.text", f"{span['text']!r} is not the text at {start}-{end} "
+                              f"({text[start:end]!r})")  # fmt: skip
+    else:
+        start = text.find(span["text"])
+        if start < 0:
+            raise answer.fail(f"{where}.text", f"{span['text']!r} is not in the text")
+        end = start + len(span["text"])
+    return {"id": f"judge-span-{n}", "from_name": control, "to_name": to_name, "type": "labels", "origin": "judge",
+            "value": {"start": start, "end": end, "text": text[start:end], "labels": [span["label"]]}}  # fmt: skip

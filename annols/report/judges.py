@@ -1,0 +1,62 @@
+"""The report's "Judges and humans" section: judges' answers set beside a study's humans.
+
+The judges come from ``report --judge FILE`` (and from ``judges.jsonl`` in a pull folder,
+written by a pull of a project pushed with ``--judge``). While the exports stream, the
+humans' annotations are decoded as the style collector does, and each task a judge
+answered is kept (its key, data and blinding) so that the judge's answers are decoded
+for the same task with the same code; the statistics are :mod:`annols.analysis.judges`.
+The study's own tables never see a judge.
+"""
+
+from __future__ import annotations
+
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols.analysis import judges as analysis
+from annols.definition import Definition
+from annols.formats import ExportedAnnotation, ExportedTask
+from annols.judges import Judges
+from annols.judgments import TIDY_COLUMNS, decode, tidy
+from annols.report.common import ReportOptions
+from annols.report.model import Section
+from annols.report.sources import Study
+from annols.report.style import StyleCollector
+
+
+class JudgeCollector:
+    def __init__(self, definition: Definition, judges: Judges, epsilon: float) -> None:
+        self.definition = definition
+        self.judges = judges
+        self.epsilon = epsilon
+        self.humans = StyleCollector(definition, ReportOptions())
+        self.judged: list[tuple[str, str]] = []
+        self.rows: list[list[object]] = []
+        self.done: set[str] = set()
+        spec = definition.spec
+        self.none_question = f"{spec.labels_name}_none" if definition.style == "spans" else None
+
+    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
+        self.humans.add(task, annotation, uid)
+        if task.key in self.done:
+            return
+        self.done.add(task.key)
+        for found in self.judges.annotations(task):
+            self.judged.append((task.key, found.annotator))
+            for row in tidy(decode(self.definition, task, found)):
+                if row[0] == "choice" and row[1] == self.none_question:
+                    continue  # spans: "none found" is in the span F1 (no spans on both sides)
+                self.rows.append([task.key, found.annotator, *row])
+
+    def sections(self, study: Study) -> list[Section]:
+        self.judges.check_used()
+        humans = self.humans.frame(study)
+        mine = pd.DataFrame(self.rows, columns=["task_key", "annotator", *TIDY_COLUMNS])
+        frame = pd.concat([humans.drop(columns=["uid"]), mine[humans.columns.drop("uid")]], ignore_index=True)
+        if self.none_question is not None:
+            frame = frame[~((frame["kind"] == "choice") & (frame["question"] == self.none_question))]
+        mine_judged = pd.DataFrame(self.judged, columns=["task_key", "annotator"])
+        judged = pd.concat([study.kept[["task_key", "annotator"]], mine_judged], ignore_index=True)
+        spec = self.definition.spec
+        special = spec.special.name if self.definition.style == "sentences" else "special"
+        names = [f"judge:{n}" for n in self.judges.names]
+        return analysis.sections(frame, judged, names, self.epsilon, special, spans=self.definition.style == "spans")
