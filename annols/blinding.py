@@ -31,6 +31,8 @@ def candidate_fields(d: Definition) -> list[str]:
         return [d.spec.field(p) for p in d.spec.positions]
     if d.style == "ratings":  # one candidate: nothing to shuffle, but its system is named all the same
         return [c.name for c in d.spec.candidates]
+    if d.style == "best-worst":  # the tuple annols made, shuffled again per task
+        return list(d.spec.fields())
     return []
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from annols.errors import DefinitionError
 
-STYLES = ("spans", "pairwise", "sentences", "ranking", "ratings")
+STYLES = ("spans", "pairwise", "sentences", "ranking", "ratings", "best-worst")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PROTOCOL_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 # Task fields Label Studio 1.23's editor does not show as given (seen in the browser).

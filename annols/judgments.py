@@ -16,6 +16,7 @@ rating         ratings: a system's value on an aspect's scale
 span           spans: a labelled stretch of a text, its per-span answers and its links
 row            sentences: one sentence row: its special case, column codes, explanation
 answer         a task-level question: the chosen codes, or the text written
+best-worst     best-worst: on an aspect, the tuple of candidates shown, which was best, which worst
 =============  ==========================================================================
 
 :func:`tidy` flattens judgments into one row each with the columns of
@@ -117,7 +118,19 @@ class Answer:
     kind: str = "answer"
 
 
-Judgment = Preference | Rank | Rating | Span | Row | Answer
+@dataclass(frozen=True)
+class BestWorst:
+    """Best-worst: the candidates (systems or items) of a tuple in the order shown; ``best`` and
+    ``worst`` index them (the same index is a violation: kept, flagged, not counted)."""
+
+    aspect: str
+    systems: tuple[str, ...]
+    best: int
+    worst: int
+    kind: str = "best-worst"
+
+
+Judgment = Preference | Rank | Rating | Span | Row | Answer | BestWorst
 
 TIDY_COLUMNS = ["kind", "question", "system", "opponent", "value", "code", "row", "start", "end", "text", "region"]
 
@@ -139,6 +152,7 @@ def tidy(judgments: Iterable[Judgment]) -> Iterator[list[Any]]:
     cell-text      explanation     system               the text (row)
     choice         question        system               one row per code chosen
     text           question        system               the text
+    best-worst     aspect          one tuple member     1 best, -1 worst, 0 neither (code: best/worst/"")
     =============  ==============  ===================  ===========================================
     """
     empty = ""
@@ -165,6 +179,12 @@ def tidy(judgments: Iterable[Judgment]) -> Iterator[list[Any]]:
             if j.explanation:
                 yield ["cell-text", "explanation", j.system, empty, j.explanation, empty, j.row,
                        empty, empty, empty, empty]  # fmt: skip
+        elif isinstance(j, BestWorst):
+            if j.best == j.worst:
+                continue  # best and worst the same candidate: says nothing (validate flags it)
+            for i, system in enumerate(j.systems):
+                value, code = (1, "best") if i == j.best else (-1, "worst") if i == j.worst else (0, empty)
+                yield ["best-worst", j.aspect, system, empty, value, code, empty, empty, empty, empty, empty]
         elif j.codes or not j.text:
             for code in j.codes:
                 yield ["choice", j.question, j.system, empty, code, empty, empty, empty, empty, empty, empty]

@@ -18,6 +18,8 @@ ratings    mean and median with intervals, mean z-score, distribution (plot), Wi
            signed-rank between systems with Holm, agreement (Fleiss, alpha)
 spans      spans per label and system, agreement (exact and overlap F1, token alpha)
 sentences  distribution per column, agreement per column (Fleiss, alpha)
+best-worst counting scores (% best - % worst) with intervals, Bradley-Terry strengths,
+           split-half reliability
 =========  ================================================================================
 """
 
@@ -26,12 +28,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import pairwise, questions, ranking, ratings, sentences, spans
+from annols.analysis import best_worst, pairwise, questions, ranking, ratings, sentences, spans
 from annols.definition import Definition
 from annols.report.common import ReportOptions
 from annols.report.model import Section
 
-STYLES = ("pairwise", "ranking", "ratings", "spans", "sentences")
+STYLES = ("pairwise", "ranking", "ratings", "spans", "sentences", "best-worst")
 
 
 def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame, options: ReportOptions,
@@ -54,6 +56,8 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
         out = spans.sections(tidy, spec, judged, tokens)
     elif style == "sentences":
         out = sentences.sections(tidy, spec)
+    elif style == "best-worst":
+        out = best_worst.sections(tidy, spec, options)
     else:
         out = [Section("Judgments", [f"No analysis for the style {style!r}."])]
     return out + questions.sections(tidy, spec)

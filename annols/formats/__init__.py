@@ -271,6 +271,6 @@ _MODULES = {
 
 def format_for(definition: Definition) -> Format:
     """The format of a definition: its named native format, else the generic one."""
-    module = _MODULES.get(definition.format or "", "generic")
+    module = _MODULES.get(definition.format or "", "best_worst" if definition.style == "best-worst" else "generic")
     fmt: Format = import_module(f"annols.formats.{module}").FORMAT
     return fmt

@@ -1,4 +1,4 @@
-"""The five guideline styles, one module each.
+"""The six guideline styles, one module each.
 
 Each style module has ``parse(table) -> Spec`` (reads its part of a definition),
 ``build_config(definition) -> lxml element``, ``data_fields(spec) -> list`` (the task
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from annols.styles import pairwise, ranking, ratings, sentences, spans
+from annols.styles import best_worst, pairwise, ranking, ratings, sentences, spans
 
 STYLE_MODULES: dict[str, ModuleType] = {
     "spans": spans,
@@ -20,4 +20,5 @@ STYLE_MODULES: dict[str, ModuleType] = {
     "sentences": sentences,
     "ranking": ranking,
     "ratings": ratings,
+    "best-worst": best_worst,
 }

@@ -1,0 +1,89 @@
+"""The input of a best-worst definition: a pool of candidates, one record each, made into tuples.
+
+JSONL or CSV, one record per candidate: the definition's context fields (if any), the
+candidate's text in the field the ``[candidate]`` pane names, and ``id`` naming the
+candidate (an item, or the system that wrote it; its row in the report). Records with
+the same context form one pool (without context panes the whole input is one pool);
+:func:`annols.design.tuples` makes each pool's tuples (each candidate in the same number
+of tuples, pairs co-occurring as evenly as it can), from a seed of the pool's content, so
+the same input always gives the same tasks and keys. A task's data holds the context and
+``{candidate}_1`` .. ``{candidate}_N``; its systems are the candidates' ids, shuffled per
+task at push from ``--seed`` like every blinded style. Results are the generic format's
+(``<name>.jsonl`` with each annotation's judgments, unblinded); ``validate`` flags a
+tuple whose best and worst are the same candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from annols import design
+from annols.definition import Definition
+from annols.errors import InputError
+from annols.formats import ExportedAnnotation, ExportedTask, SourcePrediction, SourceTask, Violation, content_key
+from annols.formats.generic import FORMAT as GENERIC
+from annols.formats.generic import iter_records
+
+
+class BestWorstFormat:
+    name = "best-worst"
+    describe = "JSONL or CSV, one record per candidate: its context fields, its text and its 'id'"
+
+    def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
+        spec = definition.spec
+        context = [p.name for p in spec.context]
+        text_field = spec.candidate.name
+        pools: dict[tuple[str, ...], list[tuple[str, str, Path, str]]] = {}  # context -> (id, text, path, location)
+        first: dict[tuple[str, ...], dict[str, str]] = {}
+        for path in paths:
+            for location, record in iter_records(path):
+                for name in [*context, text_field, "id"]:
+                    if name not in record or record[name] in (None, ""):
+                        need = "every candidate needs an id" if name == "id" else "every record needs it"
+                        raise InputError(path, location, name, f"missing; {need}")
+                key = tuple(str(record[name]) for name in context)
+                pool = pools.setdefault(key, [])
+                ident = str(record["id"])
+                if any(ident == c[0] for c in pool):
+                    raise InputError(path, location, "id", f"{ident!r} is already a candidate of this pool")
+                pool.append((ident, str(record[text_field]), path, location))
+                first.setdefault(key, {name: str(record[name]) for name in context})
+        for key, pool in pools.items():
+            if len(pool) < spec.tuple_size:
+                raise InputError(pool[0][2], pool[0][3], "id",
+                                 f"this pool has {len(pool)} candidates, fewer than tuple_size {spec.tuple_size}")
+            pool_key = content_key(definition.name, {"context": first[key], "pool": sorted(c[0] for c in pool)})
+            tuples = design.tuples(len(pool), spec.tuple_size, spec.appearances, seed=pool_key)
+            for number, members in enumerate(tuples):
+                data: dict[str, Any] = dict(first[key])
+                for position, index in enumerate(members):
+                    data[spec.field(position)] = pool[index][1]
+                systems = tuple(pool[index][0] for index in members)
+                yield SourceTask(
+                    key=content_key(definition.name, {"pool": pool_key, "tuple": number, "ids": list(systems)}),
+                    data=data,
+                    location=f"{pool[members[0]][2]}: {pool[members[0]][3]} (tuple {number + 1} of its pool)",
+                    systems=systems,
+                )
+
+    def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
+        raise InputError(paths[0] if paths else "", "", "", "best-worst tasks take no pre-annotations")
+
+    def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
+        return GENERIC.write_results(tasks, definition, out_dir)
+
+    def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
+        """A best and a worst that are the same candidate (Label Studio cannot refuse it)."""
+        from annols.judgments import BestWorst, decode  # the styles import this package: import on use
+
+        out = []
+        for j in decode(definition, task, annotation):
+            if isinstance(j, BestWorst) and j.best == j.worst:
+                out.append(Violation(task.key, annotation.annotator, "best-differs-from-worst",
+                                     f"{j.aspect}: {j.systems[j.best]!r} chosen as both best and worst"))  # fmt: skip
+        return out
+
+
+FORMAT = BestWorstFormat()

@@ -1,0 +1,130 @@
+"""Best-worst scaling through the real Label Studio and the CLI: the example pushed (tuples
+balanced, systems hidden, each tuple shuffled), answers posted by three annotators from a
+planted order, pulled back unblinded, a best == worst answer flagged by validate and left
+out of the report, whose scores equal an independent count of the planted answers."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from annols import blinding, config, protocols
+from annols.judgments import BestWorst, decode
+from annols.labelstudio import LabelStudioClient
+from annols.pull import read_export
+
+from .conftest import ROOT, LiveServer
+from .test_push_pull import cli
+
+EXAMPLE = ROOT / "examples" / "summary-best-worst.toml"
+INPUT = ROOT / "examples" / "summary-best-worst.jsonl"
+# Each annotator's order of the systems, best first, per aspect: they disagree a little.
+ORDERS = {
+    "bws1@example.org": ["abstractive-a", "lead-extract", "keyword-dump", "fragmenter", "hallucinator"],
+    "bws2@example.org": ["abstractive-a", "keyword-dump", "lead-extract", "fragmenter", "hallucinator"],
+    "bws3@example.org": ["lead-extract", "abstractive-a", "fragmenter", "hallucinator", "keyword-dump"],
+}
+LETTERS = "ABCD"
+
+
+def answer(shown: tuple[str, ...], order: list[str], aspect: str) -> tuple[int, int]:
+    ranked = sorted(range(len(shown)), key=lambda i: order.index(shown[i]))
+    if aspect == "fluency":
+        ranked = ranked[::-1]  # on fluency each annotator's order is the other way round
+    return ranked[0], ranked[-1]
+
+
+def result(picks: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
+    return [{"id": f"{aspect}-{end}", "from_name": f"{aspect}_{end}", "to_name": "summary_1", "type": "choices",
+             "value": {"choices": [LETTERS[position]]}, "origin": "manual"}
+            for aspect, (best, worst) in picks.items()
+            for end, position in (("best", best), ("worst", worst))]  # fmt: skip
+
+
+def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_count(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+) -> None:
+    d = protocols.load(str(EXAMPLE))
+    title = "best-worst live"
+    code, out, err = cli(label_studio, "push", str(EXAMPLE), str(INPUT), "--project", title, "--seed", "9",
+                         cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[-1] == "created 15, already present 0, total 15"
+    project = client.find_project(title)
+    assert project is not None and project.label_config.strip() == config.label_config(d).strip()
+    tasks = client.export_tasks(project.id)
+    text = {(r["document"], r["id"]): r["summary"] for r in map(json.loads, INPUT.read_text("utf-8").splitlines())}
+    appearances: Counter[tuple[str, str]] = Counter()
+    orders = set()
+    users = {email: client.users().get(email) or client.create_user(email) for email in ORDERS}
+    planted: list[tuple[str, tuple[str, ...], int, int]] = []  # (aspect, shown, best, worst) that count
+    for n, t in enumerate(sorted(tasks, key=lambda t: t["id"])):
+        shown = blinding.decode_systems(t["meta"][blinding.META_SYSTEMS])
+        orders.add(tuple(t["meta"][blinding.META_ORDER]))
+        assert not any(s in json.dumps(t["data"]) for s in shown)
+        for i, system in enumerate(shown):
+            assert t["data"][f"summary_{i + 1}"] == text[(t["data"]["document"], system)]
+            appearances[(t["data"]["document"], system)] += 1
+        for email, order in ORDERS.items():
+            picks = {aspect: answer(shown, order, aspect) for aspect in ("informativeness", "fluency")}
+            if n == 0 and email == "bws3@example.org":
+                picks["fluency"] = (2, 2)  # best == worst: flagged, not counted
+            planted += [(aspect, shown, b, w) for aspect, (b, w) in picks.items() if b != w]
+            client.create_annotation(t["id"], result(picks), completed_by=users[email], lead_time=3.0)
+    assert set(appearances.values()) == {4}  # every summary in four tuples of its article
+    assert len(orders) > 1  # shuffled per task
+
+    pulled = tmp_path / "pulled"
+    code, out, err = cli(label_studio, "pull", str(EXAMPLE), "--project", title, "-o", str(pulled))
+    assert code == 0, err
+    assert "Counts match the server: 15 tasks, 45 annotations, 0 skipped." in out
+    exported = list(read_export(pulled / "export.json"))
+    decoded = [j for task in exported for a in task.annotations for j in decode(d, task, a)]
+    assert Counter((j.aspect, j.systems[j.best], j.systems[j.worst]) for j in decoded if isinstance(j, BestWorst)) == \
+        Counter((a, s[b], s[w]) for a, s, b, w in planted) + Counter({("fluency", *[exported_shown(exported)] * 2): 1})
+
+    code, out, err = cli(label_studio, "validate", str(EXAMPLE), str(pulled / "export.json"))
+    assert code == 1
+    assert "best-differs-from-worst" in out and "fluency:" in out
+
+    report = tmp_path / "report"
+    code, out, err = cli(label_studio, "report", str(EXAMPLE), str(pulled), "-o", str(report), "--bootstrap", "200")
+    assert code == 0, err
+    with open(report / "tables" / "best_worst_scores.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    names = {"informativeness": "Informativeness", "fluency": "Fluency"}
+    for aspect in names:
+        shown_n: Counter[str] = Counter()
+        best: Counter[str] = Counter()
+        worst: Counter[str] = Counter()
+        for a, s, b, w in planted:
+            if a == aspect:
+                shown_n.update(s)
+                best[s[b]] += 1
+                worst[s[w]] += 1
+        mine = {r["system"]: r for r in rows if r["aspect"] == names[aspect]}
+        assert set(mine) == set(shown_n)
+        for system, r in mine.items():
+            assert (int(r["shown"]), int(r["best"]), int(r["worst"])) == (shown_n[system], best[system], worst[system])
+            assert r["score %"] == f"{100 * (best[system] - worst[system]) / shown_n[system]:.2f}"
+            assert float(r["score low %"]) <= float(r["score %"]) <= float(r["score high %"])
+        scores = [float(mine[s]["score %"]) for s in mine]
+        assert scores == sorted(scores, reverse=True)
+    top = next(r["system"] for r in rows if r["aspect"] == "Informativeness")
+    assert top == "abstractive-a"
+    with open(report / "tables" / "best_worst_split_half.csv", encoding="utf-8", newline="") as f:
+        reliability = list(csv.DictReader(f))
+    assert [r["aspect"] for r in reliability] == ["Fluency", "Informativeness"] or \
+        [r["aspect"] for r in reliability] == ["Informativeness", "Fluency"]
+    assert all(float(r["split-half rho"]) > 0 for r in reliability)
+    md = (report / "report.md").read_text("utf-8")
+    assert "Best-worst scores" in md and "Split-half reliability" in md
+
+
+def exported_shown(exported: list[Any]) -> str:
+    """The system behind position C of the first task (the best == worst answer's pick)."""
+    first = min(exported, key=lambda t: t.id)
+    return first.systems[2]
