@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -751,6 +751,77 @@ def report_command(
     result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
     click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")
+
+
+def _numbers(kind: type) -> Callable[[click.Context, click.Parameter, str | None], tuple[Any, ...] | None]:
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[Any, ...] | None:
+        if value is None:
+            return None
+        try:
+            out = tuple(kind(v) for v in value.split(","))
+        except ValueError:
+            raise click.BadParameter(f"comma-separated numbers, e.g. 50,100,200; not {value!r}") from None
+        if not out or min(out) < 1:
+            raise click.BadParameter("numbers of 1 or more")
+        return out
+
+    return parse
+
+
+@main.command("plan")
+@click.argument("protocol", type=PROTOCOL)
+@VARIANT
+@click.option("--pilot", "pilots", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="A pull of a pilot study (repeatable): effect, tie rate and variances from it.")  # fmt: skip
+@click.option("--effect", type=float, help="Difference to detect (pairwise: wins - losses over decided, 0.2; "
+              "ratings: points, 0.3; ranking: mean rank, 0.3).")  # fmt: skip
+@click.option("--tie-rate", type=float, help="Pairwise: share of judgments that are ties (0.2).")
+@click.option("--item-sd", type=float, help="Item standard deviation (pairwise: logit scale).")
+@click.option("--annotator-sd", type=float, help="Annotator sd (pairwise: logit scale).")
+@click.option("--residual-sd", type=float, help="Ratings: residual standard deviation of a rating difference.")
+@click.option("--power", type=float, default=0.8, show_default=True, help="Target power.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Level before the report's correction.")
+@click.option("--items", callback=_numbers(int), help="Items of the grid, comma-separated [25,...,800].")
+@click.option("--annotators", callback=_numbers(int), help="Annotators per item of the grid [1,2,3,5].")
+@click.option("--cost-per-judgment", type=click.FloatRange(min=0), help="Cost of one judgment (one annotation).")
+@click.option("--simulations", type=click.IntRange(min=10), default=500, show_default=True, help="Per design.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
+def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], effect: float | None,
+                 tie_rate: float | None, item_sd: float | None, annotator_sd: float | None,
+                 residual_sd: float | None, power: float, alpha: float, items: tuple[int, ...] | None,
+                 annotators: tuple[int, ...] | None, cost_per_judgment: float | None, simulations: int,
+                 seed: int) -> None:  # fmt: skip
+    """Power of study designs (items x annotators per item) before the study, by seeded simulation.
+
+    Simulates the style's main comparison with the report's test and correction; prints
+    power per design and the cheapest design reaching --power, with its judgments and
+    cost. With --pilot, the effect (the pilot's smallest difference), tie rate and
+    variance components come from a pilot's pull; options given still override.
+
+    \b
+    Examples:
+      annols plan pairwise-aspects --effect 0.2 --tie-rate 0.3 --cost-per-judgment 0.5
+      annols plan my-ratings.toml --pilot pilot/ --items 50,100,200 --annotators 1,3
+    """
+    from annols import plan as plan_lib
+
+    d = _load(protocol, variant)
+    given = {"effect": effect, "tie_rate": tie_rate, "item_sd": item_sd, "annotator_sd": annotator_sd,
+             "residual_sd": residual_sd}  # fmt: skip
+    a = plan_lib.assumptions(d, alpha=alpha, power=power)
+    if pilots:
+        a = plan_lib.from_pilot(d, list(pilots), a)
+    a = plan_lib.override(a, **given)
+    result = plan_lib.plan(a, items or plan_lib.ITEMS, annotators or plan_lib.ANNOTATORS, simulations, seed,
+                           cost_per_judgment)  # fmt: skip
+    for line in plan_lib.describe(a):
+        click.echo(line)
+    click.echo(f"{simulations} simulations per design, seed {seed}.")
+    click.echo("items\tannotators\tjudgments\tcost\tpower")
+    for row in plan_lib.as_rows(result):
+        click.echo("\t".join(str(v) for v in row))
+    for line in plan_lib.summary(result):
+        click.echo(line)
 
 
 def _connect(url: str | None, api_key: str | None, data_dir: Path | None) -> labelstudio.LabelStudioClient:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import best_worst, pairwise, questions, ranking, ratings, sentences, spans
+from annols.analysis import best_worst, conclusions, pairwise, questions, ranking, ratings, sentences, spans
 from annols.definition import Definition
 from annols.report.common import ReportOptions
 from annols.report.model import Section
@@ -60,4 +60,5 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
         out = best_worst.sections(tidy, spec, options)
     else:
         out = [Section("Judgments", [f"No analysis for the style {style!r}."])]
+    out += conclusions.sections(style, tidy, spec, options)
     return out + questions.sections(tidy, spec)

@@ -140,6 +140,7 @@ def _write(definition: Definition, study: Study, sections: list[Section], option
         written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
     written += [render.write_csv(table, out_dir) for table in csv_only_tables(study)]
     title, intro = _title(definition), _intro(definition, study, options, left_out or [])
+    intro += [line for section in sections for line in section.summary]
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
     files.write_text(md, render.markdown(title, intro, sections))
     files.write_text(page, render.html_document(title, intro, sections))

@@ -50,6 +50,7 @@ class Section:
     text: list[str] = field(default_factory=list)  # paragraphs, plain text
     tables: list[Table] = field(default_factory=list)
     plots: list[Plot] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)  # lines for the top of the report
 
 
 def decimals(column: Any) -> int:

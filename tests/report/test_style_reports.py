@@ -23,10 +23,11 @@ from tests.report import study
 from tests.report.test_report_files import markdown_tables, read_csv, split
 
 EMAILS = dict(zip(own_study.ANNOTATORS, study.ANNOTATORS, strict=True))
+CONCLUSIONS = ["What the study could detect", "Reliability of the conclusion"]
 SECTIONS = {
-    "pairwise": ["Win / tie / loss", "Agreement", "Bradley-Terry with ties", "Questions"],
-    "ranking": ["Ranks", "Agreement"],
-    "ratings": ["Ratings", "Agreement"],
+    "pairwise": ["Win / tie / loss", "Agreement", "Bradley-Terry with ties", *CONCLUSIONS, "Questions"],
+    "ranking": ["Ranks", "Agreement", *CONCLUSIONS],
+    "ratings": ["Ratings", "Agreement", *CONCLUSIONS],
     "spans": ["Spans", "Span agreement", "Questions"],
     "sentences": ["Answers", "Agreement per column"],
 }

@@ -1,0 +1,160 @@
+"""What a study could detect: per system pair and aspect, the smallest difference its test had 80% power for.
+
+A comparison that is not significant after the correction the report applies says only that
+the study was too small to see a difference of its size, never that there is none: it is
+written "inconclusive at this size (could detect >= X)", X being the smallest difference the
+same test, on the same number of units, would find with probability 0.8 (:data:`POWER`) at
+the corrected level.
+
+- Pairwise (exact sign test of wins against losses, ties set aside): X is in percentage
+  points of (wins - losses) / (wins + losses), the smallest for which the exact two-sided
+  binomial test at the corrected level has power 0.8 on the observed number of judgments
+  that were not ties. The rejection region and its power are exact binomial sums
+  (``scipy.stats.binom``); the root in q, P(win | not a tie), is found by ``brentq``.
+- Ratings and ranking (Wilcoxon signed-rank over samples of per-sample mean differences):
+  X is in the scale's units (a mean rating, a mean rank), from the power of the paired
+  t-test (``statsmodels.stats.power.TTestPower``) on the observed standard deviation of the
+  per-sample differences, with the samples discounted by the Wilcoxon test's asymptotic
+  relative efficiency 3/pi against the t-test (Noether 1955): an approximation, the report
+  says so.
+- The corrected level: the report corrects by Holm's method; its first step, alpha / m for
+  m tests in the family, is the level a single comparison needs at least, so X is computed
+  at alpha / m (Bonferroni), which is conservative.
+
+Ranking had no test between systems: :func:`paired_tests` gives it the ratings' paired
+test on per-sample mean ranks (Holm across the pairs of a dimension).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+from scipy import optimize
+from scipy.stats import binom, wilcoxon
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
+
+ALPHA = 0.05
+POWER = 0.8
+WILCOXON_ARE = 3 / math.pi
+INCONCLUSIVE = "inconclusive at this size"
+
+COLUMNS = ["aspect", "system", "opponent", "test", "measure", "units", "difference", "p (corrected)",
+           "tests corrected for", "detectable difference", "conclusion"]  # fmt: skip
+
+
+def sign_test_region(n: int, alpha: float) -> int:
+    """The largest k with 2 P(X <= k) <= alpha for X ~ Binomial(n, 1/2): reject when wins <= k or >= n - k
+    (scipy's two-sided binomtest p at 1/2 is min(1, 2 P(X <= min(k, n - k)))); -1 when nothing can be rejected."""
+    if n <= 0:
+        return -1
+    ks = np.arange(n // 2 + 1)
+    ok = 2 * binom.cdf(ks, n, 0.5) <= alpha * (1 + 1e-12)
+    return int(ks[ok].max()) if ok.any() else -1
+
+
+def sign_test_power(n: int, q: float, alpha: float) -> float:
+    """Exact power of the two-sided sign test on n decided judgments when P(win) = q."""
+    k = sign_test_region(n, alpha)
+    if k < 0:
+        return 0.0
+    return float(binom.cdf(k, n, q) + binom.sf(n - k - 1, n, q))
+
+
+def sign_test_detectable(n: int, alpha: float, power: float = POWER) -> float:
+    """The smallest 2q - 1 (win share minus loss share among decided judgments, 0..1) with the given power;
+    inf when no difference can reach it (too few decided judgments to reject at all)."""
+    if sign_test_region(n, alpha) < 0 or sign_test_power(n, 1.0, alpha) < power:
+        return math.inf
+    q = optimize.brentq(lambda x: sign_test_power(n, x, alpha) - power, 0.5, 1.0, xtol=1e-10)
+    return 2 * q - 1
+
+
+def paired_detectable(n: int, sd: float, alpha: float, power: float = POWER) -> float:
+    """The smallest mean difference the Wilcoxon signed-rank test on n paired samples detects with the given
+    power: the paired t-test's effect size at n * 3/pi samples times the differences' standard deviation."""
+    effective = n * WILCOXON_ARE
+    if effective < 2 or not sd > 0:
+        return math.nan
+    d = TTestPower().solve_power(effect_size=None, nobs=effective, alpha=alpha, power=power,
+                                 alternative="two-sided")  # fmt: skip
+    return float(np.atleast_1d(d)[0]) * sd
+
+
+def paired_tests(means: pd.Series, group: str) -> pd.DataFrame:
+    """Wilcoxon signed-rank between every pair of systems (name order) over samples, Holm across the pairs of
+    a ``group`` value. ``means`` is each (group, task_key, system)'s mean value."""
+    rows = []
+    for value, part in means.groupby(level=group, observed=True):
+        wide = part.droplevel(group).unstack("system")
+        for system, opponent in itertools.combinations(sorted(wide.columns), 2):
+            both = wide[[system, opponent]].dropna()
+            # Rounded: float noise in means of a few values would split ties and zeros.
+            diff = np.round((both[system] - both[opponent]).to_numpy(), 9)
+            p = wilcoxon(diff).pvalue if (diff != 0).any() else np.nan
+            sd = float(np.std(diff, ddof=1)) if len(diff) > 1 else np.nan
+            rows.append([value, system, opponent, len(both), float(diff.mean()) if len(diff) else np.nan,
+                         int((diff > 0).sum()), int((diff < 0).sum()), float(p), np.nan, sd])  # fmt: skip
+    columns = [group, "system", "opponent", "samples", "mean difference", "samples system higher",
+               "samples opponent higher", "p (Wilcoxon)", "p (Holm)", "sd of differences"]  # fmt: skip
+    table = pd.DataFrame(rows, columns=columns)
+    for _, part in table.groupby(group, sort=False, observed=True):
+        tested = part[part["p (Wilcoxon)"].notna()]
+        if len(tested):
+            table.loc[tested.index, "p (Holm)"] = multipletests(tested["p (Wilcoxon)"], method="holm")[1]
+    return table
+
+
+def _text(x: float, unit: str) -> str:
+    if math.isinf(x):
+        return "nothing at this size: too few units for the test to reject"
+    return f"{x:.4g}{unit}"
+
+
+def conclusion(p: float, difference: float, better: str, worse: str, detectable: float, unit: str,
+               alpha: float = ALPHA) -> str:  # fmt: skip
+    """The words for one comparison: who is better when significant after the correction, else inconclusive."""
+    if p == p and p < alpha:
+        return f"{better} better than {worse} (p corrected = {p:.2g})"
+    if math.isnan(detectable):
+        return f"{INCONCLUSIVE} (too few units to say what it could detect)"
+    if math.isinf(detectable):
+        return f"{INCONCLUSIVE} (could detect {_text(detectable, unit)})"
+    return f"{INCONCLUSIVE} (could detect ≥ {_text(detectable, unit)})"
+
+
+def pairwise_table(sign_test: pd.DataFrame, alpha: float = ALPHA, power: float = POWER) -> pd.DataFrame:
+    """From the pairwise sign-test table: each pair and aspect's difference, detectable difference, conclusion."""
+    rows = []
+    family = sign_test.groupby(["system", "opponent"], observed=True)["p (sign test)"].transform("count")
+    for (_, row), m in zip(sign_test.iterrows(), family, strict=True):
+        wins, losses = int(row["wins"]), int(row["losses"])
+        decided = wins + losses
+        m = max(int(m), 1)
+        x = 100 * sign_test_detectable(decided, alpha / m, power) if decided else math.nan
+        diff = 100 * (wins - losses) / decided if decided else math.nan
+        better, worse = (row["system"], row["opponent"]) if wins >= losses else (row["opponent"], row["system"])
+        p = float(row["p (Holm)"])
+        rows.append([row["aspect"], row["system"], row["opponent"], "sign test", "win - loss % of decided",
+                     decided, diff, p, m, x, conclusion(p, diff, better, worse, x, " points", alpha)])  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def paired_table(tests: pd.DataFrame, group: str, measure: str, lower_better: bool = False,
+                 alpha: float = ALPHA, power: float = POWER) -> pd.DataFrame:  # fmt: skip
+    """From a paired-test table (:func:`paired_tests` or the ratings' own with ``sd of differences``)."""
+    rows = []
+    family = tests.groupby(group, observed=True)["p (Wilcoxon)"].transform("count")
+    for (_, row), m in zip(tests.iterrows(), family, strict=True):
+        m = max(int(m), 1)
+        n, diff = int(row["samples"]), float(row["mean difference"])
+        x = paired_detectable(n, float(row["sd of differences"]), alpha / m, power)
+        first_better = (diff < 0) if lower_better else (diff > 0)
+        better, worse = (row["system"], row["opponent"]) if first_better else (row["opponent"], row["system"])
+        p = float(row["p (Holm)"])
+        rows.append([row[group], row["system"], row["opponent"], "Wilcoxon signed-rank", measure, n, diff, p, m,
+                     x, conclusion(p, diff, better, worse, x, "", alpha)])  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)

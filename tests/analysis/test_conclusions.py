@@ -1,0 +1,253 @@
+"""What a study could detect, and the reliability of its conclusion, against independent computations.
+
+The detectable difference of the sign test is checked against a brute-force power (every
+possible count of wins tested with scipy's binomtest); the paired one against the
+noncentral t distribution directly. Split-half reliability and order probabilities are
+recomputed here with plain loops over dicts on a planted study with one clearly better
+system (``best``) and two that are indistinguishable (``twin1``, ``twin2``: the same
+distribution of ratings)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+from scipy import optimize
+from scipy.stats import binom, binomtest, nct, t, wilcoxon
+
+from annols.analysis import detectable, reliability
+from annols.judgments import Judgment, Preference, Rating
+from tests.analysis import planted
+from tests.analysis.run import OPTIONS, analyse
+
+
+def brute_power(n: int, q: float, alpha: float) -> float:
+    return sum(binom.pmf(k, n, q) for k in range(n + 1) if binomtest(k, n).pvalue <= alpha)
+
+
+@pytest.mark.parametrize(("n", "alpha"), [(10, 0.05), (25, 0.05), (60, 0.025), (7, 0.05), (5, 0.05)])
+def test_sign_test_power_is_the_exact_binomial_power(n: int, alpha: float) -> None:
+    for q in (0.5, 0.6, 0.75, 0.9, 1.0):
+        assert detectable.sign_test_power(n, q, alpha) == pytest.approx(brute_power(n, q, alpha), abs=1e-12)
+    x = detectable.sign_test_detectable(n, alpha)
+    if n == 5:  # 2 * 0.5^5 = 0.0625 > 0.05: five judgments can never be significant
+        assert math.isinf(x)
+        return
+    q = (1 + x) / 2
+    assert brute_power(n, q, alpha) == pytest.approx(detectable.POWER, abs=1e-6)
+    assert brute_power(n, q - 1e-4, alpha) < detectable.POWER
+
+
+def test_paired_detectable_is_the_noncentral_t_root() -> None:
+    n, sd, alpha = 40, 1.3, 0.05 / 3
+    m = n * 3 / math.pi  # Wilcoxon's efficiency against the t-test
+    crit = t.ppf(1 - alpha / 2, m - 1)
+
+    def power(d: float) -> float:
+        nc = d * math.sqrt(m)
+        return float(nct.sf(crit, m - 1, nc) + nct.cdf(-crit, m - 1, nc))
+
+    d = optimize.brentq(lambda x: power(x) - 0.8, 1e-6, 10)
+    assert detectable.paired_detectable(n, sd, alpha) == pytest.approx(d * sd, rel=1e-5)  # statsmodels solves to ~1e-6
+
+
+def small_difference(seed: int = 11) -> planted.Study:
+    """Pairwise, 30 items x 3 annotators, one aspect planted at 55% wins among decided: below what it detects."""
+    rng = random.Random(seed)
+    out: planted.Study = {}
+    for item in range(30):
+        for annotator in planted.ANNOTATORS:
+            judged: list[Judgment] = []
+            for aspect in ("helpful", "safe"):
+                r = rng.random()
+                winner = None if r < 0.2 else (0 if r < 0.2 + 0.8 * 0.55 else 1)  # 0: good
+                judged.append(Preference(aspect, ("good", "fair"), "T" if winner is None else "LR"[winner], winner))
+            if item < 20:  # "safe": good clearly better on 20 items
+                judged[1] = Preference("safe", ("good", "fair"), "L", 0)
+            out[(item, annotator)] = judged
+    return out
+
+
+def test_a_difference_below_what_the_study_could_detect_is_inconclusive() -> None:
+    study = small_difference()
+    result = analyse(planted.PAIRWISE, study)
+    row = result.row("detectable", aspect="More helpful")
+    wins = sum(1 for js in study.values() for j in js if j.aspect == "helpful" and j.winner == 1)  # type: ignore[union-attr]
+    losses = sum(1 for js in study.values() for j in js if j.aspect == "helpful" and j.winner == 0)  # type: ignore[union-attr]
+    # "fair" is first in name order: a win is fair winning.
+    assert (row["system"], row["opponent"]) == ("fair", "good")
+    assert row["units"] == wins + losses
+    assert row["difference"] == pytest.approx(100 * (wins - losses) / (wins + losses))
+    # Independent: the smallest q whose brute-force power reaches 0.8 at alpha / 2 (Holm across 2 aspects).
+    n = wins + losses
+    q = optimize.brentq(lambda x: brute_power(n, x, 0.025) - 0.8, 0.5, 1.0, xtol=1e-9)
+    assert row["detectable difference"] == pytest.approx(100 * (2 * q - 1), abs=1e-4)
+    assert row["p (corrected)"] >= 0.05
+    assert abs(row["difference"]) < row["detectable difference"]
+    assert row["conclusion"] == f"inconclusive at this size (could detect ≥ {row['detectable difference']:.4g} points)"
+    safe = result.row("detectable", aspect="Safer")
+    assert safe["p (corrected)"] < 0.05 and safe["conclusion"].startswith("good better than fair")
+    section = result.section("What the study could detect")
+    assert section.summary == ["1 of 2 system comparisons are significant after correction; 1 are inconclusive "
+                               "at this size (see \"What the study could detect\")."]  # fmt: skip
+    text = " ".join(section.text + [c for s in result.sections for t in s.tables for c in t.frame.columns])
+    assert "no difference" not in text.lower()
+
+
+def test_ratings_and_ranking_detectable_use_the_report_tests() -> None:
+    rated = analyse(planted.RATINGS, planted.ratings())
+    tests = rated.table("ratings_paired_tests")
+    found = rated.table("detectable")
+    assert list(found["p (corrected)"]) == pytest.approx(list(tests["p (Holm)"]), nan_ok=True)
+    study = planted.ratings()
+    for row in found.itertuples():
+        diffs = per_sample_differences(study, row.aspect, row.system, row.opponent)
+        assert row.units == len(diffs)
+        expected = detectable.paired_detectable(len(diffs), float(np.std(diffs, ddof=1)), 0.05 / 3)
+        assert row[10] == pytest.approx(expected)  # detectable difference
+    ranked = analyse(planted.RANKING, planted.ranking())
+    paired = ranked.table("ranking_paired_tests")
+    for row in paired.itertuples():
+        means: dict[tuple[int, str], list[int]] = {}
+        for (item, _), js in planted.ranking().items():
+            for j in js:
+                if j.dimension == row.dimension:  # type: ignore[union-attr]
+                    means.setdefault((item, j.system), []).append(j.rank)  # type: ignore[union-attr]
+        items = sorted({i for i, _ in means})
+        diffs = np.round([np.mean(means[(i, row.system)]) - np.mean(means[(i, row.opponent)]) for i in items], 9)
+        assert row.samples == len(items)
+        assert row[8] == pytest.approx(wilcoxon(diffs).pvalue)  # p (Wilcoxon)
+    conclusions = ranked.table("detectable")
+    good = conclusions[(conclusions["aspect"] == "quality") & (conclusions["opponent"] == "poor")
+                       & (conclusions["system"] == "good")].iloc[0]  # fmt: skip
+    assert good["conclusion"].startswith("good better than poor")
+
+
+def per_sample_differences(study: planted.Study, aspect_text: str, system: str, opponent: str) -> list[float]:
+    aspect = {"Coherence": "coherence", "Fluency": "fluency"}[aspect_text]
+    per: dict[tuple[int, str], list[float]] = {}
+    for (item, _), js in study.items():
+        for j in js:
+            if isinstance(j, Rating) and j.aspect == aspect:
+                per.setdefault((item, j.system), []).append(j.value)
+    items = sorted({i for i, _ in per})
+    return [float(np.mean(per[(i, system)]) - np.mean(per[(i, opponent)])) for i in items]
+
+
+# ----------------------------------------------------------------------------- reliability
+
+RELIABILITY_ANNOTATORS = ("a", "b", "c", "d")
+
+
+def one_better(seed: int = 21, items: int = 30) -> planted.Study:
+    """``best`` rated about 4.3, the twins about 2.5; ``twin2`` gets exactly ``twin1``'s ratings of the next item
+    (so the same ratings overall), but one of them a point higher: the twins differ by 1 / (4 x 30)."""
+    rng = random.Random(seed)
+    draws = {(item, annotator, aspect, system): float(min(5, max(1, round((4.3 if system == "best" else 2.5)
+                                                                           + rng.gauss(0, 0.9)))))
+             for item in range(items) for annotator in RELIABILITY_ANNOTATORS for aspect in ("coherence", "fluency")
+             for system in ("best", "twin1")}  # fmt: skip
+    out: planted.Study = {}
+    for item in range(items):
+        for annotator in RELIABILITY_ANNOTATORS:
+            judged: list[Judgment] = []
+            for aspect in ("coherence", "fluency"):
+                twin2 = draws[((item + 1) % items, annotator, aspect, "twin1")]
+                if (item, annotator) == (0, "a"):
+                    twin2 = twin2 + 1 if twin2 < 5 else twin2 - 1
+                values = {"best": draws[(item, annotator, aspect, "best")],
+                          "twin1": draws[(item, annotator, aspect, "twin1")], "twin2": twin2}  # fmt: skip
+                for i, system in enumerate(("best", "twin1", "twin2")):
+                    value = values[system]
+                    judged.append(Rating(aspect, ("first", "second", "third")[i], system, value, str(int(value))))
+            out[(item, annotator)] = judged
+    return out
+
+
+def independent_split_half(study: planted.Study, aspect: str, seed: int, aspect_index: int) -> list[float]:
+    scores: dict[tuple[str, str], list[float]] = {}
+    for (_, annotator), js in study.items():
+        for j in js:
+            if isinstance(j, Rating) and j.aspect == aspect:
+                scores.setdefault((annotator, j.system), []).append(j.value)
+    annotators = sorted({a for a, _ in scores})
+    systems = sorted({s for _, s in scores})
+    values = []
+    for i in range(reliability.SPLITS):
+        order = np.random.default_rng([seed, aspect_index, i]).permutation(len(annotators))
+        first = {annotators[k] for k in order[: len(annotators) // 2]}
+        halves = []
+        for half in (first, set(annotators) - first):
+            halves.append([np.mean([v for a in sorted(half) for v in scores[(a, s)]]) for s in systems])
+        r = float(np.corrcoef(halves[0], halves[1])[0, 1])
+        values.append(2 * r / (1 + r))
+    return values
+
+
+def independent_order(study: planted.Study, aspect: str, seed: int, aspect_index: int, reps: int) -> dict:
+    per_item: dict[int, dict[str, list[float]]] = {}
+    for (item, _), js in study.items():
+        for j in js:
+            if isinstance(j, Rating) and j.aspect == aspect:
+                per_item.setdefault(item, {}).setdefault(j.system, []).append(j.value)
+    keys = sorted(per_item, key=planted.key)  # items in the table's (key) order
+    systems = sorted({s for v in per_item.values() for s in v})
+
+    def means(drawn: list[int]) -> dict[str, float]:
+        return {s: sum(sum(per_item[keys[k]][s]) for k in drawn) / sum(len(per_item[keys[k]][s]) for k in drawn)
+                for s in systems}  # fmt: skip
+
+    full = means(list(range(len(keys))))
+    rng = np.random.default_rng([seed, aspect_index])
+    resamples = [means(list(row)) for row in rng.integers(0, len(keys), size=(reps, len(keys)))]
+    out = {}
+    for a, b in itertools.combinations(systems, 2):
+        sign = np.sign(full[a] - full[b])
+        hits = [1.0 if np.sign(m[a] - m[b]) == sign else 0.5 if m[a] == m[b] else 0.0 for m in resamples]
+        out[(a, b)] = float(np.mean(hits))
+    return out
+
+
+def test_split_half_and_order_probabilities_equal_an_independent_computation() -> None:
+    study = one_better()
+    result = analyse(planted.RATINGS, study)
+    halves = result.table("reliability")
+    order = result.table("reliability_order")
+    for index, (aspect, text) in enumerate((("coherence", "Coherence"), ("fluency", "Fluency"))):
+        values = independent_split_half(study, aspect, OPTIONS.seed, index)
+        row = halves[halves["aspect"] == text].iloc[0]
+        assert (row["systems"], row["split"], row["units"], row["splits"]) == (3, "annotators", 4, len(values))
+        assert row["split-half r"] == pytest.approx(np.median(values))
+        assert (row["CI low"], row["CI high"]) == pytest.approx(tuple(np.percentile(values, [2.5, 97.5])))
+        assert row["split-half r"] > 0.8  # one system clearly apart: the ranking's shape holds
+        expected = independent_order(study, aspect, OPTIONS.seed, index, OPTIONS.bootstrap)
+        for (a, b), p in expected.items():
+            got = order[(order["aspect"] == text) & (order["system"] == a) & (order["opponent"] == b)].iloc[0]
+            assert got["P(order holds)"] == pytest.approx(p)
+        assert expected[("best", "twin1")] == 1.0 and expected[("best", "twin2")] == 1.0
+        assert 0.5 <= expected[("twin1", "twin2")] < 0.75  # indistinguishable: the order is close to a coin toss
+    section = result.section("Reliability of the conclusion")
+    first = halves.iloc[0]
+    verdict = reliability.verdict(first["split-half r"])
+    assert section.summary[0] == (f"Coherence: the ranking of the 3 systems is {verdict}: "
+                                  f"split-half r = {first['split-half r']:.2f} [{first['CI low']:.2f}, "
+                                  f"{first['CI high']:.2f}].")  # fmt: skip
+    assert [p.name for p in section.plots] == ["reliability_order"]
+
+
+def test_split_half_splits_items_when_each_has_one_annotator() -> None:
+    study = {(item, "a" if item % 2 else "b"): js for (item, annotator), js in one_better(items=40).items()
+             if annotator == "a"}  # fmt: skip
+    halves = analyse(planted.RATINGS, study).table("reliability")
+    assert set(halves["split"]) == {"items"} and set(halves["units"]) == {40}
+    assert (halves["split-half r"] > 0.5).all()
+
+
+def test_two_systems_have_order_probabilities_but_no_split_half() -> None:
+    result = analyse(planted.PAIRWISE, small_difference())
+    halves = result.table("reliability")
+    assert halves["split-half r"].isna().all() and set(halves["systems"]) == {2}
+    assert result.table("reliability_order")["P(order holds)"].notna().all()
