@@ -66,7 +66,7 @@ def test_gold_items_pushed_unseen_pulled_apart_and_scored(
     tasks = sorted(client.export_tasks(project.id), key=lambda t: t["id"])
     roles = [role_of(t["meta"], t["meta"]["annols_key"]) for t in tasks]
     assert roles.count(GOLD) == len(GOLD_RECORDS) and roles.count(STUDY) == len(STUDY_RECORDS)
-    assert roles[-len(GOLD_RECORDS):] != [GOLD] * len(GOLD_RECORDS)  # spread, not appended
+    assert roles[-len(GOLD_RECORDS) :] != [GOLD] * len(GOLD_RECORDS)  # spread, not appended
     assert len({tuple(t["meta"]) for t in tasks}) == 1  # the same keys, in the same order
     assert len({tuple(len(str(v)) for v in t["meta"].values()) for t in tasks}) == 1
     for task in tasks:
