@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from annols import blinding, config, files, protocols, quality
+from annols import blinding, config, files, hidden_judges, protocols, quality
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, WriteError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
 from annols.jsonstream import JSONStreamError, TextReader, iter_json_array
+from annols.judges import Judges
 from annols.labelstudio import LabelStudioClient, Project
 from annols.push import META_WARNINGS
 from annols.styles import STYLE_MODULES
@@ -309,6 +310,7 @@ def convert(
     users: dict[int, str] | None = None,
     *,
     workers: int | None = None,
+    judges: Judges | None = None,
 ) -> ConvertReport:
     """Result files, results.csv and violations.csv from a saved raw JSON export.
 
@@ -323,6 +325,9 @@ def convert(
     side by side, one process per CPU up to ``workers`` (default: the CPUs, at most 4),
     and the parts' files joined: parsing the export is most of the time. Should a part
     not be a run of whole tasks (the split is found by pattern), it is converted in one.
+
+    ``judges`` (:mod:`annols.hidden_judges`) are added to the tasks they answered as annotators
+    ``judge:<name>``; they are not counted among the annotations (the server's counts).
     """
     if users is None:
         users = load_annotators(export)
@@ -331,6 +336,9 @@ def convert(
     if workers is None:
         large = export.is_file() and export.stat().st_size >= PARALLEL_BYTES
         workers = min(_cpus(), MAX_WORKERS) if large else 1
+    if judges:
+        tasks = map(judges.with_judges, same_protocol(read_export(export, users), definition, export))
+        return _convert_tasks(tasks, definition, out_dir, fmt)  # the caller checks judges.check_used()
     if joins and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers)
         if report is not None:
@@ -370,7 +378,8 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
                 totals[0] += 1
                 warnings.extend(task.read_warnings)
                 for a in task.annotations:
-                    totals[2 if a.cancelled else 1] += 1
+                    if a.source == "human":
+                        totals[2 if a.cancelled else 1] += 1
                 tidy.writerows(_tidy_lists(task, definition, system_of))
                 for v in check_export((task,), definition, fmt):
                     checks.writerow([v.task_key, v.annotator, v.rule, v.found])
@@ -513,7 +522,9 @@ def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] 
     return report.counts, report.violations, [str(p.relative_to(folder)) for p in report.files], report.input_warnings
 
 
-def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir: Path) -> PullReport:
+def pull(
+    client: LabelStudioClient, definition: Definition, title: str, out_dir: Path, judges_dir: Path | None = None
+) -> PullReport:
     """Export the project, convert it, and check the counts against the server's.
 
     Everything is written into a folder beside ``out_dir`` and moved into it only when all
@@ -521,11 +532,16 @@ def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir:
     every file is written. A pull that fails leaves ``out_dir`` as it was (an earlier pull
     in it intact). An export cut short, or one that annotations arriving meanwhile put out
     of step with the server's counts, is taken again, a bounded number of times.
+
+    ``judges_dir``: a judge store (:func:`annols.hidden_judges.store_dir`); the project's hidden
+    judges are written to the result files as annotators ``judge:<name>`` and copied to ``judges/``.
     """
     project = client.find_project(title)
     if project is None:
         raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
     check_project_protocol(project, definition)
+    judge_files = hidden_judges.stored(judges_dir, project.id, title) if judges_dir is not None else []
+    judges = Judges.read(definition, judge_files) if judge_files else None
     out_dir = Path(out_dir)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -533,7 +549,10 @@ def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir:
     except OSError as e:
         raise WriteError(out_dir, e) from e
     try:
-        report = _pull_into(client, definition, project, staging, out_dir)
+        report = _pull_into(client, definition, project, staging, out_dir, judges)
+        if judges is not None:
+            judges.check_used()
+            report.convert.files.extend(hidden_judges.copy_to_pull(judge_files, staging))
         _move_in(staging, out_dir)
     except WriteError as e:
         target = out_dir / e.path.relative_to(staging) if e.path.is_relative_to(staging) else e.path
@@ -554,7 +573,12 @@ def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir:
 
 
 def _pull_into(
-    client: LabelStudioClient, definition: Definition, project: Project, staging: Path, out_dir: Path
+    client: LabelStudioClient,
+    definition: Definition,
+    project: Project,
+    staging: Path,
+    out_dir: Path,
+    judges: Judges | None = None,
 ) -> PullReport:
     """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's."""
     users = {uid: email for email, uid in client.users().items()}
@@ -564,7 +588,7 @@ def _pull_into(
         before = _server_counts(client.project(project.id))
         client.export_to(project.id, export)
         try:
-            report = convert(export, definition, staging, users)
+            report = convert(export, definition, staging, users, judges=judges)
         except InputError:  # it ended as an array should, yet is not a whole one
             problem = f"the export of project {project.id} from {client.url} was cut short"
         else:
