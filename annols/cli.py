@@ -455,12 +455,14 @@ def tasks_command(
 @click.option("--project", "title", required=True, help="Project title.")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @VARIANT
+@click.option("--full", is_flag=True, help="Export every task, even into a folder holding an earlier pull.")
 @connection_options
 def pull_command(
     protocol: str,
     title: str,
     out_dir: Path,
     variant: str | None,
+    full: bool,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -470,13 +472,17 @@ def pull_command(
     Also writes violations.csv (protocol rules the server does not check) and checks the
     counts against the server's.
 
+    Into a folder holding an earlier pull of the same project, only the tasks changed
+    since (new, edited, skipped, deleted) are exported and merged; --full exports all.
+
     \b
     Example:
       annols pull qa-feedback --project "QA feedback batch 1" -o results/batch1
     """
     d = _load(protocol, variant)
     client = _connect(url, api_key, data_dir)
-    report = pull_lib.pull(client, d, title, out_dir)  # files are moved in only once counts match
+    report = pull_lib.pull(client, d, title, out_dir, full=full)  # files are moved in only once counts match
+    _print_pull_kind(report)
     _print_convert(report.convert, [report.export, out_dir / pull_lib.ANNOTATORS_FILE, out_dir / pull_lib.PROJECT_FILE])
     c = report.convert.counts
     click.echo(f"Counts match the server: {c.tasks} tasks, {c.annotations} annotations, {c.cancelled} skipped.")
@@ -672,6 +678,18 @@ def _connect(url: str | None, api_key: str | None, data_dir: Path | None) -> lab
 
 def _load(protocol: str, variant: str | None) -> Definition:
     return protocols.load(protocol, variant)
+
+
+def _print_pull_kind(report: pull_lib.PullReport) -> None:
+    """Whether the pull was incremental, and if it exported in full though it could not be, why."""
+    if report.full_reason:
+        click.echo(f"Exported in full: the folder held an earlier pull, but {report.full_reason}.", err=True)
+    changes = report.changes
+    if changes is not None:
+        click.echo(
+            f"Incremental: {changes.changed} changed task(s) exported again ({changes.new} new), "
+            f"{changes.deleted} deleted, the rest kept from the earlier export."
+        )
 
 
 if __name__ == "__main__":  # pragma: no cover

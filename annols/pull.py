@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from annols import blinding, config, files, protocols
+from annols import blinding, config, files, incremental, protocols
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, WriteError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
@@ -70,6 +70,8 @@ class PullReport:
     server_tasks: int
     server_annotations: int
     server_skipped: int
+    changes: incremental.Changes | None = None  # an incremental pull: what it fetched
+    full_reason: str = ""  # why a pull into a folder holding an earlier pull exported in full
 
 
 def read_export(path: Path, users: dict[int, str] | None = None) -> Iterator[ExportedTask]:
@@ -505,8 +507,15 @@ def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] 
     return report.counts, report.violations, [p.name for p in report.files], report.input_warnings
 
 
-def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir: Path) -> PullReport:
+def pull(
+    client: LabelStudioClient, definition: Definition, title: str, out_dir: Path, *, full: bool = False
+) -> PullReport:
     """Export the project, convert it, and check the counts against the server's.
+
+    Into a folder that holds an earlier pull of the same project, only the tasks changed
+    since are exported and merged into its export.json (see :mod:`annols.incremental`),
+    unless ``full``; an earlier export that is damaged or of another project is replaced by
+    a full one, and the report says why (``full_reason``).
 
     Everything is written into a folder beside ``out_dir`` and moved into it only when all
     of it succeeded: the export ended as a whole JSON array, its counts match the server's,
@@ -519,13 +528,15 @@ def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir:
         raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
     check_project_protocol(project, definition)
     out_dir = Path(out_dir)
+    earlier, full_reason = (None, "") if full else incremental.earlier_pull(out_dir, project.id, client.url)
+    fetcher = incremental.Fetcher(client, project.id, earlier)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.annols-pull-", dir=out_dir.parent))
     except OSError as e:
         raise WriteError(out_dir, e) from e
     try:
-        report = _pull_into(client, definition, project, staging, out_dir)
+        report = _pull_into(client, definition, project, staging, out_dir, fetcher)
         _move_in(staging, out_dir)
     except WriteError as e:
         target = out_dir / e.path.relative_to(staging) if e.path.is_relative_to(staging) else e.path
@@ -542,11 +553,18 @@ def pull(client: LabelStudioClient, definition: Definition, title: str, out_dir:
         server_tasks=report.server_tasks,
         server_annotations=report.server_annotations,
         server_skipped=report.server_skipped,
+        changes=fetcher.changes,
+        full_reason=full_reason,
     )
 
 
 def _pull_into(
-    client: LabelStudioClient, definition: Definition, project: Project, staging: Path, out_dir: Path
+    client: LabelStudioClient,
+    definition: Definition,
+    project: Project,
+    staging: Path,
+    out_dir: Path,
+    fetcher: incremental.Fetcher | None = None,
 ) -> PullReport:
     """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's."""
     users = {uid: email for email, uid in client.users().items()}
@@ -554,10 +572,13 @@ def _pull_into(
     attempt = 0
     while True:
         before = _server_counts(client.project(project.id))
-        client.export_to(project.id, export)
         try:
+            if fetcher is None:
+                client.export_to(project.id, export)
+            else:
+                fetcher(export, before[0])
             report = convert(export, definition, staging, users)
-        except InputError:  # it ended as an array should, yet is not a whole one
+        except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
             problem = f"the export of project {project.id} from {client.url} was cut short"
         else:
             info = client.project(project.id)
@@ -589,6 +610,8 @@ def _pull_into(
         "overlap": info.get("maximum_annotations"),
     }
     files.write_text(staging / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    if fetcher is not None:
+        incremental.write_state(staging, project.id, client.url, fetcher.since, export, fetcher.tasks)
     return PullReport(
         convert=report,
         export=export,
