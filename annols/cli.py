@@ -680,6 +680,41 @@ def _load(protocol: str, variant: str | None) -> Definition:
     return protocols.load(protocol, variant)
 
 
+@main.command("status")
+@click.argument("protocol", type=PROTOCOL)
+@click.option("--project", "title", required=True, help="Project title.")
+@click.option("--pull", "pull_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A pull folder of the project: adds its report's agreement tables.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts).")
+@VARIANT
+@connection_options
+def status_command(
+    protocol: str,
+    title: str,
+    pull_dir: Path | None,
+    as_json: bool,
+    variant: str | None,
+    url: str | None,
+    api_key: str | None,
+    data_dir: Path | None,
+) -> None:
+    """How far a study is, without a full export.
+
+    Tasks, annotations and skips per annotator, tasks complete and short of the overlap,
+    annotations per hour over the last 24 hours and when the overlap is reached at that
+    pace; with --pull, the agreement tables of that pull's report.
+
+    \b
+    Example:
+      annols status qa-feedback --project "QA feedback batch 1" --pull results/batch1
+    """
+    from annols import status as status_lib
+
+    d = _load(protocol, variant)
+    client = _connect(url, api_key, data_dir)
+    found = status_lib.status(client, d, title, pull_dir)
+    click.echo(found.to_json() if as_json else status_lib.render(found), nl=not as_json)
+
 def _print_pull_kind(report: pull_lib.PullReport) -> None:
     """Whether the pull was incremental, and if it exported in full though it could not be, why."""
     if report.full_reason:
