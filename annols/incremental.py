@@ -47,6 +47,7 @@ STATE_FILE = "pull-state.json"
 EXPORT_FILE = "export.json"
 MARGIN = timedelta(seconds=120)  # saves committed around the earlier pull's mark are fetched again
 URL_IDS = 400  # ids per export request: keeps its URL under 8 KB (nginx's default header buffer)
+FULL_SHARE = 0.25  # more changed than this share of the tasks: one full export is faster than by ids
 MAX_COUNTS = 400  # id-range counts to find deleted tasks before listing every id instead
 # json.dumps's default separators (", ", ": ") or the compact ones ("," and ":"), which 1.23 sends.
 _STYLES = {
@@ -254,9 +255,11 @@ class Fetcher:
         self.attempts += 1
         self.since = server_mark(self.client)
         if self.earlier is not None and self.attempts == 1:
-            self.changes = fetch_changes(self.client, self.project_id, self.earlier, export)
-            self.tasks = len(index_export(export))
-            return
+            changes = fetch_changes(self.client, self.project_id, self.earlier, export)
+            if changes is not None:
+                self.changes = changes
+                self.tasks = len(index_export(export))
+                return
         if self.earlier is not None and self.attempts == 2:
             self.client.notice("The incremental export did not match the server's counts: exporting in full")
         self.changes = None
@@ -268,12 +271,17 @@ class Fetcher:
             self.tasks = -1  # recorded so: the next pull into this folder is a full one
 
 
-def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, export: Path) -> Changes:
-    """Write into ``export`` the earlier export with the tasks changed since its mark fetched again."""
+def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, export: Path) -> Changes | None:
+    """Write into ``export`` the earlier export with the tasks changed since its mark fetched again;
+    None (nothing written) when so many changed that a full export is the faster way."""
     known = [s[0] for s in earlier.segments]
     known_set = set(known)
     changed = sorted({int(t["id"]) for t in client.task_fields(project_id, "id", updated_after=earlier.since)})
     new = [i for i in changed if i not in known_set]
+    if len(changed) > max(URL_IDS, FULL_SHARE * len(known)):
+        client.notice(f"{len(changed)} of {len(known) + len(new)} tasks changed since the earlier pull: "
+                      "exporting in full")  # fmt: skip
+        return None
     total = int(client.project(project_id).get("task_number") or 0)
     deleted = set(find_deleted(client, project_id, sorted(known_set | set(new)), total))
     wanted = [i for i in changed if i not in deleted]
