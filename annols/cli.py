@@ -500,6 +500,7 @@ def tasks_command(
     show_default=True,
     help="Where push kept the project's hidden judges (push --judge), added as annotators judge:<name>.",
 )
+@click.option("--full", is_flag=True, help="Export every task, even into a folder holding an earlier pull.")
 @connection_options
 def pull_command(
     protocol: str,
@@ -507,6 +508,7 @@ def pull_command(
     out_dir: Path,
     variant: str | None,
     manifest_dir: Path,
+    full: bool,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -515,6 +517,9 @@ def pull_command(
 
     Also writes violations.csv (protocol rules the server does not check) and checks the
     counts against the server's.
+
+    Into a folder holding an earlier pull of the same project, only the tasks changed
+    since (new, edited, skipped, deleted) are exported and merged; --full exports all.
 
     \b
     Example:
@@ -525,7 +530,8 @@ def pull_command(
     from annols import hidden_judges
 
     store = hidden_judges.store_dir(manifest_dir, title)
-    report = pull_lib.pull(client, d, title, out_dir, judges_dir=store)  # moved in only once counts match
+    report = pull_lib.pull(client, d, title, out_dir, judges_dir=store, full=full)  # moved in once counts match
+    _print_pull_kind(report)
     _print_convert(report.convert, [report.export, out_dir / pull_lib.ANNOTATORS_FILE, out_dir / pull_lib.PROJECT_FILE])
     c = report.convert.counts
     click.echo(f"Counts match the server: {c.tasks} tasks, {c.annotations} annotations, {c.cancelled} skipped.")
@@ -831,6 +837,53 @@ def _connect(url: str | None, api_key: str | None, data_dir: Path | None) -> lab
 
 def _load(protocol: str, variant: str | None) -> Definition:
     return protocols.load(protocol, variant)
+
+
+@main.command("status")
+@click.argument("protocol", type=PROTOCOL)
+@click.option("--project", "title", required=True, help="Project title.")
+@click.option("--pull", "pull_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A pull folder of the project: adds its report's agreement tables.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts).")
+@VARIANT
+@connection_options
+def status_command(
+    protocol: str,
+    title: str,
+    pull_dir: Path | None,
+    as_json: bool,
+    variant: str | None,
+    url: str | None,
+    api_key: str | None,
+    data_dir: Path | None,
+) -> None:
+    """How far a study is, without a full export.
+
+    Tasks, annotations and skips per annotator, tasks complete and short of the overlap,
+    annotations per hour over the last 24 hours and when the overlap is reached at that
+    pace; with --pull, the agreement tables of that pull's report.
+
+    \b
+    Example:
+      annols status qa-feedback --project "QA feedback batch 1" --pull results/batch1
+    """
+    from annols import status as status_lib
+
+    d = _load(protocol, variant)
+    client = _connect(url, api_key, data_dir)
+    found = status_lib.status(client, d, title, pull_dir)
+    click.echo(found.to_json() if as_json else status_lib.render(found), nl=not as_json)
+
+def _print_pull_kind(report: pull_lib.PullReport) -> None:
+    """Whether the pull was incremental, and if it exported in full though it could not be, why."""
+    if report.full_reason:
+        click.echo(f"Exported in full: the folder held an earlier pull, but {report.full_reason}.", err=True)
+    changes = report.changes
+    if changes is not None:
+        click.echo(
+            f"Incremental: {changes.changed} changed task(s) exported again ({changes.new} new), "
+            f"{changes.deleted} deleted, the rest kept from the earlier export."
+        )
 
 
 if __name__ == "__main__":  # pragma: no cover

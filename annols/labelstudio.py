@@ -419,12 +419,21 @@ class LabelStudioClient:
         for task in self.task_fields(project_id, "id,meta", page_size):
             yield int(task["id"]), task.get("meta") or {}
 
-    def task_fields(self, project_id: int, include: str, page_size: int = 5000) -> Iterator[dict[str, Any]]:
-        """The fields ``include`` (comma-separated) of every task of the project."""
+    def task_fields(
+        self, project_id: int, include: str, page_size: int = 5000, *, updated_after: str | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """The fields ``include`` (comma-separated) of every task of the project (only those whose
+        ``updated_at`` is after ``updated_after``, an ISO time with milliseconds and "Z", if given)."""
         from label_studio_sdk.core.api_error import ApiError
 
+        extra: dict[str, Any] = {}
+        if updated_after is not None:
+            since = {"filter": "filter:tasks:updated_at", "operator": "greater", "type": "Datetime",
+                     "value": updated_after}  # fmt: skip
+            extra["query"] = json.dumps({"filters": {"conjunction": "and", "items": [since]}, "ordering": ["tasks:id"]})
+
         def listed(page: int) -> Any:
-            params = {"project": project_id, "include": include, "page": page, "page_size": page_size}
+            params = {"project": project_id, "include": include, "page": page, "page_size": page_size, **extra}
             try:
                 return self._json(self._request("GET", "api/tasks", params=params))
             except ApiError as e:
@@ -525,6 +534,28 @@ class LabelStudioClient:
             return self._repeatable(what, download)
         except OSError as e:
             raise WriteError(path, e) from e
+
+    def export_ids_to(self, project_id: int, task_ids: Sequence[int], path: Path) -> None:
+        """The raw JSON export of just these tasks into the file ``path`` (one request; keep the ids to a
+        few hundred, they go in the URL)."""
+        params: dict[str, Any] = {"exportType": "JSON", "download_all_tasks": "true", "ids[]": list(task_ids)}
+        what = f"exporting {len(task_ids)} changed tasks of project {project_id}"
+        body = self._repeatable(what, lambda: self._request("GET", f"api/projects/{project_id}/export", params=params))
+        try:
+            with open(path, "wb") as f:
+                f.write(body.content)
+        except OSError as e:
+            raise WriteError(path, e) from e
+
+    def server_time(self) -> datetime:
+        """The server's clock, from the Date of its answer (to the second)."""
+        from email.utils import parsedate_to_datetime
+
+        response = self._repeatable("reading the server's clock", lambda: self._request("GET", "api/version/"))
+        date = response.headers.get("date")
+        if not date:
+            raise ServerError(f"reading the server's clock: {self.url} sent no Date header")
+        return parsedate_to_datetime(date).astimezone(UTC)
 
     def export_json(self, project_id: int) -> bytes:
         """The raw JSON export of every task (the only export that keeps relations and per-region answers)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from annols import blinding, config, files, hidden_judges, protocols, quality
+from annols import blinding, config, files, hidden_judges, incremental, protocols, quality
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, WriteError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
@@ -72,6 +72,8 @@ class PullReport:
     server_tasks: int
     server_annotations: int
     server_skipped: int
+    changes: incremental.Changes | None = None  # an incremental pull: what it fetched
+    full_reason: str = ""  # why a pull into a folder holding an earlier pull exported in full
 
 
 def read_export(path: Path, users: dict[int, str] | None = None) -> Iterator[ExportedTask]:
@@ -523,9 +525,20 @@ def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] 
 
 
 def pull(
-    client: LabelStudioClient, definition: Definition, title: str, out_dir: Path, judges_dir: Path | None = None
+    client: LabelStudioClient,
+    definition: Definition,
+    title: str,
+    out_dir: Path,
+    judges_dir: Path | None = None,
+    *,
+    full: bool = False,
 ) -> PullReport:
     """Export the project, convert it, and check the counts against the server's.
+
+    Into a folder that holds an earlier pull of the same project, only the tasks changed
+    since are exported and merged into its export.json (see :mod:`annols.incremental`),
+    unless ``full``; an earlier export that is damaged or of another project is replaced by
+    a full one, and the report says why (``full_reason``).
 
     Everything is written into a folder beside ``out_dir`` and moved into it only when all
     of it succeeded: the export ended as a whole JSON array, its counts match the server's,
@@ -543,13 +556,15 @@ def pull(
     judge_files = hidden_judges.stored(judges_dir, project.id, title) if judges_dir is not None else []
     judges = Judges.read(definition, judge_files) if judge_files else None
     out_dir = Path(out_dir)
+    earlier, full_reason = (None, "") if full else incremental.earlier_pull(out_dir, project.id, client.url)
+    fetcher = incremental.Fetcher(client, project.id, earlier)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.annols-pull-", dir=out_dir.parent))
     except OSError as e:
         raise WriteError(out_dir, e) from e
     try:
-        report = _pull_into(client, definition, project, staging, out_dir, judges)
+        report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher)
         if judges is not None:
             judges.check_used()
             report.convert.files.extend(hidden_judges.copy_to_pull(judge_files, staging))
@@ -569,6 +584,8 @@ def pull(
         server_tasks=report.server_tasks,
         server_annotations=report.server_annotations,
         server_skipped=report.server_skipped,
+        changes=fetcher.changes,
+        full_reason=full_reason,
     )
 
 
@@ -579,6 +596,7 @@ def _pull_into(
     staging: Path,
     out_dir: Path,
     judges: Judges | None = None,
+    fetcher: incremental.Fetcher | None = None,
 ) -> PullReport:
     """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's."""
     users = {uid: email for email, uid in client.users().items()}
@@ -586,10 +604,13 @@ def _pull_into(
     attempt = 0
     while True:
         before = _server_counts(client.project(project.id))
-        client.export_to(project.id, export)
         try:
+            if fetcher is None:
+                client.export_to(project.id, export)
+            else:
+                fetcher(export, before[0])
             report = convert(export, definition, staging, users, judges=judges)
-        except InputError:  # it ended as an array should, yet is not a whole one
+        except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
             problem = f"the export of project {project.id} from {client.url} was cut short"
         else:
             info = client.project(project.id)
@@ -621,6 +642,8 @@ def _pull_into(
         "overlap": info.get("maximum_annotations"),
     }
     files.write_text(staging / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    if fetcher is not None:
+        incremental.write_state(staging, project.id, client.url, fetcher.since, export, fetcher.tasks)
     return PullReport(
         convert=report,
         export=export,

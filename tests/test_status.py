@@ -1,0 +1,87 @@
+"""``annols status`` against the real server: every count checked against the server's own
+(its project counts, and the full export counted here independently)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from annols.labelstudio import LabelStudioClient
+
+from .conftest import LiveServer
+from .test_definition import MINIMAL
+from .test_incremental import vote, write_inputs
+from .test_push_pull import cli
+
+
+def test_status_counts_match_the_server(label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path) -> None:
+    definition = tmp_path / "headlines.toml"
+    definition.write_text(MINIMAL)
+    inputs = tmp_path / "headlines.jsonl"
+    write_inputs(inputs, 12)
+    title = "status headlines"
+    code, _, err = cli(label_studio, "push", str(definition), str(inputs), "--project", title, "--overlap", "2",
+                       cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    project = client.find_project(title)
+    assert project is not None
+    ids = sorted(t for t, _ in client.task_meta(project.id))
+    users = client.users()
+    raters = [users.get(e) or client.create_user(e) for e in ("st0@example.org", "st1@example.org")]
+    for task_id in ids[:6]:
+        client.create_annotation(task_id, vote("1"), completed_by=raters[0])
+    for task_id in ids[:4]:
+        client.create_annotation(task_id, vote("2"), completed_by=raters[1])
+    for task_id in ids[4:6]:  # skips
+        client._sdk.annotations.create(id=task_id, result=[], was_cancelled=True, completed_by=raters[1])
+    client._sdk.annotations.create(id=ids[9], result=[], was_cancelled=True, completed_by=raters[0])
+
+    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+
+    # Independently: the server's project counts and its full export, counted here.
+    info = client.project(project.id)
+    exported = client.export_tasks(project.id)
+    done = [sum(not a["was_cancelled"] for a in t["annotations"]) for t in exported]
+    per: dict[str, Counter[str]] = {}
+    emails = {uid: email for email, uid in client.users().items()}
+    for t in exported:
+        for a in t["annotations"]:
+            kind = "skipped" if a["was_cancelled"] else "annotations"
+            per.setdefault(emails[a["completed_by"]], Counter())[kind] += 1
+    assert (found["tasks"], found["annotations"], found["skipped"]) == (
+        info["task_number"], info["total_annotations_number"], info["skipped_annotations_number"]
+    ) == (12, 10, 3)  # fmt: skip
+    assert found["overlap"] == 2
+    assert found["complete"] == sum(d >= 2 for d in done) == 4
+    assert found["short"] == 8 and found["missing"] == sum(max(0, 2 - d) for d in done) == 14
+    got: dict[str, Any] = {a["annotator"]: a for a in found["annotators"]}
+    assert {e: (a["annotations"], a["skipped"]) for e, a in got.items()} == {
+        e: (c["annotations"], c["skipped"]) for e, c in per.items()
+    } == {"st0@example.org": (6, 1), "st1@example.org": (4, 2)}  # fmt: skip
+    # Every annotation was saved just now: all in the last hour, and the pace says when the rest comes.
+    assert sum(found["per_hour"]) == found["per_hour"][-1] == 10 and found["pace"] == round(10 / 24, 2)
+    assert got["st0@example.org"]["last_day"] == 7 and found["eta"] is not None
+
+    # Text output, and the agreement tables of a pull.
+    pulled = tmp_path / "pulled"
+    code, _, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled))
+    assert code == 0, err
+    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--pull", str(pulled))
+    assert code == 0, err
+    assert "12 tasks, 10 annotations, 3 skipped; overlap 2" in out
+    assert "4 tasks complete, 8 short of the overlap (14 annotations missing)" in out
+    assert "st1@example.org\t4\t2\t6" in out
+    assert "From the pull: " in out
+
+
+def test_status_of_an_unknown_project_is_one_line(label_studio: LiveServer, tmp_path: Path) -> None:
+    definition = tmp_path / "headlines.toml"
+    definition.write_text(MINIMAL)
+    code, out, err = cli(label_studio, "status", str(definition), "--project", "no such status project")
+    assert code == 1 and out == ""
+    assert err == f"Error: no project titled 'no such status project' on {label_studio.url}: check --project " \
+        "(titles are exact)\n"  # fmt: skip
