@@ -37,7 +37,7 @@ from annols import __version__, files
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.pull import check_export_protocol
-from annols.report import render
+from annols.report import paper, render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.model import Section
 from annols.report.sources import Study, check_protocol, read_study, resolve
@@ -114,6 +114,7 @@ def _write(definition: Definition, study: Study, sections: list[Section], option
         written += [render.write_csv(table, out_dir) for table in section.tables]
         written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
     written += [render.write_csv(table, out_dir) for table in csv_only_tables(study)]
+    written += paper.write(definition, study, sections, out_dir)
     title, intro = _title(definition), _intro(definition, study, options)
     intro += [line for section in sections for line in section.summary]
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
