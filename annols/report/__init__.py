@@ -39,7 +39,7 @@ from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.judges import Judges
 from annols.pull import check_export_protocol
-from annols.report import render
+from annols.report import paper, render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.judges import JudgeCollector
 from annols.report.model import Section
@@ -139,6 +139,7 @@ def _write(definition: Definition, study: Study, sections: list[Section], option
         written += [render.write_csv(table, out_dir) for table in section.tables]
         written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
     written += [render.write_csv(table, out_dir) for table in csv_only_tables(study)]
+    written += paper.write(definition, study, sections, out_dir)
     title, intro = _title(definition), _intro(definition, study, options, left_out or [])
     intro += [line for section in sections for line in section.summary]
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML

@@ -1,0 +1,484 @@
+"""``report/paper.tex`` and ``paper.bib``: the study's evaluation section, written from the report's numbers.
+
+``paper.tex`` is a standalone LaTeX document (``article``, ``booktabs``) that compiles as it
+is with pdflatex; each block sits between ``% annols:begin NAME`` and ``% annols:end NAME``
+lines so it can be lifted into a manuscript:
+
+- ``methods``: items, annotators, overlap, judgments, agreement, the tests and correction
+  used, what the study could detect (80% power) and the split-half reliability;
+- ``results`` (the style's main table: pairwise win / tie / loss with the corrected p
+  marked; ratings mean and median; ranking mean rank; each system's "better than" after
+  correction), ``comparisons`` (every system pair and aspect: difference, corrected p
+  marked, smallest detectable difference) and ``reliability`` tables;
+- ``limitations``: inconclusive comparisons with what they could detect, agreement below
+  Krippendorff's 0.667, items short of their overlap;
+- ``bibliography``: the works cited, also in ``paper.bib`` (BibTeX) for the manuscript's
+  own bibliography; the document's ``thebibliography`` lets it compile without BibTeX.
+
+Every number is the report's CSV cell text (:meth:`annols.report.model.Table.rows`), and
+every user string (system, aspect, annotator, protocol names) goes through :func:`escape`.
+Significance marks after the report's correction (Holm): * p < 0.05, ** p < 0.01,
+*** p < 0.001.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols import files
+from annols.analysis import detectable
+from annols.definition import Definition
+from annols.report.model import Section, Table, cell_text
+from annols.report.sources import Study
+
+TEX = "paper.tex"
+BIB = "paper.bib"
+LOW_ALPHA = 0.667  # Krippendorff (2004): the lowest alpha from which tentative conclusions are drawn
+
+_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%",
+            "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+            ">": r"\textgreater{}", "|": r"\textbar{}", '"': "''"}  # fmt: skip
+_SYMBOLS = {"≥": r"$\geq$", "≤": r"$\leq$", "±": r"$\pm$", "×": r"$\times$", "–": "--", "—": "---", "‘": "`",
+            "’": "'", "“": "``", "”": "''", "…": r"\ldots{}", "−": "-", "\u00a0": "~", "°": r"$^\circ$",
+            "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}", "ø": r"\o{}", "Ø": r"\O{}", "å": r"\aa{}", "Å": r"\AA{}",
+            "œ": r"\oe{}", "Œ": r"\OE{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}"}  # fmt: skip
+_ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0303": "~", "\u0327": "c", "\u030c": "v",
+            "\u030a": "r", "\u0304": "=", "\u0306": "u", "\u0307": ".", "\u030b": "H", "\u0328": "k"}  # fmt: skip
+
+CITATIONS: dict[str, str] = {
+    "card2020": """@inproceedings{card2020,
+  author = {Card, Dallas and Henderson, Peter and Khandelwal, Urvashi and Jia, Robin and Mahowald, Kyle and Jurafsky, Dan},
+  title = {With Little Power Comes Great Responsibility},
+  booktitle = {Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)},
+  pages = {9263--9274},
+  year = {2020}
+}""",  # noqa: E501
+    "holm1979": """@article{holm1979,
+  author = {Holm, Sture},
+  title = {A Simple Sequentially Rejective Multiple Test Procedure},
+  journal = {Scandinavian Journal of Statistics},
+  volume = {6}, number = {2}, pages = {65--70},
+  year = {1979}
+}""",
+    "dixon1946": """@article{dixon1946,
+  author = {Dixon, Wilfrid J. and Mood, Alexander M.},
+  title = {The Statistical Sign Test},
+  journal = {Journal of the American Statistical Association},
+  volume = {41}, number = {236}, pages = {557--566},
+  year = {1946}
+}""",
+    "wilcoxon1945": """@article{wilcoxon1945,
+  author = {Wilcoxon, Frank},
+  title = {Individual Comparisons by Ranking Methods},
+  journal = {Biometrics Bulletin},
+  volume = {1}, number = {6}, pages = {80--83},
+  year = {1945}
+}""",
+    "noether1955": """@article{noether1955,
+  author = {Noether, Gottfried E.},
+  title = {On a Theorem of {Pitman}},
+  journal = {The Annals of Mathematical Statistics},
+  volume = {26}, number = {1}, pages = {64--68},
+  year = {1955}
+}""",
+    "fleiss1971": """@article{fleiss1971,
+  author = {Fleiss, Joseph L.},
+  title = {Measuring Nominal Scale Agreement among Many Raters},
+  journal = {Psychological Bulletin},
+  volume = {76}, number = {5}, pages = {378--382},
+  year = {1971}
+}""",
+    "krippendorff2004": """@book{krippendorff2004,
+  author = {Krippendorff, Klaus},
+  title = {Content Analysis: An Introduction to Its Methodology},
+  edition = {2}, publisher = {Sage}, address = {Thousand Oaks, CA},
+  year = {2004}
+}""",
+    "cohen1960": """@article{cohen1960,
+  author = {Cohen, Jacob},
+  title = {A Coefficient of Agreement for Nominal Scales},
+  journal = {Educational and Psychological Measurement},
+  volume = {20}, number = {1}, pages = {37--46},
+  year = {1960}
+}""",
+    "kendall1939": """@article{kendall1939,
+  author = {Kendall, Maurice G. and Babington Smith, B.},
+  title = {The Problem of $m$ Rankings},
+  journal = {The Annals of Mathematical Statistics},
+  volume = {10}, number = {3}, pages = {275--287},
+  year = {1939}
+}""",
+    "bradley1952": """@article{bradley1952,
+  author = {Bradley, Ralph Allan and Terry, Milton E.},
+  title = {Rank Analysis of Incomplete Block Designs: {I}. The Method of Paired Comparisons},
+  journal = {Biometrika},
+  volume = {39}, number = {3/4}, pages = {324--345},
+  year = {1952}
+}""",
+    "davidson1970": """@article{davidson1970,
+  author = {Davidson, Roger R.},
+  title = {On Extending the {Bradley-Terry} Model to Accommodate Ties in Paired Comparison Experiments},
+  journal = {Journal of the American Statistical Association},
+  volume = {65}, number = {329}, pages = {317--328},
+  year = {1970}
+}""",
+    "efron1993": """@book{efron1993,
+  author = {Efron, Bradley and Tibshirani, Robert J.},
+  title = {An Introduction to the Bootstrap},
+  publisher = {Chapman \\& Hall}, address = {New York},
+  year = {1993}
+}""",
+    "spearman1910": """@article{spearman1910,
+  author = {Spearman, Charles},
+  title = {Correlation Calculated from Faulty Data},
+  journal = {British Journal of Psychology},
+  volume = {3}, number = {3}, pages = {271--295},
+  year = {1910}
+}""",
+    "brown1910": """@article{brown1910,
+  author = {Brown, William},
+  title = {Some Experimental Results in the Correlation of Mental Abilities},
+  journal = {British Journal of Psychology},
+  volume = {3}, number = {3}, pages = {296--322},
+  year = {1910}
+}""",
+}
+_BIBITEMS = {
+    "card2020": "D. Card, P. Henderson, U. Khandelwal, R. Jia, K. Mahowald and D. Jurafsky. With little power comes "
+                "great responsibility. In \\emph{Proceedings of EMNLP}, pages 9263--9274, 2020.",
+    "holm1979": "S. Holm. A simple sequentially rejective multiple test procedure. \\emph{Scandinavian Journal of "
+                "Statistics}, 6(2):65--70, 1979.",
+    "dixon1946": "W. J. Dixon and A. M. Mood. The statistical sign test. \\emph{Journal of the American Statistical "
+                 "Association}, 41(236):557--566, 1946.",
+    "wilcoxon1945": "F. Wilcoxon. Individual comparisons by ranking methods. \\emph{Biometrics Bulletin}, "
+                    "1(6):80--83, 1945.",
+    "noether1955": "G. E. Noether. On a theorem of Pitman. \\emph{The Annals of Mathematical Statistics}, "
+                   "26(1):64--68, 1955.",
+    "fleiss1971": "J. L. Fleiss. Measuring nominal scale agreement among many raters. \\emph{Psychological "
+                  "Bulletin}, 76(5):378--382, 1971.",
+    "krippendorff2004": "K. Krippendorff. \\emph{Content Analysis: An Introduction to Its Methodology}. Sage, 2nd "
+                        "edition, 2004.",
+    "cohen1960": "J. Cohen. A coefficient of agreement for nominal scales. \\emph{Educational and Psychological "
+                 "Measurement}, 20(1):37--46, 1960.",
+    "kendall1939": "M. G. Kendall and B. Babington Smith. The problem of $m$ rankings. \\emph{The Annals of "
+                   "Mathematical Statistics}, 10(3):275--287, 1939.",
+    "bradley1952": "R. A. Bradley and M. E. Terry. Rank analysis of incomplete block designs: I. The method of "
+                   "paired comparisons. \\emph{Biometrika}, 39(3/4):324--345, 1952.",
+    "davidson1970": "R. R. Davidson. On extending the Bradley-Terry model to accommodate ties in paired "
+                    "comparison experiments. \\emph{Journal of the American Statistical Association}, "
+                    "65(329):317--328, 1970.",
+    "efron1993": "B. Efron and R. J. Tibshirani. \\emph{An Introduction to the Bootstrap}. Chapman \\& Hall, 1993.",
+    "spearman1910": "C. Spearman. Correlation calculated from faulty data. \\emph{British Journal of Psychology}, "
+                    "3(3):271--295, 1910.",
+    "brown1910": "W. Brown. Some experimental results in the correlation of mental abilities. \\emph{British "
+                 "Journal of Psychology}, 3(3):296--322, 1910.",
+}  # fmt: skip
+
+
+def escape(text: Any) -> str:
+    """``text`` as LaTeX that prints it: the special characters, common symbols and accented letters written
+    out; any other character outside ASCII as its code point ([U+XXXX]), so nothing breaks the document."""
+    out = []
+    for ch in str(text):
+        if ch in _SPECIAL:
+            out.append(_SPECIAL[ch])
+        elif ch in _SYMBOLS:
+            out.append(_SYMBOLS[ch])
+        elif ch in "\n\r\t":
+            out.append(" ")
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        else:
+            out.append(_accented(ch))
+    return "".join(out)
+
+
+def _accented(ch: str) -> str:
+    parts = unicodedata.normalize("NFD", ch)
+    base, marks = parts[0], parts[1:]
+    if marks and base.isascii() and base.isalpha() and all(m in _ACCENTS for m in marks):
+        text = base if base not in "ij" else "\\" + base
+        for mark in marks:
+            text = f"\\{_ACCENTS[mark]}{{{text}}}"
+        return text
+    return f"[U+{ord(ch):04X}]"
+
+
+def _mark(p: Any) -> str:
+    if p != p or p is None:
+        return ""
+    p = float(p)
+    stars = "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < detectable.ALPHA else ""
+    return f"\\textsuperscript{{{stars}}}" if stars else ""
+
+
+def _tables(sections: list[Section]) -> dict[str, Table]:
+    return {t.name: t for s in sections for t in s.tables}
+
+
+def _cells(table: Table, columns: list[str]) -> tuple[list[str], list[list[str]]]:
+    """The report's cell texts (as in the CSV) of some columns."""
+    at = [table.header.index(c) for c in columns]
+    return columns, [[row[i] for i in at] for row in table.rows()]
+
+
+def _tabular(name: str, caption: str, header: list[str], rows: list[list[str]], note: str = "") -> list[str]:
+    """A booktabs table: header and rows are LaTeX already (cells escaped by the caller)."""
+    spec = "l" * min(3, len(header)) + "r" * max(0, len(header) - 3)
+    lines = ["\\begin{table}[ht]", "\\centering", "\\small", f"\\caption{{{caption}}}", f"\\label{{tab:{name}}}",
+             f"\\begin{{tabular}}{{{spec}}}", "\\toprule", " & ".join(header) + " \\\\", "\\midrule"]  # fmt: skip
+    lines += [" & ".join(row) + " \\\\" for row in rows]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    if note:
+        lines += ["\\par\\smallskip\\footnotesize " + note]
+    return [*lines, "\\end{table}"]
+
+
+def _significance(tables: dict[str, Table]) -> pd.DataFrame:
+    frame = tables["detectable"].frame if "detectable" in tables else pd.DataFrame(columns=detectable.COLUMNS)
+    return frame
+
+
+def _better_than(comparisons: pd.DataFrame, aspect: str, system: str) -> str:
+    """The systems this one is significantly better than after correction, each with its mark."""
+    out = []
+    for row in comparisons.itertuples(index=False):
+        if str(row[0]) != aspect or not (row[7] == row[7] and row[7] < detectable.ALPHA):
+            continue
+        conclusion = str(row[10])
+        for me, other in ((row[1], row[2]), (row[2], row[1])):
+            if str(me) == system and conclusion.startswith(f"{me} better than {other}"):
+                out.append(escape(other) + _mark(row[7]))
+    return ", ".join(out) if out else "--"
+
+
+MAIN = {  # style table -> the columns shown, the key columns (aspect, system[, opponent])
+    "pairwise_win_tie_loss": ["aspect", "system", "opponent", "judgments", "win %", "tie %", "loss %"],
+    "ratings_summary": ["aspect", "system", "ratings", "mean", "mean CI low", "mean CI high", "median"],
+    "ranking_mean_rank_intervals": ["dimension", "system", "rankings", "mean rank", "CI low", "CI high"],
+}
+MARKS_NOTE = ("Marks: after Holm's correction, * p $<$ 0.05, ** p $<$ 0.01, *** p $<$ 0.001.")
+
+
+def results_block(tables: dict[str, Table]) -> list[str]:
+    comparisons = _significance(tables)
+    for name, columns in MAIN.items():
+        if name not in tables:
+            continue
+        header, rows = _cells(tables[name], columns)
+        table = tables[name]
+        if name == "pairwise_win_tie_loss":
+            p = {(str(r[0]), str(r[1]), str(r[2])): r[7] for r in comparisons.itertuples(index=False)}
+            frame = table.frame
+            shown = [[escape(c) for c in row] + [cell_text(p.get((str(a), str(s), str(o)), float("nan")),
+                                                           "p (corrected)") + _mark(p.get((str(a), str(s), str(o))))]
+                     for row, a, s, o in zip(rows, frame["aspect"], frame["system"], frame["opponent"], strict=True)]
+            head = [escape(h) for h in header] + ["p (Holm)"]
+            caption = "Win / tie / loss of each pair of systems per aspect, with the sign test's p after correction."
+        else:
+            frame = table.frame
+            shown = [[escape(c) for c in row] + [_better_than(comparisons, str(a), str(s))]
+                     for row, a, s in zip(rows, frame[columns[0]], frame["system"], strict=True)]  # fmt: skip
+            head = [escape(h) for h in header] + ["better than"]
+            caption = f"{escape(table.title)}; the systems each is significantly better than after correction."
+        return _tabular("results", caption, head, shown, MARKS_NOTE)
+    generic = next((t for t in tables.values() if t.name not in _OVERVIEW and t.name != "detectable"), None)
+    if generic is None:
+        return ["No result table."]
+    rows = generic.rows()[:30]
+    note = f"The first 30 of {len(generic.frame)} rows (tables/{generic.name}.csv)." if len(generic.frame) > 30 else ""
+    return _tabular("results", escape(generic.title), [escape(h) for h in generic.header],
+                    [[escape(c) for c in row] for row in rows], escape(note))  # fmt: skip
+
+
+_OVERVIEW = {"sources", "annotators", "coverage", "under_annotated", "violations", "violations_by_rule"}
+COMPARISON_COLUMNS = ["aspect", "system", "opponent", "units", "difference", "p (corrected)", "detectable difference"]
+RELIABILITY_COLUMNS = ["aspect", "systems", "split", "split-half r", "CI low", "CI high"]
+
+
+def comparisons_block(tables: dict[str, Table]) -> list[str]:
+    if "detectable" not in tables or not len(tables["detectable"].frame):
+        return []
+    header, rows = _cells(tables["detectable"], COMPARISON_COLUMNS)
+    frame = tables["detectable"].frame
+    shown = [[escape(c) for c in row[:5]] + [escape(row[5]) + _mark(p), escape(row[6])]
+             for row, p in zip(rows, frame["p (corrected)"], strict=True)]  # fmt: skip
+    units = escape(", ".join(sorted({str(m) for m in frame["measure"]})))
+    caption = (f"Every comparison: difference ({units}), p after Holm's correction and the smallest difference the "
+               "test could detect with 80\\% power; a comparison without a mark is inconclusive at this size.")
+    return _tabular("comparisons", caption, [escape(h) for h in header], shown, MARKS_NOTE)
+
+
+def reliability_block(tables: dict[str, Table]) -> list[str]:
+    if "reliability" not in tables or tables["reliability"].frame["split-half r"].isna().all():
+        return []
+    header, rows = _cells(tables["reliability"], RELIABILITY_COLUMNS)
+    rows = [r for r, v in zip(rows, tables["reliability"].frame["split-half r"], strict=True) if v == v]
+    return _tabular("reliability", "Split-half reliability of the system scores (Spearman-Brown corrected, median "
+                    "and 95\\% interval over random splits).", [escape(h) for h in header],
+                    [[escape(c) for c in r] for r in rows])  # fmt: skip
+
+
+def _used(tables: dict[str, Table]) -> list[str]:
+    """The citation keys of the statistics the report's tables use."""
+    names = set(tables)
+    keys = []
+    checks = [("pairwise_sign_test", ["dixon1946"]), ("ratings_paired_tests", ["wilcoxon1945"]),
+              ("ranking_paired_tests", ["wilcoxon1945"]), ("detectable", ["holm1979", "card2020"]),
+              ("pairwise_bradley_terry", ["bradley1952", "davidson1970"]), ("pairwise_cohen", ["cohen1960"]),
+              ("ranking_agreement", ["kendall1939"]), ("reliability", ["spearman1910", "brown1910", "efron1993"])]
+    for name, cite in checks:
+        if name in names:
+            keys += [k for k in cite if k not in keys]
+    if any(n in names for n in ("ratings_paired_tests", "ranking_paired_tests")):
+        keys.append("noether1955")
+    frames = [t.frame for t in tables.values()]
+    if any("Fleiss kappa" in f.columns for f in frames):
+        keys.append("fleiss1971")
+    if any("Krippendorff alpha" in f.columns for f in frames):
+        keys.append("krippendorff2004")
+    if any(c.endswith("CI low %") or c == "mean CI low" for f in frames for c in f.columns):
+        keys.append("efron1993") if "efron1993" not in keys else None
+    return keys
+
+
+def _agreement(tables: dict[str, Table]) -> list[tuple[str, str, float]]:
+    """(what, key, alpha) of every Krippendorff alpha the report gives."""
+    out = []
+    for table in tables.values():
+        if "Krippendorff alpha" not in table.frame.columns or table.name in _OVERVIEW:
+            continue
+        key = table.frame.columns[0]
+        for row in table.frame.itertuples(index=False):
+            value = row[list(table.frame.columns).index("Krippendorff alpha")]
+            if value == value:
+                out.append((table.name, str(row[0]) if key else "", float(value)))
+    return out
+
+
+def methods_block(definition: Definition, study: Study, tables: dict[str, Table]) -> list[str]:
+    kept = study.kept
+    items = len(study.items)
+    annotators = int(kept["annotator"].nunique()) if len(kept) else 0
+    overlaps = sorted({int(o) for o in study.items["overlap"]}) if items else []
+    per_item = kept.groupby("task_key").size() if len(kept) else pd.Series(dtype=int)
+    text = [f"We collected {len(kept)} judgments of {items} items from {annotators} annotators with the "
+            f"{escape(definition.style)} protocol {escape(definition.name)}"
+            + (f", each item asked of {' or '.join(str(o) for o in overlaps)} annotators" if overlaps else "")
+            + (f" (median {float(per_item.median()):g} judgments per item)" if len(per_item) else "")
+            + "."]  # fmt: skip
+    alphas = _agreement(tables)
+    if alphas:
+        values = [a for _, _, a in alphas]
+        text.append("Agreement was measured by Krippendorff's alpha \\citep{krippendorff2004}"
+                    + (" and Fleiss' kappa \\citep{fleiss1971}" if any("Fleiss kappa" in t.frame.columns
+                                                                        for t in tables.values()) else "")
+                    + f"; alpha ranged from {cell_text(min(values), 'a')} to {cell_text(max(values), 'a')}.")
+    tests = []
+    if "pairwise_sign_test" in tables:
+        tests.append("an exact sign test of wins against losses, ties set aside \\citep{dixon1946}")
+    if "ratings_paired_tests" in tables or "ranking_paired_tests" in tables:
+        tests.append("the Wilcoxon signed-rank test over items of the per-item mean differences \\citep{wilcoxon1945}")
+    if tests:
+        text.append(f"Systems were compared by {' and '.join(tests)}, with Holm's correction \\citep{{holm1979}} "
+                    "across the comparisons of a family.")  # fmt: skip
+    if "detectable" in tables and len(tables["detectable"].frame):
+        frame = tables["detectable"].frame
+        finite = frame["detectable difference"][frame["detectable difference"].abs() < float("inf")].dropna()
+        if len(finite):
+            text.append("Following \\citet{card2020}, we report the smallest difference each comparison could detect "
+                        "with 80\\% power at the corrected level: from "
+                        f"{cell_text(float(finite.min()), 'detectable difference')} to "
+                        f"{cell_text(float(finite.max()), 'detectable difference')} "
+                        f"({escape(', '.join(sorted({str(m) for m in frame['measure']})))})"
+                        + (" (for the Wilcoxon test through its asymptotic relative efficiency 3/$\\pi$ "
+                           "\\citep{noether1955})" if "ranking_paired_tests" in tables
+                           or "ratings_paired_tests" in tables else "") + ".")  # fmt: skip
+    if "reliability" in tables:
+        rel = tables["reliability"].frame.dropna(subset=["split-half r"])
+        if len(rel):
+            parts = [f"{escape(a)}: {cell_text(r, 'r')} [{cell_text(lo, 'r')}, {cell_text(hi, 'r')}]"
+                     for a, r, lo, hi in zip(rel["aspect"], rel["split-half r"], rel["CI low"], rel["CI high"],
+                                             strict=True)]  # fmt: skip
+            text.append("The reliability of the system ranking is the split-half correlation of the system scores "
+                        "over random halves of the annotators (or items), Spearman-Brown corrected "
+                        "\\citep{spearman1910,brown1910}, with the bootstrap \\citep{efron1993} probability that each "
+                        f"pair's order holds; split-half r was {'; '.join(parts)}.")  # fmt: skip
+    return [" ".join(text)]
+
+
+def limitations_block(study: Study, tables: dict[str, Table]) -> list[str]:
+    text = []
+    if "detectable" in tables and len(tables["detectable"].frame):
+        frame = tables["detectable"].frame
+        open_ = frame[~(frame["p (corrected)"] < detectable.ALPHA)]
+        if len(open_):
+            shown = [f"{escape(s)} vs.\\ {escape(o)} on {escape(a)} (difference {cell_text(d, 'difference')}, "
+                     + (f"could detect $\\geq$ {cell_text(x, 'detectable difference')})" if x == x and x < float("inf")
+                        else "too few units to detect any difference)")
+                     for a, s, o, d, x in zip(open_["aspect"], open_["system"], open_["opponent"],
+                                              open_["difference"], open_["detectable difference"], strict=True)][:10]
+            more = f" and {len(open_) - 10} more" if len(open_) > 10 else ""
+            text.append(f"{len(open_)} of {len(frame)} comparisons are inconclusive at this size: "
+                        f"{'; '.join(shown)}{more}. They do not show that the systems are equal.")  # fmt: skip
+        else:
+            text.append(f"All {len(frame)} comparisons are significant after correction.")
+    low = [(name, key, a) for name, key, a in _agreement(tables) if a < LOW_ALPHA]
+    if low:
+        shown = [f"{escape(key)} ({cell_text(a, 'a')})" for _, key, a in low[:10]]
+        text.append(f"Agreement is below Krippendorff's alpha of {LOW_ALPHA} \\citep{{krippendorff2004}} for "
+                    f"{len(low)} of {len(_agreement(tables))}: {', '.join(shown)}.")  # fmt: skip
+    items = study.items
+    if len(items):
+        short = int((items["annotators"] < items["overlap"]).sum())
+        text.append(f"{short} of {len(items)} items have fewer annotators than the overlap asked for."
+                    if short else f"Every one of the {len(items)} items has the overlap asked for.")  # fmt: skip
+    if "reliability" in tables:
+        weak = tables["reliability"].frame
+        weak = weak[weak["split-half r"] < 0.7]
+        if len(weak):
+            text.append("The system ranking is not stable (split-half r below 0.7) for "
+                        f"{', '.join(escape(a) for a in weak['aspect'])}.")  # fmt: skip
+    return [" ".join(text) if text else "None found in the report's tables."]
+
+
+def _block(name: str, lines: Iterable[str]) -> list[str]:
+    return [f"% annols:begin {name}", *lines, f"% annols:end {name}"]
+
+
+def bibliography(keys: list[str]) -> str:
+    return "\n\n".join(CITATIONS[k] for k in keys) + "\n"
+
+
+def document(definition: Definition, study: Study, sections: list[Section]) -> tuple[str, str]:
+    """paper.tex and paper.bib."""
+    tables = _tables(sections)
+    keys = _used(tables)
+    title = escape(f"{definition.name}" + (f" ({definition.variant})" if definition.variant else ""))
+    lines = ["% paper.tex: written by annols report from the report's tables; each block between its markers.",
+             "\\documentclass{article}", "\\usepackage{booktabs}", "\\usepackage[margin=2cm]{geometry}",
+             "\\providecommand{\\citep}[1]{(\\cite{#1})}", "\\providecommand{\\citet}[1]{\\cite{#1}}",
+             "\\begin{document}", f"\\section*{{Human evaluation: {title}}}", "",
+             "\\paragraph{Method.}", *_block("methods", methods_block(definition, study, tables)), "",
+             *_block("results", results_block(tables)), "",
+             *_block("comparisons", comparisons_block(tables)), "",
+             *_block("reliability", reliability_block(tables)), "",
+             "\\paragraph{Limitations.}", *_block("limitations", limitations_block(study, tables)), "",
+             *_block("bibliography", ["\\begin{thebibliography}{99}",
+                                      *[f"\\bibitem{{{k}}} {_BIBITEMS[k]}" for k in keys],
+                                      "\\end{thebibliography}"] if keys else []),
+             "\\end{document}", ""]  # fmt: skip
+    return "\n".join(lines), bibliography(keys)
+
+
+def write(definition: Definition, study: Study, sections: list[Section], out_dir: Path) -> list[Path]:
+    tex, bib = document(definition, study, sections)
+    paths = [Path(out_dir) / TEX, Path(out_dir) / BIB]
+    files.write_text(paths[0], tex)
+    files.write_text(paths[1], bib)
+    return paths
