@@ -703,6 +703,53 @@ def report_command(
     click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")
 
 
+@main.command("adjudicate")
+@click.argument("protocol", type=PROTOCOL)
+@click.option("--project", "title", required=True, help="The study's project title.")
+@click.option("--into", required=True, help="The adjudication project (created, or reused with the same config).")
+@click.option(
+    "--rating-tolerance", type=click.FloatRange(min=0), default=0.0, show_default=True,
+    help="Ratings this close agree.",
+)  # fmt: skip
+@click.option(
+    "--span-f1", type=click.FloatRange(0, 1), default=1.0, show_default=True,
+    help="Spans agree when the F1 of their exact (label, start, end) matches reaches this.",
+)  # fmt: skip
+@VARIANT
+@connection_options
+def adjudicate_command(
+    protocol: str,
+    title: str,
+    into: str,
+    rating_tolerance: float,
+    span_f1: float,
+    variant: str | None,
+    url: str | None,
+    api_key: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Put the items annotators disagree on into an adjudication project, each annotator's answer a prediction.
+
+    Choices, codes and ranks disagree when they differ, ratings beyond --rating-tolerance,
+    spans when their F1 is under --span-f1. Each task shows one prediction per annotator
+    (named by annotator) to pick and edit. Pull the adjudication project like any other:
+    its result files hold annotator "adjudicated".
+
+    \b
+    Example:
+      annols adjudicate pairwise-aspects --project "JGR eval" --into "JGR eval adjudication"
+    """
+    from annols import adjudicate as adjudicate_lib
+
+    d = _load(protocol, variant)
+    client = _connect(url, api_key, data_dir)
+    rules = adjudicate_lib.Rules(tolerance=rating_tolerance, span_f1=span_f1)
+    report = adjudicate_lib.adjudicate(client, d, title, into, rules)
+    click.echo(f"{report.disagreements} of {report.items} items with two or more annotators disagree")
+    click.echo(f"{'created' if report.created else 'updated'} {client.url}/projects/{report.project.id}/: "
+               f"added {report.added}, already present {report.present}")  # fmt: skip
+
+
 def _connect(url: str | None, api_key: str | None, data_dir: Path | None) -> labelstudio.LabelStudioClient:
     """The server's client; its retry notices go to stderr, one line each."""
     return labelstudio.connect(url, api_key, data_dir, on_notice=lambda line: click.echo(line, err=True))
