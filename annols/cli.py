@@ -664,6 +664,10 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
     "--exclude-annotators", default="",
     help="Comma-separated annotators left out of every table, or 'flagged' (those under --min-gold-accuracy).",
 )  # fmt: skip
+@click.option(
+    "--adjudicated", multiple=True, type=click.Path(exists=True, path_type=Path),
+    help="A pull of the adjudication project (annols adjudicate): agreement before and after. Repeatable.",
+)  # fmt: skip
 def report_command(
     protocol: str,
     sources: tuple[Path, ...],
@@ -676,6 +680,7 @@ def report_command(
     rating_tolerance: float,
     min_gold_accuracy: float | None,
     exclude_annotators: str,
+    adjudicated: tuple[Path, ...],
 ) -> None:
     """Agreement and result tables of a study: report.md, report.html, plots and CSV tables.
 
@@ -696,7 +701,7 @@ def report_command(
         raise click.UsageError("--exclude-annotators flagged needs --min-gold-accuracy (and --gold)")
     options = report_lib.ReportOptions(
         seed=seed, bootstrap=bootstrap, overlap=overlap, gold=gold, rating_tolerance=rating_tolerance,
-        min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded,
+        min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded, adjudicated=adjudicated,
     )  # fmt: skip
     result = report_lib.build_report(d, list(sources), out_dir, options)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")

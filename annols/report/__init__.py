@@ -40,7 +40,7 @@ from annols.pull import check_export_protocol
 from annols.report import render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.model import Section
-from annols.report.quality import QualityCollector, excluded, without
+from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
 
@@ -83,11 +83,13 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     protocol = _collector(definition, options)
     violations = ViolationCollector(definition)
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
+    adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         violations.add(task, annotation, uid)
         protocol.add(task, annotation, uid)
         quality.add(task, annotation, uid)
+        adjudication.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
     gold, accuracy = quality.section(study)
@@ -96,6 +98,9 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     sections = overview_sections(study) + protocol.sections(study) + violations.sections(study)
     if gold is not None:
         sections.insert(3, gold)
+    adjudicated = adjudication.section(study)
+    if adjudicated is not None:
+        sections.append(adjudicated)
     return _write(definition, study, sections, options, Path(out_dir), left_out)
 
 

@@ -121,3 +121,60 @@ def without(study: Study, annotators: Sequence[str]) -> Study:
     items = study.items.copy()
     items["annotators"] = items["task_key"].map(per_item).fillna(0).astype(int)
     return Study(study.sources, annotations, items, study.overlaps, study.source_tasks)
+
+
+class AdjudicationCollector:
+    """Each annotator's agreement on the adjudicated items: with the others before, with the verdict after.
+
+    The verdicts are the pull of the adjudication project (``annols report --adjudicated DIR``):
+    one submitted judgment per item, by annotator ``adjudicated``. Agreement is the unit
+    score of :func:`annols.analysis.quality.score_item` (the rule adjudication uses to find
+    disagreements): before, the mean over an item's other annotators of the score between
+    the two; after, the score against the verdict; each averaged over the annotator's
+    adjudicated items.
+    """
+
+    def __init__(self, definition: Definition, adjudicated: Sequence[Path] = (), tolerance: float = 0.0) -> None:
+        self.definition = definition
+        self.verdicts: dict[str, GoldItem] = gold_items(definition, adjudicated) if adjudicated else {}
+        self.tolerance = tolerance
+        self.given: list[tuple[int, str, list[Judgment]]] = []
+        self.controls = QualityCollector(definition).controls
+
+    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
+        if task.role == STUDY and task.key in self.verdicts:
+            self.given.append((uid, task.key, decode(self.definition, task, annotation)))
+
+    def section(self, study: Study) -> Section | None:
+        if not self.verdicts:
+            return None
+        latest = _latest(study.annotations).set_index("uid")["annotator"]
+        by_item: dict[str, dict[str, list[Judgment]]] = {}
+        for uid, key, judged in self.given:
+            if uid in latest.index:
+                by_item.setdefault(key, {})[latest[uid]] = judged
+        rows = []
+        for key, per_annotator in sorted(by_item.items()):
+            item = self.verdicts[key]
+            verdict = decode(self.definition, item.task, item.annotation)
+            for annotator, mine in sorted(per_annotator.items()):
+                others = [j for a, j in per_annotator.items() if a != annotator]
+                before = [_mean(scoring.score_item(j, mine, self.tolerance, self.controls)) for j in others]
+                after = _mean(scoring.score_item(verdict, mine, self.tolerance, self.controls))
+                rows.append((annotator, key, sum(before) / len(before) if before else float("nan"), after))
+        frame = pd.DataFrame(rows, columns=["annotator", "task_key", "before", "after"])
+        table = frame.groupby("annotator").agg(
+            **{"items adjudicated": ("task_key", "nunique"), "agreement with the others (before)": ("before", "mean"),
+               "agreement with the verdict (after)": ("after", "mean")}
+        ).reset_index()  # fmt: skip
+        text = [f"{len(self.verdicts)} adjudicated items ({len(by_item)} of them judged in these pulls). "
+                "Agreement is the share of each judgment's units that match (choices, ranks and codes exactly"
+                f"{f', ratings within {self.tolerance:g}' if self.definition.style == 'ratings' else ''}"
+                ", spans by F1): before, with each other annotator of the item; after, with the adjudicated "
+                "judgment."]  # fmt: skip
+        return Section("Adjudication", text, [Table("adjudication_agreement", "Agreement before and after "
+                                                    "adjudication", table)])  # fmt: skip
+
+
+def _mean(scores: dict[str, float]) -> float:
+    return sum(scores.values()) / len(scores) if scores else 1.0
