@@ -342,6 +342,11 @@ MANIFEST_DIR = click.option(
     help="Gold items: input in the protocol's format holding one judgment each (as --with-annotations reads it); "
     "mixed in unseen, their judgments never sent. Repeatable.",
 )
+@click.option(
+    "--attention", type=click.IntRange(min=0), default=0, show_default=True,
+    help="Attention checks to mix in: copies of study items with two identical candidates (pairwise, ranking, "
+    "ratings).",
+)  # fmt: skip
 @connection_options
 def push_command(
     protocol: str,
@@ -355,6 +360,7 @@ def push_command(
     predictions: tuple[Path, ...],
     manifest_dir: Path,
     gold: tuple[Path, ...],
+    attention: int,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -382,6 +388,7 @@ def push_command(
         predictions=predictions,
         manifest_dir=manifest_dir,
         gold=gold,
+        attention=attention,
     )
     bar: Any = None
 

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols import attention
 from annols.analysis import quality as scoring
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.judgments import Judgment, decode
-from annols.quality import STUDY, GoldItem, gold_items
+from annols.quality import ATTENTION, GOLD, STUDY, GoldItem, gold_items
 from annols.report.model import Section, Table
 from annols.report.sources import Study
 
@@ -37,7 +38,7 @@ class QualityCollector:
         self.known: dict[str, list[Judgment]] = {}
         self.tolerance = tolerance
         self.minimum = minimum
-        self.given: list[tuple[int, str, list[Judgment]]] = []  # uid, item key, judgments
+        self.given: list[tuple[int, str, dict[str, float]]] = []  # uid, item key, aspect -> score
         self.roles: set[str] = set()
         controls: list[str] = []
         if definition.style == "spans":
@@ -50,21 +51,26 @@ class QualityCollector:
         if task.role == STUDY:
             return
         self.roles.add(task.role)
+        if task.role == ATTENTION:  # the right answer follows from the task itself
+            judged = decode(self.definition, task, annotation)
+            self.given.append((uid, task.key, attention.score(self.definition, task, judged, self.tolerance)))
+            return
         item = self.gold.get(task.key)
         if item is None:
             return
         if task.key not in self.known:
             self.known[task.key] = decode(self.definition, item.task, item.annotation)
-        self.given.append((uid, task.key, decode(self.definition, task, annotation)))
+        given = decode(self.definition, task, annotation)
+        self.given.append((uid, task.key, scoring.score_item(self.known[task.key], given, self.tolerance,
+                                                             self.controls)))  # fmt: skip
 
     def scores(self, study: Study) -> pd.DataFrame:
         """annotator, task_key, aspect, score: the latest submitted judgment of each annotator on each gold item."""
         latest = _latest(study.annotations)
         annotator = latest.set_index("uid")["annotator"]
         rows = []
-        for uid, key, given in self.given:
+        for uid, key, scored in self.given:
             if uid in annotator.index:
-                scored = scoring.score_item(self.known[key], given, self.tolerance, self.controls)
                 rows += [(annotator[uid], key, aspect, score) for aspect, score in scored.items()]
         return pd.DataFrame(rows, columns=["annotator", "task_key", "aspect", "score"])
 
@@ -74,23 +80,28 @@ class QualityCollector:
         if not self.gold and not self.roles:
             return None, table
         ann = study.annotations
-        gold_tasks = ann.loc[ann["role"] != STUDY, "task_key"].nunique()
-        text = [f"{gold_tasks} gold items in the pulls (tasks pushed with --gold, judged like any other and left "
-                "out of every other table); accuracy is the share of each gold judgment an annotator matched, "
+        gold_tasks = ann.loc[ann["role"] == GOLD, "task_key"].nunique()
+        checks = ann.loc[ann["role"] == ATTENTION, "task_key"].nunique()
+        text = [f"{gold_tasks} gold items and {checks} attention checks in the pulls (tasks pushed with --gold and "
+                "--attention, judged like any other and left out of every other table). An attention check shows "
+                f"two identical candidates: its '{attention.ASPECT}' score is the share of aspects on which the "
+                "annotator judged them alike (a tie, the same rank, the same rating). "
+                "Gold accuracy is the share of each gold judgment an annotator matched, "
                 "averaged over their gold items: choices, ranks and codes exactly"
                 f"{f', ratings within {self.tolerance:g}' if self.definition.style == 'ratings' else ''}"
                 ", spans by F1 of exact (label, start, end) matches."]  # fmt: skip
-        if not self.gold:
+        if not self.gold and gold_tasks:
             text.append("No gold judgments were given (annols report --gold GOLD, the file pushed with --gold): "
                         "accuracy cannot be computed.")  # fmt: skip
-        missing = {k for k in ann.loc[ann["role"] != STUDY, "task_key"]} - set(self.gold)
+        missing = {k for k in ann.loc[ann["role"] == GOLD, "task_key"]} - set(self.gold)
         if self.gold and missing:
             text.append(f"{len(missing)} gold item(s) in the pulls are not in the gold input given: not scored.")
         if self.minimum is not None and len(table):
             flagged = sorted(table.loc[table[FLAGGED], "annotator"])
             text.append(f"Annotators under a gold accuracy of {self.minimum:g}: "
                         f"{', '.join(flagged) if flagged else 'none'}.")  # fmt: skip
-        return Section("Gold items", text, [Table("gold_accuracy", "Accuracy on gold items", table)]), table
+        return Section("Gold items and attention checks", text,
+                       [Table("gold_accuracy", "Accuracy on gold items and attention checks", table)]), table
 
 
 def _latest(annotations: pd.DataFrame) -> pd.DataFrame:
