@@ -349,6 +349,11 @@ MANIFEST_DIR = click.option(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A judge's answers kept from the annotators (not sent to Label Studio); pull adds them. Repeatable.",
 )
+@click.option(
+    "--attention", type=click.IntRange(min=0), default=0, show_default=True,
+    help="Attention checks to mix in: copies of study items with two identical candidates (pairwise, ranking, "
+    "ratings).",
+)  # fmt: skip
 @connection_options
 def push_command(
     protocol: str,
@@ -363,6 +368,7 @@ def push_command(
     manifest_dir: Path,
     gold: tuple[Path, ...],
     judge_files: tuple[Path, ...],
+    attention: int,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -404,6 +410,7 @@ def push_command(
         predictions=predictions,
         manifest_dir=manifest_dir,
         gold=gold,
+        attention=attention,
     )
     bar: Any = None
 
@@ -713,6 +720,10 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
               help="A judge's answers (JSONL, see annols.judges) to compare with the annotators; repeatable.")
 @click.option("--epsilon", type=click.FloatRange(0, 1), default=0.2, show_default=True,
               help="The alternative annotator test's margin (0.2 crowd-workers, 0.15 skilled, 0.1 experts).")
+@click.option(
+    "--adjudicated", multiple=True, type=click.Path(exists=True, path_type=Path),
+    help="A pull of the adjudication project (annols adjudicate): agreement before and after. Repeatable.",
+)  # fmt: skip
 def report_command(
     protocol: str,
     sources: tuple[Path, ...],
@@ -725,6 +736,7 @@ def report_command(
     rating_tolerance: float,
     min_gold_accuracy: float | None,
     exclude_annotators: str,
+    adjudicated: tuple[Path, ...],
     judge_files: tuple[Path, ...] = (),
     epsilon: float = 0.2,
 ) -> None:
@@ -752,7 +764,7 @@ def report_command(
         raise click.UsageError("--exclude-annotators flagged needs --min-gold-accuracy (and --gold)")
     options = report_lib.ReportOptions(
         seed=seed, bootstrap=bootstrap, overlap=overlap, gold=gold, rating_tolerance=rating_tolerance,
-        min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded,
+        min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded, adjudicated=adjudicated,
     )  # fmt: skip
     result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
@@ -828,6 +840,51 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
         click.echo("\t".join(str(v) for v in row))
     for line in plan_lib.summary(result):
         click.echo(line)
+@main.command("adjudicate")
+@click.argument("protocol", type=PROTOCOL)
+@click.option("--project", "title", required=True, help="The study's project title.")
+@click.option("--into", required=True, help="The adjudication project (created, or reused with the same config).")
+@click.option(
+    "--rating-tolerance", type=click.FloatRange(min=0), default=0.0, show_default=True,
+    help="Ratings this close agree.",
+)  # fmt: skip
+@click.option(
+    "--span-f1", type=click.FloatRange(0, 1), default=1.0, show_default=True,
+    help="Spans agree when the F1 of their exact (label, start, end) matches reaches this.",
+)  # fmt: skip
+@VARIANT
+@connection_options
+def adjudicate_command(
+    protocol: str,
+    title: str,
+    into: str,
+    rating_tolerance: float,
+    span_f1: float,
+    variant: str | None,
+    url: str | None,
+    api_key: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Put the items annotators disagree on into an adjudication project, each annotator's answer a prediction.
+
+    Choices, codes and ranks disagree when they differ, ratings beyond --rating-tolerance,
+    spans when their F1 is under --span-f1. Each task shows one prediction per annotator
+    (named by annotator) to pick and edit. Pull the adjudication project like any other:
+    its result files hold annotator "adjudicated".
+
+    \b
+    Example:
+      annols adjudicate pairwise-aspects --project "JGR eval" --into "JGR eval adjudication"
+    """
+    from annols import adjudicate as adjudicate_lib
+
+    d = _load(protocol, variant)
+    client = _connect(url, api_key, data_dir)
+    rules = adjudicate_lib.Rules(tolerance=rating_tolerance, span_f1=span_f1)
+    report = adjudicate_lib.adjudicate(client, d, title, into, rules)
+    click.echo(f"{report.disagreements} of {report.items} items with two or more annotators disagree")
+    click.echo(f"{'created' if report.created else 'updated'} {client.url}/projects/{report.project.id}/: "
+               f"added {report.added}, already present {report.present}")  # fmt: skip
 
 
 def _connect(url: str | None, api_key: str | None, data_dir: Path | None) -> labelstudio.LabelStudioClient:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -43,6 +44,7 @@ RESULT_COLUMNS = [
     "task_key", "task_id", "annotator", "annotation_id", "question", "region", "text", "answer",
     "system", "systems", "lead_time", "created_at", "role",
 ]  # fmt: skip
+ADJUDICATION_META, ADJUDICATED = "annols_adjudication", "adjudicated"  # as annols.adjudicate writes them
 GOLD_DIR = "gold"  # the protocol's result files of gold items and attention checks, apart from the study's
 
 
@@ -98,12 +100,15 @@ def exported_task(raw: dict[str, Any], users: dict[int, str]) -> ExportedTask:
     encoded = meta.get(blinding.META_SYSTEMS)
     systems = blinding.decode_systems(encoded) if isinstance(encoded, str) else ()
     order = meta.get(blinding.META_ORDER)
+    annotations = tuple(_annotation(a, users) for a in raw.get("annotations") or ())
+    if meta.get(ADJUDICATION_META):  # a task of an adjudication project (annols.adjudicate): one verdict
+        annotations = tuple(dataclasses.replace(a, annotator=ADJUDICATED) for a in annotations)
     return ExportedTask(
         id=int(raw["id"]),
         key=str(meta.get(blinding.META_KEY) or f"task-{raw['id']}"),
         data=raw.get("data") or {},
         systems=systems,
-        annotations=tuple(_annotation(a, users) for a in raw.get("annotations") or ()),
+        annotations=annotations,
         source_systems=blinding.source_order(systems, order) if isinstance(order, list) else (),
         read_warnings=_read_warnings(meta.get(META_WARNINGS)),
         role=quality.role_of(meta, str(meta.get(blinding.META_KEY) or "")),

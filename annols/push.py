@@ -72,6 +72,7 @@ class PushOptions:
     predictions: tuple[Path, ...] = ()
     manifest_dir: Path = Path(".annols")
     gold: tuple[Path, ...] = ()  # gold items (annols.quality), mixed in unseen
+    attention: int = 0  # attention checks (annols.attention), mixed in unseen
 
 
 @dataclass
@@ -115,6 +116,7 @@ def annotator_email(annotator: str) -> str:
 def scan(
     definition: Definition, inputs: Sequence[Path], spool: IO[bytes] | None = None, seed: int = 0,
     gold: Sequence[Path] = (),
+    attention: int = 0,
 ) -> Scan:
     """Read every input once, checking it; raises InputError at the first bad record.
 
@@ -126,7 +128,7 @@ def scan(
     seen: set[str] = set()
     pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
     pending_size = 0
-    for task, role in quality.with_roles(definition, inputs, gold, seed):
+    for task, role in quality.with_roles(definition, inputs, gold, seed, attention):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
         if task.key in seen:
@@ -177,6 +179,7 @@ def build_tasks(
     predictions: dict[str, SourcePrediction] | None = None,
     user_ids: dict[str, int] | None = None,
     gold: Sequence[Path] = (),
+    attention: int = 0,
 ) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
     """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
 
@@ -184,7 +187,7 @@ def build_tasks(
     whose judgments (if any) belong to the first one.
     """
     seen: set[str] = set()
-    for task, role in quality.with_roles(definition, inputs, gold, seed):
+    for task, role in quality.with_roles(definition, inputs, gold, seed, attention):
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
@@ -357,12 +360,12 @@ def _push(
     project = _in_background(client.find_project, options.title)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as beside:
         found = None
-        if _scan_path(manifest).exists() and not options.gold:
+        if _scan_path(manifest).exists() and not (options.gold or options.attention):
             found = _cached_scan(client, manifest, input_fingerprint(definition, inputs))
         from_cache = found is not None
         if found is None:
             stamp = _input_stamp(inputs)
-            found = scan(definition, inputs, spool, options.seed, options.gold)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention)
             # The digest is taken while the server imports (hashing releases the GIL); it is
             # kept only if no input changed meanwhile, so it is the digest of what was checked.
             fingerprinting = beside.submit(input_fingerprint, definition, inputs)
@@ -374,7 +377,7 @@ def _push(
         finally:
             if not from_cache:
                 fingerprint = fingerprinting.result()
-                if stamp is not None and _input_stamp(inputs) == stamp and not options.gold:
+                if stamp is not None and _input_stamp(inputs) == stamp and not (options.gold or options.attention):
                     _save_scan(manifest, fingerprint, found)
 
 
@@ -437,7 +440,7 @@ def _push_checked(
         recorded, present = confirmed
     else:
         if from_cache:  # the server no longer has them all: check every record, as any push does
-            found = scan(definition, inputs, spool, options.seed, options.gold)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention)
         if not created_project:
             present = _listed(client, project.id)
     already = sum(1 for k in found.keys if k in present)
@@ -792,6 +795,7 @@ def _built(
         predictions=predictions,
         user_ids=user_ids,
         gold=options.gold,
+        attention=options.attention,
     ):
         if repeat:
             if key not in before:

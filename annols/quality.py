@@ -131,41 +131,51 @@ def _generic_gold(definition: Definition, paths: Sequence[Path]) -> Iterator[Sou
 
 
 def with_roles(
-    definition: Definition, inputs: Sequence[Path], gold: Sequence[Path], seed: int = 0
+    definition: Definition, inputs: Sequence[Path], gold: Sequence[Path], seed: int = 0, attention: int = 0
 ) -> Iterator[tuple[SourceTask, str | None]]:
-    """The push's source tasks, each with its role (None: no gold in this push, no tag).
+    """The push's source tasks, each with its role (None: no gold or attention checks in this push, no tag).
 
-    Gold tasks (their judgment removed: it never goes to the server) are placed at
-    random places among the study tasks, from ``seed``.
+    Gold tasks (their judgment removed: it never goes to the server) and attention checks
+    (:mod:`annols.attention`, made from ``attention`` study tasks chosen from ``seed``) are
+    placed at random places among the study tasks, from ``seed``.
     """
     fmt = format_for(definition)
-    if not gold:
+    if not gold and not attention:
         for task in fmt.read(inputs, definition):
             yield task, None
         return
-    golds: list[SourceTask] = []
+    extra: list[tuple[SourceTask, str]] = []
     seen: set[str] = set()
-    for task in read_gold(definition, gold):
+    for task in read_gold(definition, gold) if gold else ():
         if task.key not in seen:
             seen.add(task.key)
-            golds.append(dataclasses.replace(task, annotations=()))
-    study = 0
+            extra.append((dataclasses.replace(task, annotations=()), GOLD))
+    study = sum(1 for _ in fmt.read(inputs, definition))
+    if attention:
+        from annols import attention as checks
+
+        checks.check_possible(definition)
+        if attention > study:
+            raise InputError(inputs[0], "", "", f"--attention {attention} needs as many study items; the input "
+                             f"holds {study}")  # fmt: skip
+        chosen = set(random.Random(f"{seed}:attention").sample(range(study), attention))
+        for n, task in enumerate(fmt.read(inputs, definition)):
+            if n in chosen:
+                extra.append((checks.make_check(definition, dataclasses.replace(task, annotations=())), ATTENTION))
     for task in fmt.read(inputs, definition):
-        study += 1
         if task.key in seen:
             raise InputError(task.location, "", "", "this item is also a gold item; leave it out of the study "
                              "input or of the gold input")  # fmt: skip
-    places = set(random.Random(f"{seed}:gold").sample(range(study + len(golds)), len(golds)))
-    pending = iter(golds)
+    places = set(random.Random(f"{seed}:gold").sample(range(study + len(extra)), len(extra)))
+    pending = iter(extra)
     position = 0
     for task in fmt.read(inputs, definition):
         while position in places:
-            yield next(pending), GOLD
+            yield next(pending)
             position += 1
         yield task, STUDY
         position += 1
-    for task in pending:
-        yield task, GOLD
+    yield from pending
 
 
 # --- the gold judgments, as the report compares them --------------------------------------------

@@ -43,7 +43,7 @@ from annols.report import paper, render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.judges import JudgeCollector
 from annols.report.model import Section
-from annols.report.quality import QualityCollector, excluded, without
+from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
 
@@ -95,6 +95,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     violations = ViolationCollector(definition)
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
     beside = JudgeCollector(definition, judge_set, epsilon) if judge_set else None
+    adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         violations.add(task, annotation, uid)
@@ -102,6 +103,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         quality.add(task, annotation, uid)
         if beside is not None:
             beside.add(task, annotation, uid)
+        adjudication.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
     gold, accuracy = quality.section(study)
@@ -112,6 +114,9 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         sections.insert(3, gold)
     if beside is not None:
         sections += beside.sections(study)
+    adjudicated = adjudication.section(study)
+    if adjudicated is not None:
+        sections.append(adjudicated)
     return _write(definition, study, sections, options, Path(out_dir), left_out)
 
 

@@ -34,6 +34,7 @@ class ReportOptions:
     rating_tolerance: float = 0.0  # a rating within this of the gold one matches
     min_gold_accuracy: float | None = None  # flag annotators below it
     exclude_annotators: tuple[str, ...] = ()  # left out of every table; "flagged": those flagged
+    adjudicated: tuple[Path, ...] = ()  # pulls of the adjudication project (annols.adjudicate)
 
 
 class Collector(Protocol):

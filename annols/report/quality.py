@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols import attention
 from annols.analysis import quality as scoring
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.judgments import Judgment, decode
-from annols.quality import STUDY, GoldItem, gold_items
+from annols.quality import ATTENTION, GOLD, STUDY, GoldItem, gold_items
 from annols.report.model import Section, Table
 from annols.report.sources import Study
 
@@ -37,7 +38,7 @@ class QualityCollector:
         self.known: dict[str, list[Judgment]] = {}
         self.tolerance = tolerance
         self.minimum = minimum
-        self.given: list[tuple[int, str, list[Judgment]]] = []  # uid, item key, judgments
+        self.given: list[tuple[int, str, dict[str, float]]] = []  # uid, item key, aspect -> score
         self.roles: set[str] = set()
         controls: list[str] = []
         if definition.style == "spans":
@@ -50,21 +51,26 @@ class QualityCollector:
         if task.role == STUDY:
             return
         self.roles.add(task.role)
+        if task.role == ATTENTION:  # the right answer follows from the task itself
+            judged = decode(self.definition, task, annotation)
+            self.given.append((uid, task.key, attention.score(self.definition, task, judged, self.tolerance)))
+            return
         item = self.gold.get(task.key)
         if item is None:
             return
         if task.key not in self.known:
             self.known[task.key] = decode(self.definition, item.task, item.annotation)
-        self.given.append((uid, task.key, decode(self.definition, task, annotation)))
+        given = decode(self.definition, task, annotation)
+        self.given.append((uid, task.key, scoring.score_item(self.known[task.key], given, self.tolerance,
+                                                             self.controls)))  # fmt: skip
 
     def scores(self, study: Study) -> pd.DataFrame:
         """annotator, task_key, aspect, score: the latest submitted judgment of each annotator on each gold item."""
         latest = _latest(study.annotations)
         annotator = latest.set_index("uid")["annotator"]
         rows = []
-        for uid, key, given in self.given:
+        for uid, key, scored in self.given:
             if uid in annotator.index:
-                scored = scoring.score_item(self.known[key], given, self.tolerance, self.controls)
                 rows += [(annotator[uid], key, aspect, score) for aspect, score in scored.items()]
         return pd.DataFrame(rows, columns=["annotator", "task_key", "aspect", "score"])
 
@@ -74,23 +80,28 @@ class QualityCollector:
         if not self.gold and not self.roles:
             return None, table
         ann = study.annotations
-        gold_tasks = ann.loc[ann["role"] != STUDY, "task_key"].nunique()
-        text = [f"{gold_tasks} gold items in the pulls (tasks pushed with --gold, judged like any other and left "
-                "out of every other table); accuracy is the share of each gold judgment an annotator matched, "
+        gold_tasks = ann.loc[ann["role"] == GOLD, "task_key"].nunique()
+        checks = ann.loc[ann["role"] == ATTENTION, "task_key"].nunique()
+        text = [f"{gold_tasks} gold items and {checks} attention checks in the pulls (tasks pushed with --gold and "
+                "--attention, judged like any other and left out of every other table). An attention check shows "
+                f"two identical candidates: its '{attention.ASPECT}' score is the share of aspects on which the "
+                "annotator judged them alike (a tie, the same rank, the same rating). "
+                "Gold accuracy is the share of each gold judgment an annotator matched, "
                 "averaged over their gold items: choices, ranks and codes exactly"
                 f"{f', ratings within {self.tolerance:g}' if self.definition.style == 'ratings' else ''}"
                 ", spans by F1 of exact (label, start, end) matches."]  # fmt: skip
-        if not self.gold:
+        if not self.gold and gold_tasks:
             text.append("No gold judgments were given (annols report --gold GOLD, the file pushed with --gold): "
                         "accuracy cannot be computed.")  # fmt: skip
-        missing = {k for k in ann.loc[ann["role"] != STUDY, "task_key"]} - set(self.gold)
+        missing = {k for k in ann.loc[ann["role"] == GOLD, "task_key"]} - set(self.gold)
         if self.gold and missing:
             text.append(f"{len(missing)} gold item(s) in the pulls are not in the gold input given: not scored.")
         if self.minimum is not None and len(table):
             flagged = sorted(table.loc[table[FLAGGED], "annotator"])
             text.append(f"Annotators under a gold accuracy of {self.minimum:g}: "
                         f"{', '.join(flagged) if flagged else 'none'}.")  # fmt: skip
-        return Section("Gold items", text, [Table("gold_accuracy", "Accuracy on gold items", table)]), table
+        return Section("Gold items and attention checks", text,
+                       [Table("gold_accuracy", "Accuracy on gold items and attention checks", table)]), table
 
 
 def _latest(annotations: pd.DataFrame) -> pd.DataFrame:
@@ -121,3 +132,60 @@ def without(study: Study, annotators: Sequence[str]) -> Study:
     items = study.items.copy()
     items["annotators"] = items["task_key"].map(per_item).fillna(0).astype(int)
     return Study(study.sources, annotations, items, study.overlaps, study.source_tasks)
+
+
+class AdjudicationCollector:
+    """Each annotator's agreement on the adjudicated items: with the others before, with the verdict after.
+
+    The verdicts are the pull of the adjudication project (``annols report --adjudicated DIR``):
+    one submitted judgment per item, by annotator ``adjudicated``. Agreement is the unit
+    score of :func:`annols.analysis.quality.score_item` (the rule adjudication uses to find
+    disagreements): before, the mean over an item's other annotators of the score between
+    the two; after, the score against the verdict; each averaged over the annotator's
+    adjudicated items.
+    """
+
+    def __init__(self, definition: Definition, adjudicated: Sequence[Path] = (), tolerance: float = 0.0) -> None:
+        self.definition = definition
+        self.verdicts: dict[str, GoldItem] = gold_items(definition, adjudicated) if adjudicated else {}
+        self.tolerance = tolerance
+        self.given: list[tuple[int, str, list[Judgment]]] = []
+        self.controls = QualityCollector(definition).controls
+
+    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
+        if task.role == STUDY and task.key in self.verdicts:
+            self.given.append((uid, task.key, decode(self.definition, task, annotation)))
+
+    def section(self, study: Study) -> Section | None:
+        if not self.verdicts:
+            return None
+        latest = _latest(study.annotations).set_index("uid")["annotator"]
+        by_item: dict[str, dict[str, list[Judgment]]] = {}
+        for uid, key, judged in self.given:
+            if uid in latest.index:
+                by_item.setdefault(key, {})[latest[uid]] = judged
+        rows = []
+        for key, per_annotator in sorted(by_item.items()):
+            item = self.verdicts[key]
+            verdict = decode(self.definition, item.task, item.annotation)
+            for annotator, mine in sorted(per_annotator.items()):
+                others = [j for a, j in per_annotator.items() if a != annotator]
+                before = [_mean(scoring.score_item(j, mine, self.tolerance, self.controls)) for j in others]
+                after = _mean(scoring.score_item(verdict, mine, self.tolerance, self.controls))
+                rows.append((annotator, key, sum(before) / len(before) if before else float("nan"), after))
+        frame = pd.DataFrame(rows, columns=["annotator", "task_key", "before", "after"])
+        table = frame.groupby("annotator").agg(
+            **{"items adjudicated": ("task_key", "nunique"), "agreement with the others (before)": ("before", "mean"),
+               "agreement with the verdict (after)": ("after", "mean")}
+        ).reset_index()  # fmt: skip
+        text = [f"{len(self.verdicts)} adjudicated items ({len(by_item)} of them judged in these pulls). "
+                "Agreement is the share of each judgment's units that match (choices, ranks and codes exactly"
+                f"{f', ratings within {self.tolerance:g}' if self.definition.style == 'ratings' else ''}"
+                ", spans by F1): before, with each other annotator of the item; after, with the adjudicated "
+                "judgment."]  # fmt: skip
+        return Section("Adjudication", text, [Table("adjudication_agreement", "Agreement before and after "
+                                                    "adjudication", table)])  # fmt: skip
+
+
+def _mean(scores: dict[str, float]) -> float:
+    return sum(scores.values()) / len(scores) if scores else 1.0

@@ -165,3 +165,38 @@ def test_tag_is_the_same_length_for_every_role_and_reads_back() -> None:
     # Another task's tag, or none, says nothing: a study task.
     assert decode_tag("qa-feedback:other", tags["gold"])[0] == STUDY
     assert decode_tag("x", None) == (STUDY, 0)
+
+
+def test_agreement_before_and_after_adjudication(tmp_path: Path) -> None:
+    """Pairwise-aspects: A's judgment is the verdict on samples 0..9; agreement counted here from the codes."""
+    planted = Planted("pairwise-aspects", tmp_path)
+    by_sample = {int(t["meta"]["annols_key"].rsplit(":", 1)[1]): t for t in planted.plain}
+    verdicts, codes = [], {}
+    for s in range(10):
+        task = copy.deepcopy(by_sample[s])
+        task["meta"]["annols_adjudication"] = 1
+        codes[s] = {}
+        for who in (A, B, C):
+            codes[s][who] = {i["from_name"]: i["value"]["choices"][0] for i in _result(task, who)}
+        task["annotations"] = [{"id": 7000 + s, "completed_by": 99, "result": _result(task, A), "lead_time": 5.0,
+                                "created_at": "2024-07-01T10:00:00.000000Z", "was_cancelled": False}]  # fmt: skip
+        verdicts.append(task)
+    adjudicated = tmp_path / "adjudicated"
+    adjudicated.mkdir()
+    (adjudicated / "export.json").write_text(json.dumps(verdicts), encoding="utf-8")
+    out = planted.report("adjudicated-report", planted.pulls, adjudicated=(adjudicated,))
+    with open(out / "tables" / "adjudication_agreement.csv", encoding="utf-8", newline="") as f:
+        found = {row["annotator"]: row for row in csv.DictReader(f)}
+
+    def share(x: dict[str, str], y: dict[str, str]) -> float:
+        return sum(x[k] == y[k] for k in x) / len(x)
+
+    for who in (A, B, C):
+        others = [o for o in (A, B, C) if o != who]
+        before = sum(sum(share(codes[s][who], codes[s][o]) for o in others) / 2 for s in codes) / len(codes)
+        after = sum(share(codes[s][A], codes[s][who]) for s in codes) / len(codes)
+        assert found[who]["items adjudicated"] == "10"
+        assert float(found[who]["agreement with the others (before)"]) == pytest.approx(before, abs=5e-5)
+        assert float(found[who]["agreement with the verdict (after)"]) == pytest.approx(after, abs=5e-5)
+    assert float(found[A]["agreement with the verdict (after)"]) == 1.0
+    assert "## Adjudication" in (out / "report.md").read_text(encoding="utf-8")
