@@ -361,6 +361,7 @@ class Judges:
             (self.by_key.setdefault(a.task, []) if a.task else self.by_id.setdefault(a.record_id, [])).append(a)
         self.used: set[int] = set()
         self.answers = list(answers)
+        self.number = {id(a): n for n, a in enumerate(self.answers, start=1)}
         self.names = sorted({a.judge for a in answers})
 
     @classmethod
@@ -380,7 +381,7 @@ class Judges:
             result = list(answer.result) + [_placed(answer, control, to_name, span, task, n)
                                             for n, (control, to_name, span) in enumerate(answer.spans)]  # fmt: skip
             out.append(ExportedAnnotation(
-                id=-(1 + self.answers.index(answer)), annotator=annotator_name(answer.judge),
+                id=-self.number[id(answer)], annotator=annotator_name(answer.judge),
                 result=reframe(self.definition, result, order), source=SOURCE_JUDGE,
             ))  # fmt: skip
         return out
