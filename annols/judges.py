@@ -19,6 +19,8 @@ A judge file is JSONL, one line per task and judge, the same for every protocol 
   ``spans`` lists labelled spans of the target text, by offsets (``start``, ``end``:
   characters, end excluded) or by the quoted ``text`` (its first occurrence); ``control``
   picks another labels control than the first.
+  Regions of a Paragraphs object (qa-feedback's missing-information sentences) and
+  answers asked per span (``perRegion``) are not part of a judge's answers.
 - Candidates are meant as the judge saw them: in the input record's order (``system_1``
   is candidate 1, output ``A`` is the first output). The blinding of each task is undone
   when the judge is set beside the humans.

@@ -135,7 +135,7 @@ def agreement(table: pd.DataFrame, judges: Sequence[str]) -> Table:
     rows = []
     for question, part in table.groupby("question", sort=False):
         numeric = bool(part["numeric"].iloc[0])
-        humans = part[~part["annotator"].map(is_judge)]
+        humans = part[~part["annotator"].map(is_judge).astype(bool)]
         names = sorted(humans["annotator"].unique())
         for a, b in itertools.combinations(names, 2):
             rows.append([question, a, b, *_pair(_by_unit(part, a), _by_unit(part, b), numeric)])
@@ -193,7 +193,7 @@ def _score(mine: Any, others: list[Any], numeric: bool) -> float:
 
 def alt_test_scores(part: pd.DataFrame, judge: str, numeric: bool) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per annotator: the judge's and the annotator's alignment with the other annotators, unit by unit."""
-    humans = part[~part["annotator"].map(is_judge)]
+    humans = part[~part["annotator"].map(is_judge).astype(bool)]
     mine = _by_unit(part, judge).to_dict()
     by_unit = {u: dict(zip(g["annotator"], g["value"], strict=True)) for u, g in humans.groupby("unit", sort=True)}
     out: dict[str, tuple[list[float], list[float]]] = {}
@@ -222,7 +222,7 @@ def alt_tests(table: pd.DataFrame, judges: Sequence[str], epsilon: float,
     rows, summary = [], []
     groups: list[tuple[str, str, dict[str, tuple[np.ndarray, np.ndarray]]]] = []
     for question, part in table.groupby("question", sort=False):
-        humans = part[~part["annotator"].map(is_judge)]["annotator"].nunique()
+        humans = part[~part["annotator"].map(is_judge).astype(bool)]["annotator"].nunique()
         if humans < 3:
             continue
         numeric = bool(part["numeric"].iloc[0])
@@ -299,7 +299,7 @@ def systems(frame: pd.DataFrame, judges: Sequence[str], judged: pd.DataFrame | N
         mine = judged[who(judged["annotator"])] if judged is not None else None
         return system_scores(group, mine, task_systems, controls, columns)
 
-    humans = scored(frame[~frame["annotator"].map(is_judge)], lambda a: ~a.map(is_judge))
+    humans = scored(frame[~frame["annotator"].map(is_judge).astype(bool)], lambda a: ~a.map(is_judge).astype(bool))
     if not len(humans):
         return None
     by_judge = {j: scored(frame[frame["annotator"] == j], lambda a, j=j: a == j) for j in judges}
@@ -350,7 +350,7 @@ def _order(part: pd.DataFrame, column: str, measure: str) -> str:
 
 def disagreements(table: pd.DataFrame, judges: Sequence[str]) -> Table:
     rows = []
-    humans = table[~table["annotator"].map(is_judge)]
+    humans = table[~table["annotator"].map(is_judge).astype(bool)]
     given = {(q, u): g for (q, u), g in humans.groupby(["question", "unit"], sort=True)}
     for judge in judges:
         mine = table[table["annotator"] == judge]
