@@ -19,6 +19,8 @@ A judge file is JSONL, one line per task and judge, the same for every protocol 
   ``spans`` lists labelled spans of the target text, by offsets (``start``, ``end``:
   characters, end excluded) or by the quoted ``text`` (its first occurrence); ``control``
   picks another labels control than the first.
+  Regions of a Paragraphs object (qa-feedback's missing-information sentences) and
+  answers asked per span (``perRegion``) are not part of a judge's answers.
 - Candidates are meant as the judge saw them: in the input record's order (``system_1``
   is candidate 1, output ``A`` is the first output). The blinding of each task is undone
   when the judge is set beside the humans.
@@ -361,6 +363,7 @@ class Judges:
             (self.by_key.setdefault(a.task, []) if a.task else self.by_id.setdefault(a.record_id, [])).append(a)
         self.used: set[int] = set()
         self.answers = list(answers)
+        self.number = {id(a): n for n, a in enumerate(self.answers, start=1)}
         self.names = sorted({a.judge for a in answers})
 
     @classmethod
@@ -380,7 +383,7 @@ class Judges:
             result = list(answer.result) + [_placed(answer, control, to_name, span, task, n)
                                             for n, (control, to_name, span) in enumerate(answer.spans)]  # fmt: skip
             out.append(ExportedAnnotation(
-                id=-(1 + self.answers.index(answer)), annotator=annotator_name(answer.judge),
+                id=-self.number[id(answer)], annotator=annotator_name(answer.judge),
                 result=reframe(self.definition, result, order), source=SOURCE_JUDGE,
             ))  # fmt: skip
         return out

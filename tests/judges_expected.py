@@ -17,7 +17,7 @@ from scipy.stats import t as student_t
 from tests.report import formulas
 
 from .judges_study import judge_truths
-from .own_study import ANNOTATORS, ITEMS, SYSTEMS, OwnStudy, pairwise_systems
+from .own_study import ANNOTATORS, ITEMS, SYSTEMS, OwnStudy, pairwise_systems, spans_system
 
 EPSILON = 0.2
 MAJORITY = "human majority"
@@ -260,6 +260,11 @@ def system_scores(study: OwnStudy, plants: list[dict[int, Any]]) -> dict[tuple[s
                 for q, by in truth.items():
                     for s, v in by.items():
                         points.setdefault((q, s), []).append(float(v))
+            elif study.style == "spans":  # spans per item, by the item's system
+                points.setdefault(("errors", spans_system(item)), []).append(float(len(truth["spans"])))
+            else:  # % of rows with a severity, by the item's system
+                for row in truth:
+                    points.setdefault(("severity", spans_system(item)), []).append(100.0 * ("severity" in row))
     return {k: sum(v) / len(v) for k, v in points.items()}
 
 
@@ -297,7 +302,7 @@ def systems(study: OwnStudy) -> tuple[dict[tuple[str, str], list[float]], dict[t
     by_judge = {j: system_scores(study, [every[j]]) for j in judges}
     side = {k: [v, *(by_judge[j][k] for j in judges)] for k, v in humans.items()}
     orders = {}
-    lower_first = study.style == "ranking"
+    lower_first = study.style in ("ranking", "spans", "sentences")  # ranks, spans and coded rows: fewer is better
     for q in sorted({q for q, _ in humans}):
         h = {s: humans[(q, s)] for s in SYSTEMS}
         for j in judges:

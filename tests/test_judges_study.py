@@ -126,10 +126,7 @@ def test_the_copycat_is_as_good_as_a_human_and_the_dice_is_not(judged: Judged) -
 
 def test_systems_by_judges_and_humans(judged: Judged) -> None:
     side, orders = expect.systems(judged.study)
-    if not side:
-        assert not (judged.judged / "tables" / "judges_systems.csv").exists()
-        assert "no system-level score" in (judged.judged / "report.md").read_text("utf-8")
-        return
+    assert side and orders
     judges = [f"judge:{MAJORITY_JUDGE}", f"judge:{RANDOM_JUDGE}"]
     found = {(r["question"], r["system"]): r for r in judged.table("judges_systems")}
     assert set(found) == set(side)
@@ -139,7 +136,7 @@ def test_systems_by_judges_and_humans(judged: Judged) -> None:
     assert set(found) == set(orders)
     for key, cells in orders.items():
         check_row(found[key], cells, ["systems", "order by humans", "order by judge", "same order", "Kendall tau"])
-    assert all(found[(judges[0], q)]["Kendall tau"] != "" for _, q in orders)
+    assert all(found[(judges[0], q)]["same order"] == "yes" for _, q in orders if q != "harmless")
 
 
 def test_items_where_a_judge_disagrees_with_every_human(judged: Judged) -> None:
@@ -171,3 +168,81 @@ def test_the_study_tables_leave_the_judges_out(judged: Judged) -> None:
         assert (judged.judged / "tables" / name).read_bytes() == (judged.plain / "tables" / name).read_bytes(), name
     assert "Judges and humans" in (judged.judged / "report.md").read_text("utf-8")
     assert "Judges and humans" not in (judged.plain / "report.md").read_text("utf-8")
+
+
+def test_hidden_judges_pushed_onto_the_project_come_back_in_the_pull_and_its_report(
+    judged: Judged, label_studio: LiveServer, client: LabelStudioClient
+) -> None:
+    """The same judges as hidden judges (push --judge onto the existing project): the pull
+    writes them to the result files as judge:<name>, unblinded, and its report (no --judge)
+    has the same "Judges and humans" tables as the offline one."""
+    study = judged.study
+    tmp = judged.folder.parent
+    definition, inputs = tmp / f"{study.name}.toml", tmp / "inputs.jsonl"
+    files = [tmp / f"{MAJORITY_JUDGE}.jsonl", tmp / f"{RANDOM_JUDGE}.jsonl"]
+    title = f"judged {study.name}"
+    code, out, err = cli(label_studio, "push", str(definition), str(inputs), "--project", title, "--seed", "5",
+                         *(a for f in files for a in ("--judge", str(f))), cwd=tmp)  # fmt: skip
+    assert code == 0, err
+    assert f"created 0, already present {ITEMS}, total {ITEMS}" in out
+    assert f"judges {MAJORITY_JUDGE}, {RANDOM_JUDGE} kept in" in out
+    project = client.find_project(title)
+    assert project is not None
+    assert all(not t["predictions"] and len(t["annotations"]) == 3 for t in client.export_tasks(project.id))
+
+    folder = tmp / "pulled-with-judges"
+    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(folder), cwd=tmp)
+    assert code == 0, err
+    assert f"Counts match the server: {ITEMS} tasks, {ITEMS * 3} annotations, 0 skipped." in out
+    lines = [json.loads(x) for x in (folder / f"{study.name}.jsonl").read_text("utf-8").splitlines()]
+    by_judge: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        by_judge.setdefault(line["annotator"], []).append(line)
+    assert sorted(by_judge) == [*(expect.email(a) for a in ANNOTATORS), f"judge:{MAJORITY_JUDGE}",
+                                f"judge:{RANDOM_JUDGE}"]  # fmt: skip
+    plants = expect.raters(study)
+    for who, found in by_judge.items():
+        assert len(found) == ITEMS
+        for line in found:  # the judge's judgments decode to its plant, whatever order the task showed
+            item = line["data"]["record"]["item"]
+            assert pulled_terms(study.style, line["judgments"]) == plant_terms(study.style, plants[who][item]), who
+    rows = {r["annotator"] for r in csv.DictReader((folder / "results.csv").open(encoding="utf-8"))}
+    assert f"judge:{RANDOM_JUDGE}" in rows
+    assert sorted(p.name for p in (folder / "judges").iterdir()) == sorted(f.name for f in files)
+
+    report = tmp / "report-of-the-pull"
+    code, _, err = cli(label_studio, "report", str(definition), str(folder), "-o", str(report), "--bootstrap", "0")
+    assert code == 0, err
+    names = sorted(p.name for p in (judged.judged / "tables").iterdir() if p.name.startswith("judges_"))
+    assert names
+    for name in names:
+        assert (report / "tables" / name).read_bytes() == (judged.judged / "tables" / name).read_bytes(), name
+
+
+
+def pulled_terms(style: str, judgments: list[dict[str, Any]]) -> Any:
+    """A pulled line's judgments in the plant's terms (systems, not positions)."""
+    if style == "pairwise":
+        out: dict[str, Any] = {j["aspect"]: ("tie" if j["winner"] is None else j["systems"][j["winner"]])
+                               for j in judgments if j["kind"] == "preference"}  # fmt: skip
+        return {**out, "confidence": [j["codes"] for j in judgments if j["kind"] == "answer"]}
+    if style == "ranking":
+        return {(j["dimension"], j["system"]): float(j["rank"]) for j in judgments}
+    if style == "ratings":
+        return {(j["aspect"], j["system"]): float(j["value"]) for j in judgments}
+    if style == "spans":
+        spans = sorted((j["label"], j["start"], j["end"]) for j in judgments if j["kind"] == "span")
+        return spans, {j["question"]: j["codes"] for j in judgments if j["kind"] == "answer" and j["question"] ==
+                       "adequacy"}  # fmt: skip
+    rows = [j for j in judgments if j["kind"] == "row"]
+    return [(r["special"], r["columns"].get("severity", []), r["explanation"]) for r in rows]
+
+
+def plant_terms(style: str, truth: Any) -> Any:
+    if style == "pairwise":
+        return {"helpful": truth["helpful"], "harmless": truth["harmless"], "confidence": [[truth["confidence"]]]}
+    if style in ("ranking", "ratings"):
+        return {(q, s): float(v) for q, by in truth.items() for s, v in by.items()}
+    if style == "spans":
+        return sorted(tuple(x) for x in truth["spans"]), {"adequacy": [truth["adequacy"]]}
+    return [(t.get("special", ""), [t["severity"]] if "severity" in t else [], t.get("why", "")) for t in truth]

@@ -30,7 +30,9 @@ codes joined by ``+``). Spans are compared as sets of (control, label, start, en
   annotators whose H0 is rejected, and the judge passes (may replace an annotator) when
   omega >= 0.5. rho (average advantage probability) is the mean of rho_f.
 - **Systems**: the style's system-level score by the humans (pooled) and by each judge:
-  pairwise the win rate (ties count half), ranking the mean rank, ratings the mean rating;
+  pairwise the win rate (ties count half), ranking the mean rank, ratings the mean rating,
+  spans the spans per item (of each system's items), sentences the % of rows with a code
+  in each column (fewer is better for the last two, as for ranks);
   Kendall's tau-b between the two (:func:`scipy.stats.kendalltau`), and whether the order is the same
   (systems with equal scores are tied in it).
 - **Disagreements**: units where the judge's answer equals no human's.
@@ -133,7 +135,7 @@ def agreement(table: pd.DataFrame, judges: Sequence[str]) -> Table:
     rows = []
     for question, part in table.groupby("question", sort=False):
         numeric = bool(part["numeric"].iloc[0])
-        humans = part[~part["annotator"].map(is_judge)]
+        humans = part[~part["annotator"].map(is_judge).astype(bool)]
         names = sorted(humans["annotator"].unique())
         for a, b in itertools.combinations(names, 2):
             rows.append([question, a, b, *_pair(_by_unit(part, a), _by_unit(part, b), numeric)])
@@ -191,7 +193,7 @@ def _score(mine: Any, others: list[Any], numeric: bool) -> float:
 
 def alt_test_scores(part: pd.DataFrame, judge: str, numeric: bool) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per annotator: the judge's and the annotator's alignment with the other annotators, unit by unit."""
-    humans = part[~part["annotator"].map(is_judge)]
+    humans = part[~part["annotator"].map(is_judge).astype(bool)]
     mine = _by_unit(part, judge).to_dict()
     by_unit = {u: dict(zip(g["annotator"], g["value"], strict=True)) for u, g in humans.groupby("unit", sort=True)}
     out: dict[str, tuple[list[float], list[float]]] = {}
@@ -220,7 +222,7 @@ def alt_tests(table: pd.DataFrame, judges: Sequence[str], epsilon: float,
     rows, summary = [], []
     groups: list[tuple[str, str, dict[str, tuple[np.ndarray, np.ndarray]]]] = []
     for question, part in table.groupby("question", sort=False):
-        humans = part[~part["annotator"].map(is_judge)]["annotator"].nunique()
+        humans = part[~part["annotator"].map(is_judge).astype(bool)]["annotator"].nunique()
         if humans < 3:
             continue
         numeric = bool(part["numeric"].iloc[0])
@@ -246,8 +248,18 @@ def alt_tests(table: pd.DataFrame, judges: Sequence[str], epsilon: float,
 # --- systems ---------------------------------------------------------------------------------
 
 
-def system_scores(frame: pd.DataFrame) -> pd.DataFrame:
-    """[question, system, measure, score] of one rater group's judgments rows."""
+LOWER_FIRST = ("mean rank", "spans per item", "% rows with a code")  # measures where less is better
+
+
+def system_scores(frame: pd.DataFrame, judged: pd.DataFrame | None = None,
+                  task_systems: dict[str, str] | None = None, controls: Sequence[str] = (),
+                  columns: Sequence[str] = ()) -> pd.DataFrame:  # fmt: skip
+    """[question, system, measure, score] of one rater group's judgments rows.
+
+    Pairwise: win rate % (ties half); ranking: mean rank; ratings: mean rating; spans: spans
+    per item (a labels control's spans over the (item, rater) judged, by the item's one
+    system: ``judged`` and ``task_systems``); sentences: % rows with a code in a column.
+    """
     rows: list[tuple[str, str, str, float]] = []
     prefs = frame[frame["kind"] == "preference"]
     if len(prefs):
@@ -262,14 +274,35 @@ def system_scores(frame: pd.DataFrame) -> pd.DataFrame:
         part = frame[frame["kind"] == kind]
         for (q, s), g in part.groupby(["question", "system"], sort=True):
             rows.append((q, s, measure, float(pd.to_numeric(g["value"]).mean())))
+    if controls and judged is not None and task_systems:
+        items = Counter(task_systems.get(str(k), "") for k in judged["task_key"])
+        spans = frame[frame["kind"] == "span"]
+        for q in controls:
+            counted = Counter(str(s) for s in spans[spans["question"] == q]["system"])
+            rows += [(q, s, "spans per item", counted[s] / n) for s, n in sorted(items.items()) if s]
+    if columns:
+        marked = frame[frame["kind"] == "row"]
+        per_system = Counter(str(s) for s in marked["system"])
+        cells = frame[frame["kind"] == "cell"].drop_duplicates(["task_key", "annotator", "question", "row"])
+        for q in columns:
+            counted = Counter(str(s) for s in cells[cells["question"] == q]["system"])
+            rows += [(q, s, "% rows with a code", 100.0 * counted[s] / n) for s, n in sorted(per_system.items()) if s]
     return pd.DataFrame(rows, columns=["question", "system", "measure", "score"])
 
 
-def systems(frame: pd.DataFrame, judges: Sequence[str]) -> tuple[Table, Table] | None:
-    humans = system_scores(frame[~frame["annotator"].map(is_judge)])
+def systems(frame: pd.DataFrame, judges: Sequence[str], judged: pd.DataFrame | None = None,
+            task_systems: dict[str, str] | None = None) -> tuple[Table, Table] | None:  # fmt: skip
+    controls = sorted(frame[frame["kind"] == "span"]["question"].unique())
+    columns = sorted(frame[frame["kind"] == "cell"]["question"].unique())
+
+    def scored(group: pd.DataFrame, who: Any) -> pd.DataFrame:
+        mine = judged[who(judged["annotator"])] if judged is not None else None
+        return system_scores(group, mine, task_systems, controls, columns)
+
+    humans = scored(frame[~frame["annotator"].map(is_judge).astype(bool)], lambda a: ~a.map(is_judge).astype(bool))
     if not len(humans):
         return None
-    by_judge = {j: system_scores(frame[frame["annotator"] == j]) for j in judges}
+    by_judge = {j: scored(frame[frame["annotator"] == j], lambda a, j=j: a == j) for j in judges}
     side = humans.rename(columns={"score": "humans"})
     for j, scores in by_judge.items():
         side = side.merge(scores.rename(columns={"score": j}), on=["question", "system", "measure"], how="left")
@@ -299,8 +332,8 @@ def systems(frame: pd.DataFrame, judges: Sequence[str]) -> tuple[Table, Table] |
 
 
 def _order(part: pd.DataFrame, column: str, measure: str) -> str:
-    """Systems best first (lowest mean rank, else highest score), equal scores joined by '=' in name order."""
-    ascending = measure == "mean rank"
+    """Systems best first (lowest first for :data:`LOWER_FIRST`, else highest), equal scores joined by '='."""
+    ascending = measure in LOWER_FIRST
     ranked = part.sort_values([column, "system"], ascending=[ascending, True], kind="stable")
     out = ""
     previous = None
@@ -317,7 +350,7 @@ def _order(part: pd.DataFrame, column: str, measure: str) -> str:
 
 def disagreements(table: pd.DataFrame, judges: Sequence[str]) -> Table:
     rows = []
-    humans = table[~table["annotator"].map(is_judge)]
+    humans = table[~table["annotator"].map(is_judge).astype(bool)]
     given = {(q, u): g for (q, u), g in humans.groupby(["question", "unit"], sort=True)}
     for judge in judges:
         mine = table[table["annotator"] == judge]
@@ -412,7 +445,8 @@ def _f1(pairs: list[tuple[Counter[Any], Counter[Any]]]) -> list[Any]:
 
 
 def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], epsilon: float = EPSILON,
-             special: str = "special", spans: bool = False) -> list[Section]:  # fmt: skip
+             special: str = "special", spans: bool = False,
+             task_systems: dict[str, str] | None = None) -> list[Section]:  # fmt: skip
     """The "Judges and humans" section from judgments rows of humans and judges."""
     table = units(frame, special)
     text = [f"Judges: {', '.join(judges)}. Each judge is compared with every annotator and with the human "
@@ -427,7 +461,7 @@ def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], e
     if not len(summary.frame):
         text.append("Alternative annotator test: not computed, it needs three or more annotators per question.")
     tables += [summary, per_annotator]
-    found = systems(frame, judges)
+    found = systems(frame, judges, judged, task_systems)
     if found:
         tables += list(found)
     else:

@@ -32,6 +32,7 @@ class JudgeCollector:
         self.judged: list[tuple[str, str]] = []
         self.rows: list[list[object]] = []
         self.done: set[str] = set()
+        self.task_systems: dict[str, str] = {}  # the system of each one-output task
         spec = definition.spec
         self.none_question = f"{spec.labels_name}_none" if definition.style == "spans" else None
 
@@ -40,6 +41,8 @@ class JudgeCollector:
         if task.key in self.done:
             return
         self.done.add(task.key)
+        if len(task.systems) == 1:
+            self.task_systems[task.key] = task.systems[0]
         for found in self.judges.annotations(task):
             self.judged.append((task.key, found.annotator))
             for row in tidy(decode(self.definition, task, found)):
@@ -59,4 +62,5 @@ class JudgeCollector:
         spec = self.definition.spec
         special = spec.special.name if self.definition.style == "sentences" else "special"
         names = [f"judge:{n}" for n in self.judges.names]
-        return analysis.sections(frame, judged, names, self.epsilon, special, spans=self.definition.style == "spans")
+        return analysis.sections(frame, judged, names, self.epsilon, special, spans=self.definition.style == "spans",
+                                 task_systems=self.task_systems)
