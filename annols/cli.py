@@ -637,6 +637,7 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
 @click.option(
     "--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True, help="Bootstrap resamples (0: none)."
 )
+@click.option("--models", is_flag=True, help="Add annotator models, Dawid-Skene and MACE (needs annols[models]).")
 def report_command(
     protocol: str,
     sources: tuple[Path, ...],
@@ -645,6 +646,7 @@ def report_command(
     overlap: int | None,
     seed: int,
     bootstrap: int,
+    models: bool,
 ) -> None:
     """Agreement and result tables of a study: report.md, report.html, plots and CSV tables.
 
@@ -655,11 +657,12 @@ def report_command(
     Examples:
       annols report pairwise-aspects results/batch1 -o report
       annols report extractive-ranking batch1/ batch2/export.json -o report --overlap 3
+      annols report examples/summeval-ratings.toml results/summeval -o report --models
     """
     from annols import report as report_lib
 
     d = _load(protocol, variant)
-    options = report_lib.ReportOptions(seed=seed, bootstrap=bootstrap, overlap=overlap)
+    options = report_lib.ReportOptions(seed=seed, bootstrap=bootstrap, overlap=overlap, models=models)
     result = report_lib.build_report(d, list(sources), out_dir, options)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
     click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")

@@ -40,6 +40,7 @@ from annols.pull import check_export_protocol
 from annols.report import render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.model import Section
+from annols.report.models import ModelsCollector, model_sections
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
 
@@ -81,13 +82,22 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         check_export_protocol(source.export, definition)  # a bare export: its task keys name the protocol
     protocol = _collector(definition, options)
     violations = ViolationCollector(definition)
+    # Annotator models: on the style's table, or on one of their own beside a protocol's collector.
+    modelled: StyleCollector | None = None
+    if options.models:
+        modelled = protocol if isinstance(protocol, StyleCollector) else ModelsCollector(definition, options)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         violations.add(task, annotation, uid)
         protocol.add(task, annotation, uid)
+        if modelled is not None and modelled is not protocol:
+            modelled.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
-    sections = overview_sections(study) + protocol.sections(study) + violations.sections(study)
+    sections = overview_sections(study) + protocol.sections(study)
+    if modelled is not None:
+        sections += model_sections(modelled, study)
+    sections += violations.sections(study)
     return _write(definition, study, sections, options, Path(out_dir))
 
 

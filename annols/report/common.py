@@ -29,6 +29,7 @@ class ReportOptions:
     seed: int = 0  # of the bootstrap
     bootstrap: int = 1000  # resamples; 0 turns intervals off
     overlap: int | None = None  # annotators asked per item, where project.json does not say
+    models: bool = False  # the annotator models' section (annols.analysis.models)
 
 
 class Collector(Protocol):
