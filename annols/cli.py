@@ -724,6 +724,7 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
     "--adjudicated", multiple=True, type=click.Path(exists=True, path_type=Path),
     help="A pull of the adjudication project (annols adjudicate): agreement before and after. Repeatable.",
 )  # fmt: skip
+@click.option("--models", is_flag=True, help="Add annotator models, Dawid-Skene and MACE (needs annols[models]).")
 def report_command(
     protocol: str,
     sources: tuple[Path, ...],
@@ -737,6 +738,7 @@ def report_command(
     min_gold_accuracy: float | None,
     exclude_annotators: str,
     adjudicated: tuple[Path, ...],
+    models: bool = False,
     judge_files: tuple[Path, ...] = (),
     epsilon: float = 0.2,
 ) -> None:
@@ -755,6 +757,7 @@ def report_command(
     --judge adds the "Judges and humans" section: each judge file (one JSON line per task:
     task or id, judge, answers in the protocol's codes) is set beside the annotators,
     offline; a pull folder's judges/ (hidden judges, push --judge) is read as well.
+      annols report examples/summeval-ratings.toml results/summeval -o report --models
     """
     from annols import report as report_lib
 
@@ -764,7 +767,7 @@ def report_command(
         raise click.UsageError("--exclude-annotators flagged needs --min-gold-accuracy (and --gold)")
     options = report_lib.ReportOptions(
         seed=seed, bootstrap=bootstrap, overlap=overlap, gold=gold, rating_tolerance=rating_tolerance,
-        min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded, adjudicated=adjudicated,
+        min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded, adjudicated=adjudicated, models=models,
     )  # fmt: skip
     result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")

@@ -1,6 +1,6 @@
 """Protocol definitions: the TOML files that say what a study asks of its annotators.
 
-A definition names a style (spans, pairwise, sentences, ranking, ratings), the task fields shown,
+A definition names a style (spans, pairwise, sentences, ranking, ratings, best-worst), the task fields shown,
 the labels, questions and answer codes, and the guideline. The shipped protocols live in
 ``annols/protocols/*.toml``; a user's own file in the same format works wherever a
 protocol name does. Every mistake is reported as a :class:`DefinitionError` naming the

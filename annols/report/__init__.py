@@ -43,6 +43,7 @@ from annols.report import paper, render
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.judges import JudgeCollector
 from annols.report.model import Section
+from annols.report.models import ModelsCollector, model_sections
 from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
@@ -96,6 +97,10 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
     beside = JudgeCollector(definition, judge_set, epsilon) if judge_set else None
     adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
+    # Annotator models: on the style's table, or on one of their own beside a protocol's collector.
+    modelled: StyleCollector | None = None
+    if options.models:
+        modelled = protocol if isinstance(protocol, StyleCollector) else ModelsCollector(definition, options)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         violations.add(task, annotation, uid)
@@ -104,12 +109,17 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         if beside is not None:
             beside.add(task, annotation, uid)
         adjudication.add(task, annotation, uid)
+        if modelled is not None and modelled is not protocol:
+            modelled.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
     gold, accuracy = quality.section(study)
     left_out = excluded(options.exclude_annotators, accuracy)
     study = without(study, left_out)
-    sections = overview_sections(study) + protocol.sections(study) + violations.sections(study)
+    sections = overview_sections(study) + protocol.sections(study)
+    if modelled is not None:
+        sections += model_sections(modelled, study)
+    sections += violations.sections(study)
     if gold is not None:
         sections.insert(3, gold)
     if beside is not None:

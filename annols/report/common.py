@@ -35,6 +35,7 @@ class ReportOptions:
     min_gold_accuracy: float | None = None  # flag annotators below it
     exclude_annotators: tuple[str, ...] = ()  # left out of every table; "flagged": those flagged
     adjudicated: tuple[Path, ...] = ()  # pulls of the adjudication project (annols.adjudicate)
+    models: bool = False  # the annotator models' section (annols.analysis.models)
 
 
 class Collector(Protocol):
