@@ -197,7 +197,7 @@ def cohen(frame: pd.DataFrame, aspects: list[str]) -> Table:
         for a, b in itertools.combinations(annotators, 2):
             if a not in by_annotator or b not in by_annotator:
                 continue
-            both = pd.concat([by_annotator[a], by_annotator[b]], axis=1, join="inner")
+            both = pd.concat([by_annotator[a], by_annotator[b]], axis=1, join="inner").astype(object)
             if not len(both):
                 continue
             table = np.zeros((3, 3))
@@ -218,8 +218,8 @@ def bradley_terry(frame: pd.DataFrame, aspects: list[str]) -> Table:
         at = {s: i for i, s in enumerate(systems)}
         wins = np.zeros((len(systems), len(systems)))
         ties = np.zeros_like(wins)
-        i, j = part["system"].map(at).to_numpy(), part["opponent"].map(at).to_numpy()
-        outcome = part["outcome"].to_numpy()
+        i, j = part["system"].map(at).to_numpy(dtype=np.int64), part["opponent"].map(at).to_numpy(dtype=np.int64)
+        outcome = part["outcome"].to_numpy(dtype=object)
         np.add.at(wins, (i[outcome == "win"], j[outcome == "win"]), 1)
         np.add.at(wins, (j[outcome == "loss"], i[outcome == "loss"]), 1)
         np.add.at(ties, (i[outcome == "tie"], j[outcome == "tie"]), 1)

@@ -43,8 +43,10 @@ TENTHS = 10
 
 def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
     """The rating rows as (uid, task_key, annotator, aspect, system, rating, code)."""
-    part = frame[frame["kind"] == "rating"].rename(columns={"question": "aspect", "value": "rating"})
-    part = part[["uid", "task_key", "annotator", "aspect", "system", "rating", "code"]].copy()
+    # Only the columns used are copied (a frame of categorical columns stays small).
+    columns = ["uid", "task_key", "annotator", "question", "system", "value", "code"]
+    part = frame.loc[(frame["kind"] == "rating").to_numpy(), columns]
+    part = part.rename(columns={"question": "aspect", "value": "rating"})
     part["rating"] = pd.to_numeric(part["rating"], errors="coerce")
     part = part[part["rating"].notna()]
     part["aspect"] = pd.Categorical(part["aspect"], categories=aspects, ordered=True)
