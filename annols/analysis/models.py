@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -293,9 +293,12 @@ def sections(tidy: pd.DataFrame, options: Any, *, tokens: Mapping[str, tuple[np.
         return [Section(title, ["No categorical answer with two annotators and two labels to fit a model to."])]
     competence = pd.concat([f.annotators.assign(question=f.question) for _, f in fits], ignore_index=True)
     competence = competence[["question", *[c for c in competence.columns if c != "question"]]]
-    items = pd.concat([f.units.assign(question=f.question) for _, f in fits], ignore_index=True)
+    # Known (gold) units inform the fit and are scored below; the study's tables leave them out.
+    study_fits = [(part[~part["unit"].isin(known or {})], replace(f, units=f.units[~f.units["unit"].isin(known or {})]))
+                  for part, f in fits]  # fmt: skip
+    items = pd.concat([f.units.assign(question=f.question) for _, f in study_fits], ignore_index=True)
     items = items[["question", "unit", "system", "majority", "Dawid-Skene", "Dawid-Skene p", "MACE", "MACE p"]]
-    tables = pd.concat([recomputed(part, f) for part, f in fits], ignore_index=True)
+    tables = pd.concat([recomputed(part, f) for part, f in study_fits], ignore_index=True)
     changes = conclusions(tables)
     verdict = ("No conclusion changes: by Dawid-Skene's and MACE's labels every system's most common label "
                "(and the order of systems by mean label) is the one majority vote gives." if not changes else

@@ -118,7 +118,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     study = without(study, left_out)
     sections = overview_sections(study) + protocol.sections(study)
     if modelled is not None:
-        sections += model_sections(modelled, study)
+        sections += model_sections(modelled, study, quality.gold)
     sections += violations.sections(study)
     if gold is not None:
         sections.insert(3, gold)

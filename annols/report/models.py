@@ -4,14 +4,27 @@ A definition reported by its style shares the style's judgments table; a protoco
 own collector (qa-feedback, summary-flaws, sentence-errors) gets a :class:`ModelsCollector`
 beside it, which decodes each annotation by its style (:func:`annols.judgments.decode`) as
 the style collector does.
+
+Gold items (``annols report --gold``) are known labels: the annotators' judgments on them
+join the fit (they tell the models how reliable each annotator is), the gold answers are
+fixed in Dawid-Skene, each method's accuracy on them is shown, and they stay out of the
+recomputed tables as they stay out of every table of the study.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
 from annols.analysis import models
+from annols.judgments import TIDY_COLUMNS, decode, tidy
+from annols.quality import GOLD, GoldItem
 from annols.report.model import Section
-from annols.report.sources import Study
-from annols.report.style import StyleCollector
+from annols.report.sources import Study, _kept
+from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
+
+GOLD_ANNOTATOR = "gold"
 
 
 class ModelsCollector(StyleCollector):
@@ -21,6 +34,39 @@ class ModelsCollector(StyleCollector):
         return model_sections(self, study)
 
 
-def model_sections(collector: StyleCollector, study: Study) -> list[Section]:
+def model_sections(
+    collector: StyleCollector, study: Study, gold: Mapping[str, GoldItem] | None = None
+) -> list[Section]:
+    """The models' section; with ``gold``, its items' judgments are fitted with their answers known."""
+    known: dict[str, str] = {}
+    if gold:
+        study = with_gold(study, set(gold))
+        known = known_labels(collector, gold)
     judged = study.kept[["uid", "task_key", "annotator"]]
-    return models.sections(collector.frame(study), collector.options, tokens=collector.tokens, judged=judged)
+    return models.sections(collector.frame(study), collector.options, tokens=collector.tokens, judged=judged,
+                           known=known)  # fmt: skip
+
+
+def with_gold(study: Study, keys: set[str]) -> Study:
+    """The study with each annotator's latest judgment on a known gold item counted too."""
+    annotations = study.annotations.copy()
+    on_gold = (annotations["role"] == GOLD) & annotations["task_key"].isin(keys)
+    annotations["kept"] = annotations["kept"] | (on_gold & _kept(annotations))
+    return Study(study.sources, annotations, study.items, study.overlaps, study.source_tasks)
+
+
+def known_labels(collector: StyleCollector, gold: Mapping[str, GoldItem]) -> dict[str, str]:
+    """unit -> the gold answer's label, units as :func:`annols.analysis.models.answers` names them."""
+    rows = []
+    for uid, item in enumerate(gold.values(), start=1):
+        for row in tidy(decode(collector.definition, item.task, item.annotation)):
+            if row[0] not in SKIPPED_KINDS:
+                rows.append([-uid, item.key, GOLD_ANNOTATOR, *row])
+    if not rows:
+        return {}
+    frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", *TIDY_COLUMNS])[
+        ["uid", "task_key", "annotator", *KEPT]
+    ]
+    judged = frame.drop_duplicates("uid")[["uid", "task_key", "annotator"]]
+    answers = models.answers(frame, collector.tokens, judged)
+    return dict(zip(answers["unit"].astype(str), answers["label"].astype(str), strict=True))

@@ -200,3 +200,34 @@ def test_agreement_before_and_after_adjudication(tmp_path: Path) -> None:
         assert float(found[who]["agreement with the verdict (after)"]) == pytest.approx(after, abs=5e-5)
     assert float(found[A]["agreement with the verdict (after)"]) == 1.0
     assert "## Adjudication" in (out / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("protocol", ["pairwise-aspects", "qa-feedback"])
+def test_gold_items_are_the_annotator_models_known_labels(protocol: str, tmp_path: Path) -> None:
+    """With --gold and --models the gold items join the fit with their answers known: Dawid-Skene
+    (given them fixed) matches every one; majority vote does too, as A and B answer each gold item
+    as the gold does; C, careless on them, gets the lowest competence; and the models' study tables
+    leave the gold items out (majority vote's column is the study's without gold items)."""
+    planted = Planted(protocol, tmp_path)
+    with_gold = planted.report("models-gold", planted.pulls, gold=(planted.gold,), models=True)
+    plain = planted.report("models-plain", planted.without_gold, models=True)
+
+    def rows(report: Path, name: str) -> list[dict[str, str]]:
+        with open(report / "tables" / f"{name}.csv", encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
+
+    known = rows(with_gold, "models_known")
+    assert known and {r["method"] for r in known} == {"majority", "Dawid-Skene", "MACE"}
+    for r in known:
+        if r["method"] != "MACE":
+            assert float(r["accuracy"]) == 1.0, r
+    assert not (plain / "tables" / "models_known.csv").exists()
+    gold_keys = {f"{protocol}:gold{n:04d}" for n in range(len(GOLD_SAMPLES))}
+    assert not any(r["unit"].split(" | ")[0] in gold_keys for r in rows(with_gold, "models_items"))
+    assert [(r["question"], r["system"], r["label"], r["majority"]) for r in rows(with_gold, "models_tables")] == [
+        (r["question"], r["system"], r["label"], r["majority"]) for r in rows(plain, "models_tables")]
+    competence: dict[str, list[float]] = {}
+    for r in rows(with_gold, "models_competence"):
+        competence.setdefault(r["annotator"], []).append(float(r["Dawid-Skene"]))
+    mean = {a: sum(v) / len(v) for a, v in competence.items()}
+    assert min(mean, key=mean.__getitem__) == C, mean
