@@ -278,7 +278,11 @@ def conclusions(table: pd.DataFrame) -> list[str]:
 
 def sections(tidy: pd.DataFrame, options: Any, *, tokens: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
              judged: pd.DataFrame | None = None, known: Mapping[str, str] | None = None) -> list[Section]:  # fmt: skip
-    """The "Annotator models" section for a judgments table (any style)."""
+    """The "Annotator models" section for a judgments table (any style).
+
+    ``known`` maps units (the items table's ``unit``: ``"<task key> | <question> | ..."``,
+    as :func:`answers` builds them) to their known label, e.g. gold items.
+    """
     title = "Annotator models"
     if not available():
         return [Section(title, [f"Dawid-Skene and MACE need crowd-kit, not installed here: {INSTALL}"])]

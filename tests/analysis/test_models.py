@@ -228,3 +228,12 @@ def test_slider_values_are_not_categories() -> None:
     rows = [[i, f"item{i}", "a", *row] for i, row in enumerate(tidy(judgments))]
     frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", *TIDY_COLUMNS])
     assert models.answers(frame).empty
+
+
+def test_without_crowd_kit_the_section_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    frame, _ = study("choice", [0.85, 0.8, 0.9, None])
+    monkeypatch.setattr(models, "available", lambda: False)
+    (section,) = models.sections(frame, ReportOptions(bootstrap=0))
+    assert section.tables == [] and section.text == [
+        "Dawid-Skene and MACE need crowd-kit, not installed here: pip install 'annols[models]'"
+    ]
