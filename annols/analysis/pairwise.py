@@ -31,7 +31,7 @@ from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
 from annols.analysis.agreement import NOTHING, shared_reason, why_not
-from annols.analysis.naming import by_aspect_text
+from annols.analysis.naming import by_aspect_text, in_order
 from annols.report import plots, stats
 from annols.report.common import ReportOptions
 from annols.report.model import Section, Table, percent
@@ -45,7 +45,7 @@ def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
     part = frame[(frame["kind"] == "preference") & (frame["system"] != frame["opponent"])]
     part = part.rename(columns={"question": "aspect", "value": "outcome"})
     part = part[["uid", "task_key", "annotator", "aspect", "system", "opponent", "outcome"]].copy()
-    part["aspect"] = pd.Categorical(part["aspect"], categories=aspects, ordered=True)
+    part["aspect"] = in_order(part["aspect"], aspects)
     part = part[part["aspect"].notna()]
     return part.sort_values([*PAIR, "task_key", "annotator"], kind="stable")
 

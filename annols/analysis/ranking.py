@@ -27,6 +27,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import bootstrap
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
+from annols.analysis.naming import in_order
 from annols.report import plots, stats
 from annols.report.common import ReportOptions
 from annols.report.model import Section, Table, percent
@@ -43,7 +44,7 @@ def judgments(frame: pd.DataFrame, dimensions: list[str], top: int) -> pd.DataFr
     rank = pd.to_numeric(part["value"], errors="coerce")
     part = part.assign(rank=rank).drop(columns="value")
     part = part[part["rank"].between(1, top) & (part["rank"] % 1 == 0)].astype({"rank": "int64"})
-    part["dimension"] = pd.Categorical(part["dimension"], categories=dimensions, ordered=True)
+    part["dimension"] = in_order(part["dimension"], dimensions)
     return part[part["dimension"].notna()]
 
 

@@ -33,7 +33,7 @@ from scipy.stats import wilcoxon
 from statsmodels.stats.multitest import multipletests
 
 from annols.analysis import agreement, bootstrap
-from annols.analysis.naming import by_aspect_text
+from annols.analysis.naming import by_aspect_text, in_order
 from annols.report import plots
 from annols.report.common import ReportOptions
 from annols.report.model import Section, Table, percent
@@ -49,7 +49,7 @@ def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
     part = part.rename(columns={"question": "aspect", "value": "rating"})
     part["rating"] = pd.to_numeric(part["rating"], errors="coerce")
     part = part[part["rating"].notna()]
-    part["aspect"] = pd.Categorical(part["aspect"], categories=aspects, ordered=True)
+    part["aspect"] = in_order(part["aspect"], aspects)
     part = part[part["aspect"].notna()]
     return part.sort_values(["aspect", "system", "task_key", "annotator"], kind="stable")
 
