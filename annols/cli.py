@@ -554,14 +554,22 @@ def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | N
 
     Gives the same files as `annols pull`. Annotators are named by email from the
     annotators.json that pull wrote beside the export, else by user id (the export alone
-    does not hold their emails).
+    does not hold their emails). Hidden judges the pull wrote to judges/ beside the
+    export are added as annotators judge:<name>, as pull does.
 
     \b
     Example:
       annols convert pairwise-aspects results/export.json -o results/again
     """
+    from annols import hidden_judges
+    from annols import judges as judges_lib
+
     d = _load(protocol, variant)
-    _print_convert(pull_lib.convert(export, d, out_dir))
+    judge_files = hidden_judges.pulled(export.parent)
+    judges = judges_lib.Judges.read(d, judge_files) if judge_files else None
+    _print_convert(pull_lib.convert(export, d, out_dir, judges=judges))
+    if judges is not None:
+        judges.check_used()
 
 
 @main.command("validate")

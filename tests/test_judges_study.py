@@ -209,6 +209,11 @@ def test_hidden_judges_pushed_onto_the_project_come_back_in_the_pull_and_its_rep
     rows = {r["annotator"] for r in csv.DictReader((folder / "results.csv").open(encoding="utf-8"))}
     assert f"judge:{RANDOM_JUDGE}" in rows
     assert sorted(p.name for p in (folder / "judges").iterdir()) == sorted(f.name for f in files)
+    again = tmp / "converted-again"  # convert of the pull's export: the same files, judges too
+    code, _, err = cli(label_studio, "convert", str(definition), str(folder / "export.json"), "-o", str(again))
+    assert code == 0, err
+    for name in (f"{study.name}.jsonl", "results.csv"):
+        assert (again / name).read_bytes() == (folder / name).read_bytes(), name
 
     report = tmp / "report-of-the-pull"
     code, _, err = cli(label_studio, "report", str(definition), str(folder), "-o", str(report), "--bootstrap", "0")
