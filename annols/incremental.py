@@ -239,7 +239,8 @@ class Changes:
 class Fetcher:
     """Writes a pull's export.json: the changes spliced into an earlier export, or a full export.
 
-    Called once per attempt of the pull; an attempt after the first is a full export.
+    Called once per attempt of the pull; a third attempt (the counts did not match twice) is a
+    full export.
     """
 
     client: LabelStudioClient
@@ -254,14 +255,16 @@ class Fetcher:
     def __call__(self, export: Path, expected_tasks: int) -> None:
         self.attempts += 1
         self.since = server_mark(self.client)
-        if self.earlier is not None and self.attempts == 1:
+        if self.earlier is not None and self.attempts <= 2:
             changes = fetch_changes(self.client, self.project_id, self.earlier, export)
             if changes is not None:
                 self.changes = changes
                 self.tasks = len(index_export(export))
                 return
-        if self.earlier is not None and self.attempts == 2:
-            self.client.notice("The incremental export did not match the server's counts: exporting in full")
+            self.full_reason = ("more than a quarter of its tasks changed since (a full export is then the "
+                                "faster way)")  # fmt: skip
+        if self.earlier is not None and self.attempts == 3:
+            self.client.notice("The incremental export did not match the server's counts twice: exporting in full")
         self.changes = None
         self.client.export_to(self.project_id, export)
         sort_export(export, expected_tasks)
@@ -279,8 +282,6 @@ def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, 
     changed = sorted({int(t["id"]) for t in client.task_fields(project_id, "id", updated_after=earlier.since)})
     new = [i for i in changed if i not in known_set]
     if len(changed) > max(URL_IDS, FULL_SHARE * len(known)):
-        client.notice(f"{len(changed)} of {len(known) + len(new)} tasks changed since the earlier pull: "
-                      "exporting in full")  # fmt: skip
         return None
     total = int(client.project(project_id).get("task_number") or 0)
     deleted = set(find_deleted(client, project_id, sorted(known_set | set(new)), total))

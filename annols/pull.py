@@ -590,7 +590,7 @@ def pull(
         server_annotations=report.server_annotations,
         server_skipped=report.server_skipped,
         changes=fetcher.changes,
-        full_reason=full_reason,
+        full_reason=full_reason or fetcher.full_reason,
     )
 
 

@@ -7,8 +7,11 @@ not with the tasks' text):
 - one Data Manager listing of every task's id, annotation and skip counts, annotators
   and ``updated_at`` (5,000 tasks a page);
 - the raw export of just the tasks whose annotators cannot be told from the listing (a
-  skip among its annotations, or one annotator twice) and of the tasks changed in the
-  last day (for the annotations per hour): a few hundred ids a request.
+  skip among its annotations, or one annotator twice) and of the annotated tasks changed
+  in the last day (for the annotations per hour), a few hundred ids a request. When more
+  than :data:`RECENT_LIMIT` annotated tasks changed in the last day (an imported study,
+  a busy day), those are not exported: the hours then count tasks by their last change
+  (``per_hour_counts == "tasks"``), and ``last_day`` per annotator is not known (-1).
 
 With a pull folder, the agreement tables of its report (computed from that pull, not from
 the server's current state) are added.
@@ -31,6 +34,7 @@ from annols.labelstudio import LabelStudioClient
 
 DAY = timedelta(hours=24)
 AGREEMENT_WORDS = ("agreement", "alpha", "kappa", "kendall")
+RECENT_LIMIT = 2000
 
 
 @dataclass
@@ -55,6 +59,7 @@ class Status:
     short: int  # tasks with fewer
     missing: int  # annotations still needed to reach the overlap everywhere
     per_hour: list[int]  # annotations (skips excluded) saved in each of the last 24 hours, oldest first
+    per_hour_counts: str  # "annotations", or "tasks" (by their last change) when too many changed to export
     pace: float  # annotations an hour over the last day
     eta: str | None  # when the overlap is reached at that pace (None: no pace, or nothing missing)
     annotators: list[AnnotatorStatus]
@@ -84,6 +89,7 @@ def status(client: LabelStudioClient, definition: Definition, title: str, pull_d
     skipped = 0
     per_user: dict[int, AnnotatorStatus] = {}
     look_closer: list[int] = []  # tasks exported to read their annotations
+    recent_tasks: list[tuple[int, datetime, list[int], bool]] = []  # annotated, changed in the last day
 
     def user(uid: int) -> AnnotatorStatus:
         if uid not in per_user:
@@ -100,13 +106,28 @@ def status(client: LabelStudioClient, definition: Definition, title: str, pull_d
         complete += done >= overlap
         missing += max(0, overlap - done)
         who = [int(u) for u in task.get("annotators") or []]
-        recent = _parse_time(task.get("updated_at")) >= since
-        if recent or cancelled or len(set(who)) != done + cancelled:
+        ambiguous = bool(cancelled) or len(set(who)) != done + cancelled
+        updated = _parse_time(task.get("updated_at"))
+        if updated >= since and done + cancelled:
+            recent_tasks.append((int(task["id"]), updated, who, ambiguous))
+        elif ambiguous:
             look_closer.append(int(task["id"]))
         else:
             for uid in set(who):
                 user(uid).annotations += 1
     per_hour = [0] * 24
+    counts = "annotations"
+    if len(recent_tasks) <= RECENT_LIMIT:
+        look_closer += [task_id for task_id, _, _, _ in recent_tasks]
+    else:  # too many to export: the hours count tasks by their last change
+        counts = "tasks"
+        for task_id, updated, who, ambiguous in recent_tasks:
+            per_hour[min(23, int((updated - since) / timedelta(hours=1)))] += 1
+            if ambiguous:
+                look_closer.append(task_id)
+            else:
+                for uid in set(who):
+                    user(uid).annotations += 1
     for raw in _exported(client, project.id, look_closer):
         for a in raw.get("annotations") or ():
             who = a.get("completed_by")
@@ -117,16 +138,20 @@ def status(client: LabelStudioClient, definition: Definition, title: str, pull_d
             else:
                 record.annotations += 1
             created = _parse_time(a.get("created_at"))
-            if created >= since:
+            if created >= since and counts == "annotations":
                 record.last_day += 1
                 if not a.get("was_cancelled"):
                     per_hour[min(23, int((created - since) / timedelta(hours=1)))] += 1
+    if counts == "tasks":
+        for record in per_user.values():
+            record.last_day = -1  # not known without exporting the day's tasks
     pace = sum(per_hour) / 24
     eta = (now + timedelta(hours=missing / pace)).strftime("%Y-%m-%d %H:%M UTC") if pace and missing else None
     found = Status(
         project=project.title, project_id=project.id, url=client.url, at=now.strftime("%Y-%m-%d %H:%M:%S UTC"),
         overlap=overlap, tasks=tasks, annotations=annotations, skipped=skipped, complete=complete,
-        short=tasks - complete, missing=missing, per_hour=per_hour, pace=round(pace, 2), eta=eta,
+        short=tasks - complete, missing=missing, per_hour=per_hour, per_hour_counts=counts, pace=round(pace, 2),
+        eta=eta,
         annotators=sorted(per_user.values(), key=lambda a: a.annotator), exported=len(look_closer),
     )  # fmt: skip
     if pull_dir is not None:
@@ -164,13 +189,19 @@ def agreement_tables(definition: Definition, pull_dir: Path) -> list[dict[str, A
     return out
 
 
+def _counted(found: Status) -> str:
+    if found.per_hour_counts == "tasks":
+        return f"annotated tasks changed (over {RECENT_LIMIT}: counted by task, not exported)"
+    return "annotations"
+
+
 def render(found: Status) -> str:
     """The status as text lines."""
     lines = [
         f"Project {found.project!r} ({found.url}/projects/{found.project_id}), at {found.at}",
         f"{found.tasks} tasks, {found.annotations} annotations, {found.skipped} skipped; overlap {found.overlap}",
         f"{found.complete} tasks complete, {found.short} short of the overlap ({found.missing} annotations missing)",
-        f"Last 24 hours: {sum(found.per_hour)} annotations ({found.pace:g} an hour); per hour, oldest first: "
+        f"Last 24 hours: {sum(found.per_hour)} {_counted(found)} ({found.pace:g} an hour); per hour, oldest first: "
         + " ".join(str(n) for n in found.per_hour),
         "Overlap reached at this pace: "
         + (found.eta or ("now" if not found.missing else "never (no annotations in the last 24 hours)")),

@@ -149,28 +149,34 @@ def raw_export(url: str, api_key: str, project_id: int, path: Path) -> float:
     return time.perf_counter() - start
 
 
-def round_of(n: int, args: argparse.Namespace, url: str, api_key: str, work: Path) -> dict[str, Any]:
+def round_of(
+    n: int, args: argparse.Namespace, url: str, api_key: str, work: Path, out: dict[str, Any], save: Any
+) -> None:
+    """One round into ``out``, saved (``save()``) after every measurement: a run cut short keeps its figures."""
     env = {**os.environ, "LABEL_STUDIO_URL": url, "LABEL_STUDIO_API_KEY": api_key, "PYTHONPATH": str(ROOT)}
     folder = work / f"n{n}"
     folder.mkdir(parents=True, exist_ok=True)
     inputs = folder / "input.jsonl"
     bench.summary_flaws_input(inputs, n, annotated=True)
     title = f"bench repull {n} {secrets.token_hex(3)}"
-    out: dict[str, Any] = {"n": n, "changed_share": args.changed}
+    out.update(n=n, changed_share=args.changed)
     bench.log(f"[{n}] push")
     pushed = annols(env, folder, "push", "summary-flaws", str(inputs), "--project", title, "--with-annotations")
     pushed_at = time.monotonic()
     out["push_s"], out["push_rss_mb"] = pushed.seconds, pushed.max_rss_mb
+    save()
     client = LabelStudioClient(url, api_key, timeout=3600)
     project = client.find_project(title)
     assert project is not None
     bench.log(f"[{n}] raw export")
     out["raw_export_s"] = [raw_export(url, api_key, project.id, folder / "raw.json")]
+    save()
     # Saves within the margin before a pull's mark are fetched again by the next pull: wait it out.
     time.sleep(max(0.0, 121 - (time.monotonic() - pushed_at)))
     bench.log(f"[{n}] first pull (full)")
     pulled = annols(env, folder, "pull", "summary-flaws", "--project", title, "-o", "pulled")
     out["pull_s"], out["pull_rss_mb"] = pulled.seconds, pulled.max_rss_mb
+    save()
     users = client.users()
     annotator = users.get(ANNOTATOR) or client.create_user(ANNOTATOR)
     ids = sorted(t for t, _ in client.task_meta(project.id))
@@ -197,21 +203,24 @@ def round_of(n: int, args: argparse.Namespace, url: str, api_key: str, work: Pat
                 out["changed_tasks"].append(int(found.group(1)))
                 out["repull_s"].append(again.seconds)
                 out["repull_rss_mb"].append(again.max_rss_mb)
+                save()
             else:
                 bench.log(f"[{n}] run {r + 1}: raw export")
                 out["raw_export_s"].append(raw_export(url, api_key, project.id, folder / "raw.json"))
+                save()
         bench.log(f"[{n}] run {r + 1}: status")
         status = annols(env, folder, "status", "summary-flaws", "--project", title, "--json")
         out["status_s"].append(status.seconds)
         out["status_rss_mb"].append(status.max_rss_mb)
         out["status_exported"] = json.loads(status.output[status.output.index("{"):])["exported"]
+        save()
     med = bench.median
     out["median"] = {k: med(out[k]) for k in ("raw_export_s", "repull_s", "status_s")}
     out["repull_speedup"] = out["median"]["raw_export_s"] / out["median"]["repull_s"]
     out["max_rss_mb"] = max([out["push_rss_mb"], out["pull_rss_mb"], *out["repull_rss_mb"], *out["status_rss_mb"]])
+    save()
     if not args.keep:
         shutil.rmtree(folder, ignore_errors=True)
-    return out
 
 
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -241,10 +250,15 @@ def main(argv: list[str] | None = None) -> int:
     stack = postgres_stack if args.stack == "postgres" else sqlite_stack
     with stack(work) as (url, api_key, what):
         report["server"] = what
-        for n in (int(s) for s in args.sizes.split(",")):
-            report["rounds"].append(round_of(n, args, url, api_key, work))
-            args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+
+        def save() -> None:
+            report["load_now"] = bench.load()
             args.out.write_text(json.dumps(report, indent=2) + "\n")
+
+        for n in (int(s) for s in args.sizes.split(",")):
+            report["rounds"].append({})
+            round_of(n, args, url, api_key, work, report["rounds"][-1], save)
     report["load_after"] = bench.load()
     report["minutes"] = round((datetime.datetime.now(datetime.UTC) - started).total_seconds() / 60, 1)
     args.out.write_text(json.dumps(report, indent=2) + "\n")

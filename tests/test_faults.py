@@ -27,6 +27,7 @@ from click.testing import CliRunner
 from annols import blinding
 from annols.cli import main
 from annols.errors import ServerError
+from annols.incremental import STATE_FILE
 from annols.labelstudio import CREATION_MARK, LabelStudioClient
 
 from .conftest import SHARED, LiveServer
@@ -49,8 +50,10 @@ def cli(url: str, api_key: str, *args: str, cwd: Path) -> tuple[int, str, str]:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file below ``folder`` (hidden ones too), by relative path."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file below ``folder`` (hidden ones too), by relative path; a pull's record of when it was
+    made (pull-state.json: the server's clock) aside, the one file two pulls of one state differ in."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != STATE_FILE}  # fmt: skip
 
 
 def projects_titled(client: LabelStudioClient, title: str) -> list[dict]:  # type: ignore[type-arg]

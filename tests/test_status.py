@@ -8,6 +8,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from annols import status as status_lib
 from annols.labelstudio import LabelStudioClient
 
 from .conftest import LiveServer
@@ -16,7 +19,9 @@ from .test_incremental import vote, write_inputs
 from .test_push_pull import cli
 
 
-def test_status_counts_match_the_server(label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path) -> None:
+def test_status_counts_match_the_server(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     definition = tmp_path / "headlines.toml"
     definition.write_text(MINIMAL)
     inputs = tmp_path / "headlines.jsonl"
@@ -64,6 +69,7 @@ def test_status_counts_match_the_server(label_studio: LiveServer, client: LabelS
     } == {"st0@example.org": (6, 1), "st1@example.org": (4, 2)}  # fmt: skip
     # Every annotation was saved just now: all in the last hour, and the pace says when the rest comes.
     assert sum(found["per_hour"]) == found["per_hour"][-1] == 10 and found["pace"] == round(10 / 24, 2)
+    assert found["per_hour_counts"] == "annotations"
     assert got["st0@example.org"]["last_day"] == 7 and found["eta"] is not None
 
     # Text output, and the agreement tables of a pull.
@@ -76,6 +82,19 @@ def test_status_counts_match_the_server(label_studio: LiveServer, client: LabelS
     assert "4 tasks complete, 8 short of the overlap (14 annotations missing)" in out
     assert "st1@example.org\t4\t2\t6" in out
     assert "From the pull: " in out
+
+    # More annotated tasks changed in the last day than status exports: the hours count tasks.
+    monkeypatch.setattr(status_lib, "RECENT_LIMIT", 3)
+    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--json")
+    assert code == 0, err
+    by_task = json.loads(out)
+    assert by_task["per_hour_counts"] == "tasks" and sum(by_task["per_hour"]) == by_task["per_hour"][-1] == 7
+    assert {a["annotator"]: (a["annotations"], a["skipped"], a["last_day"]) for a in by_task["annotators"]} == {
+        "st0@example.org": (6, 1, -1), "st1@example.org": (4, 2, -1)
+    }  # fmt: skip
+    assert {k: v for k, v in by_task.items() if k not in ("per_hour", "per_hour_counts", "pace", "eta", "annotators",
+            "exported", "at")} == {k: v for k, v in found.items() if k not in ("per_hour", "per_hour_counts", "pace",
+            "eta", "annotators", "exported", "at")}  # fmt: skip
 
 
 def test_status_of_an_unknown_project_is_one_line(label_studio: LiveServer, tmp_path: Path) -> None:
