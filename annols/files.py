@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
+import shutil
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -83,3 +86,26 @@ def write_text(path: Path, text: str) -> None:
 def write_bytes(path: Path, data: bytes) -> None:
     with atomic_open(path, "wb") as f:
         f.write(data)
+
+
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest a zip entry can say
+DOCUMENT_TIME = datetime.datetime(2000, 1, 1)
+
+
+def save_workbook(workbook: Any, out: IO[bytes]) -> None:
+    """Save an openpyxl workbook with fixed times (its properties' and its zip entries'), so that
+    the same rows give the same bytes: a pull and a convert of one export write one file."""
+    from openpyxl.writer.excel import ExcelWriter  # Workbook.save would stamp the time it saves at
+
+    workbook.properties.created = workbook.properties.modified = DOCUMENT_TIME
+    with tempfile.TemporaryFile() as raw:
+        with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+            ExcelWriter(workbook, archive).save()
+        raw.seek(0)
+        with zipfile.ZipFile(raw) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+            for info in zin.infolist():
+                fixed = zipfile.ZipInfo(info.filename, date_time=ZIP_TIME)
+                fixed.compress_type = zipfile.ZIP_DEFLATED
+                fixed.external_attr = info.external_attr
+                with zin.open(info) as src, zout.open(fixed, "w") as dst:
+                    shutil.copyfileobj(src, dst)

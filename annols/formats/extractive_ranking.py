@@ -65,7 +65,7 @@ from openpyxl.utils.exceptions import IllegalCharacterError  # type: ignore[impo
 from annols import jsontext
 from annols.definition import Definition
 from annols.errors import InputError
-from annols.files import atomic_open
+from annols.files import atomic_open, save_workbook
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
@@ -424,7 +424,7 @@ def _write(spool: Iterable[str], header: list[str], csv_path: Path, xlsx_path: P
             except IllegalCharacterError as e:
                 raise InputError(xlsx_path, f"task with url {row['url']!r}", "", "a cell holds a control "
                                  "character XLSX cannot store; remove it from the input") from e  # fmt: skip
-        workbook.save(xf)
+        save_workbook(workbook, xf)
 
 
 # ---------------------------------------------------------------- checks

@@ -44,7 +44,7 @@ from openpyxl import Workbook  # type: ignore[import-untyped, unused-ignore]
 from openpyxl.utils import get_column_letter  # type: ignore[import-untyped, unused-ignore]
 
 from annols.errors import InputError
-from annols.files import atomic_open
+from annols.files import atomic_open, save_workbook
 from annols.formats import ReadWarning, SourceAnnotation, SourceTask, content_key, original_annotator
 from annols.styles.ranking import RankingSpec
 
@@ -349,7 +349,7 @@ def write_sheets(
                 cells = [JOIN.join(ranks[(d, i)]) if ranks.get((d, i)) else None for d in dimensions]
                 sheet.append([letter, case.outputs[i], *cells])
         with atomic_open(path, "wb") as f:
-            workbook.save(f)
+            save_workbook(workbook, f)
         paths.append(path)
     return paths
 
