@@ -23,7 +23,9 @@ A judge file is JSONL, one line per task and judge, the same for every protocol 
   answers asked per span (``perRegion``) are not part of a judge's answers.
 - Candidates are meant as the judge saw them: in the input record's order (``system_1``
   is candidate 1, output ``A`` is the first output). The blinding of each task is undone
-  when the judge is set beside the humans.
+  when the judge is set beside the humans. Best-worst tuples are annols' own (no input
+  record holds one): their ``{aspect}_best`` / ``{aspect}_worst`` codes are the positions
+  as the task shows them (``annols tasks`` writes the tasks, keys and all).
 
 summary-flaws also takes the seed's own text: records with ``summary``, ``document`` (or the
 TL;DR fields) and the critic's ``critique`` block, as ``push --predictions`` does; the

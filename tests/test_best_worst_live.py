@@ -11,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from annols import blinding, config, protocols
 from annols.judgments import BestWorst, decode
 from annols.labelstudio import LabelStudioClient
@@ -122,6 +124,36 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
     assert all(float(r["split-half rho"]) > 0 for r in reliability)
     md = (report / "report.md").read_text("utf-8")
     assert "Best-worst scores" in md and "Split-half reliability" in md
+
+    # A judge answering each task as bws1 does (positions as the task shows them), offline:
+    # it agrees with bws1 on every unit, with bws2 as often as bws1 does (counted here).
+    judge = tmp_path / "judge.jsonl"
+    lines, agree, units = [], Counter[str](), Counter[str]()
+    for t in tasks:
+        shown = blinding.decode_systems(t["meta"][blinding.META_SYSTEMS])
+        answers = {}
+        for aspect in ("informativeness", "fluency"):
+            mine, theirs = answer(shown, ORDERS["bws1@example.org"], aspect), answer(shown, ORDERS["bws2@example.org"],
+                                                                                     aspect)  # fmt: skip
+            for end, i in (("best", 0), ("worst", 1)):
+                answers[f"{aspect}_{end}"] = LETTERS[mine[i]]
+                units[f"{aspect} ({end})"] += 1
+                agree[f"{aspect} ({end})"] += shown[mine[i]] == shown[theirs[i]]
+        lines.append(json.dumps({"task": t["meta"]["annols_key"], "judge": "copy", "answers": answers}))
+    judge.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    judged = tmp_path / "judged"
+    code, out, err = cli(label_studio, "report", str(EXAMPLE), str(pulled), "-o", str(judged), "--bootstrap", "50",
+                         "--judge", str(judge))  # fmt: skip
+    assert code == 0, err
+    with open(judged / "tables" / "judges_agreement.csv", encoding="utf-8", newline="") as f:
+        found = {(r["question"], r["rater 1"], r["rater 2"]): r for r in csv.DictReader(f)}
+    for question, n in units.items():
+        bws1 = next(v for k, v in found.items() if k[0] == question and k[1] == "judge:copy" and "bws1" in k[2])
+        bws2 = next(v for k, v in found.items() if k[0] == question and k[1] == "judge:copy" and "bws2" in k[2])
+        assert (int(bws1["units"]), float(bws1["agreement %"])) == (n, 100.0), bws1
+        assert float(bws2["agreement %"]) == pytest.approx(100 * agree[question] / n, abs=0.01), (question, bws2)
+    with open(judged / "tables" / "judges_systems.csv", encoding="utf-8", newline="") as f:
+        assert any("best-worst score %" in row.values() for row in csv.DictReader(f))
 
 
 def exported_shown(exported: list[Any]) -> str:

@@ -54,6 +54,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis import best_worst
 from annols.judges import is_judge
 from annols.report import stats
 from annols.report.model import Section, Table, percent
@@ -85,6 +86,9 @@ def units(frame: pd.DataFrame, special: str = "special") -> pd.DataFrame:
             rows.append((r.question, f"{key}|{about}", key, about, who, str(r.value), False))
         elif kind == "choice":
             choices.setdefault((str(r.question), key, who), []).append(str(r.value))
+        elif kind == "best-worst" and r.code in ("best", "worst"):  # the candidate picked as best, as worst
+            question = f"{r.question} ({r.code})"
+            rows.append((question, f"{key}|{question}", key, "", who, str(r.system), False))
     for (question, key, who), codes in choices.items():
         rows.append((question, key, key, "", who, "+".join(sorted(codes)), False))
     return pd.DataFrame(rows, columns=UNIT_COLUMNS)
@@ -256,7 +260,8 @@ def system_scores(frame: pd.DataFrame, judged: pd.DataFrame | None = None,
                   columns: Sequence[str] = ()) -> pd.DataFrame:  # fmt: skip
     """[question, system, measure, score] of one rater group's judgments rows.
 
-    Pairwise: win rate % (ties half); ranking: mean rank; ratings: mean rating; spans: spans
+    Pairwise: win rate % (ties half); ranking: mean rank; ratings: mean rating; best-worst: the
+    counting score (% best - % worst); spans: spans
     per item (a labels control's spans over the (item, rater) judged, by the item's one
     system: ``judged`` and ``task_systems``); sentences: % rows with a code in a column.
     """
@@ -274,6 +279,12 @@ def system_scores(frame: pd.DataFrame, judged: pd.DataFrame | None = None,
         part = frame[frame["kind"] == kind]
         for (q, s), g in part.groupby(["question", "system"], sort=True):
             rows.append((q, s, measure, float(pd.to_numeric(g["value"]).mean())))
+    picks = frame[frame["kind"] == "best-worst"]
+    if len(picks):  # % best - % worst of the tuples a candidate was in
+        answers = pd.DataFrame({"aspect": picks["question"].astype(str), "system": picks["system"].astype(str),
+                                "value": pd.to_numeric(picks["value"]).astype(int)})  # fmt: skip
+        for r in best_worst.scores(answers).itertuples(index=False):
+            rows.append((str(r.aspect), str(r.system), "best-worst score %", float(r[-1])))
     if controls and judged is not None and task_systems:
         items = Counter(task_systems.get(str(k), "") for k in judged["task_key"])
         spans = frame[frame["kind"] == "span"]
