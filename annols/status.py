@@ -7,8 +7,9 @@ on the embedded server, docs/benchmarks.md):
 - the project (the overlap asked for) and its annotators;
 - counts by Data Manager filters (one request each, a page of one task): tasks and annotations,
   tasks short of the overlap and their annotations, each annotator's tasks among those without a
-  skip. When those do not add up to the annotations (one annotator twice on a task, an
-  annotation without annotator), every task's annotators are listed instead (5,000 a page);
+  skip (the filter joins the annotations, so it counts them). When those do not add up to the
+  annotations (an annotation without annotator, a change while counting), every task's
+  annotators are listed instead (5,000 a page);
 - the listing of the tasks that hold a skip, and the raw export of those and of the annotated
   tasks changed in the last day (for the annotations per hour), a few hundred ids a request.
   When more than :data:`RECENT_LIMIT` annotated tasks changed in the last day (an imported
@@ -104,8 +105,8 @@ def status(client: LabelStudioClient, definition: Definition, title: str, pull_d
     skipped = sum(int(t.get("cancelled_annotations") or 0) for t in with_skips.values())
     look_closer = set(with_skips)  # tasks exported to read their annotations (who skipped, who annotated)
     # Tasks without a skip: an annotator's tasks among them, counted by a filter on the annotator.
-    # They add up to the annotations of those tasks unless an annotator saved two on one task (or one
-    # has no annotator): then every task's annotators are listed (slower, but exact).
+    # They add up to the annotations of those tasks unless one has no annotator (or a change came
+    # between the counts): then every task's annotators are listed (slower, but exact).
     by_filter = {uid: client.count_tasks(project.id, [
         {"filter": "filter:tasks:annotators", "operator": "contains", "type": "List", "value": uid},
         _number("cancelled_annotations", "equal", 0)])[0] for uid in client.project_annotators(project.id)}  # fmt: skip

@@ -109,8 +109,8 @@ def test_status_of_an_unknown_project_is_one_line(label_studio: LiveServer, tmp_
 def test_status_counts_an_annotator_twice_on_a_task(
     label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
 ) -> None:
-    # Counts by annotator filters cannot tell one annotator's two annotations of a task from one:
-    # status then lists every task's annotators. Checked against the export, counted here.
+    # One annotator's two annotations of a task count twice, whether status counts them by
+    # annotator filters or lists every task's annotators. Checked against the export, counted here.
     definition = tmp_path / "headlines.toml"
     definition.write_text(MINIMAL)
     inputs = tmp_path / "headlines.jsonl"
