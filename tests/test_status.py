@@ -104,3 +104,67 @@ def test_status_of_an_unknown_project_is_one_line(label_studio: LiveServer, tmp_
     assert code == 1 and out == ""
     assert err == f"Error: no project titled 'no such status project' on {label_studio.url}: check --project " \
         "(titles are exact)\n"  # fmt: skip
+
+
+def test_status_counts_an_annotator_twice_on_a_task(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+) -> None:
+    # One annotator's two annotations of a task count twice, whether status counts them by
+    # annotator filters or lists every task's annotators. Checked against the export, counted here.
+    definition = tmp_path / "headlines.toml"
+    definition.write_text(MINIMAL)
+    inputs = tmp_path / "headlines.jsonl"
+    write_inputs(inputs, 6)
+    title = "status twice"
+    code, _, err = cli(label_studio, "push", str(definition), str(inputs), "--project", title, "--overlap", "2",
+                       cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    project = client.find_project(title)
+    assert project is not None
+    ids = sorted(t for t, _ in client.task_meta(project.id))
+    users = client.users()
+    raters = [users.get(e) or client.create_user(e) for e in ("tw0@example.org", "tw1@example.org")]
+    for task_id in ids[:4]:
+        client.create_annotation(task_id, vote("1"), completed_by=raters[0])
+    client.create_annotation(ids[0], vote("2"), completed_by=raters[0])  # the same annotator again
+    client.create_annotation(ids[1], vote("2"), completed_by=raters[1])
+    client._sdk.annotations.create(id=ids[5], result=[], was_cancelled=True, completed_by=raters[1])
+
+    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    per: dict[str, Counter[str]] = {}
+    emails = {uid: email for email, uid in client.users().items()}
+    exported = client.export_tasks(project.id)
+    for t in exported:
+        for a in t["annotations"]:
+            kind = "skipped" if a["was_cancelled"] else "annotations"
+            per.setdefault(emails[a["completed_by"]], Counter())[kind] += 1
+    assert {a["annotator"]: (a["annotations"], a["skipped"]) for a in found["annotators"]} == {
+        e: (c["annotations"], c["skipped"]) for e, c in per.items()
+    } == {"tw0@example.org": (5, 0), "tw1@example.org": (1, 1)}  # fmt: skip
+    done = [sum(not a["was_cancelled"] for a in t["annotations"]) for t in exported]
+    assert (found["tasks"], found["annotations"], found["skipped"]) == (6, 6, 1)
+    assert (found["complete"], found["missing"]) == (sum(d >= 2 for d in done), sum(max(0, 2 - d) for d in done)) \
+        == (2, 6)  # fmt: skip
+    assert sum(found["per_hour"]) == 6 and found["per_hour_counts"] == "annotations"
+
+
+def test_hourly_counts_equal_one_count_per_hour_with_fewer_calls() -> None:
+    changes = [0.5, 3.2, 3.9, 17.0, 23.5, 23.6, 23.99]  # hours after the start of the day
+    for times in (changes, [23.5] * 40, [], [0.1] * 3):
+        asked: list[int] = []
+
+        def after(h: int, times: list[float] = times, asked: list[int] = asked) -> int:
+            asked.append(h)
+            return sum(t > h for t in times)
+
+        assert status_lib._hourly(after) == [sum(t > h for t in times) for h in range(24)] + [0]
+        assert len(asked) == len(set(asked)) <= 24
+    asked.clear()
+
+    def last_hour(h: int) -> int:  # busy only in the last hour
+        asked.append(h)
+        return 40 * (h < 23)
+
+    assert status_lib._hourly(last_hour)[22:] == [40, 0, 0] and len(asked) < 8
