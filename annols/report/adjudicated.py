@@ -20,13 +20,13 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis
-from annols.adjudicate import ADJUDICATED
 from annols.judgments import TIDY_COLUMNS, decode, tidy
 from annols.report.model import Plot, Section, Table
 from annols.report.quality import AdjudicationCollector
 from annols.report.sources import Study
 from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
 
+ADJUDICATED = "adjudicated"  # the annotator annols.pull names the verdicts by
 PREFIX = "adjudicated_"
 TITLE = "Adjudicated: "
 
