@@ -730,7 +730,8 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
               help="The alternative annotator test's margin (0.2 crowd-workers, 0.15 skilled, 0.1 experts).")
 @click.option(
     "--adjudicated", multiple=True, type=click.Path(exists=True, path_type=Path),
-    help="A pull of the adjudication project (annols adjudicate): agreement before and after. Repeatable.",
+    help="A pull of the adjudication project (annols adjudicate): agreement before and after, and the "
+         "style's tables again from the adjudicated judgments (adjudicated_*). Repeatable.",
 )  # fmt: skip
 @click.option("--models", is_flag=True, help="Add annotator models, Dawid-Skene and MACE (needs annols[models]).")
 def report_command(

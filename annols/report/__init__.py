@@ -40,6 +40,7 @@ from annols.formats import ExportedAnnotation, ExportedTask
 from annols.judges import Judges
 from annols.pull import check_export_protocol
 from annols.report import paper, render
+from annols.report.adjudicated import adjudicated_sections
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.judges import JudgeCollector
 from annols.report.model import Section
@@ -127,6 +128,8 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     adjudicated = adjudication.section(study)
     if adjudicated is not None:
         sections.append(adjudicated)
+        if isinstance(protocol, StyleCollector):
+            sections += adjudicated_sections(protocol, adjudication, study)
     return _write(definition, study, sections, options, Path(out_dir), left_out)
 
 

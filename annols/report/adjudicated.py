@@ -1,0 +1,102 @@
+"""The study's tables again, with each adjudicated item's judgments replaced by the verdict.
+
+``annols report ... --adjudicated DIR`` (the pull of the adjudication project) adds, for a
+definition reported by its style (:class:`annols.report.style.StyleCollector`), the
+style's sections computed on the judgments where every item with a verdict has that
+verdict as its one judgment, by annotator ``adjudicated``; items without a verdict keep
+their annotators' judgments. Every table and plot of these sections is named with the
+prefix ``adjudicated_`` (``tables/adjudicated_pairwise_win_tie_loss.csv`` beside
+``tables/pairwise_win_tie_loss.csv``), every section title with "Adjudicated: ".
+
+Protocols with a collector of their own (qa-feedback, summary-flaws, sentence-errors)
+count what their result files hold, not the style's judgments: they get the agreement
+before and after (:class:`annols.report.quality.AdjudicationCollector`), not these tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols import analysis
+from annols.judgments import TIDY_COLUMNS, decode, tidy
+from annols.report.model import Plot, Section, Table
+from annols.report.quality import AdjudicationCollector
+from annols.report.sources import Study
+from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
+
+ADJUDICATED = "adjudicated"  # the annotator annols.pull names the verdicts by
+PREFIX = "adjudicated_"
+TITLE = "Adjudicated: "
+
+
+def adjudicated_sections(style: StyleCollector, adjudication: AdjudicationCollector, study: Study) -> list[Section]:
+    """The style's sections on the judgments with the verdicts standing for their items (none without verdicts)."""
+    definition = style.definition
+    frame = style.frame(study)
+    judged = study.kept[["uid", "task_key", "annotator"]].copy()
+    if style.tokens is not None:
+        judged["system"] = [style.judged_system.get(u, "") for u in judged["uid"]]
+    keys = sorted(set(judged["task_key"]) & set(adjudication.verdicts))
+    if not keys:
+        return []
+    rows: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
+    for n, key in enumerate(keys):
+        item = adjudication.verdicts[key]
+        uid = -(n + 1)  # no annotation of the pulls has it
+        verdict = {"uid": uid, "task_key": key, "annotator": ADJUDICATED}
+        if style.tokens is not None:
+            verdict["system"] = item.task.systems[0] if len(item.task.systems) == 1 else ""
+        verdicts.append(verdict)
+        for row in tidy(decode(definition, item.task, item.annotation)):
+            if row[0] in SKIPPED_KINDS:
+                continue
+            values = {c: row[TIDY_COLUMNS.index(c)] for c in KEPT}
+            rows.append({"uid": uid, "task_key": key, **values, "annotator": ADJUDICATED})
+    tidy_frame = _merged(frame, rows, keys)
+    judged_frame = pd.concat([judged[~judged["task_key"].isin(keys)], pd.DataFrame(verdicts)], ignore_index=True)
+    sections = analysis.style_sections(definition, tidy_frame, judged_frame, style.options, style.tokens)
+    intro = (f"The tables above computed again with each of the {len(keys)} adjudicated items judged once, by the "
+             f"verdict (annotator '{ADJUDICATED}', from the adjudication pull); other items keep their annotators' "
+             "judgments. Tables and plots are named with the prefix "
+             f"'{PREFIX}'.")  # fmt: skip
+    out = [_renamed(s) for s in sections]
+    out[0].text.insert(0, intro)
+    return out
+
+
+def _merged(frame: pd.DataFrame, rows: list[dict[str, Any]], keys: list[str]) -> pd.DataFrame:
+    """``frame`` without the rows of ``keys``, with ``rows`` instead; columns categorical as in ``frame``."""
+    kept = frame[~frame["task_key"].isin(keys)]
+    plain = {c: (kept[c].astype(object) if isinstance(kept[c].dtype, pd.CategoricalDtype) else kept[c])
+             for c in frame.columns}  # fmt: skip
+    added = pd.DataFrame(rows, columns=list(frame.columns))
+    merged = pd.concat([pd.DataFrame(plain), added], ignore_index=True)
+    systems = _categories(pd.concat([merged["system"], merged["opponent"]]))
+    for c in frame.columns:
+        if not isinstance(frame[c].dtype, pd.CategoricalDtype):
+            continue
+        categories = systems if c in ("system", "opponent") else _categories(merged[c])
+        if categories is not None:
+            merged[c] = pd.Categorical(merged[c], categories=categories)
+    return merged
+
+
+def _categories(values: pd.Series) -> list[Any] | None:
+    """Sorted distinct values when they are all of one type (str, int or float), else None (left as objects)."""
+    present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
+    kinds = {type(v) for v in present}
+    if len(kinds) > 1 or not kinds <= {str, int, float}:
+        return None
+    return sorted(set(present))
+
+
+def _renamed(section: Section) -> Section:
+    return Section(
+        TITLE + section.title,
+        list(section.text),
+        [Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown) for t in section.tables],
+        [Plot(PREFIX + p.name, f"{p.title} (adjudicated)", p.png) for p in section.plots],
+    )
