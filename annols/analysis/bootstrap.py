@@ -3,7 +3,7 @@
 A report's intervals resample whole samples, not single judgments: the judgments of one
 sample are not independent. ``numpy.random.default_rng`` is seeded by the caller, so the
 same study and options give the same intervals. Resamples are drawn in chunks of about
-two million numbers, so memory stays bounded whatever the study's size.
+half a million numbers, so memory stays bounded whatever the study's size.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from scipy import sparse
 
 LEVEL = 0.95
-CHUNK = 2_000_000
+CHUNK = 500_000
 
 
 def _tails(values: np.ndarray, level: float) -> tuple[float, float]:

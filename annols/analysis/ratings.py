@@ -63,6 +63,8 @@ def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
         tenth = np.clip((frame["rating"].to_numpy() - low) // width, 0, TENTHS - 1).astype(int)
         return pd.Series(np.array(names)[tenth], index=frame.index), names
     codes = [str(a.code) for a in spec.answers]
+    if isinstance(frame["code"].dtype, pd.CategoricalDtype):  # a string per code, not one per rating
+        return frame["code"].cat.rename_categories([str(c) for c in frame["code"].cat.categories]), codes
     return frame["code"].astype(str), codes
 
 

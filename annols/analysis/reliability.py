@@ -64,7 +64,12 @@ def ranking_scores(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
 
 
 def _ordered(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
-    frame = frame.assign(aspect=pd.Categorical(frame["aspect"].astype(str), categories=aspects, ordered=True))
+    aspect = frame["aspect"]
+    if isinstance(aspect.dtype, pd.CategoricalDtype):  # a string per aspect, not one per row
+        aspect = aspect.cat.rename_categories([str(c) for c in aspect.cat.categories])
+    else:
+        aspect = aspect.astype(str)
+    frame = frame.assign(aspect=pd.Categorical(aspect, categories=aspects, ordered=True))
     frame = frame[frame["aspect"].notna()]
     return frame.sort_values(["aspect", "system", "task_key", "annotator"], kind="stable").reset_index(drop=True)
 

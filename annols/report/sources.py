@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.errors import InputError
@@ -120,9 +122,17 @@ class Study:
 
 
 def read_study(sources: list[Source], add: AddAnnotation, overlap_option: int | None) -> Study:
-    """Stream every source once, calling ``add`` for each submitted annotation seen the first time."""
-    rows: list[tuple[Any, ...]] = []
-    seen: set[tuple[int, str, str]] = set()
+    """Stream every source once, calling ``add`` for each submitted annotation seen the first time.
+
+    The annotations are kept column by column (arrays of numbers, lists of shared strings),
+    not as a tuple per annotation: at 100,000 tasks the tuples and their numbers were
+    hundreds of megabytes, pinned among the freed objects of the parsed JSON."""
+    ints = {name: array("q") for name in ("source", "task_id", "annotation_id")}
+    lead_times = array("d")
+    cancelled = array("b")
+    strings: dict[str, list[Any]] = {name: [] for name in ("task_key", "annotator", "created_at", "role")}
+    first: dict[int, int] = {}  # annotation id -> the row it was first seen in
+    again: set[tuple[int, str, str]] = set()  # (id, annotator, time) of an id seen before under another
     item_source: dict[str, tuple[int, set[int]]] = {}  # key -> (first task id, source indexes)
     source_tasks = [0] * len(sources)
     for index, source in enumerate(sources):
@@ -134,19 +144,34 @@ def read_study(sources: list[Source], add: AddAnnotation, overlap_option: int | 
             if task.role == "study":  # gold items and attention checks are no items of the study
                 item_source.setdefault(key, (task.id, set()))[1].add(index)
             for a in task.annotations:
-                ident = (a.id, a.annotator, a.created_at)
-                if a.id and ident in seen:
-                    continue
-                seen.add(ident)
-                uid = len(rows)
-                rows.append((uid, index, key, task.id, a.annotator, a.id, a.created_at, a.lead_time, a.cancelled,
-                             task.role))  # fmt: skip
+                uid = len(cancelled)
+                if a.id:
+                    row = first.setdefault(a.id, uid)
+                    if row != uid:
+                        ident = (a.id, a.annotator, a.created_at)
+                        if ident in again or (strings["annotator"][row], strings["created_at"][row]) == ident[1:]:
+                            continue
+                        again.add(ident)
+                for name, value in (("source", index), ("task_id", task.id), ("annotation_id", a.id)):
+                    ints[name].append(value)
+                for name, text in (("task_key", key), ("annotator", a.annotator), ("created_at", a.created_at),
+                                   ("role", task.role)):  # fmt: skip
+                    strings[name].append(text)
+                lead_times.append(_seconds(a.lead_time))
+                cancelled.append(a.cancelled)
                 if not a.cancelled:
                     add(task, a, uid)
-    annotations = pd.DataFrame(rows, columns=ANNOTATION_COLUMNS).astype(
+    columns: dict[str, Any] = {"uid": np.arange(len(cancelled), dtype=np.int64)}
+    columns.update({name: np.frombuffer(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
+                    for name, values in ints.items()})  # fmt: skip
+    columns.update(strings)
+    columns["lead_time"] = np.frombuffer(lead_times, dtype=np.float64) if lead_times else np.zeros(0)
+    columns["cancelled"] = np.frombuffer(cancelled, dtype=np.int8).astype(bool) if cancelled else np.zeros(0, bool)
+    annotations = pd.DataFrame({name: columns[name] for name in ANNOTATION_COLUMNS}).astype(
         {"uid": "int64", "source": "int64", "task_id": "int64", "annotation_id": "int64", "cancelled": "bool"}
     )
-    annotations["lead_time"] = pd.to_numeric(annotations["lead_time"], errors="coerce").astype("float64")
+    del columns, strings
+    annotations["lead_time"] = annotations["lead_time"].astype("float64")
     annotations["kept"] = _kept(annotations) & (annotations["role"] == "study")
     per_item = annotations[annotations["kept"]].groupby("task_key")["annotator"].nunique()
     seen_max = int(per_item.max()) if len(per_item) else 0
@@ -158,6 +183,15 @@ def read_study(sources: list[Source], add: AddAnnotation, overlap_option: int | 
     items["annotators"] = items["task_key"].map(per_item).fillna(0).astype(int)
     items = items.sort_values("task_key", kind="stable").reset_index(drop=True)
     return Study(sources, annotations, items, overlaps, source_tasks)
+
+
+def _seconds(value: Any) -> float:
+    """A lead time as a number, as ``pd.to_numeric(errors="coerce")`` reads it: nan when it is none."""
+    if type(value) in (int, float):
+        return float(value)
+    if value is None:
+        return float("nan")
+    return float(pd.to_numeric(pd.Series([value], dtype=object), errors="coerce").astype("float64").iloc[0])
 
 
 def _item_key(task: ExportedTask, index: int) -> str:
