@@ -283,8 +283,12 @@ def test_two_pushes_creating_one_title_at_once_end_with_one_project(
     outcomes = [p.communicate(timeout=300) for p in pushes]
     assert [p.returncode for p in pushes] == [0, 0], outcomes
     (project,) = projects_titled(client, title)
-    removed = [err for _, err in outcomes if "Removed 1 empty duplicate project(s) this push made" in err]
-    assert len(removed) == 1 and "another push made it first" in removed[0]
+    # The later push removes its own; the embedded server may also have replayed a creation
+    # (SQLite's "database is locked" replay), which the push that made it removes as well.
+    lost = [err for _, err in outcomes if "this push made" in err and "another push made it first" in err]
+    assert len(lost) == 1, outcomes
+    assert all("Removed" not in line or line.endswith(("another push made it first", "ran the creation again"))
+               for _, err in outcomes for line in err.splitlines()), outcomes  # fmt: skip
     assert all(f"/projects/{project['id']}/data" in out for out, _ in outcomes)
     assert CREATION_MARK in project["description"]
     assert len(keys_of(client, project["id"])) == 1  # the example's one task, once: the later push removed its copy
