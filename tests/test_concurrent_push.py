@@ -51,22 +51,6 @@ def every_task_once(client: LabelStudioClient, title: str, count: int) -> int:
     return int(titled[0]["id"])
 
 
-def test_two_pushes_of_one_input_to_a_new_title(label_studio: LiveServer, client: LabelStudioClient,
-                                                tmp_path: Path) -> None:  # fmt: skip
-    definition, inputs = study(tmp_path)
-    title = "concurrent new title"
-    pushes = [start(label_studio, tmp_path / f"coordinator{i}", "push", str(definition), str(inputs),
-                    "--project", title) for i in range(2)]  # fmt: skip
-    outcomes = finish(pushes)
-    project_id = every_task_once(client, title, TASKS)
-    assert all(f"/projects/{project_id}/data" in out for out, _ in outcomes)
-    # Every later command finds the one project: a re-push from either folder sends nothing.
-    for i in range(2):
-        (out, _err), = finish([start(label_studio, tmp_path / f"coordinator{i}", "push", str(definition), str(inputs),
-                                     "--project", title)])  # fmt: skip
-        assert out.splitlines()[-1] == f"created 0, already present {TASKS}, total {TASKS}"
-
-
 def test_two_pushes_into_an_existing_project_and_a_pull_meanwhile(
     label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
 ) -> None:
