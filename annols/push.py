@@ -435,13 +435,16 @@ def _push_checked(
     }
     present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     recorded: dict[str, Any] = {}  # the manifest's header, when the manifest is confirmed
-    confirmed = None if created_project else _confirmed_manifest(client, project.id, manifest, found.keys)
+    # A project this push made is empty, unless another push of the same title reused it before
+    # this one looked (it was counted after its creation): then it is listed as any project is.
+    fresh = created_project and not project.task_count
+    confirmed = None if fresh else _confirmed_manifest(client, project.id, manifest, found.keys)
     if confirmed is not None:
         recorded, present = confirmed
     else:
         if from_cache:  # the server no longer has them all: check every record, as any push does
             found = scan(definition, inputs, spool, options.seed, options.gold, options.attention)
-        if not created_project:
+        if not fresh:
             present = _listed(client, project.id)
     already = sum(1 for k in found.keys if k in present)
     todo = len(found.keys) - already
@@ -531,30 +534,41 @@ def _remove_replayed(
     present: dict[str, tuple[int | None, tuple[str, ...]]],
     before: frozenset[str],
 ) -> None:
-    """Remove tasks the server made twice for one import, keeping the first of each key.
+    """Remove tasks made twice, keeping the first of each key.
 
-    On SQLite, Label Studio's DatabaseIsLockedRetryMiddleware replays a whole import that
-    hit "database is locked", even after it was committed: the answer names one copy of
-    each task, the project holds two. Only when the project holds more tasks than it held
-    plus those sent are the keys listed. Of the tasks sharing a key this push added, the
-    lowest id is kept (the same rule in every push, so two pushes at once agree) and the
-    others are deleted, if nobody has annotated them yet.
+    Two ways a task arrives twice: on SQLite, Label Studio's DatabaseIsLockedRetryMiddleware
+    replays a whole import that hit "database is locked", even after it was committed (the
+    answer names one copy of each task, the project holds two); and another push of the same
+    input may import the same keys at the same moment. Only when the project holds more tasks
+    than it held plus those sent are the keys listed. Of the tasks sharing a key this push
+    added, the lowest id is kept (the same rule in every push, so two pushes at once agree)
+    and the others are deleted, if nobody has annotated them yet. The push whose import ends
+    last lists after every other import was committed, so it sees every copy. A listing
+    runs again while it finds copies: another push's deletions meanwhile shift its pages.
     """
     if int(client.project(project_id).get("task_number") or 0) <= expected:
         return
-    copies: dict[str, list[tuple[int, int]]] = {}  # key -> (task id, annotations)
-    for task in client.task_fields(project_id, "id,meta,total_annotations"):
-        key = (task.get("meta") or {}).get(blinding.META_KEY)
-        if isinstance(key, str) and key in present and key not in before:  # a key this push sent
-            copies.setdefault(key, []).append((int(task["id"]), int(task.get("total_annotations") or 0)))
-    extra = []
-    for key, found in copies.items():
-        found.sort()
-        extra += [task_id for task_id, annotations in found[1:] if not annotations]
-        present[key] = (found[0][0], present.get(key, (None, ()))[1])
-    if extra:
+    removed = 0
+    for _ in range(3):
+        copies: dict[str, list[tuple[int, int]]] = {}  # key -> (task id, annotations)
+        for task in client.task_fields(project_id, "id,meta,total_annotations"):
+            key = (task.get("meta") or {}).get(blinding.META_KEY)
+            if isinstance(key, str) and key in present and key not in before:  # a key this push sent
+                copies.setdefault(key, []).append((int(task["id"]), int(task.get("total_annotations") or 0)))
+        extra = []
+        for key, found in copies.items():
+            found.sort()
+            extra += [task_id for task_id, annotations in found[1:] if not annotations]
+            present[key] = (found[0][0], present.get(key, (None, ()))[1])
+        if not extra:
+            break
         client.delete_tasks(project_id, extra)
-        client.notice(f"Removed {len(extra)} task(s) Label Studio made twice (a replayed import): each is there once")
+        removed += len(extra)
+    if removed:
+        client.notice(
+            f"Removed {removed} task(s) made twice (a replayed import, or another push of this input "
+            "at the same moment): each is there once"
+        )
 
 
 def _import(

@@ -10,9 +10,14 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
 
 from annols import blinding
-from annols.labelstudio import LabelStudioClient
+from annols.cli import main
+from annols.labelstudio import LabelStudioClient, Project
 
 from .conftest import LiveServer
 from .test_definition import MINIMAL
@@ -49,6 +54,48 @@ def every_task_once(client: LabelStudioClient, title: str, count: int) -> int:
     keys = Counter(meta.get(blinding.META_KEY) for _, meta in client.task_meta(int(titled[0]["id"])))
     assert len(keys) == count and set(keys.values()) == {1}, keys.most_common(3)
     return int(titled[0]["id"])
+
+
+def test_two_pushes_of_one_input_to_a_new_title(label_studio: LiveServer, client: LabelStudioClient,
+                                                tmp_path: Path) -> None:  # fmt: skip
+    definition, inputs = study(tmp_path)
+    title = "concurrent new title"
+    pushes = [start(label_studio, tmp_path / f"coordinator{i}", "push", str(definition), str(inputs),
+                    "--project", title) for i in range(2)]  # fmt: skip
+    outcomes = finish(pushes)
+    project_id = every_task_once(client, title, TASKS)
+    assert all(f"/projects/{project_id}/data" in out for out, _ in outcomes)
+    # Every later command finds the one project: a re-push from either folder sends nothing.
+    for i in range(2):
+        (out, _err), = finish([start(label_studio, tmp_path / f"coordinator{i}", "push", str(definition), str(inputs),
+                                     "--project", title)])  # fmt: skip
+        assert out.splitlines()[-1] == f"created 0, already present {TASKS}, total {TASKS}"
+
+
+def test_a_push_whose_new_project_another_push_filled_first(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interleaving a fresh CI run once hit: push A creates the title; before A looks its
+    new project up, push B finds it, reuses it and imports every task. A must not take its
+    project for empty (it imported every task a second time)."""
+    definition, inputs = study(tmp_path)
+    title = "filled before its creator looked"
+    create = LabelStudioClient.create_project
+
+    def create_then_another_push(self: LabelStudioClient, *args: Any, **kwargs: Any) -> tuple[Project, bool]:
+        made, created = create(self, *args, **kwargs)
+        finish([start(label_studio, tmp_path / "b", "push", str(definition), str(inputs), "--project", title)])
+        counted = self.find_project(title)  # the creator's own lookup, as it would run now
+        assert created and counted is not None and counted.id == made.id and counted.task_count == TASKS
+        return counted, created
+
+    monkeypatch.setattr(LabelStudioClient, "create_project", create_then_another_push)
+    env = {"LABEL_STUDIO_URL": label_studio.url, "LABEL_STUDIO_API_KEY": label_studio.api_key}
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner(env=env).invoke(main, ["push", str(definition), str(inputs), "--project", title])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == f"created 0, already present {TASKS}, total {TASKS}"
+    every_task_once(client, title, TASKS)
 
 
 def test_two_pushes_into_an_existing_project_and_a_pull_meanwhile(

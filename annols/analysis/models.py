@@ -181,7 +181,7 @@ def majority(data: pd.DataFrame) -> pd.Series:
 def fit_question(data: pd.DataFrame, question: str, *, known: Mapping[str, str] | None = None,
                  reps: int = 1000, seed: int = 0) -> Fit:  # fmt: skip
     """Fit Dawid-Skene and MACE to one question's answers (unit, annotator, label, system)."""
-    from crowdkit.aggregation import MACE, DawidSkene  # type: ignore[import-untyped, unused-ignore]
+    from crowdkit.aggregation import MACE, DawidSkene  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     frame = data[["unit", "annotator", "label"]].rename(columns={"unit": "task", "annotator": "worker"})
     frame = frame.sort_values(["task", "worker"], kind="stable").reset_index(drop=True)
