@@ -46,12 +46,13 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
     """
     spec = definition.spec
     style = definition.style
+    rated = ratings.rows(tidy, spec) if style == "ratings" else None  # made once, read by three analyses
     if style == "pairwise":
         out = pairwise.sections(tidy, spec, options)
     elif style == "ranking":
         out = ranking.sections(tidy, spec, options)
     elif style == "ratings":
-        out = ratings.sections(tidy, spec, options)
+        out = ratings.sections(tidy, spec, options, rated)
     elif style == "spans":
         out = spans.sections(tidy, spec, judged, tokens)
     elif style == "sentences":
@@ -60,5 +61,5 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
         out = best_worst.sections(tidy, spec, options)
     else:
         out = [Section("Judgments", [f"No analysis for the style {style!r}."])]
-    out += conclusions.sections(style, tidy, spec, options)
+    out += conclusions.sections(style, tidy, spec, options, rated)
     return out + questions.sections(tidy, spec)
