@@ -46,7 +46,12 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
     """
     spec = definition.spec
     style = definition.style
-    rated = ratings.rows(tidy, spec) if style == "ratings" else None  # made once, read by three analyses
+    rated = None
+    if style == "ratings":
+        rated = ratings.rows(tidy, spec)  # made once, read by the ratings tables, detectable and reliability
+        # What is read after this is the rating rows and the question rows: with the collector's copy
+        # released, the rest of the judgments table (about 100 MB at 100,000 tasks) is freed here.
+        tidy = questions.asked(tidy)
     if style == "pairwise":
         out = pairwise.sections(tidy, spec, options)
     elif style == "ranking":

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols import analysis
+from annols import analysis, memory
 from annols.analysis.span_agreement import TOKEN
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
@@ -118,6 +118,8 @@ class StyleCollector:
         freed as it is converted, so the judgments are not held twice (at 100,000 ratings
         tasks each copy is about 100 MB). No annotation may be added after."""
         if self._table is None:
+            if not self.columns:
+                raise RuntimeError("the judgments table was handed over to the analyses and is gone")
             uids = np.frombuffer(self.uids, dtype=np.int64) if len(self.uids) else np.zeros(0, dtype=np.int64)
             systems = {v for name in ("system", "opponent") for v in self.columns[name].values if v is not None}
             shared = sorted(systems) if all(type(v) is str for v in systems) else None  # system and opponent compare
@@ -127,13 +129,22 @@ class StyleCollector:
                 columns[name] = column.categorical(shared if name in ("system", "opponent") else None)
                 del column  # its codes go now, before the next column is converted
             self._table = pd.DataFrame(columns, copy=False)
+            memory.release()  # the columns' codes and the conversion's transients
         return self._table
 
     def sections(self, study: Study) -> list[Section]:
         judged = study.kept[["uid", "task_key", "annotator"]].copy()
         if self.tokens is not None:
             judged["system"] = [self.judged_system.get(u, "") for u in judged["uid"]]
-        return analysis.style_sections(self.definition, self.frame(study), judged, self.options, self.tokens)
+        return analysis.style_sections(self.definition, self._last_frame(study), judged, self.options, self.tokens)
+
+    def _last_frame(self, study: Study) -> pd.DataFrame:
+        """:meth:`frame`, and the collector lets its table go when nothing asks for it again (the annotator
+        models and the adjudicated tables do): the analyses then hold the only reference and may free it."""
+        frame = self.frame(study)
+        if not self.options.models and not self.options.adjudicated:
+            self._table = None
+        return frame
 
 
 def annotators_of(study: Study, uids: np.ndarray) -> pd.Categorical:
