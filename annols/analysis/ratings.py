@@ -25,6 +25,7 @@ aspect, the system rated and the number given (a scale code, lowest first, or a 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,9 @@ def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True) -> pd.D
     order = _sorted_order(keys)
     taken = order if isinstance(rows, slice) else rows[order]
     part = frame[columns].iloc[taken].rename(columns={"question": "aspect", "value": "rating"})
+    if counted.all():  # the same rows: their numbers converted again in the new order, not both orders held
+        del rating
+        return part.assign(rating=pd.to_numeric(part["rating"], errors="coerce"), aspect=aspect.array[order])
     return part.assign(rating=rating.to_numpy()[order], aspect=aspect.array[order])
 
 
@@ -121,22 +125,34 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions,
 
 def z_scores(frame: pd.DataFrame) -> pd.Series:
     """Each rating standardised within its annotator and aspect (sample sd); nan where the sd is 0 or undefined."""
-    grouped = frame.groupby(["annotator", "aspect"], observed=True)["rating"]
-    # transform("mean") and transform("std") are these aggregates taken per row; taken here once each, the
-    # row-sized intermediates are fewer (about 40 MB each at 100,000 tasks).
-    group = grouped.ngroup().fillna(-1).to_numpy(dtype=np.int64)  # a missing key: no group, nan
-    mean = np.append(grouped.mean().to_numpy(dtype=float), np.nan)[group]
-    sd = grouped.std().to_numpy(dtype=float)
-    sd = np.append(np.where(sd > 0, sd, np.nan), np.nan)[group]
-    z = frame["rating"].to_numpy(dtype=float) - mean
-    z /= sd
+    annotator, aspect = frame["annotator"].array, frame["aspect"].array
+    if not (isinstance(annotator, pd.Categorical) and isinstance(aspect, pd.Categorical)):
+        grouped = frame.groupby(["annotator", "aspect"], observed=True)["rating"]
+        sd = grouped.transform("std")
+        return (frame["rating"] - grouped.transform("mean")) / sd.where(sd > 0)
+    # groupby(["annotator", "aspect"]) on one small integer per row made from the codes: the same groups with
+    # their rows in the same order (the same means and sds), without pandas' int64 arrays per key; the
+    # aggregates are then taken per row, as transform does (each row-sized array is 40 MB at 100,000 tasks).
+    groups = len(annotator.categories) * len(aspect.categories)  # and one more: a missing key, no z
+    key = annotator.codes.astype(np.int32) * len(aspect.categories) + aspect.codes
+    key[(annotator.codes < 0) | (aspect.codes < 0)] = groups
+    grouped = frame["rating"].groupby(key)
+    means, sds = grouped.mean(), grouped.std()
+    del grouped
+    mean, sd = np.full(groups + 1, np.nan), np.full(groups + 1, np.nan)
+    mean[means.index], sd[sds.index] = means.to_numpy(dtype=float), sds.to_numpy(dtype=float)
+    mean[groups] = sd[groups] = np.nan
+    sd[~(sd > 0)] = np.nan
+    z = mean[key]
+    np.subtract(frame["rating"].to_numpy(), z, out=z)
+    z /= sd[key]
     return pd.Series(z, index=frame.index, name="rating")
 
 
 def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
     frame = frame.assign(z=z_scores(frame))
     rows = []
-    for i, ((aspect, system), part) in enumerate(frame.groupby(["aspect", "system"], observed=True)):
+    for i, ((aspect, system), part) in enumerate(_groups(frame, ["aspect", "system"])):
         sample, _ = pd.factorize(part["task_key"], sort=True)  # samples in key order
         values = part["rating"].to_numpy(dtype=float)
         sums = np.column_stack([np.bincount(sample, values), np.bincount(sample)])
@@ -148,6 +164,36 @@ def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
                "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
     return Table("ratings_summary", "Mean and median rating with 95% bootstrap intervals; mean z-score",
                  pd.DataFrame(rows, columns=columns))  # fmt: skip
+
+
+def _groups(frame: pd.DataFrame, keys: list[str]) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
+    """``frame.groupby(keys, observed=True)``'s groups, in its order. On rows sorted by these categorical keys
+    (as :func:`judgments` gives them) each group is a run of rows, given as a slice, not a copy: grouping
+    4.8 million rows makes several row-sized index arrays (about 150 MB at 100,000 tasks)."""
+    columns = [frame[k].array for k in keys]
+    if not len(frame) or not all(isinstance(c, pd.Categorical) for c in columns) or not _sorted(columns):
+        yield from frame.groupby(keys, observed=True)
+        return
+    change = np.zeros(len(frame), dtype=bool)
+    change[0] = True
+    for c in columns:
+        change[1:] |= c.codes[1:] != c.codes[:-1]
+    starts = np.flatnonzero(change).tolist()
+    for start, end in zip(starts, [*starts[1:], len(frame)], strict=True):
+        yield tuple(c.categories[c.codes[start]] for c in columns), frame.iloc[start:end]
+
+
+def _sorted(columns: list[pd.Categorical]) -> bool:
+    """Whether the rows are in the order of these categorical keys' codes (first key first), none missing."""
+    if any((c.codes < 0).any() for c in columns):  # a missing key: groupby leaves its rows out
+        return False
+    undecided = np.ones(len(columns[0]) - 1, dtype=bool)
+    for c in columns:
+        step = c.codes[1:].astype(np.int32) - c.codes[:-1]
+        if (undecided & (step < 0)).any():
+            return False
+        undecided &= step == 0
+    return True
 
 
 def distribution(frame: pd.DataFrame, spec: Any) -> Table:

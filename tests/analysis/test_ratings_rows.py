@@ -89,3 +89,29 @@ def test_z_scores_are_the_transforms() -> None:
     got = ratings.z_scores(frame)
     assert got.isna().sum() >= 40 and got.notna().sum() > 1000
     pd.testing.assert_series_equal(got, expected, check_exact=True)
+
+
+@pytest.mark.parametrize("rows", ["sorted", "shuffled", "missing"])
+def test_groups_of_sorted_rows_are_the_groupby_groups(rows: str) -> None:
+    """ratings._groups gives groupby's groups (keys, rows, order): as slices of sorted rows, else by groupby."""
+    frame = ratings.judgments(judgments_table(6, categorical=True), ASPECTS)
+    frame = frame[frame["system"].notna()] if rows != "missing" else frame
+    if rows == "shuffled":
+        frame = frame.sample(frac=1, random_state=1)
+    expected = list(frame.groupby(["aspect", "system"], observed=True))
+    got = list(ratings._groups(frame, ["aspect", "system"]))
+    assert len(got) == len(expected) > 6
+    assert [k for k, _ in got] == [k for k, _ in expected]
+    for (_, a), (_, b) in zip(got, expected, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("categorical", [True, False])
+def test_rating_rows_when_every_row_counts(categorical: bool) -> None:
+    """Every row a rating of an aspect asked (the usual study): the rows taken and converted in one order."""
+    frame = judgments_table(7, categorical)
+    valid = (frame["kind"] == "rating") & (frame["value"] != "n/a") & frame["question"].isin(ASPECTS)
+    frame = frame[valid.to_numpy()].reset_index(drop=True)
+    got = ratings.judgments(frame, ASPECTS)
+    assert len(got) == len(frame) > 1000
+    pd.testing.assert_frame_equal(got, reference(frame, ASPECTS))
