@@ -59,9 +59,6 @@ def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True) -> pd.D
     order = _sorted_order(keys)
     taken = order if isinstance(rows, slice) else rows[order]
     part = frame[columns].iloc[taken].rename(columns={"question": "aspect", "value": "rating"})
-    if counted.all():  # the same rows: their numbers converted again in the new order, not both orders held
-        del rating
-        return part.assign(rating=pd.to_numeric(part["rating"], errors="coerce"), aspect=aspect.array[order])
     return part.assign(rating=rating.to_numpy()[order], aspect=aspect.array[order])
 
 
