@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols import memory
 from annols.analysis import best_worst, conclusions, pairwise, questions, ranking, ratings, sentences, spans
 from annols.definition import Definition
 from annols.report.common import ReportOptions
@@ -53,7 +52,6 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
         # What is read after this is the rating rows and the question rows: with the collector's copy
         # released, the rest of the judgments table (about 100 MB at 100,000 tasks) is freed here.
         tidy = questions.asked(tidy)
-        memory.release()  # the freed table's pages back to the system, before the analyses' own arrays
     if style == "pairwise":
         out = pairwise.sections(tidy, spec, options)
     elif style == "ranking":
