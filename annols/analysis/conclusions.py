@@ -59,7 +59,7 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
         return detectable.pairwise_table(pairwise.sign_test(frame).frame), []
     if style == "ratings":
         frame, _ = rated or ratings.rows(tidy, spec)
-        means = frame.groupby(["aspect", "task_key", "system"], observed=True)["rating"].mean()
+        means = ratings.sample_means(frame)
         return detectable.paired_table(detectable.paired_tests(means, "aspect"), "aspect", "mean rating"), []
     if style == "ranking":
         frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))

@@ -115,3 +115,28 @@ def test_rating_rows_when_every_row_counts(categorical: bool) -> None:
     got = ratings.judgments(frame, ASPECTS)
     assert len(got) == len(frame) > 1000
     pd.testing.assert_frame_equal(got, reference(frame, ASPECTS))
+
+
+@pytest.mark.parametrize("categorical", [True, False])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sample_means_are_the_groupby_means(seed: int, categorical: bool) -> None:
+    """ratings.sample_means (one integer key from the codes) equals pandas' three-key groupby: values, index,
+    levels (observed categories only), with missing systems left out."""
+    frame = ratings.judgments(judgments_table(seed, categorical), ASPECTS)
+    expected = frame.groupby(["aspect", "task_key", "system"], observed=True)["rating"].mean()
+    got = ratings.sample_means(frame)
+    assert len(got) > 300
+    pd.testing.assert_series_equal(got, expected, check_exact=True)
+    for a, b in zip(got.index.levels, expected.index.levels, strict=True):
+        pd.testing.assert_index_equal(a, b, exact=True)
+
+
+@pytest.mark.parametrize("categorical", [True, False])
+def test_counts_by_codes_are_the_groupby_sizes(categorical: bool) -> None:
+    frame = ratings.judgments(judgments_table(8, categorical), ASPECTS)
+    expected = frame.groupby(["aspect", "system", "code"], observed=True).size()
+    got = ratings._by_codes(frame, ["aspect", "system", "code"], "code", "size")
+    assert len(got) > 30
+    pd.testing.assert_series_equal(got, expected, check_exact=True)
+    for a, b in zip(got.index.levels, expected.index.levels, strict=True):
+        pd.testing.assert_index_equal(a, b, exact=True)
