@@ -15,6 +15,7 @@ first writes a ratings pull of N tasks x 3 annotators as scripts/bench-report do
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
@@ -50,10 +51,8 @@ class Stages:
         self.peak = max(self.peak, high)
         for stage in self.open:
             stage[1] = max(stage[1], high)
-        try:
+        with contextlib.suppress(OSError):  # no reset: the figures are then peaks since the start
             CLEAR_REFS.write_text("5")  # resets VmHWM to the current RSS
-        except OSError:
-            pass  # no reset: the figures are then peaks since the start
 
     def enter(self, name: str) -> None:
         self.boundary()
