@@ -46,12 +46,18 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
     """
     spec = definition.spec
     style = definition.style
+    rated = None
+    if style == "ratings":
+        rated = ratings.rows(tidy, spec)  # made once, read by the ratings tables, detectable and reliability
+        # What is read after this is the rating rows and the question rows: with the collector's copy
+        # released, the rest of the judgments table (about 100 MB at 100,000 tasks) is freed here.
+        tidy = questions.asked(tidy)
     if style == "pairwise":
         out = pairwise.sections(tidy, spec, options)
     elif style == "ranking":
         out = ranking.sections(tidy, spec, options)
     elif style == "ratings":
-        out = ratings.sections(tidy, spec, options)
+        out = ratings.sections(tidy, spec, options, rated)
     elif style == "spans":
         out = spans.sections(tidy, spec, judged, tokens)
     elif style == "sentences":
@@ -60,5 +66,5 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
         out = best_worst.sections(tidy, spec, options)
     else:
         out = [Section("Judgments", [f"No analysis for the style {style!r}."])]
-    out += conclusions.sections(style, tidy, spec, options)
+    out += conclusions.sections(style, tidy, spec, options, rated)
     return out + questions.sections(tidy, spec)

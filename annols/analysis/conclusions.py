@@ -49,16 +49,17 @@ SCORE_TEXT = {"pairwise": "1 for a win, 0.5 for a tie, 0 for a loss", "ratings":
               "ranking": "N + 1 - rank (higher is better)"}  # fmt: skip
 
 
-def comparisons(style: str, tidy: pd.DataFrame, spec: Any) -> tuple[pd.DataFrame, list[Table]]:
-    """The ``detectable`` frame of a style and any test table it needed of its own (ranking)."""
+def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
+                rated: tuple[pd.DataFrame, list[str]] | None = None) -> tuple[pd.DataFrame, list[Table]]:  # fmt: skip
+    """The ``detectable`` frame of a style and any test table it needed of its own (ranking); ``rated``: the
+    rating rows (:func:`annols.analysis.ratings.rows`) when already made."""
     if style == "pairwise":
         tidy, aspects = by_aspect_text(tidy, spec.aspects)
         frame = pairwise.judgments(tidy, aspects)
         return detectable.pairwise_table(pairwise.sign_test(frame).frame), []
     if style == "ratings":
-        tidy, aspects = by_aspect_text(tidy, spec.aspects)
-        frame = ratings.judgments(tidy, aspects)
-        means = frame.groupby(["aspect", "task_key", "system"], observed=True)["rating"].mean()
+        frame, _ = rated or ratings.rows(tidy, spec)
+        means = ratings.sample_means(frame)
         return detectable.paired_table(detectable.paired_tests(means, "aspect"), "aspect", "mean rating"), []
     if style == "ranking":
         frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))
@@ -70,9 +71,11 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any) -> tuple[pd.DataFrame
     return pd.DataFrame(columns=detectable.COLUMNS), []
 
 
-def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions,
+             rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Section]:  # fmt: skip
+    """``rated``: the rating rows of a ratings study (:func:`annols.analysis.ratings.rows`) when already made."""
     out = []
-    frame, extra = comparisons(style, tidy, spec)
+    frame, extra = comparisons(style, tidy, spec, rated)
     if len(frame):
         significant = int((frame["p (corrected)"] < detectable.ALPHA).sum())
         summary = [f"{significant} of {len(frame)} system comparisons are significant after correction; "
@@ -86,7 +89,9 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions) 
                       "difference (80% power)", frame)  # fmt: skip
         out.append(Section("What the study could detect", text, [table, *extra], summary=summary))
     score = reliability.SCORES.get(style)
-    if score is not None:
+    if style == "ratings" and rated is not None:
+        out.append(reliability_section(style, reliability.scores_of_ratings(*rated), options))
+    elif score is not None:
         out.append(reliability_section(style, score(tidy, spec), options))
     return out
 

@@ -47,6 +47,15 @@ def codes_of(question: Any, seen: pd.Series) -> list[str]:
     return declared + sorted(set(map(str, seen)) - set(declared))
 
 
+KINDS = ("choice", "span-answer")  # the rows of the judgments table the questions read
+
+
+def asked(tidy: pd.DataFrame) -> pd.DataFrame:
+    """The rows :func:`sections` reads (:data:`KINDS`): a style's analyses that have made their own rows may
+    let the rest of the judgments table go."""
+    return tidy[tidy["kind"].isin(KINDS).to_numpy()]
+
+
 def sections(tidy: pd.DataFrame, spec: Any) -> list[Section]:
     return task_questions(tidy, spec) + per_span_questions(tidy, spec)
 

@@ -25,6 +25,7 @@ aspect, the system rated and the number given (a scale code, lowest first, or a 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -41,17 +42,47 @@ from annols.report.model import Section, Table, percent
 TENTHS = 10
 
 
-def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
-    """The rating rows as (uid, task_key, annotator, aspect, system, rating, code)."""
-    # Only the columns used are copied (a frame of categorical columns stays small).
-    columns = ["uid", "task_key", "annotator", "question", "system", "value", "code"]
-    part = frame.loc[(frame["kind"] == "rating").to_numpy(), columns]
-    part = part.rename(columns={"question": "aspect", "value": "rating"})
-    part["rating"] = pd.to_numeric(part["rating"], errors="coerce")
-    part = part[part["rating"].notna()]
-    part["aspect"] = in_order(part["aspect"], aspects)
-    part = part[part["aspect"].notna()]
-    return part.sort_values(["aspect", "system", "task_key", "annotator"], kind="stable")
+def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True) -> pd.DataFrame:
+    """The rating rows as (uid, task_key, annotator, aspect, system, rating, code); ``uid=False``: without uid."""
+    # The rows are chosen and sorted on the few columns that decide, then copied once: each copy of the
+    # rating rows is about 100 MB at 100,000 tasks.
+    columns = (["uid"] if uid else []) + ["task_key", "annotator", "question", "system", "value", "code"]
+    rated = (frame["kind"] == "rating").to_numpy()
+    rows = slice(None) if rated.all() else np.flatnonzero(rated)  # every row (the usual case): no indexes
+    rating = pd.to_numeric(frame["value"].iloc[rows], errors="coerce")
+    aspect = pd.Series(in_order(frame["question"].iloc[rows], aspects), index=rating.index)
+    counted = (rating.notna() & aspect.notna()).to_numpy()
+    if not counted.all():
+        rows = np.flatnonzero(rated)[counted]
+        rating, aspect = rating[counted], aspect[counted]
+    keys = [aspect.array, *(frame[name].iloc[rows].array for name in ("system", "task_key", "annotator"))]
+    order = _sorted_order(keys)
+    taken = order if isinstance(rows, slice) else rows[order]
+    part = frame[columns].iloc[taken].rename(columns={"question": "aspect", "value": "rating"})
+    return part.assign(rating=rating.to_numpy()[order], aspect=aspect.array[order])
+
+
+def _sorted_order(keys: list[Any]) -> np.ndarray:
+    """The stable order of ``DataFrame.sort_values`` on these keys (first key first). Categorical keys are
+    sorted by their codes with missing values last, as pandas does, but on the small codes themselves:
+    pandas makes an int64 array per key first (about 150 MB for four keys at 100,000 tasks)."""
+    if not all(isinstance(k, pd.Categorical) for k in keys):
+        frame = pd.DataFrame({i: k for i, k in enumerate(keys)})
+        return frame.sort_values(list(range(len(keys))), kind="stable").index.to_numpy()
+    codes = []
+    for key in reversed(keys):  # np.lexsort sorts by its last key first
+        c = key.codes
+        codes.append(np.where(c < 0, len(key.categories), c) if (c < 0).any() else c)
+    return np.lexsort(codes)
+
+
+def rows(tidy: pd.DataFrame, spec: Any) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`judgments` with each aspect named by its text, and the aspects in order: what the ratings
+    tables, the detectable differences and the reliability read. The report makes it once and hands it to
+    each (at 100,000 tasks each copy of the rating rows is about 100 MB). Without the uid, which none of
+    them reads."""
+    tidy, aspects = by_aspect_text(tidy, spec.aspects)
+    return judgments(tidy, aspects, uid=False), aspects
 
 
 def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
@@ -68,9 +99,10 @@ def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
     return frame["code"].astype(str), codes
 
 
-def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
-    tidy, aspects = by_aspect_text(tidy, spec.aspects)
-    frame = judgments(tidy, aspects)
+def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions,
+             rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Section]:  # fmt: skip
+    """The ratings sections; ``rated``: :func:`rows` of ``tidy`` when already made."""
+    frame, aspects = rated or rows(tidy, spec)
     if not len(frame):
         return [Section("Ratings", ["No ratings to count."]),
                 Section("Agreement", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
@@ -90,15 +122,34 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
 
 def z_scores(frame: pd.DataFrame) -> pd.Series:
     """Each rating standardised within its annotator and aspect (sample sd); nan where the sd is 0 or undefined."""
-    grouped = frame.groupby(["annotator", "aspect"], observed=True)["rating"]
-    sd = grouped.transform("std")
-    return (frame["rating"] - grouped.transform("mean")) / sd.where(sd > 0)
+    annotator, aspect = frame["annotator"].array, frame["aspect"].array
+    if not (isinstance(annotator, pd.Categorical) and isinstance(aspect, pd.Categorical)):
+        grouped = frame.groupby(["annotator", "aspect"], observed=True)["rating"]
+        sd = grouped.transform("std")
+        return (frame["rating"] - grouped.transform("mean")) / sd.where(sd > 0)
+    # groupby(["annotator", "aspect"]) on one small integer per row made from the codes: the same groups with
+    # their rows in the same order (the same means and sds), without pandas' int64 arrays per key; the
+    # aggregates are then taken per row, as transform does (each row-sized array is 40 MB at 100,000 tasks).
+    groups = len(annotator.categories) * len(aspect.categories)  # and one more: a missing key, no z
+    key = annotator.codes.astype(np.int32) * len(aspect.categories) + aspect.codes
+    key[(annotator.codes < 0) | (aspect.codes < 0)] = groups
+    grouped = frame["rating"].groupby(key)
+    means, sds = grouped.mean(), grouped.std()
+    del grouped
+    mean, sd = np.full(groups + 1, np.nan), np.full(groups + 1, np.nan)
+    mean[means.index], sd[sds.index] = means.to_numpy(dtype=float), sds.to_numpy(dtype=float)
+    mean[groups] = sd[groups] = np.nan
+    sd[~(sd > 0)] = np.nan
+    z = mean[key]
+    np.subtract(frame["rating"].to_numpy(), z, out=z)
+    z /= sd[key]
+    return pd.Series(z, index=frame.index, name="rating")
 
 
 def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
     frame = frame.assign(z=z_scores(frame))
     rows = []
-    for i, ((aspect, system), part) in enumerate(frame.groupby(["aspect", "system"], observed=True)):
+    for i, ((aspect, system), part) in enumerate(_groups(frame, ["aspect", "system"])):
         sample, _ = pd.factorize(part["task_key"], sort=True)  # samples in key order
         values = part["rating"].to_numpy(dtype=float)
         sums = np.column_stack([np.bincount(sample, values), np.bincount(sample)])
@@ -112,9 +163,39 @@ def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
                  pd.DataFrame(rows, columns=columns))  # fmt: skip
 
 
+def _groups(frame: pd.DataFrame, keys: list[str]) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
+    """``frame.groupby(keys, observed=True)``'s groups, in its order. On rows sorted by these categorical keys
+    (as :func:`judgments` gives them) each group is a run of rows, given as a slice, not a copy: grouping
+    4.8 million rows makes several row-sized index arrays (about 150 MB at 100,000 tasks)."""
+    columns = [frame[k].array for k in keys]
+    if not len(frame) or not all(isinstance(c, pd.Categorical) for c in columns) or not _sorted(columns):
+        yield from frame.groupby(keys, observed=True)
+        return
+    change = np.zeros(len(frame), dtype=bool)
+    change[0] = True
+    for c in columns:
+        change[1:] |= c.codes[1:] != c.codes[:-1]
+    starts = np.flatnonzero(change).tolist()
+    for start, end in zip(starts, [*starts[1:], len(frame)], strict=True):
+        yield tuple(c.categories[c.codes[start]] for c in columns), frame.iloc[start:end]
+
+
+def _sorted(columns: list[pd.Categorical]) -> bool:
+    """Whether the rows are in the order of these categorical keys' codes (first key first), none missing."""
+    if any((c.codes < 0).any() for c in columns):  # a missing key: groupby leaves its rows out
+        return False
+    undecided = np.ones(len(columns[0]) - 1, dtype=bool)
+    for c in columns:
+        step = c.codes[1:].astype(np.int32) - c.codes[:-1]
+        if (undecided & (step < 0)).any():
+            return False
+        undecided &= step == 0
+    return True
+
+
 def distribution(frame: pd.DataFrame, spec: Any) -> Table:
     answers, order = answer_of(frame, spec)
-    counts = frame.assign(answer=answers).groupby(["aspect", "system", "answer"], observed=True).size()
+    counts = _by_codes(frame.assign(answer=answers), ["aspect", "system", "answer"], "answer", "size")
     counts = counts.unstack("answer").reindex(columns=order).fillna(0).astype(int).stack()
     table = counts.rename("ratings").reset_index()
     table["ratings %"] = percent(table["ratings"], table.groupby(["aspect", "system"], observed=True)["ratings"]
@@ -122,8 +203,45 @@ def distribution(frame: pd.DataFrame, spec: Any) -> Table:
     return Table("ratings_distribution", "Ratings per system: share of each answer", table)
 
 
+def sample_means(frame: pd.DataFrame) -> pd.Series:
+    """Each system's mean rating per aspect and sample: ``frame.groupby(["aspect", "task_key", "system"],
+    observed=True)["rating"].mean()`` (see :func:`_by_codes`)."""
+    return _by_codes(frame, ["aspect", "task_key", "system"], "rating", "mean")
+
+
+def _by_codes(frame: pd.DataFrame, names: list[str], column: str, how: str) -> pd.Series:
+    """``frame.groupby(names, observed=True)[column].mean()`` (``how`` "mean"), or ``.size()`` ("size").
+
+    With categorical keys it groups on one integer per row made from their codes (in the same order, so the
+    same groups, rows and numbers) and rebuilds the index: pandas' grouping on three keys makes several
+    int64 arrays per row (about 150 MB at 100,000 tasks)."""
+    columns = [frame[k].array for k in names]
+    if not all(isinstance(c, pd.Categorical) for c in columns):
+        grouped = frame.groupby(names, observed=True)
+        return grouped[column].mean() if how == "mean" else grouped.size()
+    key = np.zeros(len(frame), dtype=np.int64)
+    missing = np.zeros(len(frame), dtype=bool)
+    for c in columns:  # mixed radix: one digit per key, codes + 1 values each
+        key *= len(c.categories) + 1
+        key += c.codes
+        missing |= c.codes < 0
+    key[missing] = -1  # groupby leaves rows with a missing key out
+    grouped_by_key = frame[column].groupby(key)
+    values = grouped_by_key.mean() if how == "mean" else grouped_by_key.size()
+    del grouped_by_key
+    values = values[values.index >= 0]
+    digits, levels = values.index.to_numpy(), []
+    for c in reversed(columns):
+        codes = digits % (len(c.categories) + 1)
+        levels.append(pd.Categorical.from_codes(codes, categories=c.categories, ordered=c.ordered)
+                      .remove_unused_categories())  # fmt: skip
+        digits = digits // (len(c.categories) + 1)
+    index = pd.MultiIndex.from_arrays(levels[::-1], names=names)
+    return pd.Series(values.to_numpy(), index=index, name=column if how == "mean" else None)
+
+
 def paired_tests(frame: pd.DataFrame) -> Table:
-    means = frame.groupby(["aspect", "task_key", "system"], observed=True)["rating"].mean()
+    means = sample_means(frame)
     rows = []
     for aspect, part in means.groupby(level="aspect", observed=True):
         wide = part.droplevel("aspect").unstack("system")

@@ -51,9 +51,14 @@ def pairwise_scores(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
 
 
 def ratings_scores(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
-    tidy, aspects = by_aspect_text(tidy, spec.aspects)
-    frame = ratings.judgments(tidy, aspects)
-    return _ordered(frame.rename(columns={"rating": "score"})[SCORE_COLUMNS].astype({"score": float}), aspects)
+    return scores_of_ratings(*ratings.rows(tidy, spec))
+
+
+def scores_of_ratings(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
+    """The scores of :func:`annols.analysis.ratings.rows`: already in :func:`_ordered`'s aspect order and
+    sort, so only renamed (no copy of the rating rows; ratings.judgments sorts by the same keys)."""
+    scores = frame.rename(columns={"rating": "score"})[SCORE_COLUMNS].astype({"score": float})
+    return scores.reset_index(drop=True)
 
 
 def ranking_scores(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:

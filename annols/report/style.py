@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols import analysis
+from annols import analysis, memory
 from annols.analysis.span_agreement import TOKEN
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
@@ -83,6 +83,7 @@ class StyleCollector:
         self.columns = {name: Column() for name in ["task_key", *KEPT]}
         self.judged_system: dict[int, str] = {}  # uid -> the system a spans item's text is by
         self.tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = {} if definition.style == "spans" else None
+        self._table: pd.DataFrame | None = None  # made from the columns by table(), which empties them
 
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         for row in tidy(decode(self.definition, task, annotation)):
@@ -103,23 +104,47 @@ class StyleCollector:
 
     def frame(self, study: Study) -> pd.DataFrame:
         """The kept judgments' rows, with the annotator joined."""
-        uids = np.frombuffer(self.uids, dtype=np.int64) if len(self.uids) else np.zeros(0, dtype=np.int64)
+        table = self.table()
+        uids = table["uid"].to_numpy()
         keep = np.isin(uids, study.kept["uid"].to_numpy())
-        systems = {v for name in ("system", "opponent") for v in self.columns[name].values if v is not None}
-        shared = sorted(systems) if all(type(v) is str for v in systems) else None  # system and opponent compare
-        columns = {"uid": uids[keep]}
-        for name, column in self.columns.items():
-            values = column.categorical(shared if name in ("system", "opponent") else None)
-            columns[name] = values[keep]
-        frame = pd.DataFrame(columns)
-        frame["annotator"] = annotators_of(study, columns["uid"])
-        return frame
+        # Every row kept (the usual case): the table itself, not a copy of it.
+        frame = table if keep.all() else table[keep].reset_index(drop=True)
+        return frame.assign(annotator=annotators_of(study, frame["uid"].to_numpy()))
+
+    def table(self) -> pd.DataFrame:
+        """Every judgment row read, as a frame of categorical columns (see :meth:`Column.categorical`).
+
+        Made once, on the first call: each column's codes are handed over to the frame and
+        freed as it is converted, so the judgments are not held twice (at 100,000 ratings
+        tasks each copy is about 100 MB). No annotation may be added after."""
+        if self._table is None:
+            if not self.columns:
+                raise RuntimeError("the judgments table was handed over to the analyses and is gone")
+            uids = np.frombuffer(self.uids, dtype=np.int64) if len(self.uids) else np.zeros(0, dtype=np.int64)
+            systems = {v for name in ("system", "opponent") for v in self.columns[name].values if v is not None}
+            shared = sorted(systems) if all(type(v) is str for v in systems) else None  # system and opponent compare
+            columns: dict[str, Any] = {"uid": uids}
+            for name in list(self.columns):
+                column = self.columns.pop(name)
+                columns[name] = column.categorical(shared if name in ("system", "opponent") else None)
+                del column  # its codes go now, before the next column is converted
+            self._table = pd.DataFrame(columns, copy=False)
+            memory.release()  # the columns' codes and the conversion's transients
+        return self._table
 
     def sections(self, study: Study) -> list[Section]:
         judged = study.kept[["uid", "task_key", "annotator"]].copy()
         if self.tokens is not None:
             judged["system"] = [self.judged_system.get(u, "") for u in judged["uid"]]
-        return analysis.style_sections(self.definition, self.frame(study), judged, self.options, self.tokens)
+        return analysis.style_sections(self.definition, self._last_frame(study), judged, self.options, self.tokens)
+
+    def _last_frame(self, study: Study) -> pd.DataFrame:
+        """:meth:`frame`, and the collector lets its table go when nothing asks for it again (the annotator
+        models and the adjudicated tables do): the analyses then hold the only reference and may free it."""
+        frame = self.frame(study)
+        if not self.options.models and not self.options.adjudicated:
+            self._table = None
+        return frame
 
 
 def annotators_of(study: Study, uids: np.ndarray) -> pd.Categorical:
