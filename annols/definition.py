@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,15 @@ class Table:
         unknown = sorted(set(self.data) - self._read)
         if unknown:
             raise self.fail(unknown[0], "unknown key (check the spelling against the README)")
+
+    def check_unique_names(self, claims: Iterable[tuple[str, str, str]]) -> None:
+        """Each ``(name, what, key)`` must use a name no earlier one used (names of fields and
+        controls share one namespace in a labeling config); the first repeat is refused at its key."""
+        seen: dict[str, str] = {}
+        for name, what, key in claims:
+            if name in seen:
+                raise self.fail(key, f"{what} {name!r} has the same name as {seen[name]}")
+            seen[name] = f"{what} {name!r}"
 
 
 _REQUIRED = object()

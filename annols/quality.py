@@ -34,7 +34,7 @@ from typing import Any
 from annols import config
 from annols.definition import Definition
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceAnnotation, SourceTask, content_key, format_for
+from annols.formats import ExportedAnnotation, ExportedTask, SourceAnnotation, SourceTask, format_for
 
 META_TAG = "annols_tag"
 STUDY, GOLD, ATTENTION = "study", "gold", "attention"
@@ -106,25 +106,12 @@ def _generic_gold(definition: Definition, paths: Sequence[Path]) -> Iterator[Sou
     fields = config.data_fields(definition)
     for path in paths:
         for location, record in iter_records(path):
-            data: dict[str, Any] = {}
-            for name in fields:
-                if name not in record or record[name] in (None, ""):
-                    raise InputError(path, location, name, "missing; every task needs it")
-                data[name] = record[name]
+            task = GenericFormat.source_task(definition, fields, path, location, record, read=("systems", "result"))
             result = record.get("result")
             if not isinstance(result, list) or not all(isinstance(item, dict) for item in result):
                 raise InputError(path, location, "result", "expected the gold judgment as a list of Label Studio "
                                  "result items")  # fmt: skip
-            rest = {k: v for k, v in record.items() if k not in fields and k not in ("systems", "result")}
-            if rest:
-                data["record"] = rest
-            yield SourceTask(
-                key=content_key(definition.name, {k: data[k] for k in fields}),
-                data=data,
-                location=f"{path}: {location}",
-                systems=GenericFormat._systems(path, location, record),
-                annotations=(SourceAnnotation(annotator="gold", result=result),),
-            )
+            yield dataclasses.replace(task, annotations=(SourceAnnotation(annotator="gold", result=result),))
 
 
 # --- a push's tasks with their roles -----------------------------------------------------------

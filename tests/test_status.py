@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from annols import status as status_lib
-from annols.labelstudio import LabelStudioClient
+from annols.labelstudio import LabelStudioClient, Project
 
 from .conftest import LiveServer
 from .test_definition import MINIMAL
@@ -19,22 +19,30 @@ from .test_incremental import vote, write_inputs
 from .test_push_pull import cli
 
 
-def test_status_counts_match_the_server(
-    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def pushed(
+    server: LiveServer, client: LabelStudioClient, tmp_path: Path, title: str, count: int, raters: tuple[str, ...]
+) -> tuple[Path, Project, list[int], list[int]]:
+    """``count`` headline tasks pushed with overlap 2: (definition, project, task ids, the raters' user ids)."""
     definition = tmp_path / "headlines.toml"
     definition.write_text(MINIMAL)
     inputs = tmp_path / "headlines.jsonl"
-    write_inputs(inputs, 12)
-    title = "status headlines"
-    code, _, err = cli(label_studio, "push", str(definition), str(inputs), "--project", title, "--overlap", "2",
+    write_inputs(inputs, count)
+    code, _, err = cli(server, "push", str(definition), str(inputs), "--project", title, "--overlap", "2",
                        cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     project = client.find_project(title)
     assert project is not None
-    ids = sorted(t for t, _ in client.task_meta(project.id))
     users = client.users()
-    raters = [users.get(e) or client.create_user(e) for e in ("st0@example.org", "st1@example.org")]
+    emails = [f"{name}@example.org" for name in raters]
+    return definition, project, sorted(t for t, _ in client.task_meta(project.id)), \
+        [users.get(e) or client.create_user(e) for e in emails]  # fmt: skip
+
+
+def test_status_counts_match_the_server(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    title = "status headlines"
+    definition, project, ids, raters = pushed(label_studio, client, tmp_path, title, 12, ("st0", "st1"))
     for task_id in ids[:6]:
         client.create_annotation(task_id, vote("1"), completed_by=raters[0])
     for task_id in ids[:4]:
@@ -111,19 +119,8 @@ def test_status_counts_an_annotator_twice_on_a_task(
 ) -> None:
     # One annotator's two annotations of a task count twice, whether status counts them by
     # annotator filters or lists every task's annotators. Checked against the export, counted here.
-    definition = tmp_path / "headlines.toml"
-    definition.write_text(MINIMAL)
-    inputs = tmp_path / "headlines.jsonl"
-    write_inputs(inputs, 6)
     title = "status twice"
-    code, _, err = cli(label_studio, "push", str(definition), str(inputs), "--project", title, "--overlap", "2",
-                       cwd=tmp_path)  # fmt: skip
-    assert code == 0, err
-    project = client.find_project(title)
-    assert project is not None
-    ids = sorted(t for t, _ in client.task_meta(project.id))
-    users = client.users()
-    raters = [users.get(e) or client.create_user(e) for e in ("tw0@example.org", "tw1@example.org")]
+    definition, project, ids, raters = pushed(label_studio, client, tmp_path, title, 6, ("tw0", "tw1"))
     for task_id in ids[:4]:
         client.create_annotation(task_id, vote("1"), completed_by=raters[0])
     client.create_annotation(ids[0], vote("2"), completed_by=raters[0])  # the same annotator again

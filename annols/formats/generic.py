@@ -66,21 +66,35 @@ class GenericFormat:
         fields = config.data_fields(definition)
         for path in paths:
             for location, record in iter_records(path):
-                data: dict[str, Any] = {}
-                for name in fields:
-                    if name not in record or record[name] in (None, ""):
-                        raise InputError(path, location, name, "missing; every task needs it")
-                    data[name] = record[name]
-                systems = self._systems(path, location, record)
-                rest = {k: v for k, v in record.items() if k not in fields and k != "systems"}
-                if rest:
-                    data["record"] = rest
-                yield SourceTask(
-                    key=content_key(definition.name, {k: data[k] for k in fields}),
-                    data=data,
-                    location=f"{path}: {location}",
-                    systems=systems,
-                )
+                yield self.source_task(definition, fields, path, location, record)
+
+    @classmethod
+    def source_task(
+        cls,
+        definition: Definition,
+        fields: Sequence[str],
+        path: Path,
+        location: str,
+        record: dict[str, Any],
+        read: tuple[str, ...] = ("systems",),
+    ) -> SourceTask:
+        """The task of one record: every field of the definition is required; keys that are neither
+        fields nor ``read`` (taken by the caller) are carried through under ``record``."""
+        data: dict[str, Any] = {}
+        for name in fields:
+            if name not in record or record[name] in (None, ""):
+                raise InputError(path, location, name, "missing; every task needs it")
+            data[name] = record[name]
+        systems = cls._systems(path, location, record)
+        rest = {k: v for k, v in record.items() if k not in fields and k not in read}
+        if rest:
+            data["record"] = rest
+        return SourceTask(
+            key=content_key(definition.name, {k: data[k] for k in fields}),
+            data=data,
+            location=f"{path}: {location}",
+            systems=systems,
+        )
 
     @staticmethod
     def _systems(path: Path, location: str, record: dict[str, Any]) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ differ: ``annols validate`` flags a tuple where they are the same candidate.
 from __future__ import annotations
 
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lxml import etree
@@ -100,23 +101,21 @@ def parse(t: Table) -> BestWorstSpec:
 
 def _check_names(t: Table, spec: BestWorstSpec) -> None:
     """Every field and control name must be unique."""
-    seen: dict[str, str] = {}
+    t.check_unique_names(_names(spec))
 
-    def claim(name: str, what: str, key: str) -> None:
-        if name in seen:
-            raise t.fail(key, f"{what} {name!r} has the same name as {seen[name]}")
-        seen[name] = f"{what} {name!r}"
 
+def _names(spec: BestWorstSpec) -> Iterator[tuple[str, str, str]]:
+    """(name, what it names, the key that gave it) of every field and control."""
     for i, p in enumerate(spec.context):
-        claim(p.name, "the context pane", f"context[{i}].name")
-    claim(spec.candidate.name, "the candidate", "candidate.name")
+        yield p.name, "the context pane", f"context[{i}].name"
+    yield spec.candidate.name, "the candidate", "candidate.name"
     for position in range(spec.tuple_size):
-        claim(spec.field(position), "the candidate field", "candidate.name")
+        yield spec.field(position), "the candidate field", "candidate.name"
     for i, a in enumerate(spec.aspects):
         for end in ("best", "worst"):
-            claim(spec.control(a, end), f"the {end} answer of aspect {a.name!r}", f"aspects[{i}].name")
+            yield spec.control(a, end), f"the {end} answer of aspect {a.name!r}", f"aspects[{i}].name"
     for i, q in enumerate(spec.questions):
-        claim(q.name, "the question", f"questions[{i}].name")
+        yield q.name, "the question", f"questions[{i}].name"
 
 
 def data_fields(spec: BestWorstSpec) -> list[str]:

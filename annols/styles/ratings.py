@@ -27,7 +27,7 @@ question's control its name. Every name must be unique in the definition.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,25 +167,24 @@ def _parse_slider(s: Table | None) -> Slider:
 
 def _check_names(t: Table, spec: RatingsSpec) -> None:
     """Every pane, cell and question name becomes a control name: they must be unique."""
-    seen: dict[str, str] = {}
-
-    def claim(name: str, what: str, key: str) -> None:
-        if name in seen:
-            raise t.fail(key, f"{what} {name!r} has the same name as {seen[name]}")
-        seen[name] = f"{what} {name!r}"
-
-    for i, p in enumerate(spec.context):
-        claim(p.name, "the context pane", f"context[{i}].name")
-    for i, c in enumerate(spec.candidates):
-        claim(c.name, "the candidate", f"candidates[{i}].name")
     names = [a.name for a in spec.aspects]
     for i, a in enumerate(spec.aspects):
         if a.name in names[:i]:
             raise t.fail(f"aspects[{i}].name", f"aspect {a.name!r} appears twice")
+    t.check_unique_names(_names(spec))
+
+
+def _names(spec: RatingsSpec) -> Iterator[tuple[str, str, str]]:
+    """(name, what it names, the key that gave it) of every field and control."""
+    for i, p in enumerate(spec.context):
+        yield p.name, "the context pane", f"context[{i}].name"
+    for i, c in enumerate(spec.candidates):
+        yield c.name, "the candidate", f"candidates[{i}].name"
+    for i, a in enumerate(spec.aspects):
         for c in spec.candidates:
-            claim(spec.cell(a, c), f"the rating of aspect {a.name!r} for candidate {c.name!r}", f"aspects[{i}].name")
+            yield spec.cell(a, c), f"the rating of aspect {a.name!r} for candidate {c.name!r}", f"aspects[{i}].name"
     for i, q in enumerate(spec.questions):
-        claim(q.name, "the question", f"questions[{i}].name")
+        yield q.name, "the question", f"questions[{i}].name"
 
 
 def _number(code: str) -> float | None:

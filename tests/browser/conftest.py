@@ -224,6 +224,27 @@ class LabelingView:
         return path
 
 
+@contextlib.contextmanager
+def responses(page: Page) -> Iterator[list[tuple[str, str]]]:
+    """(url, body) of every page, fetch and XHR response the page gets while inside, in order:
+    what the editor loads about the project and its tasks (the app's own static scripts and
+    styles are the same for every project, and big: left out)."""
+    loaded: list[tuple[str, str]] = []
+
+    def keep(response: Response) -> None:
+        if response.request.resource_type in ("document", "fetch", "xhr"):
+            try:
+                loaded.append((response.url, response.text()))
+            except Exception:  # a redirect or an aborted request has no body
+                loaded.append((response.url, ""))
+
+    page.on("response", keep)
+    try:
+        yield loaded
+    finally:
+        page.remove_listener("response", keep)
+
+
 def _annotation_saved(response: Response) -> bool:
     return response.request.method == "POST" and bool(ANNOTATION_POST.search(response.url))
 

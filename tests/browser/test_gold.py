@@ -16,14 +16,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Response
-
 from annols.labelstudio import LabelStudioClient
 from annols.quality import GOLD, STUDY, role_of
 
 from ..conftest import LiveServer
 from ..formats.seed001_fixture import ANNOTATORS, make_seed001_study
-from .conftest import LabelingView, push
+from .conftest import LabelingView, push, responses
 
 ROLE_WORDS = re.compile(r"\b(gold|attention|annols_role|study item)\b", re.IGNORECASE)
 # The app's inline settings quote the server's build, which Label Studio takes from the git
@@ -47,24 +45,12 @@ def shape(value: Any) -> Any:
 
 def load_task(labeling: LabelingView, project: int, task_id: int) -> list[tuple[str, str]]:
     """Every document/fetch/XHR response of opening ``task_id`` in the labeling view, in order."""
-    loaded: list[tuple[str, str]] = []
-
-    def keep(response: Response) -> None:
-        if response.request.resource_type in ("document", "fetch", "xhr"):
-            try:
-                loaded.append((response.url, response.text()))
-            except Exception:  # a redirect or an aborted request has no body
-                loaded.append((response.url, ""))
-
     page = labeling.page
-    page.on("response", keep)
-    try:
+    with responses(page) as loaded:
         with page.expect_response(lambda r: re.search(rf"/api/tasks/{task_id}(/|\?|$)", r.url) is not None):
             page.goto(f"{labeling.live.url}/projects/{project}/data?tab=0&task={task_id}")
         page.wait_for_load_state("networkidle")
         page.get_by_text("Informative").first.wait_for()  # the editor shows the task
-    finally:
-        page.remove_listener("response", keep)
     return loaded
 
 

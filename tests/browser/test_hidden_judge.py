@@ -13,14 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Response
-
 from annols import demo, protocols
 from annols.labelstudio import LabelStudioClient
 
 from ..conftest import LiveServer
 from ..test_push_pull import cli
-from .conftest import LabelingView
+from .conftest import LabelingView, responses
 
 JUDGE = "critic-llm"  # the seed examples' critic (its records' model field)
 
@@ -68,18 +66,9 @@ def loaded_by(
 ) -> list[tuple[str, str]]:
     """Everything the annotator's browser loads for the project: the labeling view's own
     requests (pages, API calls) and every task by the API the editor uses, as that annotator."""
-    loaded: list[tuple[str, str]] = []
-
-    def keep(response: Response) -> None:
-        if response.request.resource_type in ("document", "fetch", "xhr"):
-            try:
-                loaded.append((response.url, response.text()))
-            except Exception:  # a redirect or an aborted request has no body
-                loaded.append((response.url, ""))
-
-    labeling.page.on("response", keep)
-    labeling.open(project)
-    labeling.page.wait_for_load_state("networkidle")
+    with responses(labeling.page) as loaded:
+        labeling.open(project)
+        labeling.page.wait_for_load_state("networkidle")
     request = labeling.page.context.request
     for task in client.export_tasks(project):
         for url in (f"/api/tasks/{task['id']}", f"/api/tasks/{task['id']}?project={project}"):

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Dialog, Response
+from playwright.sync_api import Dialog
 
 from ..conftest import LiveServer
-from .conftest import LabelingView, pull, push
+from .conftest import LabelingView, pull, push, responses
 from .test_annotate import INPUTS
 
 HOOK = "__annolsHook"
@@ -202,21 +202,10 @@ def test_no_system_name_reaches_the_annotator(
 ) -> None:
     names = system_names(protocol)
     assert len(names) >= 2
-    loaded: list[tuple[str, str]] = []
-
-    def keep(response: Response) -> None:
-        # What the editor loads about the project and its tasks (the app's own static
-        # scripts and styles are the same for every project, and big: left out).
-        if response.request.resource_type in ("document", "fetch", "xhr"):
-            try:
-                loaded.append((response.url, response.text()))
-            except Exception:  # a redirect or an aborted request has no body
-                loaded.append((response.url, ""))
-
     project = push(label_studio, [protocol, str(BLINDED[protocol])], f"blinding {protocol}", tmp_path)
-    labeling.page.on("response", keep)
-    labeling.open(project)
-    labeling.page.wait_for_load_state("networkidle")
+    with responses(labeling.page) as loaded:
+        labeling.open(project)
+        labeling.page.wait_for_load_state("networkidle")
     assert names <= set(labeling.shown_systems)  # the systems are known, only hidden
 
     served = labeling.page.context.request.get(f"{label_studio.url}/projects/{project}/data?labeling=1").text()
