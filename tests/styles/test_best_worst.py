@@ -99,6 +99,10 @@ def test_config_has_required_best_and_worst_per_aspect_and_the_sdk_reads_it() ->
     ("tuple_size = 1", "tuple_size"),
     ("tuple_size = 11", "tuple_size"),
     ("appearances = 0", "appearances"),
+    ('[[context]]\nname = "headline_2"\ntitle = "Other"', "candidate.name: the candidate field 'headline_2' has the "
+     "same name as the context pane 'headline_2'"),
+    ('[[questions]]\nname = "clarity_worst"\ntext = "Q"\nkind = "text"', "questions[0].name: the question "
+     "'clarity_worst' has the same name as the worst answer of aspect 'clarity'"),
 ])  # fmt: skip
 def test_bad_definitions_name_the_field(tmp_path: Path, extra: str, message: str) -> None:
     with pytest.raises(DefinitionError) as caught:
