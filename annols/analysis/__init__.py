@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols import memory
 from annols.analysis import best_worst, conclusions, pairwise, questions, ranking, ratings, sentences, spans
 from annols.definition import Definition
 from annols.report.common import ReportOptions
@@ -36,13 +37,14 @@ from annols.report.model import Section
 STYLES = ("pairwise", "ranking", "ratings", "spans", "sentences", "best-worst")
 
 
-def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame, options: ReportOptions,
+def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame | None, options: ReportOptions,
                    tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Section]:  # fmt: skip
     """The sections of a definition's style, then its choice questions.
 
     ``judged`` has every counted annotation (uid, task_key, annotator; optionally the
-    system of a spans item), including those without a judgment row; ``tokens`` are the
-    spans target's whitespace tokens per item key, for token-level alpha.
+    system of a spans item), including those without a judgment row: only the spans style
+    reads it (None for the others); ``tokens`` are the spans target's whitespace tokens per
+    item key, for token-level alpha.
     """
     spec = definition.spec
     style = definition.style
@@ -52,6 +54,7 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
         # What is read after this is the rating rows and the question rows: with the collector's copy
         # released, the rest of the judgments table (about 100 MB at 100,000 tasks) is freed here.
         tidy = questions.asked(tidy)
+        memory.release()  # what that table's making and the table itself left free in the heap
     if style == "pairwise":
         out = pairwise.sections(tidy, spec, options)
     elif style == "ranking":
@@ -59,6 +62,8 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
     elif style == "ratings":
         out = ratings.sections(tidy, spec, options, rated)
     elif style == "spans":
+        if judged is None:
+            raise ValueError("the spans sections need the counted annotations (judged)")
         out = spans.sections(tidy, spec, judged, tokens)
     elif style == "sentences":
         out = sentences.sections(tidy, spec)

@@ -25,7 +25,6 @@ aspect, the system rated and the number given (a scale code, lowest first, or a 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import wilcoxon
 from statsmodels.stats.multitest import multipletests
 
-from annols.analysis import agreement, bootstrap
+from annols.analysis import agreement, bootstrap, cells
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.report import plots
 from annols.report.common import ReportOptions
@@ -43,23 +42,46 @@ TENTHS = 10
 
 
 def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True) -> pd.DataFrame:
-    """The rating rows as (uid, task_key, annotator, aspect, system, rating, code); ``uid=False``: without uid."""
-    # The rows are chosen and sorted on the few columns that decide, then copied once: each copy of the
-    # rating rows is about 100 MB at 100,000 tasks.
-    columns = (["uid"] if uid else []) + ["task_key", "annotator", "question", "system", "value", "code"]
+    """The rating rows as (uid, task_key, annotator, aspect, system, rating, code), numbered from 0;
+    ``uid=False``: without uid."""
+    # The rows are chosen and sorted on the few columns that decide, then each column is taken once: each
+    # copy of the rating rows is about 100 MB at 100,000 tasks.
     rated = (frame["kind"] == "rating").to_numpy()
     rows = slice(None) if rated.all() else np.flatnonzero(rated)  # every row (the usual case): no indexes
-    rating = pd.to_numeric(frame["value"].iloc[rows], errors="coerce")
-    aspect = pd.Series(in_order(frame["question"].iloc[rows], aspects), index=rating.index)
-    counted = (rating.notna() & aspect.notna()).to_numpy()
+    rating = _numbers(frame["value"].iloc[rows])
+    aspect = in_order(frame["question"].iloc[rows], aspects)
+    counted = ~pd.isna(rating) & (aspect.codes >= 0)
     if not counted.all():
         rows = np.flatnonzero(rated)[counted]
         rating, aspect = rating[counted], aspect[counted]
-    keys = [aspect.array, *(frame[name].iloc[rows].array for name in ("system", "task_key", "annotator"))]
+    keys = [aspect, *(frame[name].iloc[rows].array for name in ("system", "task_key", "annotator"))]
     order = _sorted_order(keys)
+    del keys
     taken = order if isinstance(rows, slice) else rows[order]
-    part = frame[columns].iloc[taken].rename(columns={"question": "aspect", "value": "rating"})
-    return part.assign(rating=rating.to_numpy()[order], aspect=aspect.array[order])
+    columns: dict[str, Any] = {name: frame[name].array.take(taken)
+                               for name in ((["uid"] if uid else []) + ["task_key", "annotator"])}  # fmt: skip
+    columns["aspect"] = aspect.take(order)
+    columns["system"] = frame["system"].array.take(taken)
+    columns["rating"] = rating.take(order)
+    columns["code"] = frame["code"].array.take(taken)
+    return pd.DataFrame(columns, copy=False)
+
+
+def _numbers(values: pd.Series) -> np.ndarray:
+    """``pd.to_numeric(values, errors="coerce")`` as an array (int64 when every value is a whole number, as
+    there); a categorical's categories in use are converted once, not a string object per row."""
+    if not isinstance(values.dtype, pd.CategoricalDtype):
+        return pd.to_numeric(values, errors="coerce").to_numpy()
+    codes = values.cat.codes.to_numpy()
+    used = np.unique(codes)
+    present = used[used >= 0]
+    converted = pd.to_numeric(pd.Series(values.cat.categories[present], dtype=object), errors="coerce")
+    whole = len(present) == len(used) and converted.dtype.kind in "iu"
+    lookup = np.zeros(len(values.cat.categories) + 1, dtype=np.int64 if whole else np.float64)
+    if not whole:
+        lookup[:] = np.nan  # a category not in use, and the last entry, code -1 (missing)
+    lookup[present] = converted.to_numpy()
+    return lookup[codes]
 
 
 def _sorted_order(keys: list[Any]) -> np.ndarray:
@@ -149,7 +171,7 @@ def z_scores(frame: pd.DataFrame) -> pd.Series:
 def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
     frame = frame.assign(z=z_scores(frame))
     rows = []
-    for i, ((aspect, system), part) in enumerate(_groups(frame, ["aspect", "system"])):
+    for i, ((aspect, system), part) in enumerate(cells.groups(frame, ["aspect", "system"])):
         sample, _ = pd.factorize(part["task_key"], sort=True)  # samples in key order
         values = part["rating"].to_numpy(dtype=float)
         sums = np.column_stack([np.bincount(sample, values), np.bincount(sample)])
@@ -163,39 +185,9 @@ def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
                  pd.DataFrame(rows, columns=columns))  # fmt: skip
 
 
-def _groups(frame: pd.DataFrame, keys: list[str]) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
-    """``frame.groupby(keys, observed=True)``'s groups, in its order. On rows sorted by these categorical keys
-    (as :func:`judgments` gives them) each group is a run of rows, given as a slice, not a copy: grouping
-    4.8 million rows makes several row-sized index arrays (about 150 MB at 100,000 tasks)."""
-    columns = [frame[k].array for k in keys]
-    if not len(frame) or not all(isinstance(c, pd.Categorical) for c in columns) or not _sorted(columns):
-        yield from frame.groupby(keys, observed=True)
-        return
-    change = np.zeros(len(frame), dtype=bool)
-    change[0] = True
-    for c in columns:
-        change[1:] |= c.codes[1:] != c.codes[:-1]
-    starts = np.flatnonzero(change).tolist()
-    for start, end in zip(starts, [*starts[1:], len(frame)], strict=True):
-        yield tuple(c.categories[c.codes[start]] for c in columns), frame.iloc[start:end]
-
-
-def _sorted(columns: list[pd.Categorical]) -> bool:
-    """Whether the rows are in the order of these categorical keys' codes (first key first), none missing."""
-    if any((c.codes < 0).any() for c in columns):  # a missing key: groupby leaves its rows out
-        return False
-    undecided = np.ones(len(columns[0]) - 1, dtype=bool)
-    for c in columns:
-        step = c.codes[1:].astype(np.int32) - c.codes[:-1]
-        if (undecided & (step < 0)).any():
-            return False
-        undecided &= step == 0
-    return True
-
-
 def distribution(frame: pd.DataFrame, spec: Any) -> Table:
     answers, order = answer_of(frame, spec)
-    counts = _by_codes(frame.assign(answer=answers), ["aspect", "system", "answer"], "answer", "size")
+    counts = cells.grouped(frame.assign(answer=answers), ["aspect", "system", "answer"], "answer", "size")
     counts = counts.unstack("answer").reindex(columns=order).fillna(0).astype(int).stack()
     table = counts.rename("ratings").reset_index()
     table["ratings %"] = percent(table["ratings"], table.groupby(["aspect", "system"], observed=True)["ratings"]
@@ -205,39 +197,8 @@ def distribution(frame: pd.DataFrame, spec: Any) -> Table:
 
 def sample_means(frame: pd.DataFrame) -> pd.Series:
     """Each system's mean rating per aspect and sample: ``frame.groupby(["aspect", "task_key", "system"],
-    observed=True)["rating"].mean()`` (see :func:`_by_codes`)."""
-    return _by_codes(frame, ["aspect", "task_key", "system"], "rating", "mean")
-
-
-def _by_codes(frame: pd.DataFrame, names: list[str], column: str, how: str) -> pd.Series:
-    """``frame.groupby(names, observed=True)[column].mean()`` (``how`` "mean"), or ``.size()`` ("size").
-
-    With categorical keys it groups on one integer per row made from their codes (in the same order, so the
-    same groups, rows and numbers) and rebuilds the index: pandas' grouping on three keys makes several
-    int64 arrays per row (about 150 MB at 100,000 tasks)."""
-    columns = [frame[k].array for k in names]
-    if not all(isinstance(c, pd.Categorical) for c in columns):
-        grouped = frame.groupby(names, observed=True)
-        return grouped[column].mean() if how == "mean" else grouped.size()
-    key = np.zeros(len(frame), dtype=np.int64)
-    missing = np.zeros(len(frame), dtype=bool)
-    for c in columns:  # mixed radix: one digit per key, codes + 1 values each
-        key *= len(c.categories) + 1
-        key += c.codes
-        missing |= c.codes < 0
-    key[missing] = -1  # groupby leaves rows with a missing key out
-    grouped_by_key = frame[column].groupby(key)
-    values = grouped_by_key.mean() if how == "mean" else grouped_by_key.size()
-    del grouped_by_key
-    values = values[values.index >= 0]
-    digits, levels = values.index.to_numpy(), []
-    for c in reversed(columns):
-        codes = digits % (len(c.categories) + 1)
-        levels.append(pd.Categorical.from_codes(codes, categories=c.categories, ordered=c.ordered)
-                      .remove_unused_categories())  # fmt: skip
-        digits = digits // (len(c.categories) + 1)
-    index = pd.MultiIndex.from_arrays(levels[::-1], names=names)
-    return pd.Series(values.to_numpy(), index=index, name=column if how == "mean" else None)
+    observed=True)["rating"].mean()`` (see :func:`annols.analysis.cells.grouped`)."""
+    return cells.grouped(frame, ["aspect", "task_key", "system"], "rating", "mean")
 
 
 def paired_tests(frame: pd.DataFrame) -> Table:
@@ -267,8 +228,9 @@ def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Sec
     slider = spec.scale == "slider"
     level = "interval" if slider else "ordinal"
     rows, all_counts = [], []
+    parts = {key: part for (key,), part in cells.groups(frame, ["aspect"])}  # slices of the sorted rows, no copies
     for aspect in aspects:
-        part = frame[frame["aspect"] == aspect]
+        part = parts.get(aspect, frame.iloc[:0])
         if slider:
             unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[["task_key", "system"]]))
             values = part["rating"].to_numpy(dtype=float)

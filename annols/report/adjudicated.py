@@ -98,5 +98,5 @@ def _renamed(section: Section) -> Section:
         TITLE + section.title,
         list(section.text),
         [Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown) for t in section.tables],
-        [Plot(PREFIX + p.name, f"{p.title} (adjudicated)", p.png) for p in section.plots],
+        [Plot(PREFIX + p.name, f"{p.title} (adjudicated)", p.draw) for p in section.plots],
     )

@@ -8,7 +8,9 @@ a p-value under 0.0001 (header ``p (...)``) in scientific notation, so its size 
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +39,18 @@ class Table:
 
 @dataclass(frozen=True)
 class Plot:
-    """A PNG figure, written to ``plots/<name>.png`` and embedded in report.html."""
+    """A PNG figure, written to ``plots/<name>.png`` and embedded in report.html.
+
+    Drawn when first read (``png``), not when made: the report draws its figures after the
+    analyses have let their tables go, so matplotlib is not loaded beside them."""
 
     name: str
     title: str
-    png: bytes
+    draw: Callable[[], bytes]
+
+    @functools.cached_property
+    def png(self) -> bytes:
+        return self.draw()
 
 
 @dataclass

@@ -3,17 +3,19 @@
 Figures are made with :class:`matplotlib.figure.Figure` and its Agg canvas directly,
 never through pyplot, so no global backend or figure state is touched and nothing needs
 a display. PNGs carry no timestamp or software tag, so the same data give the same bytes.
+
+A function here returns a :class:`~annols.report.model.Plot` that draws when it is written:
+matplotlib (about 27 MB) is imported then, after the analyses, not beside their tables.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from typing import Any
 
 from annols.report.model import Plot
 
@@ -32,7 +34,15 @@ class Panel:
     segments: Sequence[Sequence[float]]  # one sequence per segment name, a value per row
 
 
-def _png(fig: Figure) -> bytes:
+def _figure(**options: Any) -> Any:
+    from matplotlib.figure import Figure  # here: see the module's note
+
+    return Figure(**options)
+
+
+def _png(fig: Any) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(fig)
     buffer = io.BytesIO()
     with warnings.catch_warnings():
@@ -48,8 +58,14 @@ def _short(label: str, width: int = 48) -> str:
 def stacked_bars(name: str, title: str, panels: Sequence[Panel], segment_names: Sequence[str],
                  colors: Sequence[str] = PALETTE, xlabel: str = "%") -> Plot:  # fmt: skip
     """Stacked horizontal bars of shares (0-100), one panel per group, a shared legend."""
+    draw = functools.partial(_stacked_bars, title, tuple(panels), tuple(segment_names), tuple(colors), xlabel)
+    return Plot(name=name, title=title, draw=draw)
+
+
+def _stacked_bars(title: str, panels: Sequence[Panel], segment_names: Sequence[str], colors: Sequence[str],
+                  xlabel: str) -> bytes:  # fmt: skip
     heights = [max(1, len(p.rows)) for p in panels]
-    fig = Figure(figsize=(9, 1.2 + 0.38 * sum(heights) + 0.6 * len(panels)))
+    fig = _figure(figsize=(9, 1.2 + 0.38 * sum(heights) + 0.6 * len(panels)))
     axes = fig.subplots(len(panels), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
     for ax, panel in zip(axes, panels, strict=True):
         y = list(range(len(panel.rows)))[::-1]
@@ -67,12 +83,17 @@ def stacked_bars(name: str, title: str, panels: Sequence[Panel], segment_names: 
     fig.legend(handles, labels, loc="upper right", ncol=min(len(labels), 6), fontsize=9, frameon=False)
     fig.suptitle(_short(title, 90), x=0.01, ha="left", fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
-    return Plot(name=name, title=title, png=_png(fig))
+    return _png(fig)
 
 
 def bars(name: str, title: str, labels: Sequence[str], values: Sequence[float], xlabel: str) -> Plot:
     """Horizontal bars, one per label, in the order given (first on top)."""
-    fig = Figure(figsize=(9, 1.2 + 0.38 * max(1, len(labels))))
+    draw = functools.partial(_bars, title, tuple(labels), tuple(float(v) for v in values), xlabel)
+    return Plot(name=name, title=title, draw=draw)
+
+
+def _bars(title: str, labels: Sequence[str], values: Sequence[float], xlabel: str) -> bytes:
+    fig = _figure(figsize=(9, 1.2 + 0.38 * max(1, len(labels))))
     ax = fig.subplots()
     y = list(range(len(labels)))[::-1]
     ax.barh(y, [float(v) for v in values], color=PALETTE[0], height=0.7)
@@ -81,4 +102,4 @@ def bars(name: str, title: str, labels: Sequence[str], values: Sequence[float], 
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(_short(title, 90), fontsize=12, loc="left")
     fig.tight_layout()
-    return Plot(name=name, title=title, png=_png(fig))
+    return _png(fig)

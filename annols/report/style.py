@@ -133,8 +133,9 @@ class StyleCollector:
         return self._table
 
     def sections(self, study: Study) -> list[Section]:
-        judged = study.kept[["uid", "task_key", "annotator"]].copy()
+        judged = None  # read by the spans sections only (a copy of every counted annotation)
         if self.tokens is not None:
+            judged = study.kept[["uid", "task_key", "annotator"]].copy()
             judged["system"] = [self.judged_system.get(u, "") for u in judged["uid"]]
         return analysis.style_sections(self.definition, self._last_frame(study), judged, self.options, self.tokens)
 

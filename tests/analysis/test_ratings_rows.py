@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annols.analysis import ratings, reliability
+from annols.analysis import cells, ratings, reliability
 from annols.analysis.naming import in_order
 from annols.judgments import TIDY_COLUMNS
 
@@ -28,7 +28,7 @@ def reference(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
     part = part[part["rating"].notna()]
     part["aspect"] = in_order(part["aspect"], aspects)
     part = part[part["aspect"].notna()]
-    return part.sort_values(["aspect", "system", "task_key", "annotator"], kind="stable")
+    return part.sort_values(["aspect", "system", "task_key", "annotator"], kind="stable").reset_index(drop=True)
 
 
 def judgments_table(seed: int, categorical: bool) -> pd.DataFrame:
@@ -93,13 +93,13 @@ def test_z_scores_are_the_transforms() -> None:
 
 @pytest.mark.parametrize("rows", ["sorted", "shuffled", "missing"])
 def test_groups_of_sorted_rows_are_the_groupby_groups(rows: str) -> None:
-    """ratings._groups gives groupby's groups (keys, rows, order): as slices of sorted rows, else by groupby."""
+    """cells.groups gives groupby's groups (keys, rows, order): as slices of sorted rows, else by groupby."""
     frame = ratings.judgments(judgments_table(6, categorical=True), ASPECTS)
     frame = frame[frame["system"].notna()] if rows != "missing" else frame
     if rows == "shuffled":
         frame = frame.sample(frac=1, random_state=1)
     expected = list(frame.groupby(["aspect", "system"], observed=True))
-    got = list(ratings._groups(frame, ["aspect", "system"]))
+    got = list(cells.groups(frame, ["aspect", "system"]))
     assert len(got) == len(expected) > 6
     assert [k for k, _ in got] == [k for k, _ in expected]
     for (_, a), (_, b) in zip(got, expected, strict=True):
@@ -135,7 +135,7 @@ def test_sample_means_are_the_groupby_means(seed: int, categorical: bool) -> Non
 def test_counts_by_codes_are_the_groupby_sizes(categorical: bool) -> None:
     frame = ratings.judgments(judgments_table(8, categorical), ASPECTS)
     expected = frame.groupby(["aspect", "system", "code"], observed=True).size()
-    got = ratings._by_codes(frame, ["aspect", "system", "code"], "code", "size")
+    got = cells.grouped(frame, ["aspect", "system", "code"], "code", "size")
     assert len(got) > 30
     pd.testing.assert_series_equal(got, expected, check_exact=True)
     for a, b in zip(got.index.levels, expected.index.levels, strict=True):
