@@ -48,7 +48,11 @@ def why_not(counts: np.ndarray) -> str:
 
 def shared_reason(counts: Sequence[np.ndarray]) -> str:
     """Why no group's agreement can be computed, when every group lacks the data for it; else ""."""
-    found = [why_not(c) for c in counts]
+    return shared_reason_of([why_not(c) for c in counts])
+
+
+def shared_reason_of(found: Sequence[str]) -> str:
+    """:func:`shared_reason` from each group's :func:`why_not`, when the counts are not kept."""
     if found and all(r in (ONE_ANNOTATOR, NOTHING) for r in found):
         return ONE_ANNOTATOR if ONE_ANNOTATOR in found else NOTHING
     return ""
@@ -97,12 +101,12 @@ def interval_alpha(units: np.ndarray, values: np.ndarray) -> float:
 
 def reasons(names: Sequence[str], counts: Sequence[np.ndarray]) -> list[str]:
     """One sentence per group whose agreement is undefined, naming the group and why."""
-    out = []
-    for name, c in zip(names, counts, strict=True):
-        reason = why_not(c)
-        if reason:
-            out.append(f"{name}: no agreement statistic, {reason}.")
-    return out
+    return reasons_of(names, [why_not(c) for c in counts])
+
+
+def reasons_of(names: Sequence[str], found: Sequence[str]) -> list[str]:
+    """:func:`reasons` from each group's :func:`why_not`, when the counts are not kept."""
+    return [f"{name}: no agreement statistic, {reason}." for name, reason in zip(names, found, strict=True) if reason]
 
 
 def table_frame(rows: list[list[Any]], first: Sequence[str]) -> pd.DataFrame:

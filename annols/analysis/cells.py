@@ -22,17 +22,23 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 _STEP = 1024.0  # values on this grid sum exactly, in any order, while the total stays below 2**53 steps
+CHUNK = 1 << 20  # rows keyed at a time
 
 
 def exact(values: np.ndarray) -> bool:
     """Whether any order of summing ``values`` (no nan) gives the same float sum: every value is a multiple of
     1/1024 and the total of their magnitudes, in those steps, stays below 2**53."""
-    if not len(values):
-        return True
+    total = _grid_total(np.asarray(values, dtype=float))
+    return total is not None and total < 2.0**53
+
+
+def _grid_total(values: np.ndarray) -> float | None:
+    """The sum of the values' magnitudes in steps of 1/1024 when every value is finite and on that grid, else
+    None."""
     scaled = np.abs(values) * _STEP
-    if not np.isfinite(scaled).all():
-        return False
-    return bool((scaled == np.floor(scaled)).all() and scaled.sum() < 2.0**53)
+    if not np.isfinite(scaled).all() or not (scaled == np.floor(scaled)).all():
+        return None
+    return float(scaled.sum())
 
 
 def _categoricals(frame: pd.DataFrame, names: Sequence[str]) -> list[pd.Categorical] | None:
@@ -40,18 +46,44 @@ def _categoricals(frame: pd.DataFrame, names: Sequence[str]) -> list[pd.Categori
     return columns if all(isinstance(c, pd.Categorical) for c in columns) else None
 
 
-def _radix(columns: Sequence[pd.Categorical]) -> tuple[np.ndarray, list[int]]:
-    """One int64 per row, a digit per key (its code, 0..len(categories)-1), -1 where a key is missing; and
-    the radix of each digit."""
-    sizes = [max(1, len(c.categories)) for c in columns]
-    key = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
+def _radix(codes: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
+    """One int64 per row, a digit per key (its code, 0..size-1), -1 where a key is missing (code -1)."""
+    key = np.zeros(len(codes[0]) if len(codes) else 0, dtype=np.int64)
     missing = np.zeros(len(key), dtype=bool)
-    for c, size in zip(columns, sizes, strict=True):
+    for c, size in zip(codes, sizes, strict=True):
         key *= size
-        key += c.codes
-        missing |= c.codes < 0
+        key += c
+        missing |= c < 0
     key[missing] = -1
-    return key, sizes
+    return key
+
+
+def _sizes(columns: Sequence[pd.Categorical]) -> list[int]:
+    return [max(1, len(c.categories)) for c in columns]
+
+
+def _tally(codes: Sequence[np.ndarray], sizes: Sequence[int], values: np.ndarray | None
+           ) -> tuple[np.ndarray, np.ndarray | None] | None:  # fmt: skip
+    """Per cell: the count of rows and (with ``values``) their sum; rows with a missing key left out. Taken
+    :data:`CHUNK` rows at a time, so the row-sized transients stay small; None when the sums would not be
+    exact (:func:`exact`)."""
+    cells = int(np.prod(sizes))
+    counts: np.ndarray = np.zeros(cells, dtype=np.int32 if len(codes[0]) < 2**31 else np.int64)  # half of int64
+    sums = np.zeros(cells) if values is not None else None
+    total = 0.0
+    for start in range(0, len(codes[0]) if len(codes) else 0, CHUNK):
+        key = _radix([c[start : start + CHUNK] for c in codes], sizes)
+        kept = key >= 0
+        key = key[kept]
+        np.add(counts, np.bincount(key, minlength=cells), out=counts, casting="same_kind")
+        if values is not None and sums is not None:
+            chunk = np.asarray(values[start : start + CHUNK], dtype=float)[kept]
+            grid = _grid_total(chunk)
+            if grid is None or total + grid >= 2.0**53:
+                return None
+            total += grid
+            sums += np.bincount(key, weights=chunk, minlength=cells)
+    return counts, sums
 
 
 def _dense(sizes: Sequence[int], rows: int) -> bool:
@@ -60,41 +92,49 @@ def _dense(sizes: Sequence[int], rows: int) -> bool:
 
 
 def grouped(frame: pd.DataFrame, names: list[str], column: str, how: str) -> pd.Series:
-    """``frame.groupby(names, observed=True)[column].mean()`` (``how`` "mean") or ``.size()`` ("size"): the
-    same index (categorical levels without unused categories), order and numbers."""
+    """``frame.groupby(names, observed=True)[column].mean()`` (``how`` "mean") or ``.size()`` ("size") for two
+    or more keys: the same numbers (to the bit), rows, row keys and order. One difference: each level of the
+    index holds the categories the rows use (pandas keeps every category of the key there)."""
     columns = _categoricals(frame, names)
     if columns is None:
         grouped_by = frame.groupby(names, observed=True)
         return grouped_by[column].mean() if how == "mean" else grouped_by.size()
-    key, sizes = _radix(columns)
-    values = frame[column].to_numpy(dtype=float) if how == "mean" else None
-    if _dense(sizes, len(key)) and (values is None or (not np.isnan(values).any() and exact(values))):
-        kept = key >= 0
-        if not kept.all():
-            key = key[kept]
-            values = values[kept] if values is not None else None
-        cells = int(np.prod(sizes))
-        counts = np.bincount(key, minlength=cells)
-        present = np.flatnonzero(counts)
-        result: np.ndarray
-        if values is None:
-            result = counts[present]
-        else:
-            result = np.bincount(key, weights=values, minlength=cells)[present] / counts[present]
-        digits = present
+    sizes = _sizes(columns)
+    codes = [c.codes for c in columns]
+    tallied = None
+    if _dense(sizes, len(frame)):
+        tallied = _tally(codes, sizes, frame[column].to_numpy() if how == "mean" else None)
+    result: np.ndarray
+    if tallied is not None:
+        counts, sums = tallied
+        digits = np.flatnonzero(counts)
+        result = counts[digits].astype(np.int64) if sums is None else sums[digits] / counts[digits]
     else:  # pandas on the one key: its groups are the same, in the same (mixed radix) order
-        by_key = frame[column].groupby(key)
+        by_key = frame[column].groupby(_radix(codes, sizes))
         series = by_key.mean() if how == "mean" else by_key.size()
         del by_key
         series = series[series.index >= 0]
         digits, result = series.index.to_numpy(), series.to_numpy()
+    index = pd.MultiIndex.from_arrays(_levels(digits, columns, sizes), names=names)
+    return pd.Series(result, index=index, name=column if how == "mean" else None)
+
+
+def _levels(digits: np.ndarray, columns: Sequence[pd.Categorical], sizes: Sequence[int]) -> list[pd.Categorical]:
+    """Each key's value in the cells ``digits`` (mixed radix, see :func:`_radix`), as a Categorical of the
+    categories used there: ``from_codes(...).remove_unused_categories()``, without pandas' unique of the codes."""
+    if int(np.prod(sizes, dtype=np.float64)) < 2**31:
+        digits = digits.astype(np.int32)  # half the bytes for each digit taken below
     levels = []
     for c, size in zip(reversed(columns), reversed(sizes), strict=True):
-        levels.append(pd.Categorical.from_codes(digits % size, categories=c.categories, ordered=c.ordered)
-                      .remove_unused_categories())  # fmt: skip
+        code = digits % size
         digits = digits // size
-    index = pd.MultiIndex.from_arrays(levels[::-1], names=names)
-    return pd.Series(result, index=index, name=column if how == "mean" else None)
+        used = np.zeros(size, dtype=bool)
+        used[code] = True
+        new = np.cumsum(used) - 1  # old code -> its place among the used categories
+        small = np.int8 if used.sum() < 127 else np.int16 if used.sum() < 32767 else np.int32
+        categories = c.categories[used[: len(c.categories)]]
+        levels.append(pd.Categorical.from_codes(new.astype(small)[code], categories=categories, ordered=c.ordered))
+    return levels[::-1]
 
 
 def sums_and_counts(part: pd.DataFrame, index: str, columns: str, value: str
@@ -140,20 +180,22 @@ def unit_counts(frame: pd.DataFrame, units: Sequence[str], value: str, categorie
     columns = _categoricals(frame, [*units, value])
     if columns is None:
         return None
-    key, sizes = _radix(columns[:-1])
-    if not _dense([*sizes, len(categories)], len(key)):
+    sizes = _sizes(columns[:-1])
+    if not categories or not _dense([*sizes, len(categories)], len(frame)):
         return None
-    answer = columns[-1]
+    answer = columns[-1].codes
     at = {c: i for i, c in enumerate(categories)}
-    to_category = np.array([at.get(c, -1) for c in answer.categories] + [-1], dtype=np.int64)
-    category = to_category[answer.codes]  # a missing answer (code -1) takes the last entry, -1
-    seen = (key >= 0) & (answer.codes >= 0)  # groupby drops a row with a missing key
-    cells = int(np.prod(sizes))
-    present = np.flatnonzero(np.bincount(key[seen], minlength=cells))
-    counted = seen & (category >= 0)
-    counts = np.bincount(key[counted] * len(categories) + category[counted],
-                         minlength=cells * len(categories)).reshape(cells, len(categories))  # fmt: skip
-    return counts[present]
+    to_category = np.array([at.get(c, -1) for c in columns[-1].categories] + [-1], dtype=np.int32)
+    unit_codes = [c.codes for c in columns[:-1]]
+    # A unit is there when a row has every key, the answer included (groupby drops a row with one missing);
+    # its counts are of the answers among the categories (an answer not among them counts for nothing).
+    answered = np.where(answer < 0, -1, 0).astype(np.int8)  # one digit of radix 1: -1 marks the row missing
+    seen = _tally([*unit_codes, answered], [*sizes, 1], None)
+    listed = _tally([*unit_codes, to_category[answer]], [*sizes, len(categories)], None)
+    assert seen is not None and listed is not None  # counts only: never refused
+    present = np.flatnonzero(seen[0])
+    counts = listed[0].reshape(-1, len(categories))
+    return counts[present].astype(np.int64)  # as pandas gives them
 
 
 def groups(frame: pd.DataFrame, keys: list[str]) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
@@ -171,7 +213,12 @@ def groups(frame: pd.DataFrame, keys: list[str]) -> Iterator[tuple[tuple[Any, ..
         change[1:] |= c.codes[1:] != c.codes[:-1]
     starts = np.flatnonzero(change).tolist()
     for start, end in zip(starts, [*starts[1:], len(frame)], strict=True):
-        yield tuple(c.categories[c.codes[start]] for c in columns), frame.iloc[start:end]
+        yield tuple(_scalar(c.categories[c.codes[start]]) for c in columns), frame.iloc[start:end]
+
+
+def _scalar(value: Any) -> Any:
+    """A numpy scalar as the Python one, as groupby gives its keys."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _sorted(columns: list[pd.Categorical]) -> bool:
@@ -185,3 +232,28 @@ def _sorted(columns: list[pd.Categorical]) -> bool:
             return False
         undecided &= step == 0
     return True
+
+
+def wide(series: pd.Series, group: str, column: str) -> Iterator[tuple[Any, pd.DataFrame]]:
+    """For each value of the index level ``group`` (in level order), the series' values with the third level
+    as rows and ``column`` as columns, nan where a pair has none: what ``series.groupby(level=group,
+    observed=True)`` then ``part.droplevel(group).unstack(column)`` give (rows and columns in level order,
+    only those present). From the index codes: pandas' unstack of 400,000 means per aspect at 100,000
+    tasks makes several arrays of that length per level."""
+    index = series.index
+    names = list(index.names)
+    g, c = names.index(group), names.index(column)
+    (r,) = (i for i in range(len(names)) if i not in (g, c))
+    values = series.to_numpy(dtype=float)
+    group_codes = index.codes[g]
+    for code in np.unique(group_codes[group_codes >= 0]):
+        at = np.flatnonzero(group_codes == code)
+        row_codes, column_codes = index.codes[r][at], index.codes[c][at]
+        known = (row_codes >= 0) & (column_codes >= 0)
+        at, row_codes, column_codes = at[known], row_codes[known], column_codes[known]
+        rows, columns = np.unique(row_codes), np.unique(column_codes)
+        table = np.full((len(rows), len(columns)), np.nan)
+        table[np.searchsorted(rows, row_codes), np.searchsorted(columns, column_codes)] = values[at]
+        frame = pd.DataFrame(table, index=index.levels[r].take(rows), columns=index.levels[c].take(columns))
+        frame.index.name, frame.columns.name = names[r], names[c]
+        yield index.levels[g][code], frame

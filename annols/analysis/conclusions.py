@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols import memory
 from annols.analysis import detectable, pairwise, ranking, ratings, reliability
 from annols.analysis.naming import by_aspect_text
 from annols.report import plots
@@ -88,6 +89,7 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions,
         table = Table("detectable", "Conclusions per system pair and aspect, with the smallest detectable "
                       "difference (80% power)", frame)  # fmt: skip
         out.append(Section("What the study could detect", text, [table, *extra], summary=summary))
+    memory.release()  # the paired tests' transients, before the reliability's
     score = reliability.SCORES.get(style)
     if style == "ratings" and rated is not None:
         out.append(reliability_section(style, reliability.scores_of_ratings(*rated), options))

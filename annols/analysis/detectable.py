@@ -37,6 +37,8 @@ from scipy.stats import binom, wilcoxon
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
+from annols.analysis import cells
+
 ALPHA = 0.05
 POWER = 0.8
 WILCOXON_ARE = 3 / math.pi
@@ -88,8 +90,7 @@ def paired_tests(means: pd.Series, group: str) -> pd.DataFrame:
     """Wilcoxon signed-rank between every pair of systems (name order) over samples, Holm across the pairs of
     a ``group`` value. ``means`` is each (group, task_key, system)'s mean value."""
     rows = []
-    for value, part in means.groupby(level=group, observed=True):
-        wide = part.droplevel(group).unstack("system")
+    for value, wide in cells.wide(means, group, "system"):  # each group's samples x systems
         for system, opponent in itertools.combinations(sorted(wide.columns), 2):
             both = wide[[system, opponent]].dropna()
             # Rounded: float noise in means of a few values would split ties and zeros.

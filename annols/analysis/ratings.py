@@ -32,6 +32,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import wilcoxon
 from statsmodels.stats.multitest import multipletests
 
+from annols import memory
 from annols.analysis import agreement, bootstrap, cells
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.report import plots
@@ -41,37 +42,69 @@ from annols.report.model import Section, Table, percent
 TENTHS = 10
 
 
-def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True) -> pd.DataFrame:
+def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True, compact: bool = False) -> pd.DataFrame:
     """The rating rows as (uid, task_key, annotator, aspect, system, rating, code), numbered from 0;
-    ``uid=False``: without uid."""
+    ``uid=False``: without uid. ``compact``: whole-number ratings in the smallest integer type that holds
+    them (int8 for a scale of codes: 5 MB instead of 40 MB at 100,000 tasks), for readers that take them as
+    float or through pandas' float aggregates."""
     # The rows are chosen and sorted on the few columns that decide, then each column is taken once: each
     # copy of the rating rows is about 100 MB at 100,000 tasks.
     rated = (frame["kind"] == "rating").to_numpy()
     rows = slice(None) if rated.all() else np.flatnonzero(rated)  # every row (the usual case): no indexes
-    rating = _numbers(frame["value"].iloc[rows])
+    numbers, value_codes = _numbers(frame["value"].iloc[rows])  # each row's number is numbers[value_codes]
     aspect = in_order(frame["question"].iloc[rows], aspects)
-    counted = ~pd.isna(rating) & (aspect.codes >= 0)
+    counted = ~pd.isna(numbers[value_codes]) & (aspect.codes >= 0)
     if not counted.all():
         rows = np.flatnonzero(rated)[counted]
-        rating, aspect = rating[counted], aspect[counted]
+        value_codes, aspect = value_codes[counted], aspect[counted]
     keys = [aspect, *(frame[name].iloc[rows].array for name in ("system", "task_key", "annotator"))]
-    order = _sorted_order(keys)
+    order: np.ndarray = _sorted_order(keys).astype(np.int32 if len(aspect) < 2**31 else np.int64)  # half the bytes
     del keys
     taken = order if isinstance(rows, slice) else rows[order]
-    columns: dict[str, Any] = {name: frame[name].array.take(taken)
+    columns: dict[str, Any] = {name: _take(frame[name].array, taken)
                                for name in ((["uid"] if uid else []) + ["task_key", "annotator"])}  # fmt: skip
-    columns["aspect"] = aspect.take(order)
-    columns["system"] = frame["system"].array.take(taken)
-    columns["rating"] = rating.take(order)
-    columns["code"] = frame["code"].array.take(taken)
+    columns["aspect"] = _take(aspect, order)
+    columns["system"] = _take(frame["system"].array, taken)
+    if compact:
+        at = np.unique(value_codes)
+        used = numbers[at]
+        if numbers.dtype.kind == "i" or (np.isfinite(used).all() and (used == np.round(used)).all()):
+            numbers = np.zeros(len(numbers), dtype=_smallest(used))  # whole numbers: the same values, fewer bytes
+            numbers[at] = used  # (the entries of codes no row has stay 0: nothing reads them)
+    columns["rating"] = numbers[_take(value_codes, order)]  # the numbers made in sorted order: no unsorted copy
+    columns["code"] = _take(frame["code"].array, taken)
     return pd.DataFrame(columns, copy=False)
 
 
-def _numbers(values: pd.Series) -> np.ndarray:
-    """``pd.to_numeric(values, errors="coerce")`` as an array (int64 when every value is a whole number, as
-    there); a categorical's categories in use are converted once, not a string object per row."""
+def _take(values: Any, order: np.ndarray) -> Any:
+    """``values.take(order)`` for a numpy array or a Categorical, a chunk of the order at a time: numpy and
+    pandas turn a whole int32 order into an int64 copy first (40 MB at 100,000 tasks, for every column)."""
+    codes = values.codes if isinstance(values, pd.Categorical) else values
+    if not isinstance(codes, np.ndarray):  # another extension array: its own take
+        return values.take(order)
+    out = np.empty(len(order), dtype=codes.dtype)
+    for start in range(0, len(order), cells.CHUNK):
+        out[start : start + cells.CHUNK] = codes[order[start : start + cells.CHUNK]]
+    if isinstance(values, pd.Categorical):
+        return pd.Categorical.from_codes(out, dtype=values.dtype, validate=False)
+    return out
+
+
+def _smallest(values: np.ndarray) -> type[np.signedinteger[Any]]:
+    """The smallest signed integer type that holds these whole numbers."""
+    low, high = (int(values.min()), int(values.max())) if len(values) else (0, 0)
+    for kind in (np.int8, np.int16, np.int32):
+        if np.iinfo(kind).min <= low and high <= np.iinfo(kind).max:
+            return kind
+    return np.int64
+
+
+def _numbers(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.to_numeric(values, errors="coerce")`` as a lookup and an index into it (int64 numbers when every
+    value is a whole number, as there): a categorical's categories in use are converted once, not a string
+    object per row, and the row-sized array of numbers is made only once the rows are sorted."""
     if not isinstance(values.dtype, pd.CategoricalDtype):
-        return pd.to_numeric(values, errors="coerce").to_numpy()
+        return pd.to_numeric(values, errors="coerce").to_numpy(), np.arange(len(values))
     codes = values.cat.codes.to_numpy()
     used = np.unique(codes)
     present = used[used >= 0]
@@ -81,7 +114,7 @@ def _numbers(values: pd.Series) -> np.ndarray:
     if not whole:
         lookup[:] = np.nan  # a category not in use, and the last entry, code -1 (missing)
     lookup[present] = converted.to_numpy()
-    return lookup[codes]
+    return lookup, codes
 
 
 def _sorted_order(keys: list[Any]) -> np.ndarray:
@@ -104,7 +137,7 @@ def rows(tidy: pd.DataFrame, spec: Any) -> tuple[pd.DataFrame, list[str]]:
     each (at 100,000 tasks each copy of the rating rows is about 100 MB). Without the uid, which none of
     them reads."""
     tidy, aspects = by_aspect_text(tidy, spec.aspects)
-    return judgments(tidy, aspects, uid=False), aspects
+    return judgments(tidy, aspects, uid=False, compact=True), aspects
 
 
 def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
@@ -113,7 +146,7 @@ def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
         low, high = spec.slider.min, spec.slider.max
         width = (high - low) / TENTHS
         names = [f"{low + k * width:g}-{low + (k + 1) * width:g}" for k in range(TENTHS)]
-        tenth = np.clip((frame["rating"].to_numpy() - low) // width, 0, TENTHS - 1).astype(int)
+        tenth = np.clip((frame["rating"].to_numpy(dtype=float) - low) // width, 0, TENTHS - 1).astype(int)
         return pd.Series(np.array(names)[tenth], index=frame.index), names
     codes = [str(a.code) for a in spec.answers]
     if isinstance(frame["code"].dtype, pd.CategoricalDtype):  # a string per code, not one per rating
@@ -138,47 +171,93 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions,
         "differences, else scipy's normal approximation with the tie correction; p (Holm) corrects across the "
         "system pairs of an aspect.",
     ]
-    out = [Section("Ratings", text, [summary(frame, options), dist, paired_tests(frame)], [_plot(dist)])]
-    return [*out, agreement_section(frame, spec, aspects)]
+    # Each table's transients (tens of MB at 100,000 tasks) go back to the system before the next is made.
+    tables = [summary(frame, options), dist]
+    memory.release()
+    tables.append(paired_tests(frame))
+    memory.release()
+    out = [Section("Ratings", text, tables, [_plot(dist)]), agreement_section(frame, spec, aspects)]
+    memory.release()
+    return out
 
 
 def z_scores(frame: pd.DataFrame) -> pd.Series:
     """Each rating standardised within its annotator and aspect (sample sd); nan where the sd is 0 or undefined."""
-    annotator, aspect = frame["annotator"].array, frame["aspect"].array
-    if not (isinstance(annotator, pd.Categorical) and isinstance(aspect, pd.Categorical)):
+    standard = _standardisation(frame)
+    if standard is None:
         grouped = frame.groupby(["annotator", "aspect"], observed=True)["rating"]
         sd = grouped.transform("std")
         return (frame["rating"] - grouped.transform("mean")) / sd.where(sd > 0)
-    # groupby(["annotator", "aspect"]) on one small integer per row made from the codes: the same groups with
-    # their rows in the same order (the same means and sds), without pandas' int64 arrays per key; the
-    # aggregates are then taken per row, as transform does (each row-sized array is 40 MB at 100,000 tasks).
-    groups = len(annotator.categories) * len(aspect.categories)  # and one more: a missing key, no z
-    key = annotator.codes.astype(np.int32) * len(aspect.categories) + aspect.codes
-    key[(annotator.codes < 0) | (aspect.codes < 0)] = groups
-    grouped = frame["rating"].groupby(key)
-    means, sds = grouped.mean(), grouped.std()
-    del grouped
-    mean, sd = np.full(groups + 1, np.nan), np.full(groups + 1, np.nan)
-    mean[means.index], sd[sds.index] = means.to_numpy(dtype=float), sds.to_numpy(dtype=float)
-    mean[groups] = sd[groups] = np.nan
-    sd[~(sd > 0)] = np.nan
-    z = mean[key]
-    np.subtract(frame["rating"].to_numpy(), z, out=z)
-    z /= sd[key]
+    z = np.empty(len(frame))
+    for start in range(0, len(z), cells.CHUNK):  # a row-sized transient is 40 MB at 100,000 tasks
+        z[start : start + cells.CHUNK] = _z(frame.iloc[start : start + cells.CHUNK], *standard)
     return pd.Series(z, index=frame.index, name="rating")
 
 
+def _standardisation(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per (annotator, aspect), numbered annotator code x aspects + aspect code: the mean and the sd of its
+    ratings (nan where the sd is 0 or undefined, and in the last entry, for a row missing either key);
+    None when the columns are not categorical.
+
+    groupby(["annotator", "aspect"]) on one small integer per row made from the codes: the same groups with
+    their rows in the same order (the same means and sds), without pandas' int64 arrays per key; on rows
+    sorted by aspect (as judgments gives them) one aspect's rows at a time, each group being within one."""
+    annotator, aspect = frame["annotator"].array, frame["aspect"].array
+    if not (isinstance(annotator, pd.Categorical) and isinstance(aspect, pd.Categorical)):
+        return None
+    groups = len(annotator.categories) * len(aspect.categories)
+    mean, sd = np.full(groups + 1, np.nan), np.full(groups + 1, np.nan)
+    rating = frame["rating"]
+    for rows in _runs(aspect.codes):
+        key = _standard_key(frame.iloc[rows], groups)
+        grouped = rating.iloc[rows].groupby(key)
+        means, sds = grouped.mean(), grouped.std()
+        del grouped, key
+        mean[means.index], sd[sds.index] = means.to_numpy(dtype=float), sds.to_numpy(dtype=float)
+    mean[groups] = sd[groups] = np.nan
+    sd[~(sd > 0)] = np.nan
+    return mean, sd
+
+
+def _standard_key(rows: pd.DataFrame, groups: int) -> np.ndarray:
+    annotator, aspect = rows["annotator"].array, rows["aspect"].array
+    key = annotator.codes.astype(np.int32) * len(aspect.categories) + aspect.codes
+    key[(annotator.codes < 0) | (aspect.codes < 0)] = groups
+    return key
+
+
+def _z(rows: pd.DataFrame, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """The z-scores of these rows, from :func:`_standardisation`."""
+    key = _standard_key(rows, len(mean) - 1)
+    z = mean[key]
+    np.subtract(rows["rating"].to_numpy(), z, out=z)
+    z /= sd[key]
+    return z
+
+
+def _runs(codes: np.ndarray) -> list[slice]:
+    """The runs of equal codes when the codes never decrease (rows sorted by them), else the whole."""
+    if len(codes) and (np.diff(codes.astype(np.int32)) >= 0).all():
+        starts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), len(codes)]
+        return [slice(a, b) for a, b in itertools.pairwise(starts)]
+    return [slice(None)]
+
+
 def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
-    frame = frame.assign(z=z_scores(frame))
+    standard = _standardisation(frame)
+    if standard is None:
+        frame = frame.assign(z=z_scores(frame))
     rows = []
     for i, ((aspect, system), part) in enumerate(cells.groups(frame, ["aspect", "system"])):
+        # Each group's z-scores made for it alone: no column of them for every rating (40 MB at 100,000 tasks).
+        z = part["z"] if standard is None else pd.Series(_z(part, *standard))
         sample, _ = pd.factorize(part["task_key"], sort=True)  # samples in key order
         values = part["rating"].to_numpy(dtype=float)
         sums = np.column_stack([np.bincount(sample, values), np.bincount(sample)])
         mean_ci = bootstrap.ratio(sums, options.bootstrap, np.random.default_rng([options.seed, i, 0]))
         median_ci = bootstrap.median(sample, values, options.bootstrap, np.random.default_rng([options.seed, i, 1]))
         rows.append((aspect, system, len(sums), len(part), part["rating"].mean(), *mean_ci,
-                     part["rating"].median(), *median_ci, int(part["z"].notna().sum()), part["z"].mean()))  # fmt: skip
+                     part["rating"].median(), *median_ci, int(z.notna().sum()), z.mean()))  # fmt: skip
     columns = ["aspect", "system", "samples", "ratings", "mean", "mean CI low", "mean CI high", "median",
                "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
     return Table("ratings_summary", "Mean and median rating with 95% bootstrap intervals; mean z-score",
@@ -204,8 +283,7 @@ def sample_means(frame: pd.DataFrame) -> pd.Series:
 def paired_tests(frame: pd.DataFrame) -> Table:
     means = sample_means(frame)
     rows = []
-    for aspect, part in means.groupby(level="aspect", observed=True):
-        wide = part.droplevel("aspect").unstack("system")
+    for aspect, wide in cells.wide(means, "aspect", "system"):  # each aspect's samples x systems
         for system, opponent in itertools.combinations(sorted(wide.columns), 2):
             both = wide[[system, opponent]].dropna()
             # Rounded: float noise in means of a few ratings would split ties and zeros.
@@ -227,7 +305,7 @@ def paired_tests(frame: pd.DataFrame) -> Table:
 def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Section:
     slider = spec.scale == "slider"
     level = "interval" if slider else "ordinal"
-    rows, all_counts = [], []
+    rows, found = [], []  # each aspect's why_not, not its counts (16 MB an aspect at 100,000 tasks)
     parts = {key: part for (key,), part in cells.groups(frame, ["aspect"])}  # slices of the sorted rows, no copies
     for aspect in aspects:
         part = parts.get(aspect, frame.iloc[:0])
@@ -240,17 +318,18 @@ def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Sec
             domain = [float(a.code) for a in spec.answers]
             counts = agreement.unit_counts(part, ["task_key", "system"], "code", [str(a.code) for a in spec.answers])
             row = agreement.fleiss_and_alpha(counts, level, domain)
-        all_counts.append(counts)
+        found.append(agreement.why_not(counts))
         rows.append([aspect, level, *row])
+        del counts
     text = [f"A unit is one system's output on one sample. Krippendorff's alpha is {level} "
             f"({'slider values' if slider else 'the scale codes in order'}); "
             + ("Fleiss' kappa is not computed for a slider (no categories)." if slider else
                "Fleiss' kappa treats the codes as categories, over the units with the most common number "
                "of ratings.")]  # fmt: skip
-    shared = agreement.shared_reason(all_counts)
+    shared = agreement.shared_reason_of(found)
     if shared:
         return Section("Agreement", [f"No agreement statistics: {shared}."])
-    reasons = agreement.reasons(aspects, all_counts)
+    reasons = agreement.reasons_of(aspects, found)
     table = agreement.table_frame(rows, ["aspect", "level"])
     return Section("Agreement", text + reasons, [Table("ratings_agreement", "Agreement per aspect", table)])
 

@@ -79,7 +79,7 @@ class StyleCollector:
     def __init__(self, definition: Definition, options: ReportOptions) -> None:
         self.definition = definition
         self.options = options
-        self.uids = array("q")
+        self.uids = array("i")  # the annotation of each row (4 bytes: a study has far fewer than 2**31 annotations)
         self.columns = {name: Column() for name in ["task_key", *KEPT]}
         self.judged_system: dict[int, str] = {}  # uid -> the system a spans item's text is by
         self.tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = {} if definition.style == "spans" else None
@@ -120,7 +120,7 @@ class StyleCollector:
         if self._table is None:
             if not self.columns:
                 raise RuntimeError("the judgments table was handed over to the analyses and is gone")
-            uids = np.frombuffer(self.uids, dtype=np.int64) if len(self.uids) else np.zeros(0, dtype=np.int64)
+            uids = np.frombuffer(self.uids, dtype=np.intc) if len(self.uids) else np.zeros(0, dtype=np.intc)
             systems = {v for name in ("system", "opponent") for v in self.columns[name].values if v is not None}
             shared = sorted(systems) if all(type(v) is str for v in systems) else None  # system and opponent compare
             columns: dict[str, Any] = {"uid": uids}

@@ -76,10 +76,14 @@ def test_the_shared_scores_are_the_ordered_scores() -> None:
     pd.testing.assert_frame_equal(reliability.scores_of_ratings(rows, ASPECTS), expected)
 
 
-def test_z_scores_are_the_transforms() -> None:
-    """ratings.z_scores, aggregates taken per row, equals pandas' transform on the same groups (a missing
-    annotator and an annotator with one value given stay without z)."""
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_z_scores_are_the_transforms(order: str) -> None:
+    """ratings.z_scores, aggregates taken per row (one aspect's rows at a time when sorted by aspect), equals
+    pandas' transform on the same groups (a missing annotator and an annotator with one value given stay
+    without z)."""
     frame = ratings.judgments(judgments_table(5, categorical=True), ASPECTS)
+    if order == "shuffled":
+        frame = frame.sample(frac=1, random_state=3)
     frame.loc[frame.index[:40], "rating"] = 3  # one annotator's ratings of an aspect all equal
     frame["annotator"] = frame["annotator"].cat.add_categories(["same@x"])
     frame.loc[frame.index[:40], "annotator"] = "same@x"
@@ -140,3 +144,19 @@ def test_counts_by_codes_are_the_groupby_sizes(categorical: bool) -> None:
     pd.testing.assert_series_equal(got, expected, check_exact=True)
     for a, b in zip(got.index.levels, expected.index.levels, strict=True):
         pd.testing.assert_index_equal(a, b, exact=True)
+
+
+@pytest.mark.parametrize("values", [["1", "2", "5"], ["-300", "0", "300"], ["1.5", "2", "n/a"]])
+def test_compact_ratings_are_the_same_numbers_in_a_smaller_type(values: list[str]) -> None:
+    """judgments(compact=True), as the report reads them: whole numbers in the smallest integer type that
+    holds them, every other column and every number the same as without."""
+    frame = judgments_table(9, categorical=True)
+    rng = np.random.default_rng(9)
+    frame["value"] = pd.Categorical(rng.choice(np.array(values, dtype=object), len(frame)), categories=values)
+    wide, compact = ratings.judgments(frame, ASPECTS), ratings.judgments(frame, ASPECTS, compact=True)
+    whole = "n/a" not in values
+    assert wide["rating"].dtype == (np.int64 if whole else np.float64)
+    assert compact["rating"].dtype == ({"1": np.int8, "-300": np.int16}[values[0]] if whole else np.float64)
+    assert len(compact) > 1000
+    np.testing.assert_array_equal(compact["rating"].to_numpy(dtype=float), wide["rating"].to_numpy(dtype=float))
+    pd.testing.assert_frame_equal(compact.drop(columns="rating"), wide.drop(columns="rating"))
