@@ -5,8 +5,6 @@ on planted frames from a seeded generator: categorical keys with unsorted and un
 categories, missing keys, integer / half / quarter ratings (the dense ``np.bincount`` path),
 tenths, missing and infinite values (pandas' own path), plain keys and keys with too many
 cells for a dense array (pandas' own path), and empty frames.
-
-Tests named ``test_bug_...`` are the smallest inputs on which cells.py and pandas differ.
 """
 
 from __future__ import annotations
@@ -416,3 +414,21 @@ def test_groups_keys_are_the_groupby_keys_types() -> None:
     expected = [key for key, _ in frame.groupby(["c"], observed=True)]
     assert got == expected
     assert [type(k) for key in got for k in key] == [type(k) for key in expected for k in key]
+
+
+# wide -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["int", "tenth", "no missing keys", "plain keys"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_wide_tables_are_the_unstacked_groups(seed: int, case: str) -> None:
+    """cells.wide gives, per value of the group level, what groupby(level=...) then droplevel and unstack give:
+    the same frames (values, nan where a pair has none, rows and columns in order, their index types)."""
+    frame = planted(seed, n=400, **GROUPED_CASES[case])  # few rows: pairs without a value
+    means = frame.groupby(["b", "a", "c"], observed=True)["v"].mean()
+    expected = [(k, part.droplevel("b").unstack("c")) for k, part in means.groupby(level="b", observed=True)]
+    got = list(cells.wide(means, "b", "c"))
+    assert len(expected) >= 5 and sum(w.isna().to_numpy().sum() for _, w in expected) > 0
+    assert [k for k, _ in got] == [k for k, _ in expected]
+    for (_, a), (_, b) in zip(got, expected, strict=True):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
