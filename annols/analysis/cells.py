@@ -148,7 +148,7 @@ def sums_and_counts(part: pd.DataFrame, index: str, columns: str, value: str
     counted = ~np.isnan(scores)
     shape = (len(row_values), len(column_values))
     if not exact(scores[counted]) or not _dense(shape, len(part)):
-        sums = part.pivot_table(index=index, columns=columns, values=value, aggfunc="sum", fill_value=0.0)
+        sums = part.pivot_table(index=index, columns=columns, values=value, aggfunc="sum", fill_value=0)
         counts = part.pivot_table(index=index, columns=columns, values=value, aggfunc="count", fill_value=0)
         sums = sums.reindex(index=row_values, columns=column_values, fill_value=0.0).to_numpy(dtype=float)
         counts = counts.reindex(index=row_values, columns=column_values, fill_value=0).to_numpy(dtype=float)

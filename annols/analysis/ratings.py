@@ -24,16 +24,13 @@ aspect, the system rated and the number given (a scale code, lowest first, or a 
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
-from scipy.stats import wilcoxon
-from statsmodels.stats.multitest import multipletests
 
 from annols import memory
-from annols.analysis import agreement, bootstrap, cells
+from annols.analysis import agreement, bootstrap, cells, detectable
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.report import plots
 from annols.report.common import ReportOptions
@@ -200,19 +197,18 @@ def _standardisation(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | Non
     None when the columns are not categorical.
 
     groupby(["annotator", "aspect"]) on one small integer per row made from the codes: the same groups with
-    their rows in the same order (the same means and sds), without pandas' int64 arrays per key; on rows
-    sorted by aspect (as judgments gives them) one aspect's rows at a time, each group being within one."""
+    their rows in the same order (the same means and sds), without pandas' int64 arrays per key; one
+    aspect's rows at a time (slices of rows sorted by aspect, as judgments gives them), each group being
+    within one."""
     annotator, aspect = frame["annotator"].array, frame["aspect"].array
     if not (isinstance(annotator, pd.Categorical) and isinstance(aspect, pd.Categorical)):
         return None
     groups = len(annotator.categories) * len(aspect.categories)
     mean, sd = np.full(groups + 1, np.nan), np.full(groups + 1, np.nan)
-    rating = frame["rating"]
-    for rows in _runs(aspect.codes):
-        key = _standard_key(frame.iloc[rows], groups)
-        grouped = rating.iloc[rows].groupby(key)
+    for _, part in cells.groups(frame, ["aspect"]):  # rows missing an aspect have no z: left out here
+        grouped = part["rating"].groupby(_standard_key(part, groups))
         means, sds = grouped.mean(), grouped.std()
-        del grouped, key
+        del grouped
         mean[means.index], sd[sds.index] = means.to_numpy(dtype=float), sds.to_numpy(dtype=float)
     mean[groups] = sd[groups] = np.nan
     sd[~(sd > 0)] = np.nan
@@ -233,14 +229,6 @@ def _z(rows: pd.DataFrame, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
     np.subtract(rows["rating"].to_numpy(), z, out=z)
     z /= sd[key]
     return z
-
-
-def _runs(codes: np.ndarray) -> list[slice]:
-    """The runs of equal codes when the codes never decrease (rows sorted by them), else the whole."""
-    if len(codes) and (np.diff(codes.astype(np.int32)) >= 0).all():
-        starts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), len(codes)]
-        return [slice(a, b) for a, b in itertools.pairwise(starts)]
-    return [slice(None)]
 
 
 def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
@@ -281,23 +269,9 @@ def sample_means(frame: pd.DataFrame) -> pd.Series:
 
 
 def paired_tests(frame: pd.DataFrame) -> Table:
-    means = sample_means(frame)
-    rows = []
-    for aspect, wide in cells.wide(means, "aspect", "system"):  # each aspect's samples x systems
-        for system, opponent in itertools.combinations(sorted(wide.columns), 2):
-            both = wide[[system, opponent]].dropna()
-            # Rounded: float noise in means of a few ratings would split ties and zeros.
-            diff = np.round((both[system] - both[opponent]).to_numpy(), 9)
-            p = wilcoxon(diff).pvalue if (diff != 0).any() else np.nan
-            rows.append([aspect, system, opponent, len(both), float(diff.mean()) if len(diff) else np.nan,
-                         int((diff > 0).sum()), int((diff < 0).sum()), float(p), np.nan])  # fmt: skip
-    columns = ["aspect", "system", "opponent", "samples", "mean difference", "samples system higher",
-               "samples opponent higher", "p (Wilcoxon)", "p (Holm)"]  # fmt: skip
-    table = pd.DataFrame(rows, columns=columns)
-    for _, part in table.groupby("aspect", sort=False, observed=True):
-        tested = part[part["p (Wilcoxon)"].notna()]
-        if len(tested):
-            table.loc[tested.index, "p (Holm)"] = multipletests(tested["p (Wilcoxon)"], method="holm")[1]
+    """Wilcoxon signed-rank between each pair of systems over samples of per-sample mean ratings, Holm across the
+    pairs of an aspect: the detectable differences' test (:func:`annols.analysis.detectable.paired_tests`)."""
+    table = detectable.paired_tests(sample_means(frame), "aspect").drop(columns="sd of differences")
     return Table("ratings_paired_tests", "Paired tests between systems over samples (Wilcoxon signed-rank, Holm)",
                  table)  # fmt: skip
 
