@@ -27,7 +27,10 @@ Label Studio result: one required single choice per dimension and position, from
 The seed-004 sheet as it was distributed (vertical, 7 rows per case, letters fixed to
 systems for the whole study) is read and written back by :mod:`annols.formats.ranking_sheet`:
 a sheet whose first row reads ``Case N`` goes there, with the ``.json`` letter -> system
-mapping among the inputs and the annotators' returned copies.
+mapping among the inputs and the annotators' returned copies. A folder among the inputs
+stands for its ``.xlsx``, ``.xlsm``, ``.csv`` and ``.json`` files, below it too (the
+release's ``distribute/``, ``results/`` and ``systems.json``); its other files are
+skipped with a warning.
 
 Existing judgments (an extension of the sheet, e.g. for round trips): columns headed
 ``<annotator>:<dimension>:<system>`` (``ann1@x.org:informative:bart``) holding ranks
@@ -52,7 +55,7 @@ import csv
 import json
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import IO, Any
@@ -84,7 +87,7 @@ from annols.styles.ranking import RankingSpec
 NAME = "extractive-ranking"
 SEPARATOR = "</s>"
 CONTEXT = ("url", "reference")
-JOIN = "; "  # between two ranks of one cell (a rule violation the table must still show)
+JOIN = ranking_sheet.JOIN
 
 
 # ---------------------------------------------------------------- sentences
@@ -372,16 +375,8 @@ def _written_case(task: ExportedTask, spec: RankingSpec) -> ranking_sheet.Writte
     return ranking_sheet.WrittenCase(
         number=int(task.data["case"]), sample=task.data.get("sample"), url=str(task.data.get("url", "")),
         reference=str(task.data.get("reference", "")), outputs=outputs, ranks=ranks,
+        layout=ranking_sheet.layout(task.data),
     )  # fmt: skip
-
-
-def _rank_cell(codes: list[str] | None) -> int | str | None:
-    """A rank as an integer; two answers (a violation) kept as text, nothing invented."""
-    if not codes:
-        return None
-    if len(codes) == 1 and codes[0].isdigit():
-        return int(codes[0])
-    return JOIN.join(codes)
 
 
 def _header(systems: Sequence[str], annotators: Sequence[str], spec: RankingSpec) -> list[str]:
@@ -393,7 +388,7 @@ def _cells(row: dict[str, Any], systems: Sequence[str], annotators: Sequence[str
     out: list[Any] = [row["url"], row["reference"], *(row["raw"].get(s) for s in systems)]
     for a in annotators:
         table = row["ranks"].get(a, {})
-        out += [_rank_cell(table.get(d.name, {}).get(s)) for d in spec.dimensions for s in systems]
+        out += [ranking_sheet.rank_cell(table.get(d.name, {}).get(s)) for d in spec.dimensions for s in systems]
     return out
 
 
@@ -453,16 +448,50 @@ def check_result(result: Iterable[dict[str, Any]], spec: RankingSpec) -> list[tu
 
 # ---------------------------------------------------------------- the format
 
+INPUT_SUFFIXES = (".xlsx", ".xlsm", ".csv", ".json")
+
+
+def _expand_folders(paths: Sequence[Path]) -> tuple[list[Path], list[ReadWarning]]:
+    """A folder stands for the sheets and the mapping below it (as released: ``distribute/``,
+    ``results/``, ``systems.json``); its other files (a guideline, a picture) are skipped with a warning."""
+    out: list[Path] = []
+    warnings = []
+    for path in map(Path, paths):
+        if not path.is_dir():
+            out.append(path)
+            continue
+        found: list[Path] = []
+        other: list[Path] = []
+        for member in sorted(path.rglob("*")):
+            parts = member.relative_to(path).parts
+            if not member.is_file() or any(p.startswith(".") for p in parts) or member.name.startswith("~$"):
+                continue  # hidden files and the lock files Excel leaves beside an open workbook
+            (found if member.suffix.lower() in INPUT_SUFFIXES else other).append(member)
+        if not found:
+            raise InputError(path, "", "", "no .xlsx, .csv or .json file in this folder")
+        if other:
+            names = ", ".join(str(m.relative_to(path)) for m in other[:3]) + (", ..." if len(other) > 3 else "")
+            what = f"ignored {len(other)} file(s) not .xlsx, .csv or .json: {names}"
+            warnings.append(ReadWarning(str(path), "", what))
+        out += found
+    return out, warnings
+
+
 
 class ExtractiveRankingFormat:
     name = NAME
     describe = (
         "XLSX (first sheet) or CSV: url, reference, one column per system with sentences joined by </s>; "
         "or the seed-004 sheet as distributed (7 rows per case) with systems.json (letter -> system) "
-        "and the annotators' copies <sheet>_<annotator>.xlsx"
+        "and the annotators' copies <sheet>_<annotator>.xlsx, or a folder holding them"
     )
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
+        paths, skipped = _expand_folders(paths)
+        for i, task in enumerate(self._read(paths, definition)):
+            yield replace(task, warnings=(*skipped, *task.warnings)) if i == 0 and skipped else task
+
+    def _read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
         spec: RankingSpec = definition.spec
         mappings = [Path(p) for p in paths if Path(p).suffix.lower() == ".json"]
         sheets = [Path(p) for p in paths if Path(p).suffix.lower() != ".json"]

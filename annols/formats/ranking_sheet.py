@@ -3,17 +3,22 @@
 The real sheet (``distribute/sampled_results_v2.1.xlsx`` of Derekkk/enhance-coherence,
 see ``../shared/seeds/README.md`` row 004) holds, for each case, five columns::
 
-    row 1  Case N        (empty)      informative  coherence  overall
+    row 1  Case N        (empty)      informative  coherence  overall   (Case 1 only)
     row 2  <sample id>   <url>
     row 3  ref           <reference summary>
     row 4  A             <sentences joined by </s>>  <rank>  <rank>  <rank>
     ...    B, C, D       the same
 
+Only the first case's row carries the headers: every later ``Case N`` row leaves C-E
+empty, in the distributed sheet and in every returned copy. A sheet with the headers on
+every ``Case N`` row is read too (what annols wrote before it knew the real layout).
+
 Each annotator returned a copy, ``<sheet>_<annotator>.xlsx``, with the rank cells filled
-as text (``'2'``); an empty cell is an unanswered cell, and an annotator may have done
-only some cases. The letters are fixed systems for the whole study, so the sheet alone
-does not say which system is which: a small mapping file among the inputs does, a JSON
-object letter -> system (``{"A": "ex44", "B": "ex46", "C": "ex47", "D": "ex48"}``).
+(the real copies store ranks and sample ids as numbers; typed as text, ``'2'``, reads the
+same and comes back as text); an empty cell is an unanswered cell, and an annotator may
+have done only some cases. The letters are fixed systems for the whole study, so the
+sheet alone does not say which system is which: a small mapping file among the inputs
+does, a JSON object letter -> system (``{"A": "ex44", "B": "ex46", "C": "ex47", "D": "ex48"}``).
 
 Reading groups every vertical sheet given (the distributed one and the copies) by case:
 one task per case, its texts the same in every copy, one annotation per copy that ranks
@@ -24,11 +29,19 @@ distributed sheet ``<sheet>.xlsx`` is among the inputs, else the part after the 
 Tolerated, with a warning: empty rows between cases and after the last, notes in
 columns right of the table (F onwards), stray spaces around ``Case N``, the letters and
 the ranks. Refused, in one line naming file, row and column: a block that is not 7 rows
-in this layout, headers that are not the definition's dimensions, letters that are not
+in this layout, a first case without the headers, headers that are not the definition's
+dimensions (a later ``Case N`` row holds them or nothing), letters that are not
 its positions, a rank that is not a whole number 1..4, and copies whose texts differ.
 
 Writing gives each annotator's sheet back in the same layout, cell for cell
-(:func:`write_sheets`): the ranks as text, unanswered cells empty.
+(:func:`write_sheets`): unanswered cells empty, and what reading saw kept in the task data
+as ``layout`` (:func:`layout`), so that pull and convert need nothing but the export:
+``{"headers": whether this case's row carried the headers (in the first sheet given, the
+distributed one when it is among the inputs), "ranks": {annotator: how that copy stored
+this case's filled rank cells: "number", "text", or the list of cells stored as numbers
+when it mixed both}}``. Tasks pushed without ``layout`` are written back as annols wrote
+them before: headers on every case, ranks as text. An annotator who ranked in Label
+Studio (no copy) gets the cells typed as every copy of the case typed them, else text.
 """
 
 from __future__ import annotations
@@ -52,6 +65,7 @@ NAME = "extractive-ranking"
 CASE = re.compile(r"^Case\s+(\d+)$")
 ROWS = 7
 REF = "ref"
+JOIN = "; "  # between two ranks of one cell (a rule violation the sheet must still show)
 
 
 def is_vertical(rows: Iterable[tuple[int, list[Any]]], cell: Any) -> bool:
@@ -99,6 +113,8 @@ class Case:
     reference: str
     outputs: dict[str, str]  # letter -> the output cell, verbatim
     ranks: dict[tuple[str, str], str]  # (dimension, letter) -> rank code, filled cells only
+    headers: bool = True  # the "Case N" row carries the headers (else C-E are empty)
+    numbers: frozenset[tuple[str, str]] = frozenset()  # the filled rank cells stored as numbers
 
 
 @dataclass
@@ -117,7 +133,7 @@ def parse_sheet(path: Path, rows: Iterable[tuple[int, list[Any]]], cell: Any, sp
     sheet = Sheet(path)
     dimensions = [d.name for d in spec.dimensions]
     width = 2 + len(dimensions)
-    block: list[tuple[int, list[str]]] = []
+    block: list[tuple[int, list[str], list[Any]]] = []
     first_cells: dict[int, int | float] = {}
 
     def note(n: int, texts: list[str]) -> None:
@@ -150,11 +166,11 @@ def parse_sheet(path: Path, rows: Iterable[tuple[int, list[Any]]], cell: Any, sp
                 ReadWarning(str(path), f"row {blank_run[0]}", f"ignored {len(blank_run)} empty row(s)")
             )
             blank_run = []
-        block.append((n, texts))
+        block.append((n, texts, row))
         if len(block) == 2 and row and isinstance(row[0], int | float) and not isinstance(row[0], bool):
             first_cells[n] = row[0]  # a sample id stored as a number comes back as a number
         if len(block) == ROWS:
-            case = _case(path, block, spec, dimensions)
+            case = _case(path, block, spec, dimensions, first=not sheet.cases)
             number = first_cells.get(case.row + 1)
             if number is not None and float(number).is_integer():
                 case.sample = int(number)
@@ -175,7 +191,9 @@ def parse_sheet(path: Path, rows: Iterable[tuple[int, list[Any]]], cell: Any, sp
     return sheet
 
 
-def _case(path: Path, block: list[tuple[int, list[str]]], spec: RankingSpec, dimensions: list[str]) -> Case:
+def _case(
+    path: Path, block: list[tuple[int, list[str], list[Any]]], spec: RankingSpec, dimensions: list[str], first: bool
+) -> Case:
     def at(k: int, i: int) -> str:
         texts = block[k][1]
         return texts[i] if i < len(texts) else ""
@@ -187,12 +205,17 @@ def _case(path: Path, block: list[tuple[int, list[str]]], spec: RankingSpec, dim
     if not match:
         raise fail(0, 0, f"expected 'Case N' (a case has {ROWS} rows), found {at(0, 0).strip()[:40]!r}")
     found = [at(0, 2 + j).strip() for j in range(len(dimensions))]
-    if found != dimensions:
-        raise fail(0, 2, f"expected the headers {', '.join(dimensions)}, found {', '.join(found)}")
+    headers = found == dimensions
+    if not headers and (first or any(found)):
+        # the first case's headers name the rank columns; a later case repeats them or leaves them empty
+        expected = "" if first else " (or nothing, as on every case after the first)"
+        shown = ", ".join(f or "(empty)" for f in found) if any(found) else "none"
+        raise fail(0, 2, f"expected the headers {', '.join(dimensions)}{expected}, found {shown}")
     if at(2, 0).strip() != REF:
         raise fail(2, 0, f"expected {REF!r} (the reference summary's row), found {at(2, 0).strip()[:40]!r}")
     outputs: dict[str, str] = {}
     ranks: dict[tuple[str, str], str] = {}
+    numbers: set[tuple[str, str]] = set()
     top = len(spec.positions)
     for k in range(3, ROWS):
         letter = at(k, 0).strip()
@@ -208,10 +231,13 @@ def _case(path: Path, block: list[tuple[int, list[str]]], spec: RankingSpec, dim
             if not value.isdigit() or not 1 <= int(value) <= top:
                 raise fail(k, 2 + j, f"{value!r} is not a rank; expected a whole number 1..{top}")
             ranks[(dimension, letter)] = str(int(value))
+            raw = block[k][2][2 + j]
+            if isinstance(raw, int | float) and not isinstance(raw, bool):
+                numbers.add((dimension, letter))
     if len(outputs) != top:
         raise fail(3, 0, f"expected the letters {', '.join(spec.positions)}")
     sample = block[1][1][0] if block[1][1] else None
-    return Case(int(match[1]), block[0][0], sample, at(1, 1), at(2, 1), outputs, ranks)
+    return Case(int(match[1]), block[0][0], sample, at(1, 1), at(2, 1), outputs, ranks, headers, frozenset(numbers))
 
 
 def annotator_names(paths: Sequence[Path]) -> dict[Path, str]:
@@ -252,6 +278,7 @@ def tasks(
     for number in order:
         copies = by_number[number]
         first_sheet, first = copies[0]
+        differ: list[ReadWarning] = []
         for sheet, case in copies[1:]:
             letters = list(case.outputs)
             for what, offset, a, b in (
@@ -266,16 +293,24 @@ def tasks(
                         what,
                         f"Case {number} differs from {first_sheet.path}; every copy must show the same texts",
                     )
+            if case.headers != first.headers:  # layout, not a judgment: written back as the first sheet has it
+                state = "carries" if case.headers else "leaves out"
+                differ.append(ReadWarning(str(sheet.path), f"row {case.row}", (
+                    f"Case {number} {state} the headers unlike {first_sheet.path}; "
+                    f"the sheets written back follow {first_sheet.path.name}")))  # fmt: skip
         annotations = []
+        typed: dict[str, Any] = {}
         for sheet, case in copies:
             if case.ranks:
                 result = [_item(f"{d}_{p.lower()}", p, code) for (d, p), code in case.ranks.items()]
                 annotations.append(SourceAnnotation(annotator=names[sheet.path], result=result))
+                typed[names[sheet.path]] = _typed(case)
         warnings: list[ReadWarning] = []
         for sheet, _ in copies:
             if sheet.path not in warned:  # a sheet's warnings travel with its first case
                 warned.add(sheet.path)
                 warnings += sheet.warnings
+        warnings += differ
         raw = {mapping[p]: first.outputs[p] for p in spec.positions}
         data: dict[str, Any] = {"url": first.url, "reference": first.reference}
         for p in spec.positions:
@@ -285,6 +320,7 @@ def tasks(
         data["case"] = number
         data["sample"] = first.sample
         data["sheet"] = stem
+        data["layout"] = {"headers": first.headers, "ranks": typed}
         yield SourceTask(
             key=content_key(NAME, {"url": first.url, "reference": first.reference, "outputs": raw}),
             data=data,
@@ -294,6 +330,15 @@ def tasks(
             annotations=tuple(annotations),
             warnings=tuple(warnings),
         )
+
+
+def _typed(case: Case) -> str | list[str]:
+    """How a copy stored a case's filled rank cells (see the module docstring)."""
+    if case.numbers == set(case.ranks):
+        return "number"
+    if not case.numbers:
+        return "text"
+    return sorted(f"{d}_{p.lower()}" for d, p in case.numbers)
 
 
 def _display(cell: str) -> str:
@@ -322,6 +367,36 @@ class WrittenCase:
     reference: str
     outputs: list[str]  # in letter order
     ranks: dict[str, dict[tuple[str, int], list[str]]]  # annotator -> (dimension, letter index) -> codes
+    layout: dict[str, Any] | None = None  # the task data's "layout"; None: pushed before annols kept it
+
+
+def layout(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A task's ``layout`` as reading recorded it, or None when it is missing or not in that shape."""
+    value = data.get("layout")
+    if isinstance(value, dict) and isinstance(value.get("headers"), bool) and isinstance(value.get("ranks"), dict):
+        return value
+    return None
+
+
+def _numbers(case: WrittenCase, annotator: str) -> Any:
+    """Which of an annotator's rank cells go back as numbers: "number", "text" or a list of cells."""
+    if case.layout is None:
+        return "text"  # as annols wrote every sheet before it recorded the layout
+    typed = case.layout["ranks"]
+    if annotator in typed:
+        return typed[annotator]
+    kinds = set(map(str, typed.values()))
+    return kinds.pop() if kinds in ({"number"}, {"text"}) else "text"
+
+
+def rank_cell(codes: list[str] | None, number: bool = True) -> int | str | None:
+    """A rank cell: the rank as an integer (``number``) or as text; two answers (a violation) kept as text,
+    nothing invented."""
+    if not codes:
+        return None
+    if number and len(codes) == 1 and codes[0].isdigit():
+        return int(codes[0])
+    return JOIN.join(codes)
 
 
 def annotator_label(annotator: str) -> str:
@@ -342,16 +417,17 @@ def write_sheets(
         sheet = workbook.create_sheet("Sheet1")
         for case in sorted(cases, key=lambda c: c.number):
             ranks = case.ranks.get(annotator, {})
-            sheet.append([f"Case {case.number}", None, *dimensions])
+            typed = _numbers(case, annotator)
+            headers = case.layout is None or case.layout["headers"]
+            sheet.append([f"Case {case.number}", None, *(dimensions if headers else [])])
             sheet.append([case.sample, case.url])
             sheet.append([REF, case.reference])
             for i, letter in enumerate(spec.positions):
-                cells = [JOIN.join(ranks[(d, i)]) if ranks.get((d, i)) else None for d in dimensions]
+                cells = [rank_cell(ranks.get((d, i)), typed == "number" or (
+                    isinstance(typed, list) and f"{d}_{letter.lower()}" in typed)) for d in dimensions]  # fmt: skip
                 sheet.append([letter, case.outputs[i], *cells])
         with atomic_open(path, "wb") as f:
             save_workbook(workbook, f)
         paths.append(path)
     return paths
 
-
-JOIN = "; "

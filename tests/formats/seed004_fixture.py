@@ -1,11 +1,20 @@
 """A synthetic study in the layout of the real seed-004 sheet (``../shared/seeds/README.md``, row 004).
 
-``make_seed004_study(root)`` writes the distributed sheet ``sampled_results_v2.1.xlsx``
-(vertical, 7 rows per case, 5 columns: ``Case N`` / empty / the dimensions; the sample id as
-text and the url; ``ref`` and the reference; the letters A-D, the outputs joined by
-``</s>`` and three empty rank cells), the three annotators' returned copies
-``sampled_results_v2.1_<annotator>.xlsx`` with the ranks typed as text, and
-``systems.json`` (letter -> system). Written with openpyxl, independently of annols.
+``make_seed004_study(root)`` writes, in the folders of the real release, the distributed
+sheet ``distribute/sampled_results_v2.1.xlsx`` (vertical, 7 rows per case, 5 columns:
+``Case N`` / empty / the dimensions; the sample id and the url; ``ref`` and the
+reference; the letters A-D, the outputs joined by ``</s>`` and three empty rank cells),
+the three annotators' returned copies ``results/sampled_results_v2.1_<annotator>.xlsx``
+and ``systems.json`` (letter -> system). Written with openpyxl, independently of annols.
+
+Two layouts (``layout=``):
+
+- ``"published"`` (the default), as the real files are: only Case 1's row carries the
+  headers ``informative``, ``coherence``, ``overall`` in C-E; every later ``Case N`` row
+  leaves C-E empty, in the distributed sheet and in every copy. Sample ids and the ranks
+  the annotators typed are stored as numbers (the real copies store ``<v>2</v>``).
+- ``"every-case"``: the headers on every ``Case N`` row, sample ids and ranks stored as
+  text (``'2'``): the layout annols read (and wrote) before it knew the published one.
 
 As in the real study: letters are fixed systems for the whole sheet, ties are allowed,
 one annotator (``ben``) did only the first cases, one rank cell was left empty
@@ -29,6 +38,7 @@ SYSTEMS = {"A": "ex44", "B": "ex46", "C": "ex47", "D": "ex48"}
 ANNOTATORS = ("ann@study.org", "ben", "cas")
 PARTIAL = ("ben", 5)  # did only the first 5 cases
 EMPTY = ("cas", 2, "coherence", "B")  # one cell left empty
+LAYOUTS = ("published", "every-case")
 
 _SENTENCES = [
     "( CNN ) James Best , best known for his portrayal of bumbling sheriff Rosco P. Coltrane , died Monday .",
@@ -42,10 +52,11 @@ _SENTENCES = [
 
 @dataclass
 class Seed004Study:
-    root: Path
+    root: Path  # the folder of the release: distribute/, results/, systems.json
     sheet: Path
     copies: dict[str, Path]
     mapping: Path
+    layout: str = "published"
     # annotator -> case -> (dimension, letter) -> rank (int); filled cells only
     ranks: dict[str, dict[int, dict[tuple[str, str], int]]] = field(default_factory=dict)
     cases: int = 0
@@ -54,22 +65,31 @@ class Seed004Study:
     def inputs(self) -> list[Path]:
         return [self.sheet, *self.copies.values(), self.mapping]
 
+    def sample(self, number: int) -> int | str:
+        """Case ``number``'s sample id as the sheet stores it."""
+        return 100 + 7 * number if self.layout == "published" else str(100 + 7 * number)
 
-def _case_rows(rng: random.Random, number: int) -> list[list[object]]:
+
+def _case_rows(rng: random.Random, number: int, layout: str) -> list[list[object]]:
     outputs = ["</s>".join(rng.sample(_SENTENCES, 2)) for _ in LETTERS]
+    headers = DIMENSIONS if number == 1 or layout == "every-case" else ()
+    sample = 100 + 7 * number
     return [
-        [f"Case {number}", None, *DIMENSIONS],
-        [str(100 + 7 * number), f"https://edition.cnn.com/2015/04/{number:02d}/story-{number}.html"],
+        [f"Case {number}", None, *headers],
+        [sample if layout == "published" else str(sample), f"https://edition.cnn.com/2015/04/{number:02d}/s{number}"],
         ["ref", " ".join(rng.sample(_SENTENCES, 3))],
         *([letter, output, None, None, None] for letter, output in zip(LETTERS, outputs, strict=True)),
     ]
 
 
-def make_seed004_study(root: Path, cases: int = 8, seed: int = 0) -> Seed004Study:
+def make_seed004_study(root: Path, cases: int = 8, seed: int = 0, layout: str = "published") -> Seed004Study:
+    assert layout in LAYOUTS, layout
     rng = random.Random(seed)
-    root.mkdir(parents=True, exist_ok=True)
-    blocks = [_case_rows(rng, n) for n in range(1, cases + 1)]
-    study = Seed004Study(root, root / f"{STEM}.xlsx", {}, root / "systems.json", cases=cases)
+    (root / "distribute").mkdir(parents=True, exist_ok=True)
+    (root / "results").mkdir(exist_ok=True)
+    blocks = [_case_rows(rng, n, layout) for n in range(1, cases + 1)]
+    sheet_path = root / "distribute" / f"{STEM}.xlsx"
+    study = Seed004Study(root, sheet_path, {}, root / "systems.json", layout=layout, cases=cases)
 
     workbook = Workbook()
     sheet = workbook.active
@@ -93,13 +113,13 @@ def make_seed004_study(root: Path, cases: int = 8, seed: int = 0) -> Seed004Stud
                         if (annotator, number, dimension, letter) == EMPTY:
                             continue
                         rank = rng.randint(1, 4)  # ties allowed
-                        row[2 + j] = str(rank)  # typed as text, as the real annotators' cells are
+                        row[2 + j] = rank if layout == "published" else str(rank)
                         given.setdefault(number, {})[(dimension, str(letter))] = rank
                 sheet.append(row)
         if annotator == "cas":
             for _ in range(3):
                 sheet.append([None] * 5)
-        path = root / f"{STEM}_{annotator}.xlsx"
+        path = root / "results" / f"{STEM}_{annotator}.xlsx"
         workbook.save(path)
         study.copies[annotator] = path
         study.ranks[annotator] = given
@@ -108,7 +128,8 @@ def make_seed004_study(root: Path, cases: int = 8, seed: int = 0) -> Seed004Stud
 
 
 def cells(path: Path) -> dict[str, object]:
-    """Every non-empty cell of the first sheet, by coordinate, with its value as stored."""
+    """Every non-empty cell of the first sheet, by coordinate, with its value as stored
+    (a rank stored as the number 2 and one typed as the text '2' differ)."""
     from openpyxl import load_workbook
 
     workbook = load_workbook(path)
@@ -117,3 +138,4 @@ def cells(path: Path) -> dict[str, object]:
         return {c.coordinate: c.value for row in sheet.iter_rows() for c in row if c.value not in (None, "")}
     finally:
         workbook.close()
+
