@@ -128,9 +128,12 @@ def scan(
     seen: set[str] = set()
     pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
     pending_size = 0
+    study = 0
     for task, role in quality.with_roles(definition, inputs, gold, seed, attention):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
+        if role in (None, quality.STUDY):
+            study += 1
         if task.key in seen:
             result.duplicates += 1
             continue
@@ -148,6 +151,10 @@ def scan(
                 spool.write(b"".join(pending))
                 pending, pending_size = [], 0
             result.spooled.append((task.key, systems, len(data)))
+    if not study:  # an empty input is a mistake, not a study of none: refused before anything is written or sent
+        # Named together: a format may read its files as one input (a sheet and its mapping).
+        raise InputError(", ".join(map(str, inputs)), "", "", "holds no records (an empty file or folder, or a "
+                         "header without rows): nothing was written or sent")  # fmt: skip
     if spool is not None and pending:
         spool.write(b"".join(pending))
     return result
