@@ -73,6 +73,8 @@ class PushOptions:
     manifest_dir: Path = Path(".annols")
     gold: tuple[Path, ...] = ()  # gold items (annols.quality), mixed in unseen
     attention: int = 0  # attention checks (annols.attention), mixed in unseen
+    change_overlap: bool = False  # a reused project's overlap is changed only when asked
+    overlap_from: str = "--overlap"  # where ``overlap`` came from, for messages
 
 
 @dataclass
@@ -313,8 +315,29 @@ def ensure_project(
             "push into another --project, or check the protocol and variant"
         )
     if options.overlap is not None:
-        client.update_project(existing.id, maximum_annotations=options.overlap)
+        _keep_or_change_overlap(client, existing, options)
     return existing, False
+
+
+def _keep_or_change_overlap(client: LabelStudioClient, project: Project, options: PushOptions) -> None:
+    """Refuse to change a reused project's overlap unless asked (``change_overlap``); then say so.
+
+    Annotators may already be at work: a different overlap changes which tasks count as done.
+    """
+    current = client.project(project.id).get("maximum_annotations")
+    if current == options.overlap:
+        return
+    if current is None:  # a server that does not say: set it, as there is nothing to keep
+        client.update_project(project.id, maximum_annotations=options.overlap)
+        return
+    if not options.change_overlap:
+        raise AnnolsError(
+            f"project {options.title!r} asks for {current} annotator(s) per task, this push for "
+            f"{options.overlap} ({options.overlap_from}): nothing was sent; add --change-overlap to change the "
+            f"project's overlap, or give --overlap {current} to keep it"
+        )
+    client.update_project(project.id, maximum_annotations=options.overlap)
+    client.notice(f"Changed the overlap of project {options.title!r} from {current} to {options.overlap}")
 
 
 def _normalise(xml: str) -> str:
@@ -426,7 +449,8 @@ def _push_checked(
 
     if options.with_annotations and options.overlap is None and found.annotators:
         # An imported study brings its overlap: every task was judged by up to this many annotators.
-        options = dataclasses.replace(options, overlap=len(found.annotators))
+        options = dataclasses.replace(options, overlap=len(found.annotators),
+                                      overlap_from="the input's annotators, --with-annotations")  # fmt: skip
     project, created_project = ensure_project(client, definition, options, project_found)
     if on_project is not None:
         on_project(project, created_project)
