@@ -6,6 +6,7 @@ This is the only module that uses Click, prints, or exits. Every
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -23,12 +24,55 @@ from annols import server as server_lib
 from annols.definition import Definition
 from annols.errors import AnnolsError, ServerError
 
+INTERRUPTED = "annols.interrupted"  # ctx.meta key (shared by nested contexts): what Ctrl-C left behind
 
-class AnnolsGroup(click.Group):
-    """Shows errors as one line on stderr, exit status 1; never a traceback.
+
+class OneLineUsageError(click.UsageError):
+    """A usage error shown as one line, ``Error: ...`` and where to read more, not Click's usage block."""
+
+    def show(self, file: Any = None) -> None:
+        message = self.format_message().strip()
+        if self.ctx is not None:
+            message += ("" if message.endswith((".", "?")) else ".") + f" See '{self.ctx.command_path} --help'."
+        click.echo(f"Error: {message}", file=file, err=True)
+
+
+def _one_line(e: click.UsageError) -> click.UsageError:
+    if isinstance(e, OneLineUsageError | click.exceptions.NoArgsIsHelpError):  # the latter shows the help
+        return e
+    return OneLineUsageError(e.format_message(), e.ctx)
+
+
+class SuggestingGroup(click.Group):
+    """A group that answers a mistyped command with the close matches (difflib), else the commands it has."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if args and not name.startswith("-") and self.get_command(ctx, name) is None:
+            names = self.list_commands(ctx)
+            close = difflib.get_close_matches(name, names, n=3)
+            hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+                    else f"the commands are {', '.join(names)}.")  # fmt: skip
+            raise OneLineUsageError(f"no such command {name!r}; {hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+
+class AnnolsGroup(SuggestingGroup):
+    """Shows errors as one line on stderr, exit status 1 (usage errors: 2); never a traceback.
 
     ANNOLS_DEBUG=1 lets unexpected errors through with their traceback, for bug reports.
     """
+
+    group_class = SuggestingGroup  # server, users: their mistyped commands get suggestions too
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:  # fmt: skip
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as e:  # annols' own options (annols --nope)
+            raise _one_line(e) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -37,8 +81,10 @@ class AnnolsGroup(click.Group):
             click.echo(f"Error: {e}", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
-            click.echo("Interrupted. A push can be re-run: tasks already sent are not sent twice.", err=True)
+            click.echo(ctx.meta.get(INTERRUPTED, "Interrupted."), err=True)
             ctx.exit(130)
+        except click.UsageError as e:  # a command's arguments: one line, not the usage block
+            raise _one_line(e) from None
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except OSError as e:
@@ -57,6 +103,11 @@ class AnnolsGroup(click.Group):
                 err=True,
             )
             ctx.exit(1)
+
+
+def _on_interrupt(message: str) -> None:
+    """What Ctrl-C during the running command says: what it left behind and what to do."""
+    click.get_current_context().meta[INTERRUPTED] = f"Interrupted: {message}"
 
 
 class ProtocolType(click.ParamType):
@@ -297,6 +348,12 @@ def demo_command(url: str | None, api_key: str | None, data_dir: Path | None) ->
         click.echo(f"{client.url}/projects/{p.project_id}/data  {p.title}: {p.created} new, {p.present} already there")
 
 
+# push and tasks read the same inputs: what a newcomer's own CSV needs, said once for both.
+INPUTS_EPILOG = (
+    "Inputs of your own definition (FILE.toml): JSONL or CSV with one column per task field, plus an optional "
+    "'systems' naming the system behind each candidate, in order: a JSON list in JSONL, and in a CSV cell the "
+    "names separated by | (bart|pegasus). An input without records is refused."
+)
 INPUTS = click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 VARIANT = click.option("--variant", help="Variant of the protocol (sentence-errors: abstract or headline).")
 SEED = click.option(
@@ -322,12 +379,16 @@ MANIFEST_DIR = click.option(
 )
 
 
-@main.command("push")
+@main.command("push", epilog=INPUTS_EPILOG)
 @click.argument("protocol", type=PROTOCOL)
 @INPUTS
 @click.option("--project", "title", required=True, help="Project title (created if missing, reused if it matches).")
 @VARIANT
 @click.option("--overlap", type=int, help="Annotators per task (Label Studio's maximum_annotations).")
+@click.option(
+    "--change-overlap", is_flag=True,
+    help="Let --overlap change the overlap of an existing project (refused without it: annotators may be at work).",
+)  # fmt: skip
 @click.option(
     "--batch-size", type=int, default=push_lib.DEFAULT_BATCH_SIZE, show_default=True, help="Tasks per request."
 )
@@ -361,6 +422,7 @@ def push_command(
     title: str,
     variant: str | None,
     overlap: int | None,
+    change_overlap: bool,
     batch_size: int,
     seed: int,
     with_annotations: bool,
@@ -377,6 +439,8 @@ def push_command(
 
     Every input is checked before anything is sent. Safe to re-run: tasks already in the
     project (by their stable key) are not added again, also after an interrupted push.
+    A re-push whose --overlap differs from the project's is refused unless --change-overlap
+    is given.
 
     \b
     Examples:
@@ -392,6 +456,7 @@ def push_command(
     result files as annotator judge:<name>. Re-run a push with --judge to add a judge to an
     existing project.
     """
+    _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
     d = _load(protocol, variant)
     judges = None
     if judge_files:
@@ -400,7 +465,8 @@ def push_command(
 
         judges = judges_lib.Judges.read(d, list(judge_files))
         hidden_judges.check_against_inputs(d, judges, list(inputs))
-    client = _connect(url, api_key, data_dir)
+    progress = _Progress("Importing")
+    client = _connect(url, api_key, data_dir, on_notice=progress.notice)
     options = push_lib.PushOptions(
         title=title,
         overlap=overlap,
@@ -411,25 +477,16 @@ def push_command(
         manifest_dir=manifest_dir,
         gold=gold,
         attention=attention,
+        change_overlap=change_overlap,
     )
-    bar: Any = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None and total:
-            bar = click.progressbar(length=total, label="Importing", file=sys.stderr)
-            bar.__enter__()
-        if bar is not None:
-            bar.update(done - bar.pos)
 
     def project_ready(p: labelstudio.Project, created: bool) -> None:
         click.echo(f"{'Created' if created else 'Reused'} project {p.title!r}: {client.url}/projects/{p.id}/data")
 
     try:
-        report = push_lib.push(client, d, list(inputs), options, on_progress=progress, on_project=project_ready)
+        report = push_lib.push(client, d, list(inputs), options, on_progress=progress.update, on_project=project_ready)
     finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+        progress.close()
     extra = []
     if report.duplicates:
         extra.append(f"{report.duplicates} repeated input record(s) merged into their first task")
@@ -450,6 +507,32 @@ def push_command(
     _print_warnings(report.warnings, "listed above")
 
 
+class _Progress:
+    """A progress bar of tasks on stderr that always ends its line: when it closes, and before a notice
+    (a retry, a slow server) printed while it is drawn. Off a terminal it is one line, with the count."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: Any = None
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None and total:
+            self.bar = click.progressbar(length=total, label=f"{self.label} {total} task(s)", file=sys.stderr)
+            self.bar.__enter__()
+        if self.bar is not None:
+            self.bar.update(done - self.bar.pos)
+
+    def notice(self, line: str) -> None:
+        if self.bar is not None and sys.stderr.isatty():
+            click.echo("", err=True)  # the bar is drawn in place, without a newline: end its line first
+        click.echo(line, err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
 def _print_warnings(warnings: Sequence[str], where: str) -> None:
     """One line per warning on the input (file and line, what was ignored) on stderr, then their count."""
     for w in warnings:
@@ -458,10 +541,11 @@ def _print_warnings(warnings: Sequence[str], where: str) -> None:
         click.echo(f"{len(warnings)} input warning(s), {where}: only harmless typos were ignored, no judgment guessed")
 
 
-@main.command("tasks")
+@main.command("tasks", epilog=INPUTS_EPILOG)
 @click.argument("protocol", type=PROTOCOL)
 @INPUTS
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Import file.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The import file to write (JSON, for Label Studio's Import dialog).")
 @VARIANT
 @SEED
 @WITH_ANNOTATIONS
@@ -498,7 +582,9 @@ def tasks_command(
 @main.command("pull")
 @click.argument("protocol", type=PROTOCOL)
 @click.option("--project", "title", required=True, help="Project title.")
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the export and result files (created; an earlier pull in it is updated, and left "
+                   "as it was if the pull fails).")  # fmt: skip
 @VARIANT
 @click.option(
     "--manifest-dir",
@@ -532,6 +618,7 @@ def pull_command(
     Example:
       annols pull qa-feedback --project "QA feedback batch 1" -o results/batch1
     """
+    _on_interrupt(f"nothing was changed in {out_dir}; run the pull again.")
     d = _load(protocol, variant)
     client = _connect(url, api_key, data_dir)
     from annols import hidden_judges
@@ -547,7 +634,8 @@ def pull_command(
 @main.command("convert")
 @click.argument("protocol", type=PROTOCOL)
 @click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the result files (created; files of the same name are replaced).")
 @VARIANT
 def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | None) -> None:
     """Convert a saved raw JSON export into the protocol's result files, offline.
@@ -698,7 +786,8 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
 @main.command("report")
 @click.argument("protocol", type=PROTOCOL)
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for report.md, report.html, tables/ and plots/ (created; files in it are replaced).")
 @VARIANT
 @click.option(
     "--overlap", type=click.IntRange(min=1), help="Annotators asked per item, for sources without project.json."
@@ -762,15 +851,24 @@ def report_command(
       annols report extractive-ranking batch1/ batch2/export.json -o report --overlap 3
       annols report qa-feedback results/ --gold gold.json --min-gold-accuracy 0.6 --exclude-annotators flagged -o rep
       annols report pairwise-aspects results/batch1 --judge gpt.jsonl --judge llama.jsonl -o report
+      annols report examples/summeval-ratings.toml results/summeval -o report --models
 
     --judge adds the "Judges and humans" section: each judge file (one JSON line per task:
     task or id, judge, answers in the protocol's codes) is set beside the annotators,
     offline; a pull folder's judges/ (hidden judges, push --judge) is read as well.
-      annols report examples/summeval-ratings.toml results/summeval -o report --models
+
+    --models adds Dawid-Skene and MACE; they need crowd-kit (pip install 'annols[models]').
     """
     from annols import report as report_lib
 
+    _on_interrupt(f"the report in {out_dir} was not finished; run the report again.")
     d = _load(protocol, variant)
+    if models:
+        from annols.analysis import models as models_lib
+
+        if not models_lib.available():  # the report says so too, but only inside report.md
+            click.echo(f"warning: --models: crowd-kit is not installed, so the annotator models section is left "
+                       f"out; install it with: {models_lib.INSTALL}", err=True)  # fmt: skip
     excluded = tuple(name.strip() for name in exclude_annotators.split(",") if name.strip())
     if "flagged" in excluded and min_gold_accuracy is None:
         raise click.UsageError("--exclude-annotators flagged needs --min-gold-accuracy (and --gold)")
@@ -899,9 +997,11 @@ def adjudicate_command(
                f"added {report.added}, already present {report.present}")  # fmt: skip
 
 
-def _connect(url: str | None, api_key: str | None, data_dir: Path | None) -> labelstudio.LabelStudioClient:
-    """The server's client; its retry notices go to stderr, one line each."""
-    return labelstudio.connect(url, api_key, data_dir, on_notice=lambda line: click.echo(line, err=True))
+def _connect(
+    url: str | None, api_key: str | None, data_dir: Path | None, on_notice: Callable[[str], None] | None = None
+) -> labelstudio.LabelStudioClient:
+    """The server's client; its retry notices go to stderr, one line each (or to ``on_notice``)."""
+    return labelstudio.connect(url, api_key, data_dir, on_notice=on_notice or (lambda line: click.echo(line, err=True)))
 
 
 def _load(protocol: str, variant: str | None) -> Definition:

@@ -44,6 +44,15 @@ class InputError(AnnolsError):
         super().__init__(f"{', '.join(parts)}: {problem}")
 
 
+class OptionError(AnnolsError):
+    """A value given on the command line (or its default) cannot be used: names the option."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        self.option = option
+        self.problem = problem
+        super().__init__(f"{option}: {problem}")
+
+
 class ServerError(AnnolsError):
     """Label Studio could not be reached, refused us, or answered unexpectedly."""
 

@@ -44,7 +44,7 @@ from scipy.stats import binom, wilcoxon
 
 from annols.analysis import detectable
 from annols.definition import Definition
-from annols.errors import InputError
+from annols.errors import InputError, OptionError
 
 ITEMS = (25, 50, 100, 200, 400, 800)
 ANNOTATORS = (1, 2, 3, 5)
@@ -130,8 +130,8 @@ def override(a: Assumptions, **given: float | None) -> Assumptions:
     values: dict[str, Any] = {k: float(v) for k, v in given.items() if v is not None}
     unused = sorted(k for k in values if k not in DEFAULTS[a.style])
     if unused:
-        raise InputError("", "", unused[0].replace("_", "-"), f"the {a.style} simulation has no such parameter "
-                         f"(it uses {', '.join(k.replace('_', '-') for k in DEFAULTS[a.style])})")  # fmt: skip
+        raise OptionError("--" + unused[0].replace("_", "-"), f"the {a.style} simulation has no such parameter "
+                          f"(it uses {', '.join('--' + k.replace('_', '-') for k in DEFAULTS[a.style])})")  # fmt: skip
     source = a.source if not values or a.source == "given" else f"{a.source}, with given {', '.join(values)}"
     return replace(a, source=source, **values)
 
@@ -206,8 +206,8 @@ def ranking_gap(effect: float, positions: int, item_sd: float, seed: int = 0) ->
 
     most = positions - 1
     if not 0 < effect < most:
-        raise InputError("", "", "effect", f"a mean-rank difference between 0 and {most} (the ranks of "
-                         f"{positions} candidates) is needed, not {effect}")  # fmt: skip
+        raise OptionError("--effect", f"a mean-rank difference between 0 and {most} (the ranks of "
+                          f"{positions} candidates) is needed, not {effect}")  # fmt: skip
     low, high = 0.0, 1.0
     while rank_difference(high) < effect and high < 64:
         high *= 2
@@ -256,16 +256,19 @@ def plan(a: Assumptions, items: tuple[int, ...] = ITEMS, annotators: tuple[int, 
 
 def _check(a: Assumptions) -> None:
     if a.style == "pairwise" and not 0 < a.effect < 1:
-        raise InputError("", "", "effect", f"a pairwise effect is wins minus losses over decided judgments, "
-                         f"between 0 and 1 (0.2: 60% of decided judgments won), not {a.effect}")  # fmt: skip
+        raise OptionError("--effect", f"a pairwise effect is wins minus losses over decided judgments, "
+                          f"between 0 and 1 (0.2: 60% of decided judgments won), not {a.effect}")  # fmt: skip
     if a.style != "pairwise" and not a.effect > 0:
-        raise InputError("", "", "effect", f"the effect must be above 0, not {a.effect}")
+        raise OptionError("--effect", f"the effect must be above 0, not {a.effect}")
     if not 0 <= a.tie_rate < 1:
-        raise InputError("", "", "tie-rate", f"a tie rate is between 0 and 1 (below 1), not {a.tie_rate}")
-    if min(a.item_sd, a.annotator_sd, a.residual_sd) < 0:
-        raise InputError("", "", "sd", "standard deviations cannot be negative")
-    if not (0 < a.alpha < 1 and 0 < a.power < 1):
-        raise InputError("", "", "alpha/power", "alpha and power are between 0 and 1")
+        raise OptionError("--tie-rate", f"a tie rate is between 0 and 1 (below 1), not {a.tie_rate}")
+    for name in ("item_sd", "annotator_sd", "residual_sd"):
+        if getattr(a, name) < 0:
+            raise OptionError("--" + name.replace("_", "-"), f"a standard deviation cannot be negative, "
+                              f"not {getattr(a, name)}")  # fmt: skip
+    for name in ("alpha", "power"):
+        if not 0 < getattr(a, name) < 1:
+            raise OptionError("--" + name, f"between 0 and 1, not {getattr(a, name)}")
 
 
 # ----------------------------------------------------------------------------- pilot

@@ -51,6 +51,17 @@ GOLD_DIR = "gold"  # the protocol's result files of gold items and attention che
 class ProtocolMismatch(AnnolsError):
     """An export or a project holds the tasks of another protocol than the one given."""
 
+    def __init__(self, message: str, found: str, wanted: str, task: int | None = None) -> None:
+        super().__init__(message)
+        self.found, self.wanted, self.task = found, wanted, task
+
+    @classmethod
+    def of_project(cls, title: str, found: str, wanted: str, task: int | None = None) -> ProtocolMismatch:
+        """The mismatch said of the project the user named (not of a file a pull stages its export in)."""
+        which = f" (task {task})" if task is not None else ""
+        return cls(f"project {title!r} holds {found} tasks{which}, not {wanted}: give the protocol it was pushed as",
+                   found, wanted, task)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Counts:
@@ -246,8 +257,9 @@ def same_protocol(tasks: Iterable[ExportedTask], definition: Definition, source:
         found = protocol_of(task)
         if found is not None and found != wanted:
             raise ProtocolMismatch(
-                f"{source} holds {found} tasks (task {n}), not {wanted}: give the protocol they were pushed as"
-            )
+                f"{source} holds {found} tasks (task {n}), not {wanted}: give the protocol they were pushed as",
+                found, wanted, n,
+            )  # fmt: skip
         yield task
 
 
@@ -269,8 +281,7 @@ def check_project_protocol(project: Project, definition: Definition) -> None:
             found = other.name + (f" {other.variant}" if other.variant else "")
             wanted = definition.name + (f" {definition.variant}" if definition.variant else "")
             if found != wanted:
-                raise ProtocolMismatch(f"project {project.title!r} holds {found} tasks, not {wanted}: "
-                                       "give the protocol it was pushed as")  # fmt: skip
+                raise ProtocolMismatch.of_project(project.title, found, wanted)
     # A config annols does not know (edited by hand, an older annols): the task keys decide at convert.
 
 
@@ -574,6 +585,8 @@ def pull(
             judges.check_used()
             report.convert.files.extend(hidden_judges.copy_to_pull(judge_files, staging))
         _move_in(staging, out_dir)
+    except ProtocolMismatch as e:  # found in the task keys of the export staged beside out_dir: name the project
+        raise ProtocolMismatch.of_project(title, e.found, e.wanted, e.task) from None
     except WriteError as e:
         target = out_dir / e.path.relative_to(staging) if e.path.is_relative_to(staging) else e.path
         raise AnnolsError(

@@ -73,6 +73,8 @@ class PushOptions:
     manifest_dir: Path = Path(".annols")
     gold: tuple[Path, ...] = ()  # gold items (annols.quality), mixed in unseen
     attention: int = 0  # attention checks (annols.attention), mixed in unseen
+    change_overlap: bool = False  # a reused project's overlap is changed only when asked
+    overlap_from: str = "--overlap"  # where ``overlap`` came from, for messages
 
 
 @dataclass
@@ -128,9 +130,12 @@ def scan(
     seen: set[str] = set()
     pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
     pending_size = 0
+    study = 0
     for task, role in quality.with_roles(definition, inputs, gold, seed, attention):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
+        if role in (None, quality.STUDY):
+            study += 1
         if task.key in seen:
             result.duplicates += 1
             continue
@@ -148,6 +153,10 @@ def scan(
                 spool.write(b"".join(pending))
                 pending, pending_size = [], 0
             result.spooled.append((task.key, systems, len(data)))
+    if not study:  # an empty input is a mistake, not a study of none: refused before anything is written or sent
+        # Named together: a format may read its files as one input (a sheet and its mapping).
+        raise InputError(", ".join(map(str, inputs)), "", "", "holds no records (an empty file or folder, or a "
+                         "header without rows): nothing was written or sent")  # fmt: skip
     if spool is not None and pending:
         spool.write(b"".join(pending))
     return result
@@ -306,8 +315,29 @@ def ensure_project(
             "push into another --project, or check the protocol and variant"
         )
     if options.overlap is not None:
-        client.update_project(existing.id, maximum_annotations=options.overlap)
+        _keep_or_change_overlap(client, existing, options)
     return existing, False
+
+
+def _keep_or_change_overlap(client: LabelStudioClient, project: Project, options: PushOptions) -> None:
+    """Refuse to change a reused project's overlap unless asked (``change_overlap``); then say so.
+
+    Annotators may already be at work: a different overlap changes which tasks count as done.
+    """
+    current = client.project(project.id).get("maximum_annotations")
+    if current == options.overlap:
+        return
+    if current is None:  # a server that does not say: set it, as there is nothing to keep
+        client.update_project(project.id, maximum_annotations=options.overlap)
+        return
+    if not options.change_overlap:
+        raise AnnolsError(
+            f"project {options.title!r} asks for {current} annotator(s) per task, this push for "
+            f"{options.overlap} ({options.overlap_from}): nothing was sent; add --change-overlap to change the "
+            f"project's overlap, or give --overlap {current} to keep it"
+        )
+    client.update_project(project.id, maximum_annotations=options.overlap)
+    client.notice(f"Changed the overlap of project {options.title!r} from {current} to {options.overlap}")
 
 
 def _normalise(xml: str) -> str:
@@ -419,7 +449,8 @@ def _push_checked(
 
     if options.with_annotations and options.overlap is None and found.annotators:
         # An imported study brings its overlap: every task was judged by up to this many annotators.
-        options = dataclasses.replace(options, overlap=len(found.annotators))
+        options = dataclasses.replace(options, overlap=len(found.annotators),
+                                      overlap_from="the input's annotators, --with-annotations")  # fmt: skip
     project, created_project = ensure_project(client, definition, options, project_found)
     if on_project is not None:
         on_project(project, created_project)

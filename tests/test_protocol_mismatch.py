@@ -12,7 +12,7 @@ from annols import demo, protocols
 from annols import push as push_lib
 from annols.labelstudio import LabelStudioClient
 
-from .conftest import DATA, LiveServer
+from .conftest import DATA, ROOT, LiveServer
 from .test_cli import run
 from .test_push_pull import cli
 
@@ -85,3 +85,23 @@ def test_pull_refuses_a_project_of_another_protocol(
     code, out, err = cli(label_studio, "pull", "sentence-errors", "--variant", "abstract", "--project", title,
                          "-o", str(out_dir), cwd=tmp_path)  # fmt: skip
     assert code == 1 and "holds summary-flaws tasks, not sentence-errors abstract" in one_line(err)
+
+
+def test_pull_names_the_project_not_its_staging_folder_when_the_task_keys_disagree(
+    label_studio: LiveServer, tmp_path: Path
+) -> None:
+    """A project whose config annols does not know (here: a definition of the user's own) is told
+    apart by its task keys, found in the export staged beside -o: the error names the project."""
+    own = ROOT / "examples" / "chat-arena.toml"
+    title = "mismatch by task keys"
+    code, _, err = cli(label_studio, "push", str(own), str(own.with_suffix(".jsonl")), "--project", title,
+                       cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    out_dir = tmp_path / "out"
+    for args in (("pull", "qa-feedback", "--project", title, "-o", str(out_dir)),
+                 ("validate", "qa-feedback", "--project", title)):  # fmt: skip
+        code, out, err = cli(label_studio, *args, cwd=tmp_path)
+        assert code == 1, (args, out)
+        assert one_line(err) == (f"Error: project {title!r} holds chat-arena tasks (task 1), not qa-feedback: "
+                                 "give the protocol it was pushed as")  # fmt: skip
+    assert not out_dir.exists() and [p.name for p in tmp_path.iterdir() if "annols-pull" in p.name] == []

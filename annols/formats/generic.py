@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from annols import config, files, jsontext
+from annols import blinding, config, files, jsontext
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import (
@@ -58,6 +58,18 @@ def _open(path: Path) -> Any:
         raise InputError(path, "", "", "is a folder; give the input file") from None
 
 
+def _separator_problem(cell: str, found: int, candidates: int) -> str:
+    """Why a text cell of system names does not fit the candidates, naming the separator it seems to use."""
+    problem = f"{cell!r} names {found} system(s) for {candidates} candidates"
+    for separator in (",", ";", "/", "\t"):
+        names = [s.strip() for s in cell.split(separator)]
+        if len(names) == candidates and all(names):
+            shown = repr(separator) if separator != "\t" else "a tab"
+            return f"{problem}: separate the names with '|', not {shown} (e.g. {'|'.join(names)!r})"
+    example = "|".join(chr(ord("A") + i) for i in range(min(candidates, 26)))
+    return f"{problem}: give one name per candidate, in order, separated by '|' (e.g. {example!r})"
+
+
 class GenericFormat:
     name = "generic"
     describe = "JSONL or CSV with one column per task field of the definition (plus optional 'systems')"
@@ -85,7 +97,7 @@ class GenericFormat:
             if name not in record or record[name] in (None, ""):
                 raise InputError(path, location, name, "missing; every task needs it")
             data[name] = record[name]
-        systems = cls._systems(path, location, record)
+        systems = cls._systems(path, location, record, len(blinding.candidate_fields(definition)))
         rest = {k: v for k, v in record.items() if k not in fields and k not in read}
         if rest:
             data["record"] = rest
@@ -97,12 +109,15 @@ class GenericFormat:
         )
 
     @staticmethod
-    def _systems(path: Path, location: str, record: dict[str, Any]) -> tuple[str, ...]:
+    def _systems(path: Path, location: str, record: dict[str, Any], candidates: int = 0) -> tuple[str, ...]:
+        """The system behind each candidate: a JSON list, or one text cell of names separated by ``|``."""
         raw = record.get("systems")
         if raw in (None, ""):
             return ()
         if isinstance(raw, str):
-            raw = [s.strip() for s in raw.split("|")]
+            cell, raw = raw, [s.strip() for s in raw.split("|")]
+            if candidates and len(raw) != candidates:
+                raise InputError(path, location, "systems", _separator_problem(cell, len(raw), candidates))
         if not isinstance(raw, list) or not all(isinstance(s, str) and s for s in raw):
             raise InputError(path, location, "systems", "expected a list of system names")
         return tuple(raw)
