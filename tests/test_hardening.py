@@ -1,15 +1,15 @@
 """The hardening settings (annols.server.HARDENING) on the embedded server, each tried for real.
 
 An ordinary account, made through the invite link the way `annols users add` makes
-annotators, tries what the settings switch off; Label Studio must refuse it. Requests that
-would leave the machine are only ever asked for, never sent: the webhook, ML backend and
-URL-import addresses are IP literals (no DNS lookup), which Label Studio refuses while
-validating them, before it opens any connection.
+annotators, tries what the settings switch off; Label Studio must refuse it. The live server
+is only ever asked for loopback addresses (a server without the hardening would connect at
+once: an ML backend is health-checked, a URL import fetched), so nothing these tests do can
+leave the machine. That public addresses are refused too is checked without a server: Label
+Studio's own address check (``core.utils.io.validate_ip``), run in the environment annols
+starts it with, refuses an outside IP literal; no connection is opened for that.
 
-Before any such request, the running server's own environment is checked for the ban on
-every address; without it these tests fail before asking (a server without the hardening
-would connect: an ML backend is health-checked, a URL import fetched at once). Webhooks are
-asked for inactive, so one that a server accepted would never fire.
+Before asking the live server, its own environment is checked for the ban on every address.
+Webhooks are asked for inactive, so one that a server accepted would never fire.
 """
 
 from __future__ import annotations
@@ -31,9 +31,12 @@ from annols.labelstudio import LabelStudioClient
 
 from .conftest import LiveServer
 
-# A public address (not in any network Label Studio bans by default): only the
-# hardening's USER_ADDITIONAL_BANNED_SUBNETS refuses it. Never contacted by the tests.
+# An outside address (in no network Label Studio bans by default): only the hardening's
+# USER_ADDITIONAL_BANNED_SUBNETS refuses it. Only ever handed to Label Studio's address check
+# in-process, never to a running server.
 PUBLIC = "93.184.215.14"
+# Loopback, on the discard port: what the live server is asked for.
+LOOPBACK = "127.0.0.1:9"
 CONFIG = (
     '<View><Text name="text" value="$text"/><Choices name="ok" toName="text"><Choice value="yes"/></Choices></View>'
 )
@@ -113,7 +116,7 @@ def _refused_address(response: httpx.Response) -> None:
 @pytest.mark.usefixtures("bans_every_address")
 def test_no_webhook_to_any_address(label_studio: LiveServer, annotator: Annotator, project_id: int) -> None:
     port = label_studio.url.rsplit(":", 1)[1]
-    for url in (f"http://{PUBLIC}/hook", f"https://{PUBLIC}:8443/hook", f"http://127.0.0.1:{port}/hook"):
+    for url in (f"http://{LOOPBACK}/hook", f"https://{LOOPBACK}/hook", f"http://127.0.0.1:{port}/hook"):
         hook = {"project": project_id, "url": url, "send_payload": True, "send_for_all_actions": True,
                 "is_active": False}  # fmt: skip
         _refused_address(annotator.api.post("/api/webhooks/", json=hook))
@@ -125,7 +128,7 @@ def test_no_webhook_to_any_address(label_studio: LiveServer, annotator: Annotato
 
 @pytest.mark.usefixtures("bans_every_address")
 def test_no_ml_backend_at_any_address(annotator: Annotator, project_id: int) -> None:
-    backend = {"project": project_id, "url": f"http://{PUBLIC}:9090", "title": "mine"}
+    backend = {"project": project_id, "url": f"http://{LOOPBACK}", "title": "mine"}
     _refused_address(annotator.api.post("/api/ml/", json=backend))
     assert annotator.api.get("/api/ml/", params={"project": project_id}).json() == []
 
@@ -133,7 +136,7 @@ def test_no_ml_backend_at_any_address(annotator: Annotator, project_id: int) -> 
 @pytest.mark.usefixtures("bans_every_address")
 def test_no_import_from_a_url(annotator: Annotator, project_id: int, client: LabelStudioClient) -> None:
     before = client.count_tasks(project_id)
-    response = annotator.api.post(f"/api/projects/{project_id}/import", data={"url": f"http://{PUBLIC}/tasks.json"})
+    response = annotator.api.post(f"/api/projects/{project_id}/import", data={"url": f"http://{LOOPBACK}/tasks.json"})
     _refused_address(response)
     assert client.count_tasks(project_id) == before
 
@@ -187,7 +190,14 @@ sys.path.insert(0, sys.argv[1])
 import django
 from django.conf import settings
 django.setup()
-print(json.dumps({name: getattr(settings, name) for name in sys.argv[2:]}, default=str))
+read = {name: getattr(settings, name) for name in sys.argv[3:]}
+from core.utils.io import validate_ip  # the check every outgoing URL passes; it opens no connection
+try:
+    validate_ip(sys.argv[2])
+    read["outside address"] = "allowed"
+except Exception as refused:
+    read["outside address"] = str(refused)
+print(json.dumps(read, default=str))
 """
 
 
@@ -208,11 +218,12 @@ def test_label_studio_reads_every_setting_as_meant(tmp_path: Path) -> None:
            "LABEL_STUDIO_BASE_DATA_DIR": str(tmp_path)}  # fmt: skip
     (tmp_path / "mydata").mkdir()  # would switch local file serving on, were it not set
     done = subprocess.run(
-        [sys.executable, "-c", _SETTINGS_SCRIPT, str(Path(label_studio.__file__).parent), *names],
+        [sys.executable, "-c", _SETTINGS_SCRIPT, str(Path(label_studio.__file__).parent), PUBLIC, *names],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     read = json.loads(done.stdout.splitlines()[-1])
+    assert "reserved network address" in read.pop("outside address")
     assert read == {name: expected_setting(server.HARDENING[key]) for name, key in names.items()}
 
 
