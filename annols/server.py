@@ -36,12 +36,42 @@ PASSWORD_FILE = "admin-password"
 LOG_FILE = "label-studio.log"
 DATABASE_FILE = "label_studio.sqlite3"
 
-# Keep the local server quiet and offline: no error reports, analytics or version check.
-QUIET_ENV = {
+# What a study does not need, switched off where Label Studio lets us: the embedded server
+# runs with these, and docker-compose.yml's app service carries the same values
+# (tests/test_team.py compares them). docs/security.md says what each one stops, and what
+# Label Studio's community edition still lets every account do.
+HARDENING = {
+    # Accounts only through the invite link (`annols users add` uses it).
+    "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+    # One organization: no account can make another one over the API.
+    "ALLOW_ORGANIZATION_CREATION": "false",
+    # Outgoing requests on an account's word (webhooks, ML backends, imports from a URL, S3
+    # endpoints) are checked against banned networks; banning every address refuses them all,
+    # so no payload of the study can be sent anywhere.
+    "SSRF_PROTECTION_ENABLED": "true",
+    "USE_DEFAULT_BANNED_SUBNETS": "true",
+    "USER_ADDITIONAL_BANNED_SUBNETS": "0.0.0.0/0,::/0",
+    "ML_BLOCK_LOCAL_IP": "true",
+    "ALLOW_ORGANIZATION_WEBHOOKS": "false",
+    # The export converter does not fetch media that task data points to.
+    "CONVERTER_DOWNLOAD_RESOURCES": "false",
+    # No files from the server's own disk: neither served (Label Studio turns this on by
+    # itself when a mydata/ folder exists) nor as a storage.
+    "LOCAL_FILES_SERVING_ENABLED": "false",
+    "ENABLE_LOCAL_FILES_STORAGE": "false",
+    # Pages of other sites may not read the API's answers.
+    "CORS_ALLOW_ALL_ORIGINS": "false",
+    # No tracebacks (with paths and settings) shown to whoever caused an error.
+    "DEBUG": "false",
+    "SHOW_TRACEBACK_FOR_EXPORT_CONVERTER": "false",
+    # Uploaded SVG files are stripped of scripts.
+    "SVG_SECURITY_CLEANUP": "true",
+    # Quiet and offline: no error reports, analytics, version check or feature-flag service.
     "SENTRY_DSN": "",
     "FRONTEND_SENTRY_DSN": "",
     "COLLECT_ANALYTICS": "false",
     "LATEST_VERSION_CHECK": "false",
+    "FEATURE_FLAGS_OFFLINE": "true",
 }
 
 
@@ -110,6 +140,28 @@ def status(data_dir: Path) -> ServerState | None:
     return state
 
 
+# Label Studio reads NAME from LABEL_STUDIO_NAME, else HEARTEX_NAME, else NAME.
+SETTING_PREFIXES = ("LABEL_STUDIO_", "HEARTEX_", "")
+
+
+def setting_name(key: str) -> str:
+    """The name Label Studio gives an environment variable: ``LABEL_STUDIO_DEBUG`` -> ``DEBUG``."""
+    for prefix in SETTING_PREFIXES[:2]:
+        if key.startswith(prefix):
+            return key.removeprefix(prefix)
+    return key
+
+
+def environment() -> dict[str, str]:
+    """The environment Label Studio runs in: ours, with the hardening settings on top.
+
+    A variable of ours that Label Studio would read in place of a hardening setting (the
+    same name with another prefix) is left out, so the hardening cannot be overridden by accident.
+    """
+    shadowing = {prefix + setting_name(key) for key in HARDENING for prefix in SETTING_PREFIXES}
+    return {**{k: v for k, v in os.environ.items() if k not in shadowing}, **HARDENING}
+
+
 def start(data_dir: Path, port: int = DEFAULT_PORT, timeout: float = 240.0) -> tuple[ServerState, bool]:
     """Start the server (or find it running). Returns the state and whether it was already running."""
     data_dir = data_dir.expanduser().resolve()
@@ -122,7 +174,7 @@ def start(data_dir: Path, port: int = DEFAULT_PORT, timeout: float = 240.0) -> t
         )
     data_dir.mkdir(parents=True, exist_ok=True)
     first_start = not (data_dir / DATABASE_FILE).exists()
-    env = {**os.environ, **QUIET_ENV}
+    env = environment()
     if first_start:
         password = secrets.token_urlsafe(12)
         password_file = data_dir / PASSWORD_FILE

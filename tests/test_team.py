@@ -47,10 +47,11 @@ from annols import blinding, users
 from annols.cli import main
 from annols.errors import AnnolsError, InputError, ServerError
 from annols.labelstudio import LabelStudioClient
-from annols.server import free_port, healthy, port_in_use
+from annols.server import HARDENING, free_port, healthy, port_in_use
 
 from .conftest import DATA, ROOT
 from .test_definition import MINIMAL
+from .test_hardening import assert_signup_needs_the_invite_link
 
 COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / ".env.example"
@@ -481,15 +482,17 @@ def pilot(team_stack: TeamStack, annotators: Annotators) -> Pilot:
 
 # --- The compose file, without a server ------------------------------------------------------
 
+# Every required value of .env filled in.
+FILLED = {"POSTGRES_PASSWORD": "x", "LABEL_STUDIO_HOST": "http://h:8080", "LABEL_STUDIO_ADMIN_EMAIL": "a@b.c",
+          "LABEL_STUDIO_ADMIN_PASSWORD": "y", "LABEL_STUDIO_API_KEY": "z"}  # fmt: skip
+
 
 def test_compose_file_follows_the_compose_specification() -> None:
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     compose = load_compose()
     assert [e.message for e in validator.iter_errors(compose)] == []
-    env = {"POSTGRES_PASSWORD": "x", "LABEL_STUDIO_HOST": "http://h:8080", "LABEL_STUDIO_ADMIN_EMAIL": "a@b.c",
-           "LABEL_STUDIO_ADMIN_PASSWORD": "y", "LABEL_STUDIO_API_KEY": "z"}  # fmt: skip
-    assert [e.message for e in validator.iter_errors(resolve(compose, env))] == []
+    assert [e.message for e in validator.iter_errors(resolve(compose, FILLED))] == []
     broken = copy.deepcopy(compose)
     broken["services"]["app"]["depends_on"]["db"]["condition"] = "service_ready"
     assert not validator.is_valid(broken)
@@ -512,6 +515,23 @@ def test_compose_pins_label_studio_and_keeps_secrets_out() -> None:
                 assert re.fullmatch(r"\$\{[A-Z_]+:\?[^}]+\}", str(value)), f"{name}.{key} must come from .env"
     text = COMPOSE.read_text(encoding="utf-8")
     assert "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN: \"true\"" in text
+
+
+# The app's settings that are about this deployment (database, host, first admin, uploads),
+# not hardening: every other setting of the app must be one of annols.server.HARDENING.
+DEPLOYMENT_SETTINGS = {
+    "DJANGO_DB", "POSTGRE_NAME", "POSTGRE_USER", "POSTGRE_PASSWORD", "POSTGRE_HOST", "POSTGRE_PORT",
+    "LABEL_STUDIO_HOST", "CSRF_TRUSTED_ORIGINS", "LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD",
+    "LABEL_STUDIO_USER_TOKEN", "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN", "USE_NGINX_FOR_UPLOADS",
+}  # fmt: skip
+
+
+def test_compose_app_has_the_embedded_servers_hardening_setting_by_setting() -> None:
+    app = resolve(load_compose(), FILLED)["services"]["app"]["environment"]
+    for key, value in HARDENING.items():
+        assert key in app, f"docker-compose.yml's app has no {key} (annols.server.HARDENING sets {value!r})"
+        assert str(app[key]) == value, f"docker-compose.yml's app sets {key}={app[key]!r}, annols {value!r}"
+    assert set(app) - set(HARDENING) == DEPLOYMENT_SETTINGS
 
 
 def test_compose_refuses_to_start_without_a_password() -> None:
@@ -654,11 +674,7 @@ def test_label_studio_runs_on_postgresql_with_the_compose_environment(team_stack
     tables = psql(team_stack, team_stack.db_env["POSTGRES_DB"], sql)
     assert tables.strip() == "1"  # Label Studio's tables are in PostgreSQL, not SQLite
     assert not list(team_stack.data_dir.glob("*.sqlite3"))
-    with httpx.Client(base_url=team_stack.url) as browser:  # no signup without the invite link
-        browser.get("/user/signup/")
-        form = {"csrfmiddlewaretoken": browser.cookies["csrftoken"], "email": "x@example.org", "password": "p" * 10}
-        assert browser.post("/user/signup/", data=form).status_code == 403
-        assert browser.post("/user/signup/", data=form, params={"token": "guess"}).status_code == 403
+    assert_signup_needs_the_invite_link(team_stack.url)
 
 
 def test_first_login_connects_annols_with_the_env_file(team_stack: TeamStack) -> None:

@@ -49,7 +49,7 @@ class Annotator:
 
 def set_password(live: LiveServer, email: str, password: str) -> None:
     """Label Studio's API ignores passwords: set one on the server machine, as an admin would."""
-    env = {**os.environ, **server.QUIET_ENV, "LABEL_STUDIO_BASE_DATA_DIR": str(live.data_dir)}
+    env = {**server.environment(), "LABEL_STUDIO_BASE_DATA_DIR": str(live.data_dir)}
     command = [
         sys.executable, "-m", "label_studio.server", "reset_password",
         "--username", email, "--password", password, "--data-dir", str(live.data_dir),
