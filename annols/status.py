@@ -1,8 +1,9 @@
 """``annols status``: how far a study is, without a full export.
 
-What it asks the server (a few dozen requests at most; the cost grows with the tasks that hold
-a skip and with the last day's activity, not with the tasks or their text; 15 s at 100,000 tasks
-on the embedded server, docs/benchmarks.md):
+What it asks the server (a few dozen requests; the cost grows with the tasks that hold a skip,
+with the last day's activity and, where a task holds more annotations than annotators, with the
+annotators and the tasks with as many annotations as that one; not with the tasks or their text;
+15 s at 100,000 tasks on the embedded server, docs/benchmarks.md):
 
 - the project (the overlap asked for) and its annotators;
 - counts by Data Manager filters (one request each, a page of one task): tasks and annotations,
