@@ -1,10 +1,12 @@
 """Attention checks made by annols: a study item shown with two identical candidates.
 
-``annols push ... --attention N`` copies N study items (chosen from ``--seed``) and puts
+``annols push ... --attention N`` copies study items (chosen from ``--seed``) and puts
 the first candidate's text in the second candidate's place too, for the pairwise,
 ranking and ratings styles (ratings with two or more candidates). The copy gets a key of
 its own, the role ``attention`` in the same opaque meta tag as gold items
-(:mod:`annols.quality`), and a random place in the queue.
+(:mod:`annols.quality`), and a random place in the queue. N is the number of checks in the
+project: a push adds only those the project lacks (:mod:`annols.push`), so a study pushed
+in batches, or pushed again, holds N.
 
 The right answer follows from the copy itself, so no gold input is needed:
 

@@ -412,8 +412,9 @@ MANIFEST_DIR = click.option(
 )
 @click.option(
     "--attention", type=click.IntRange(min=0), default=0, show_default=True,
-    help="Attention checks to mix in: copies of study items with two identical candidates (pairwise, ranking, "
-    "ratings).",
+    help="Attention checks the project should hold: copies of study items with two identical candidates "
+    "(pairwise, ranking, ratings), mixed in. A push adds only those the project lacks, so a re-push or a later "
+    "batch with the same N adds none once it holds N (none is ever removed).",
 )  # fmt: skip
 @connection_options
 def push_command(
@@ -494,6 +495,8 @@ def push_command(
         extra.append(f"{report.annotations} annotations")
     if report.predictions:
         extra.append(f"{report.predictions} predictions")
+    if attention:
+        extra.append(f"{report.attention} attention checks in the project")
     click.echo(
         f"created {report.created}, already present {report.present}, total {report.total}"
         + (f" ({'; '.join(extra)})" if extra else "")

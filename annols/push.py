@@ -23,6 +23,11 @@ Speed: the server, not annols, should set the pace (see docs/benchmarks.md).
   names a task id for every input key and the server confirms that every one of those ids
   is still in the project (a count per run of consecutive ids, one cheap request each),
   nothing needs listing or building. Anything else falls back to the full listing.
+- Attention checks (``--attention N``) are counted per project, not per push: a push makes
+  N from its input (the same ones on a re-run) and sends only as many as the project lacks.
+  The checks already there are the manifest's (each marked with its role, and confirmed
+  on the server with the push's keys) or, when the project is listed anyway, those whose
+  role tag says so.
 - Reading the input is skipped too when its bytes are those of an earlier push that
   checked every record (a digest of the input files, the definition and the annols
   version, kept beside the manifest in ``<project>.scan.json`` with the keys that push
@@ -40,7 +45,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +92,7 @@ class Scan:
     annotations: int = 0
     warnings: list[str] = field(default_factory=list)  # what the readers tolerated, one per file and line
     spooled: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)  # key, systems, bytes in the spool
+    attention: list[str] = field(default_factory=list)  # the keys of the attention checks made, in queue order
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,7 @@ class PushReport:
     manifest: Path
     project_created: bool
     warnings: tuple[str, ...] = ()  # what the readers tolerated in the inputs, one per file and line
+    attention: int = 0  # attention checks in the project after the push
 
 
 def annotator_email(annotator: str) -> str:
@@ -141,6 +148,8 @@ def scan(
             continue
         seen.add(task.key)
         result.keys.append(task.key)
+        if role == quality.ATTENTION:
+            result.attention.append(task.key)
         for a in task.annotations:
             result.annotators.add(a.annotator)
             result.annotations += 1
@@ -254,21 +263,31 @@ def manifest_path(manifest_dir: Path, title: str) -> Path:
 
 
 def write_manifest(
-    path: Path, header: dict[str, Any], tasks: dict[str, tuple[int | None, tuple[str, ...]]]
+    path: Path,
+    header: dict[str, Any],
+    tasks: dict[str, tuple[int | None, tuple[str, ...]]],
+    attention: Collection[str] = (),
 ) -> None:
-    """The local record of a project's tasks: key, task id, systems shown (no secrets)."""
+    """The local record of a project's tasks: key, task id, systems shown, and the role of the
+    attention checks (``attention``: their keys), so that a later push can count them (no secrets)."""
     with files.atomic_open(path) as f:
         f.write(json.dumps(header, ensure_ascii=False) + "\n")
         for key, (task_id, systems) in tasks.items():
-            row = {"key": key, "task_id": task_id, "systems": list(systems)}
+            row: dict[str, Any] = {"key": key, "task_id": task_id, "systems": list(systems)}
+            if key in attention:
+                row["role"] = quality.ATTENTION
             f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
 
 
-def read_manifest_tasks(path: Path) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]]]:
-    """The header and key -> (task id, systems shown) of a manifest written by push ({} and {} if none)."""
+def read_manifest_tasks(
+    path: Path,
+) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]], set[str]]:
+    """The header, key -> (task id, systems shown), and the keys of the attention checks of a
+    manifest written by push ({}, {} and an empty set if none)."""
     if not path.exists():
-        return {}, {}
+        return {}, {}, set()
     tasks: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    attention: set[str] = set()
     try:
         with open(path, encoding="utf-8") as f:
             header = json.loads(next(f, "{}"))
@@ -276,9 +295,11 @@ def read_manifest_tasks(path: Path) -> tuple[dict[str, Any], dict[str, tuple[int
                 row = json.loads(line)
                 task_id = row.get("task_id")
                 tasks[row["key"]] = (task_id if isinstance(task_id, int) else None, tuple(row.get("systems") or ()))
+                if row.get("role") == quality.ATTENTION:
+                    attention.add(row["key"])
     except (ValueError, KeyError, TypeError, AttributeError):
-        return {}, {}  # not ours or damaged: the server listing decides
-    return (header if isinstance(header, dict) else {}), tasks
+        return {}, {}, set()  # not ours or damaged: the server listing decides
+    return (header if isinstance(header, dict) else {}), tasks, attention
 
 
 def read_manifest(path: Path) -> dict[str, tuple[str, ...]]:
@@ -451,6 +472,8 @@ def _push_checked(
         # An imported study brings its overlap: every task was judged by up to this many annotators.
         options = dataclasses.replace(options, overlap=len(found.annotators),
                                       overlap_from="the input's annotators, --with-annotations")  # fmt: skip
+    if project_found.result() is None:  # a new project: checked before it is made
+        _attention_dropped(found.attention, set(), options.attention, inputs)
     project, created_project = ensure_project(client, definition, options, project_found)
     if on_project is not None:
         on_project(project, created_project)
@@ -469,14 +492,26 @@ def _push_checked(
     # A project this push made is empty, unless another push of the same title reused it before
     # this one looked (it was counted after its creation): then it is listed as any project is.
     fresh = created_project and not project.task_count
-    confirmed = None if fresh else _confirmed_manifest(client, project.id, manifest, found.keys)
+    # --attention N is the number of attention checks in the project: this push keeps, of the
+    # checks it made, those already there and as many more as the project lacks. Which are
+    # there: the manifest's, confirmed on the server with the push's keys, or else the listing's.
+    recorded_header, recorded_tasks, attention = ({}, {}, set()) if fresh else read_manifest_tasks(manifest)
+    dropped = _attention_dropped(found.attention, attention, options.attention)
+    counted = sorted(attention - set(found.keys)) if options.attention else []  # other pushes' checks
+    keys = [k for k in found.keys if k not in dropped] + counted
+    confirmed = None if fresh else _confirmed_manifest(client, project.id, recorded_header, recorded_tasks, keys)
     if confirmed is not None:
         recorded, present = confirmed
     else:
         if from_cache:  # the server no longer has them all: check every record, as any push does
             found = scan(definition, inputs, spool, options.seed, options.gold, options.attention)
+        attention = set()
         if not fresh:
-            present = _listed(client, project.id)
+            present = _listed(client, project.id, attention)
+        dropped = _attention_dropped(found.attention, attention, options.attention, inputs)
+    if dropped:
+        found = dataclasses.replace(found, keys=[k for k in found.keys if k not in dropped])
+    attention.update(k for k in found.attention if k not in dropped)
     already = sum(1 for k in found.keys if k in present)
     todo = len(found.keys) - already
     if on_progress:
@@ -498,9 +533,11 @@ def _push_checked(
                 def tasks() -> Iterator[_Ready]:
                     """The tasks still missing (asked again after a failed import)."""
                     if spool is not None:
-                        return _from_spool(spool, found.spooled, present)
+                        return _from_spool(spool, found.spooled, present, dropped)
                     repeated.clear()
-                    return _built(definition, inputs, options, predictions, user_ids, present, before, repeated)
+                    return _built(
+                        definition, inputs, options, predictions, user_ids, present, dropped, before, repeated
+                    )
 
                 def recount() -> None:  # after a listing: what this push added, confirmed or not
                     sent.done = sum(1 for k in found.keys if k in present) - already
@@ -521,7 +558,7 @@ def _push_checked(
             raise
         finally:
             # Whatever happened, record what is known to be in the project.
-            _record(manifest, header, present, project, client.url, sent, failure)
+            _record(manifest, header, present, attention, project, client.url, sent, failure)
     return PushReport(
         project=project,
         created=sent.done,
@@ -533,6 +570,7 @@ def _push_checked(
         manifest=manifest,
         project_created=created_project,
         warnings=tuple(found.warnings),
+        attention=sum(1 for k in attention if k in present),
     )
 
 
@@ -540,6 +578,7 @@ def _record(
     manifest: Path,
     header: dict[str, Any],
     present: dict[str, tuple[int | None, tuple[str, ...]]],
+    attention: Collection[str],
     project: Project,
     url: str,
     sent: _Sent,
@@ -547,7 +586,7 @@ def _record(
 ) -> None:
     """Write the manifest; if it cannot be written after a push that went well, say what was imported."""
     try:
-        write_manifest(manifest, header, present)
+        write_manifest(manifest, header, present, attention)
     except WriteError as e:
         if failure is not None:
             return  # the push's own error is the one to report; a re-run lists the project instead
@@ -719,7 +758,7 @@ def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | N
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     # Which project it is, and whether the server still has those tasks, is confirmed later.
-    header, tasks = read_manifest_tasks(manifest)
+    header, tasks, _ = read_manifest_tasks(manifest)
     if header.get("url") != client.url or any(tasks.get(k, (None,))[0] is None for k in found.keys):
         return None
     return found
@@ -748,22 +787,49 @@ class _Batch:
 _Ready = tuple[str, tuple[str, ...], int, int, bytes | FilePart]
 
 
-def _listed(client: LabelStudioClient, project_id: int) -> dict[str, tuple[int | None, tuple[str, ...]]]:
-    """Key -> (task id, systems shown) of every annols task in the project, from the server."""
+def _listed(
+    client: LabelStudioClient, project_id: int, attention: set[str] | None = None
+) -> dict[str, tuple[int | None, tuple[str, ...]]]:
+    """Key -> (task id, systems shown) of every annols task in the project, from the server; the
+    keys of the attention checks (by their role tag) go to ``attention``."""
     present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     for task_id, meta in client.task_meta(project_id):
         key = meta.get(blinding.META_KEY)
         if isinstance(key, str):
             systems = meta.get(blinding.META_SYSTEMS)
             present[key] = (task_id, blinding.decode_systems(systems) if isinstance(systems, str) else ())
+            if attention is not None and quality.role_of(meta, key) == quality.ATTENTION:
+                attention.add(key)
     return present
+
+
+def _attention_dropped(
+    made: Sequence[str], there: set[str], wanted: int, inputs: Sequence[Path] | None = None
+) -> set[str]:
+    """The attention checks this push made (``made``, in queue order) that it leaves out: the
+    project holds ``there`` and should hold ``wanted``, so the first checks it lacks are kept.
+
+    With ``inputs`` (the project's checks are known), an input too small to make the missing
+    checks from is an error, before anything is sent.
+    """
+    missing = max(0, wanted - len(there))
+    new = [k for k in made if k not in there]
+    if inputs is not None and len(new) < missing:
+        raise InputError(inputs[0], "", "", f"--attention {wanted} needs {missing} more attention check(s) than "
+                         f"the project holds ({len(there)}), each made from a study item; the input holds "
+                         f"{len(new)} that are not one already")  # fmt: skip
+    return set(new[missing:])
 
 
 MAX_ID_RUNS = 50  # beyond this many requests, listing the keys is as cheap
 
 
 def _confirmed_manifest(
-    client: LabelStudioClient, project_id: int, manifest: Path, keys: Sequence[str]
+    client: LabelStudioClient,
+    project_id: int,
+    header: dict[str, Any],
+    tasks: dict[str, tuple[int | None, tuple[str, ...]]],
+    keys: Sequence[str],
 ) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]]] | None:
     """The manifest's header and tasks if they provably hold every input key, else None (then the server is listed).
 
@@ -773,7 +839,6 @@ def _confirmed_manifest(
     ids with one cheap request; and the tasks at both ends of each run carry the keys the
     manifest says (against a server whose database was replaced by another one).
     """
-    header, tasks = read_manifest_tasks(manifest)
     if header.get("project_id") != project_id or header.get("url") != client.url:
         return None
     key_of: dict[int, str] = {}
@@ -807,13 +872,13 @@ def _runs(ids: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def _from_spool(
-    spool: IO[bytes], spooled: Sequence[tuple[str, tuple[str, ...], int]], present: dict[str, Any]
+    spool: IO[bytes], spooled: Sequence[tuple[str, tuple[str, ...], int]], present: dict[str, Any], left: set[str]
 ) -> Iterator[_Ready]:
-    """The spooled tasks the project does not have yet, in input order (read when sent)."""
+    """The spooled tasks the project does not have yet, but those ``left`` out, in input order (read when sent)."""
     spool.flush()
     offset = 0
     for key, systems, length in spooled:
-        if key not in present:
+        if key not in present and key not in left:
             yield key, systems, 0, 0, FilePart(spool.fileno(), offset, length)
         offset += length
 
@@ -825,10 +890,11 @@ def _built(
     predictions: dict[str, SourcePrediction],
     user_ids: dict[str, int],
     present: dict[str, Any],
+    left: set[str],
     before: frozenset[str],
     repeated: list[tuple[str, dict[str, Any]]],
 ) -> Iterator[_Ready]:
-    """The tasks the project does not have yet, built in a second pass over the inputs.
+    """The tasks the project does not have yet, but those ``left`` out, built in a second pass over the inputs.
 
     Judgments on a repeated record of a task this push adds (not in ``before``) go to ``repeated``.
     """
@@ -846,7 +912,7 @@ def _built(
             if key not in before:
                 repeated.extend((key, a) for a in task.get("annotations", ()))
             continue
-        if key in present:
+        if key in present or key in left:
             continue
         data = jsontext.dumps(task, ensure_ascii=False).encode("utf-8")
         yield key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data

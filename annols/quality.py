@@ -123,8 +123,9 @@ def with_roles(
     """The push's source tasks, each with its role (None: no gold or attention checks in this push, no tag).
 
     Gold tasks (their judgment removed: it never goes to the server) and attention checks
-    (:mod:`annols.attention`, made from ``attention`` study tasks chosen from ``seed``) are
-    placed at random places among the study tasks, from ``seed``.
+    (:mod:`annols.attention`, made from ``attention`` study tasks chosen from ``seed``, or all
+    of them if the input holds fewer) are placed at random places among the study tasks, from
+    ``seed``.
     """
     fmt = format_for(definition)
     if not gold and not attention:
@@ -142,10 +143,8 @@ def with_roles(
         from annols import attention as checks
 
         checks.check_possible(definition)
-        if attention > study:
-            raise InputError(inputs[0], "", "", f"--attention {attention} needs as many study items; the input "
-                             f"holds {study}")  # fmt: skip
-        chosen = set(random.Random(f"{seed}:attention").sample(range(study), attention))
+        # As many as the input allows: whether the project needs them all is the push's to say.
+        chosen = set(random.Random(f"{seed}:attention").sample(range(study), min(attention, study)))
         for n, task in enumerate(fmt.read(inputs, definition)):
             if n in chosen:
                 extra.append((checks.make_check(definition, dataclasses.replace(task, annotations=())), ATTENTION))

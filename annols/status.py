@@ -1,15 +1,19 @@
 """``annols status``: how far a study is, without a full export.
 
-What it asks the server (a few dozen requests at most; the cost grows with the tasks that hold
-a skip and with the last day's activity, not with the tasks or their text; 15 s at 100,000 tasks
-on the embedded server, docs/benchmarks.md):
+What it asks the server (a few dozen requests; the cost grows with the tasks that hold a skip,
+with the last day's activity and, where a task holds more annotations than annotators, with the
+annotators and the tasks with as many annotations as that one; not with the tasks or their text;
+15 s at 100,000 tasks on the embedded server, docs/benchmarks.md):
 
 - the project (the overlap asked for) and its annotators;
 - counts by Data Manager filters (one request each, a page of one task): tasks and annotations,
   tasks short of the overlap and their annotations, each annotator's tasks among those without a
-  skip (the filter joins the annotations, so it counts them). When those do not add up to the
-  annotations (an annotation without annotator, a change while counting), every task's
-  annotators are listed instead (5,000 a page);
+  skip. A filter on the annotator counts tasks, not annotations: when those do not add up to
+  the annotations, some task holds more annotations than annotators (one user's two, from an
+  import or an API client; or one whose user was deleted). Those tasks are found without
+  listing every task (:func:`_fewer_annotators`: the tasks with a deleted user's annotation by
+  one filter, the others by their number of annotations, a count per annotator and number)
+  and exported: the counts per annotator are corrected on those tasks only;
 - the listing of the tasks that hold a skip, and the raw export of those and of the annotated
   tasks changed in the last day (for the annotations per hour), a few hundred ids a request.
   When more than :data:`RECENT_LIMIT` annotated tasks changed in the last day (an imported
@@ -69,6 +73,7 @@ class Status:
     eta: str | None  # when the overlap is reached at that pace (None: no pace, or nothing missing)
     annotators: list[AnnotatorStatus]
     exported: int  # tasks the status exported to tell annotators and times apart
+    listed: int = 0  # tasks listed with their annotators, to find those holding more annotations than annotators
     agreement: list[dict[str, Any]] = field(default_factory=list)  # from --pull: title, columns, rows
 
     def to_json(self) -> str:
@@ -105,26 +110,23 @@ def status(client: LabelStudioClient, definition: Definition, title: str, pull_d
     skipped = sum(int(t.get("cancelled_annotations") or 0) for t in with_skips.values())
     look_closer = set(with_skips)  # tasks exported to read their annotations (who skipped, who annotated)
     # Tasks without a skip: an annotator's tasks among them, counted by a filter on the annotator.
-    # They add up to the annotations of those tasks unless one has no annotator (or a change came
-    # between the counts): then every task's annotators are listed (slower, but exact).
-    by_filter = {uid: client.count_tasks(project.id, [
-        {"filter": "filter:tasks:annotators", "operator": "contains", "type": "List", "value": uid},
-        _number("cancelled_annotations", "equal", 0)])[0] for uid in client.project_annotators(project.id)}  # fmt: skip
+    # They add up to the annotations of those tasks unless a task holds more annotations than
+    # annotators: those tasks are found and exported, and counted from their annotations instead.
+    annotators = client.project_annotators(project.id)
+    by_filter = {uid: client.count_tasks(project.id, [_annotator(uid), _NO_SKIP])[0] for uid in annotators}
+    for uid, n in by_filter.items():
+        if n:
+            user(uid).annotations += n
     without_skips = annotations - sum(int(t.get("total_annotations") or 0) for t in with_skips.values())
-    if sum(by_filter.values()) == without_skips:
-        for uid, n in by_filter.items():
-            if n:
-                user(uid).annotations += n
-    else:
-        for task in client.task_fields(project.id, fields + ",annotators", annotators=True):
-            if int(task["id"]) in look_closer:
-                continue
-            who = [int(u) for u in task.get("annotators") or []]
-            if len(set(who)) != int(task.get("total_annotations") or 0):
-                look_closer.add(int(task["id"]))
-            else:
-                for uid in set(who):
-                    user(uid).annotations += 1
+    listed = 0
+    excess = without_skips - sum(by_filter.values())
+    if excess > 0:  # (below 0 only when annotations were deleted between the counts)
+        fewer = _fewer_annotators(client, project.id, annotators, excess)
+        for task_id, who in fewer.tasks.items():
+            for uid in who:  # counted once by the filter above; the export counts each annotation
+                user(uid).annotations -= 1
+            look_closer.add(task_id)
+        listed = fewer.listed
     per_hour = [0] * 24
     counts = "annotations"
     exported = set(look_closer)
@@ -162,7 +164,7 @@ def status(client: LabelStudioClient, definition: Definition, title: str, pull_d
         overlap=overlap, tasks=tasks, annotations=annotations, skipped=skipped, complete=complete,
         short=tasks - complete, missing=missing, per_hour=per_hour, per_hour_counts=counts, pace=round(pace, 2),
         eta=eta,
-        annotators=sorted(per_user.values(), key=lambda a: a.annotator), exported=len(exported),
+        annotators=sorted(per_user.values(), key=lambda a: a.annotator), exported=len(exported), listed=listed,
     )  # fmt: skip
     if pull_dir is not None:
         found.agreement = agreement_tables(definition, Path(pull_dir))
@@ -182,6 +184,66 @@ def _exported(client: LabelStudioClient, project_id: int, ids: list[int]) -> Any
 def _number(field: str, operator: str, value: int) -> dict[str, Any]:
     """A Data Manager filter on a number field of the tasks."""
     return {"filter": f"filter:tasks:{field}", "operator": operator, "type": "Number", "value": value}
+
+
+_NO_SKIP = _number("cancelled_annotations", "equal", 0)
+# A count costs about as much as listing this many tasks with their annotators (at 100,000 tasks
+# on SQLite: 0.5 s a count, 6.5 s a page of 5,000): a set of fewer tasks than this per annotator
+# is listed at once rather than checked with a count per annotator.
+TASKS_PER_COUNT = 400
+
+
+def _annotator(uid: int) -> dict[str, Any]:
+    """A Data Manager filter: the tasks holding an annotation (or a skip) by this user."""
+    return {"filter": "filter:tasks:annotators", "operator": "contains", "type": "List", "value": uid}
+
+
+@dataclass
+class _Fewer:
+    tasks: dict[int, set[int]] = field(default_factory=dict)  # task id -> its annotators (ids)
+    excess: int = 0  # annotations beyond one per annotator, on those tasks
+    listed: int = 0  # tasks listed to find them
+
+
+def _fewer_annotators(client: LabelStudioClient, project_id: int, annotators: list[int], excess: int) -> _Fewer:
+    """The tasks without a skip that hold more annotations than annotators (``excess`` more in all).
+
+    A task with one annotation cannot hold two by one user: only a deleted user's annotation
+    (it has no user any more) makes it one. Those are one filter (annotators "empty"). The
+    others are looked for among the tasks with k = 2, 3, ... annotations, one set per k: the
+    set is listed with its annotators when small, else first checked with a count per
+    annotator (they add up to its annotations unless a task holds two by one user). The
+    search ends when the excess is found or no task holds more annotations.
+    """
+    found = _Fewer()
+
+    def look(filters: list[dict[str, Any]]) -> None:
+        for task in client.task_fields(project_id, "id,total_annotations,annotators", filters=filters, annotators=True):
+            found.listed += 1
+            task_id, total = int(task["id"]), int(task.get("total_annotations") or 0)
+            who = {int(u) for u in task.get("annotators") or () if u is not None}
+            if len(who) < total and task_id not in found.tasks:
+                found.tasks[task_id] = who
+                found.excess += total - len(who)
+
+    nobody = [{"filter": "filter:tasks:annotators", "operator": "empty", "type": "List", "value": True},
+              _number("total_annotations", "greater", 0), _NO_SKIP]  # fmt: skip
+    if client.count_tasks(project_id, nobody)[0]:
+        look(nobody)
+    k = 1
+    while found.excess < excess and client.count_tasks(
+            project_id, [_number("total_annotations", "greater", k), _NO_SKIP])[0]:  # fmt: skip
+        k += 1
+        with_k = [_number("total_annotations", "equal", k), _NO_SKIP]
+        tasks, annotations = client.count_tasks(project_id, with_k)
+        if not tasks:
+            continue
+        many = tasks > TASKS_PER_COUNT * len(annotators)
+        if many and sum(client.count_tasks(project_id, [_annotator(uid), *with_k])[0] for uid in annotators) \
+                == annotations:  # fmt: skip
+            continue  # one annotator, one annotation: nothing to look at
+        look(with_k)
+    return found
 
 
 # Annotated tasks, in two sets a Data Manager filter (all "and") can tell: with an annotation, or skipped only.

@@ -61,6 +61,7 @@ class FaultProxy:
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.rule = Rule()
         self.requests = 0
+        self.seen: list[str] = []  # "METHOD path" of every request, in order
         self._lock = threading.Lock()
         proxy = self
 
@@ -114,6 +115,7 @@ class FaultProxy:
         method, path = handler.command, handler.path
         with self._lock:
             self.requests += 1
+            self.seen.append(f"{method} {path}")
             rule = self.rule
             mode = rule.mode if rule.picks(method, path) else ""
             if mode:

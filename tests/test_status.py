@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -14,6 +16,7 @@ from annols import status as status_lib
 from annols.labelstudio import LabelStudioClient, Project
 
 from .conftest import LiveServer
+from .faultproxy import FaultProxy
 from .test_definition import MINIMAL
 from .test_incremental import vote, write_inputs
 from .test_push_pull import cli
@@ -114,37 +117,56 @@ def test_status_of_an_unknown_project_is_one_line(label_studio: LiveServer, tmp_
         "(titles are exact)\n"  # fmt: skip
 
 
-def test_status_counts_an_annotator_twice_on_a_task(
-    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+def test_status_counts_an_annotator_twice_on_a_task_without_listing_every_task(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # One annotator's two annotations of a task count twice, whether status counts them by
-    # annotator filters or lists every task's annotators. Checked against the export, counted here.
+    # One annotator's two annotations of a task count twice, and a deleted user's annotation
+    # once (as user-0), though a filter on the annotator counts tasks. Checked against the
+    # export, counted here; the requests (through a proxy that logs them) show that status
+    # listed only the tasks that can hold more annotations than annotators, never every task.
     title = "status twice"
-    definition, project, ids, raters = pushed(label_studio, client, tmp_path, title, 6, ("tw0", "tw1"))
-    for task_id in ids[:4]:
-        client.create_annotation(task_id, vote("1"), completed_by=raters[0])
-    client.create_annotation(ids[0], vote("2"), completed_by=raters[0])  # the same annotator again
-    client.create_annotation(ids[1], vote("2"), completed_by=raters[1])
+    definition, project, ids, raters = pushed(label_studio, client, tmp_path, title, 8, ("tw0", "tw1", "tw2"))
+    for task_id in (ids[0], ids[0], ids[1], ids[2], ids[3]):
+        client.create_annotation(task_id, vote("1"), completed_by=raters[0])  # the same annotator twice on ids[0]
+    for task_id in ids[:2]:
+        client.create_annotation(task_id, vote("2"), completed_by=raters[1])
     client._sdk.annotations.create(id=ids[5], result=[], was_cancelled=True, completed_by=raters[1])
+    client.create_annotation(ids[4], vote("2"), completed_by=raters[2])
+    client._sdk.users.delete(id=raters[2])  # its annotation stays, without a user
 
-    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--json")
-    assert code == 0, err
-    found = json.loads(out)
     per: dict[str, Counter[str]] = {}
     emails = {uid: email for email, uid in client.users().items()}
     exported = client.export_tasks(project.id)
     for t in exported:
         for a in t["annotations"]:
             kind = "skipped" if a["was_cancelled"] else "annotations"
-            per.setdefault(emails[a["completed_by"]], Counter())[kind] += 1
-    assert {a["annotator"]: (a["annotations"], a["skipped"]) for a in found["annotators"]} == {
-        e: (c["annotations"], c["skipped"]) for e, c in per.items()
-    } == {"tw0@example.org": (5, 0), "tw1@example.org": (1, 1)}  # fmt: skip
+            per.setdefault(emails.get(a["completed_by"] or 0, "user-0"), Counter())[kind] += 1
+    expected = {e: (c["annotations"], c["skipped"]) for e, c in per.items()}
+    assert expected == {"tw0@example.org": (5, 0), "tw1@example.org": (2, 1), "user-0": (1, 0)}
     done = [sum(not a["was_cancelled"] for a in t["annotations"]) for t in exported]
-    assert (found["tasks"], found["annotations"], found["skipped"]) == (6, 6, 1)
-    assert (found["complete"], found["missing"]) == (sum(d >= 2 for d in done), sum(max(0, 2 - d) for d in done)) \
-        == (2, 6)  # fmt: skip
-    assert sum(found["per_hour"]) == 6 and found["per_hour_counts"] == "annotations"
+
+    # Tasks with 2 annotations (one) are listed at once when few, else checked by a count per
+    # annotator (TASKS_PER_COUNT 0) and, adding up, not listed: the deleted user's task and
+    # the one with 3 annotations are listed either way.
+    for per_count, listed in ((status_lib.TASKS_PER_COUNT, 3), (0, 2)):
+        monkeypatch.setattr(status_lib, "TASKS_PER_COUNT", per_count)
+        with FaultProxy(label_studio.url) as proxy:
+            code, out, err = cli(dataclasses.replace(label_studio, url=proxy.url), "status", str(definition),
+                                 "--project", title, "--json")  # fmt: skip
+        assert code == 0, err
+        found = json.loads(out)
+        assert {a["annotator"]: (a["annotations"], a["skipped"]) for a in found["annotators"]} == expected
+        assert (found["tasks"], found["annotations"], found["skipped"]) == (8, 8, 1)
+        assert (found["complete"], found["missing"]) == (
+            sum(d >= 2 for d in done), sum(max(0, 2 - d) for d in done)) == (2, 9)  # fmt: skip
+        assert sum(found["per_hour"]) == 8 and found["per_hour_counts"] == "annotations"
+        assert found["listed"] == listed
+        listings = [parse_qs(urlsplit(line.split(" ", 1)[1]).query) for line in proxy.seen
+                    if line.startswith("GET /api/tasks")]  # fmt: skip
+        with_annotators = [q for q in listings if q.get("review") == ["true"]]
+        assert len(with_annotators) == listed  # one listing per set, one task each here
+        for query in listings:  # a page of one (a count), or a listing narrowed by a filter
+            assert query["page_size"] == ["1"] or "filters" in json.loads(query["query"][0]), query
 
 
 def test_hourly_counts_equal_one_count_per_hour_with_fewer_calls() -> None:
