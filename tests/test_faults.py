@@ -26,12 +26,12 @@ from click.testing import CliRunner
 
 from annols import blinding
 from annols.cli import main
-from annols.errors import ServerError
+from annols.errors import AnnolsError, ServerError
 from annols.incremental import STATE_FILE
-from annols.labelstudio import CREATION_MARK, LabelStudioClient
+from annols.labelstudio import CREATION_MARK, TIMEOUT_ENV, LabelStudioClient, timeout_from_env
 
 from .conftest import SHARED, LiveServer
-from .faultproxy import FaultProxy
+from .faultproxy import LABEL_STUDIO_ERROR_PAGE, FaultProxy
 from .test_server import personal_access_token
 
 DEV = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
@@ -515,6 +515,85 @@ def test_users_add_and_list_through_a_failing_proxy(
     code, out, err = cli(proxy.url, label_studio.api_key, "users", "list", cwd=tmp_path)
     assert code == 0, err
     assert {line.split("\t")[0] for line in out.splitlines()} == set(users)
+
+
+# --- writes answered by Label Studio's error page, or too late ------------------------------------
+# After every comparison with the earlier pull: these add users, and a pull lists the users.
+
+
+def creations(method: str, path: str) -> bool:
+    return method == "POST" and path == "/api/projects/"
+
+
+@pytest.mark.parametrize("mode", ["page-500", "page-500-after"])
+def test_a_creation_answered_by_label_studios_error_page_is_checked_and_makes_one_project(
+    mode: str, label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """Label Studio's own HTML 500 page, as its middleware gives on SQLite's lock before the view
+    runs ("page-500": nothing made) or as any 500 after the project was made (the answer lost):
+    the projects of the title are looked up, and the creation is sent again only if it is not there."""
+    title = f"faults creation {mode}"
+    rule = proxy.fail(mode, every=1000, match=creations, page=LABEL_STUDIO_ERROR_PAGE)
+    code, out, err = cli(proxy.url, label_studio.api_key, "push", "qa-feedback", str(EXAMPLE), "--project", title,
+                         cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert rule.hits == ["POST /api/projects/"]
+    made = mode == "page-500-after"
+    assert rule.seen == (1 if made else 2)  # sent again only when it was not made
+    retried = "Label Studio answered 500 to the project's creation, which it did not make; retrying in 1 s (1/5)"
+    assert [line for line in err.splitlines() if RETRY_NOTICE.match(line)] == ([] if made else [retried])
+    (project,) = projects_titled(client, title)
+    assert out.splitlines()[0] == f"Created project {title!r}: {proxy.url}/projects/{project['id']}/data"
+    assert out.splitlines()[-1] == "created 1, already present 0, total 1"
+    assert len(keys_of(client, project["id"])) == 1
+
+
+def test_the_client_timeout_is_a_number_of_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TIMEOUT_ENV, raising=False)
+    assert timeout_from_env() == 600
+    monkeypatch.setenv(TIMEOUT_ENV, "2.5")
+    assert timeout_from_env() == 2.5
+    for bad in ("soon", "0", "-1", "inf", "nan"):
+        monkeypatch.setenv(TIMEOUT_ENV, bad)
+        with pytest.raises(AnnolsError) as info:
+            timeout_from_env()
+        assert str(info.value) == f"ANNOLS_TIMEOUT must be a number of seconds above 0, not {bad!r}"
+
+
+def creating_users(method: str, path: str) -> bool:
+    return method == "POST" and path.startswith(("/api/users", "/user/signup"))
+
+
+@pytest.mark.parametrize("mode", ["page-500", "page-500-after"])
+@pytest.mark.parametrize("passwords", [False, True], ids=["api", "signup"])
+def test_users_made_while_label_studio_answers_its_error_page_are_looked_up_before_sending_again(
+    mode: str, passwords: bool, label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Every second creation request is answered by Label Studio's HTML 500 page, before the server
+    saw it ("page-500": each account's first, sent again) or after it made the account
+    ("page-500-after": the first and third, found)."""
+    emails = [f"{mode}-{'signup' if passwords else 'api'}-{i}@faults.example.org" for i in range(3)]
+    (tmp_path / "pw").write_text("correct horse battery\n", encoding="utf-8")
+    rule = proxy.fail(mode, every=2, match=creating_users, page=LABEL_STUDIO_ERROR_PAGE)
+    args = ["--password-file", str(tmp_path / "pw")] if passwords else []
+    code, out, err = cli(proxy.url, label_studio.api_key, "users", "add", *emails, *args, cwd=tmp_path)
+    assert code == 0, err
+    made = mode == "page-500-after"
+    assert (len(rule.hits), rule.seen) == ((2, 3) if made else (3, 6))  # sent again only when not made
+    doing = "signup of" if passwords else "creation of user"
+    retried = [f"Label Studio answered 500 to the {doing} {e}, which it did not make; retrying in 1 s (1/5)"
+               for e in emails]  # fmt: skip
+    assert [line for line in err.splitlines() if RETRY_NOTICE.match(line)] == ([] if made else retried)
+    users = client.users()
+    how = "can log in with the password given" if passwords else "no password: cannot log in"
+    assert out.splitlines() == [f"created {e} (id {users[e]}; {how})" for e in emails]
+    if passwords:
+        from annols import users as users_lib
+
+        for e in emails:
+            with users_lib.logged_in(label_studio.url, e, "correct horse battery"):
+                pass
 
 
 # --- the embedded SQLite server under annotators' load -------------------------------------------
