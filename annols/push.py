@@ -473,6 +473,7 @@ def _push_checked(
 
                 def recount() -> None:  # after a listing: what this push added, confirmed or not
                     sent.done = sum(1 for k in found.keys if k in present) - already
+                    sent.count_carried(present)
 
                 # Counted before the keys were listed: any task beyond these, another push's too, is checked.
                 expected = (project.task_count or 0) + todo
@@ -701,6 +702,15 @@ class _Sent:
     done: int = 0
     annotations: int = 0
     predictions: int = 0
+    # Key -> (annotations, predictions) of every task sent with any, its answer come or lost.
+    carried: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def count_carried(self, present: dict[str, Any]) -> None:
+        """Annotations and predictions of the tasks sent that are in the project (``present``, just
+        listed): a task is imported with its annotations and predictions in one transaction."""
+        arrived = [counts for key, counts in self.carried.items() if key in present]
+        self.annotations = sum(a for a, _ in arrived)
+        self.predictions = sum(p for _, p in arrived)
 
 
 @dataclass
@@ -861,6 +871,9 @@ def _send(
         def submit() -> None:
             nonlocal pending, batch
             settle()
+            for key, _, annotated, predicted in batch.tasks:  # counted once listed, should the answer be lost
+                if annotated or predicted:
+                    sent.carried[key] = (annotated, predicted)
             pending = (sender.submit(client.import_serialised, project_id, batch.parts), batch)
             batch = _Batch()
 

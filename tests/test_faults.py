@@ -36,6 +36,8 @@ from .test_server import personal_access_token
 
 DEV = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
 EXAMPLE = Path(__file__).resolve().parent.parent / "annols" / "protocols" / "examples" / "input" / "qa-feedback.json"
+SUMMARY_FLAWS = EXAMPLE.with_name("summary-flaws.jsonl")
+CRITIC = EXAMPLE.with_name("summary-flaws-critic.jsonl")
 RETRY_NOTICE = re.compile(r"^.+; (retrying|listing the tasks that arrived|exporting again) in \d+ s \(\d/5\)$")
 
 
@@ -525,6 +527,10 @@ def creations(method: str, path: str) -> bool:
     return method == "POST" and path == "/api/projects/"
 
 
+def imports(method: str, path: str) -> bool:
+    return method == "POST" and "/import?" in path
+
+
 @pytest.mark.parametrize("mode", ["page-500", "page-500-after"])
 def test_a_creation_answered_by_label_studios_error_page_is_checked_and_makes_one_project(
     mode: str, label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
@@ -546,6 +552,53 @@ def test_a_creation_answered_by_label_studios_error_page_is_checked_and_makes_on
     assert out.splitlines()[0] == f"Created project {title!r}: {proxy.url}/projects/{project['id']}/data"
     assert out.splitlines()[-1] == "created 1, already present 0, total 1"
     assert len(keys_of(client, project["id"])) == 1
+
+
+def test_a_timed_out_import_is_completed_by_the_key_check_and_counted_exactly(
+    label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The server makes the second of three batches, with their annotations, and its answer comes
+    after the client stopped waiting: the keys are listed, nothing is sent again, and the push
+    counts the batch's tasks and annotations."""
+    title = "faults import timed out"
+    timeout = 20  # long enough for a loaded machine's other answers; the held one waits three times as long
+    monkeypatch.setenv(TIMEOUT_ENV, str(timeout))
+    rule = proxy.fail("delay-after", start=2, every=1000, match=imports, delay=3 * timeout)
+    code, out, err = cli(proxy.url, label_studio.api_key, "push", "qa-feedback", str(DEV), "--project", title,
+                         "--with-annotations", "--batch-size", "200", cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert len(rule.hits) == 1 and rule.seen == 3  # three batches, none sent twice
+    notice = f"Label Studio did not answer in {timeout} s to an import; listing the tasks that arrived in 1 s (1/5)"
+    assert [line for line in err.splitlines() if RETRY_NOTICE.match(line)] == [notice]
+    assert out.splitlines()[-1] == "created 500, already present 0, total 500 (500 annotations)"
+    (project,) = projects_titled(client, title)
+    keys = keys_of(client, project["id"])
+    assert len(keys) == 500 and len(set(keys)) == 500
+    assert client.project(project["id"])["total_annotations_number"] == 500
+
+
+@pytest.mark.parametrize("mode", ["page-500", "page-500-after"])
+def test_an_import_answered_by_an_error_page_sends_only_what_is_missing_and_counts_its_predictions(
+    mode: str, label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """The second of three one-task imports with a prediction: refused before the server saw it
+    ("page-500"), it is sent again; made and its answer lost ("page-500-after"), it is not."""
+    title = f"faults import {mode}"
+    rule = proxy.fail(mode, start=2, every=1000, match=imports, page=LABEL_STUDIO_ERROR_PAGE)
+    code, out, err = cli(proxy.url, label_studio.api_key, "push", "summary-flaws", str(SUMMARY_FLAWS),
+                         "--predictions", str(CRITIC), "--project", title, "--batch-size", "1",
+                         cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    made = mode == "page-500-after"
+    assert len(rule.hits) == 1 and rule.seen == (3 if made else 4)
+    notice = "Label Studio answered 500 to an import; listing the tasks that arrived in 1 s (1/5)"
+    assert [line for line in err.splitlines() if RETRY_NOTICE.match(line)] == [notice]
+    assert out.splitlines()[-1] == "created 3, already present 0, total 3 (3 predictions)"
+    (project,) = projects_titled(client, title)
+    tasks = client.export_tasks(project["id"])
+    assert len({t["meta"][blinding.META_KEY] for t in tasks}) == len(tasks) == 3
+    assert [len(client.task_predictions(t["id"])) for t in tasks] == [1, 1, 1]
 
 
 def test_the_client_timeout_is_a_number_of_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
