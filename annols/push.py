@@ -583,8 +583,13 @@ def _import(
     recount: Callable[[], None],
 ) -> None:
     """Send ``tasks()`` in batches. An import is never sent again blindly: after one that failed in a
-    way that may pass (its answer lost, a proxy's 502), the keys in the project are listed and only
-    the tasks still missing are sent, a bounded number of times without progress."""
+    way that may pass (its answer lost or timed out, any 5xx), the keys in the project are listed and
+    only the tasks still missing are sent, a bounded number of times without progress.
+
+    A timed-out import may still be running on the server when the keys are listed (SQLite's
+    middleware replays a locked request for up to about 15 minutes): if it commits after the
+    missing tasks were sent again, its copies are removed by :func:`_remove_replayed` only if
+    they arrived before the push ends."""
     failures = 0
     while True:
         done = sent.done
