@@ -13,6 +13,16 @@ short) are handled here, in one place:
   it). The SDK's own retries are off everywhere: they would replay writes too.
 - Writes are sent once; a failure that may pass raises :class:`TransientServerError`,
   after which the caller checks what the server did (push lists the task keys).
+- A write whose effect can be looked up, or that is idempotent, is "checked": for it, any
+  5xx and a timed-out answer may pass too. Label Studio on SQLite answers its HTML page
+  "500 | Label Studio" when a middleware hits "database is locked" before the view runs
+  (nothing was made), and a timed-out import may have been made: either way the effect is
+  looked up before anything is sent again (:meth:`LabelStudioClient.checked_write`).
+  Checked: project creation (keyed, below), user creation (by email), push's imports (it
+  lists the task keys), project settings, deletions. Sent once: an annotation (it has no
+  key to find it by) and ``import_tasks`` (adjudicate: a re-run adds what is missing).
+  Reads are retried only on what a proxy or the lock gives: a 500 to a read is a bug of
+  the server's, which asking again does not mend.
 - Project creation is keyed: each carries a creation id of annols' own in its
   description, and after creating, the projects of that title are looked up, so that a
   creation replayed (by a proxy, or by SQLite's ``DatabaseIsLockedRetryMiddleware``,
@@ -42,7 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from annols import server
-from annols.errors import ServerError, TransientServerError, WriteError
+from annols.errors import AnnolsError, ServerError, TransientServerError, WriteError
 
 if TYPE_CHECKING:
     import httpx
@@ -52,6 +62,8 @@ if TYPE_CHECKING:
 NO_RETRY: RequestOptions = {"max_retries": 0}
 URL_ENV = "LABEL_STUDIO_URL"
 KEY_ENV = "LABEL_STUDIO_API_KEY"
+TIMEOUT_ENV = "ANNOLS_TIMEOUT"  # seconds to wait for an answer (for its next byte)
+DEFAULT_TIMEOUT = 600.0
 RETRY_STATUS = frozenset({502, 503, 504})  # what a proxy in front of a busy server answers
 RETRIES = 5
 MAX_DELAY = 30.0
@@ -87,7 +99,7 @@ class LabelStudioClient:
     ``on_notice`` receives one line for each retry and each repair (the library never
     prints), and one every ``heartbeat`` seconds while a long request waits on a busy
     server; ``retries`` and ``delay`` bound the retries of a read: ``delay``, then
-    doubling, at most 30 s.
+    doubling, at most 30 s. ``timeout``: seconds to wait for an answer.
     """
 
     def __init__(
@@ -95,7 +107,7 @@ class LabelStudioClient:
         url: str,
         api_key: str,
         *,
-        timeout: float = 600.0,
+        timeout: float = DEFAULT_TIMEOUT,
         on_notice: Callable[[str], None] | None = None,
         retries: int = RETRIES,
         delay: float = 1.0,
@@ -109,6 +121,7 @@ class LabelStudioClient:
         self.retries = retries
         self.delay = delay
         self.heartbeat = heartbeat
+        self.timeout = timeout
         self._personal = _jwt_expiry(api_key) is not None
         try:  # the SDK checks a personal access token's expiry here, before any request
             self._sdk = LabelStudioBase(base_url=self.url, api_key=api_key, timeout=timeout, max_retries=0)
@@ -144,12 +157,13 @@ class LabelStudioClient:
         finally:
             done.set()
 
-    def _repeatable(self, what: str, call: Callable[[], T]) -> T:
-        """``call()``, requests safe to repeat (reads), retried on failures that may pass."""
+    def _repeatable(self, what: str, call: Callable[[], T], *, checked: bool = False) -> T:
+        """``call()``, requests safe to repeat (reads; ``checked``: idempotent writes), retried on
+        failures that may pass."""
         attempt = 0
         while True:
             try:
-                with self._calling(what):
+                with self._calling(what, checked=checked):
                     return call()
             except TransientServerError as e:
                 attempt += 1
@@ -157,10 +171,34 @@ class LabelStudioClient:
                     raise
                 self.pause(e.reason, attempt)
 
+    def checked_write(self, send: Callable[[], T], made: Callable[[], T | None], doing: str) -> T:
+        """``send()``, a write whose effect can be looked up, sent again only if it is not there.
+
+        After a failure that may pass (``send`` makes its requests ``checked``: any 5xx, a
+        lost or timed-out answer), ``made()`` looks for the effect (None: not there); if it
+        is there, that is the result, else the write is sent again after a notice naming
+        ``doing``, at most ``retries`` times.
+        """
+        attempt = 0
+        while True:
+            try:
+                return send()
+            except TransientServerError as e:
+                found = made()
+                if found is not None:
+                    return found
+                attempt += 1
+                if attempt > self.retries:
+                    raise
+                self.pause(f"{e.reason} to {doing}, which it did not make", attempt)
+
     # --- errors ----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _calling(self, what: str) -> Iterator[None]:
+    def _calling(self, what: str, *, checked: bool = False) -> Iterator[None]:
+        """The block's request errors as one-line ServerErrors, TransientServerError for those that may
+        pass. ``checked``: a write whose effect the caller looks up before sending it again (or one
+        that is idempotent), for which any 5xx and a timeout may pass too."""
         import httpx
         from label_studio_sdk.core.api_error import ApiError
 
@@ -172,13 +210,21 @@ class LabelStudioClient:
             if e.status_code == 500 and "database-is-locked-error" in str(e.body):
                 # SQLite's write lock, after the server's own replays (DatabaseIsLockedRetryMiddleware) gave up.
                 raise TransientServerError(self._explain(what, e), "Label Studio's database was locked") from None
+            if checked and (e.status_code or 0) >= 500:  # e.g. the lock hit in a middleware: an HTML page
+                raise TransientServerError(self._explain(what, e), f"Label Studio answered {e.status_code}") from None
             if _cut_short(e):
                 raise TransientServerError(
                     f"{what}: the answer from Label Studio at {self.url} was cut short", "the answer was cut short"
                 ) from None
             raise ServerError(self._explain(what, e)) from None
         except httpx.TimeoutException:
-            raise ServerError(f"{what}: Label Studio at {self.url} did not answer in time; try again") from None
+            message = (
+                f"{what}: Label Studio at {self.url} did not answer in {self.timeout:g} s; "
+                f"try again, or wait longer with {TIMEOUT_ENV}=<seconds>"
+            )
+            if checked:  # the server may have done it all the same: the caller looks
+                raise TransientServerError(message, f"Label Studio did not answer in {self.timeout:g} s") from None
+            raise ServerError(message) from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
             # Dropped mid-answer, or a body shorter than its Content-Length: the server may have acted.
             raise TransientServerError(
@@ -275,19 +321,16 @@ class LabelStudioClient:
             "description": f"Created by annols push ({creation}).",
         }
         what = f"creating project {title!r}"
-        attempt = 0
-        while True:
-            try:
-                with self._calling(what):
-                    self._request("POST", "api/projects/", content=json.dumps(body).encode("utf-8"))
-                break
-            except TransientServerError as e:
-                if any(creation in (p.get("description") or "") for p in self._titled(title)):
-                    break  # made, only the answer was lost
-                attempt += 1
-                if attempt > self.retries:
-                    raise
-                self.pause(f"{e.reason} to the project's creation, which it did not make", attempt)
+
+        def send() -> bool:
+            with self._calling(what, checked=True):
+                self._request("POST", "api/projects/", content=json.dumps(body).encode("utf-8"))
+            return True
+
+        def made() -> bool | None:  # made, only the answer was lost
+            return any(creation in (p.get("description") or "") for p in self._titled(title)) or None
+
+        self.checked_write(send, made, "the project's creation")
         titled = self._titled(title)
         mine = [p for p in titled if creation in (p.get("description") or "")]
         if not mine:
@@ -312,7 +355,7 @@ class LabelStudioClient:
                 if e.status_code != 404:  # already gone: a delete repeated or replayed
                     raise
 
-        self._repeatable(f"deleting project {project_id}", delete)
+        self._repeatable(f"deleting project {project_id}", delete, checked=True)
 
     # --- tasks and annotations ---------------------------------------------------------------
 
@@ -397,9 +440,10 @@ class LabelStudioClient:
 
         The array is streamed from the parts, never joined, and a :class:`FilePart` is read
         only when its turn comes: memory holds at most the batch's bytes given as bytes.
+        Checked: after any 5xx or a timeout, push lists the task keys before sending more.
         """
         length = 2 + sum(t.length if isinstance(t, FilePart) else len(t) for t in tasks) + max(0, len(tasks) - 1)
-        with self._calling(f"importing {len(tasks)} tasks into project {project_id}"):
+        with self._calling(f"importing {len(tasks)} tasks into project {project_id}", checked=True):
             response = self._request(
                 "POST",
                 f"api/projects/{project_id}/import",
@@ -503,6 +547,7 @@ class LabelStudioClient:
         self._repeatable(
             f"deleting {len(task_ids)} tasks of project {project_id}",
             lambda: self._request("POST", "api/dm/actions", params=params, content=payload),
+            checked=True,
         )
 
     def task_predictions(self, task_id: int) -> list[dict[str, Any]]:
@@ -519,6 +564,7 @@ class LabelStudioClient:
         self._repeatable(
             f"updating project {project_id}",
             lambda: self._request("PATCH", f"api/projects/{project_id}", content=payload),
+            checked=True,
         )
 
     def users(self) -> dict[str, int]:
@@ -527,12 +573,21 @@ class LabelStudioClient:
         return {u.email: int(u.id) for u in listed if u.email}
 
     def create_user(self, email: str, *, first_name: str = "", last_name: str = "") -> int:
+        """The new user's id; after a failure that may pass, the users are looked up by email first."""
         username = email.split("@")[0]
-        with self._calling(f"creating user {email}"):
-            user = self._sdk.users.create(
-                email=email, username=username, first_name=first_name, last_name=last_name, request_options=NO_RETRY
-            )
-        return int(user.id or 0)
+
+        def send() -> int:
+            with self._calling(f"creating user {email}", checked=True):
+                user = self._sdk.users.create(
+                    email=email, username=username, first_name=first_name, last_name=last_name,
+                    request_options=NO_RETRY,
+                )  # fmt: skip
+            return int(user.id or 0)
+
+        def made() -> int | None:  # Label Studio keeps emails in lower case
+            return next((i for e, i in self.users().items() if e.lower() == email.lower()), None)
+
+        return self.checked_write(send, made, f"the creation of user {email}")
 
     def export_to(self, project_id: int, path: Path) -> int:
         """Stream the raw JSON export into the file ``path``; returns the bytes written.
@@ -689,6 +744,20 @@ def settings_from_env() -> tuple[str | None, str | None]:
     return os.environ.get(URL_ENV), os.environ.get(KEY_ENV)
 
 
+def timeout_from_env() -> float:
+    """Seconds to wait for an answer: ``ANNOLS_TIMEOUT`` if set, else 600."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise AnnolsError(f"{TIMEOUT_ENV} must be a number of seconds above 0, not {raw!r}")
+    return seconds
+
+
 def connect(
     url: str | None = None,
     api_key: str | None = None,
@@ -701,8 +770,9 @@ def connect(
     env_url, env_key = settings_from_env()
     url = url or env_url
     api_key = api_key or env_key
+    timeout = timeout_from_env()
     if url and api_key:
-        return LabelStudioClient(url, api_key, on_notice=on_notice)
+        return LabelStudioClient(url, api_key, on_notice=on_notice, timeout=timeout)
     if url or api_key:
         missing = "--api-key (or LABEL_STUDIO_API_KEY)" if url else "--url (or LABEL_STUDIO_URL)"
         raise ServerError(f"a server needs both a URL and an API key: also pass {missing}")
@@ -713,4 +783,4 @@ def connect(
             f"no Label Studio given and the local one ({data_dir}) is not running: "
             "run `annols server start`, or pass --url and --api-key"
         )
-    return LabelStudioClient(state.url, server.api_token(data_dir), on_notice=on_notice)
+    return LabelStudioClient(state.url, server.api_token(data_dir), on_notice=on_notice, timeout=timeout)

@@ -541,6 +541,7 @@ def _push_checked(
 
                 def recount() -> None:  # after a listing: what this push added, confirmed or not
                     sent.done = sum(1 for k in found.keys if k in present) - already
+                    sent.count_carried(present)
 
                 # Counted before the keys were listed: any task beyond these, another push's too, is checked.
                 expected = (project.task_count or 0) + todo
@@ -652,8 +653,13 @@ def _import(
     recount: Callable[[], None],
 ) -> None:
     """Send ``tasks()`` in batches. An import is never sent again blindly: after one that failed in a
-    way that may pass (its answer lost, a proxy's 502), the keys in the project are listed and only
-    the tasks still missing are sent, a bounded number of times without progress."""
+    way that may pass (its answer lost or timed out, any 5xx), the keys in the project are listed and
+    only the tasks still missing are sent, a bounded number of times without progress.
+
+    A timed-out import may still be running on the server when the keys are listed (SQLite's
+    middleware replays a locked request for up to about 15 minutes): if it commits after the
+    missing tasks were sent again, its copies are removed by :func:`_remove_replayed` only if
+    they arrived before the push ends."""
     failures = 0
     while True:
         done = sent.done
@@ -771,6 +777,15 @@ class _Sent:
     done: int = 0
     annotations: int = 0
     predictions: int = 0
+    # Key -> (annotations, predictions) of every task sent with any, its answer come or lost.
+    carried: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def count_carried(self, present: dict[str, Any]) -> None:
+        """Annotations and predictions of the tasks sent that are in the project (``present``, just
+        listed): a task is imported with its annotations and predictions in one transaction."""
+        arrived = [counts for key, counts in self.carried.items() if key in present]
+        self.annotations = sum(a for a, _ in arrived)
+        self.predictions = sum(p for _, p in arrived)
 
 
 @dataclass
@@ -958,6 +973,9 @@ def _send(
         def submit() -> None:
             nonlocal pending, batch
             settle()
+            for key, _, annotated, predicted in batch.tasks:  # counted once listed, should the answer be lost
+                if annotated or predicted:
+                    sent.carried[key] = (annotated, predicted)
             pending = (sender.submit(client.import_serialised, project_id, batch.parts), batch)
             batch = _Batch()
 

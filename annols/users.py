@@ -31,7 +31,7 @@ import httpx
 from lxml import etree, html
 
 from annols.errors import AnnolsError, InputError, ServerError, TransientServerError
-from annols.labelstudio import RETRY_STATUS, LabelStudioClient
+from annols.labelstudio import LabelStudioClient
 
 # Label Studio's AUTH_PASSWORD_MIN_LENGTH / AUTH_PASSWORD_MAX_LENGTH: checked before
 # anything is sent, so a bad file does not leave half the accounts made.
@@ -146,18 +146,12 @@ def add_accounts(
 def _signup_once(client: LabelStudioClient, invite: str, email: str, password: str) -> int:
     """``signup``, not repeated blindly: after a failure that may pass, the account is looked up first
     (a signup that went through made it with the password given, in one step)."""
-    attempt = 0
-    while True:
-        try:
-            return signup(client.url, invite, email, password)
-        except TransientServerError as e:
-            made = {a.email.lower(): a for a in list_accounts(client)}.get(email)
-            if made is not None:
-                return made.id
-            attempt += 1
-            if attempt > client.retries:
-                raise
-            client.pause(f"{e.reason} to the signup of {email}, which it did not make", attempt)
+
+    def made() -> int | None:
+        account = {a.email.lower(): a for a in list_accounts(client)}.get(email)
+        return None if account is None else account.id
+
+    return client.checked_write(lambda: signup(client.url, invite, email, password), made, f"the signup of {email}")
 
 
 def invite_token(client: LabelStudioClient) -> str:
@@ -239,8 +233,11 @@ def _send(
     headers = {"Referer": referer} if referer else None
     try:
         response = session.request(method, path, params=params, data=data, headers=headers)
-    except httpx.TimeoutException:
-        raise ServerError(f"{what}: Label Studio at {session.base_url} did not answer in time; try again") from None
+    except httpx.TimeoutException:  # the server may have done it all the same: _signup_once looks
+        raise TransientServerError(
+            f"{what}: Label Studio at {session.base_url} did not answer in time; try again",
+            "Label Studio did not answer in time",
+        ) from None
     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
         raise TransientServerError(
             f"{what}: the connection to Label Studio at {session.base_url} was cut",
@@ -248,7 +245,7 @@ def _send(
         ) from None
     except httpx.HTTPError as e:
         raise ServerError(f"{what}: cannot reach Label Studio at {session.base_url} ({type(e).__name__})") from None
-    if response.status_code in RETRY_STATUS:
+    if response.status_code >= 500:  # a proxy's 502, or SQLite's lock hit before the view ran (HTML 500)
         raise TransientServerError(
             f"{what}: {session.base_url}{path} answered {response.status_code}",
             f"Label Studio answered {response.status_code}",

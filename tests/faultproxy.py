@@ -3,9 +3,11 @@
 What nginx in front of a busy server does, and worse: per test it answers 502 to every
 Nth request before or after forwarding it, drops the connection after the server acted,
 cuts a body short (with or without a Content-Length announcing the whole), answers an
-HTML error page, delays, or sends a request three times and answers the last answer (what
-Label Studio's DatabaseIsLockedRetryMiddleware does on SQLite). Real HTTP on a real
-socket; no part of annols is replaced.
+HTML error page (a given one, e.g. Label Studio's own "500 | Label Studio", which it
+answers when a middleware hits SQLite's lock) before or after forwarding, delays before
+forwarding or before answering, or sends a request three times and answers the last
+answer (what Label Studio's DatabaseIsLockedRetryMiddleware does on SQLite). Real HTTP
+on a real socket; no part of annols is replaced.
 
 Requests are forwarded one by one on a fresh upstream connection, bodies whole.
 """
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 # What the proxy does to a request it picks.
-MODES = ("502-before", "502-after", "drop-after", "cut", "cut-unannounced", "page-500", "delay", "replay")
+MODES = ("502-before", "502-after", "drop-after", "cut", "cut-unannounced", "page-500", "page-500-after", "delay",
+         "delay-after", "replay")  # fmt: skip
 BAD_GATEWAY_PAGE = (
     b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
     b"</center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n"
@@ -30,6 +33,13 @@ BAD_GATEWAY_PAGE = (
 SERVER_ERROR_PAGE = (
     b"<!doctype html>\n<html><head><title>500 Internal Server Error</title></head>"
     b"<body><h1>Internal Server Error</h1><p>The server encountered an internal error.</p></body></html>\n"
+)
+# What Label Studio 1.23 answers when an exception escapes a middleware (its templates/500.html).
+LABEL_STUDIO_ERROR_PAGE = (
+    b'<!DOCTYPE html>\n<html lang="en">\n<head>\n  <meta charset="UTF-8">\n  <title>500 | Label Studio</title>\n'
+    b'  <link rel="stylesheet" href="/static/css/error.css"/>\n</head>\n<body>\n<div class="ls-global-error">\n'
+    b"  <h1>Uh oh, something went wrong.</h1>\n  <h2>Here\xe2\x80\x99s a few things you can try:</h2>\n</div>\n"
+    b"</body>\n</html>\n"
 )
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "upgrade"}
 
@@ -43,6 +53,7 @@ class Rule:
     start: int = 1
     match: Callable[[str, str], bool] = lambda method, path: True
     delay: float = 0.0
+    page: bytes = SERVER_ERROR_PAGE  # what the page-500 modes answer
     seen: int = 0
     hits: list[str] = field(default_factory=list)  # "METHOD path" of each request failed
 
@@ -102,11 +113,12 @@ class FaultProxy:
         start: int = 1,
         match: Callable[[str, str], bool] | None = None,
         delay: float = 0.0,
+        page: bytes = SERVER_ERROR_PAGE,
     ) -> Rule:
         """From now on, fail the ``start``-th matching request and every ``every``-th after it (none: pass all)."""
         assert not mode or mode in MODES, mode
         with self._lock:
-            self.rule = Rule(mode, every, start, match or (lambda method, path: True), delay)
+            self.rule = Rule(mode, every, start, match or (lambda method, path: True), delay, page)
             return self.rule
 
     def _handle(self, handler: http.server.BaseHTTPRequestHandler) -> None:
@@ -123,7 +135,7 @@ class FaultProxy:
         if mode == "502-before":
             return _answer(handler, 502, "Bad Gateway", BAD_GATEWAY_PAGE)
         if mode == "page-500":
-            return _answer(handler, 500, "Internal Server Error", SERVER_ERROR_PAGE)
+            return _answer(handler, 500, "Internal Server Error", rule.page)
         if mode == "delay":
             time.sleep(rule.delay)
         for _ in range(2 if mode == "replay" else 0):
@@ -131,6 +143,10 @@ class FaultProxy:
         status, reason, headers, content = self._forward(handler, method, path, body)
         if mode == "502-after":
             return _answer(handler, 502, "Bad Gateway", BAD_GATEWAY_PAGE)
+        if mode == "page-500-after":
+            return _answer(handler, 500, "Internal Server Error", rule.page)
+        if mode == "delay-after":  # the server has acted; a client that stops waiting loses the answer
+            time.sleep(rule.delay)
         if mode == "drop-after":
             handler.close_connection = True
             handler.connection.shutdown(socket.SHUT_RDWR)

@@ -26,16 +26,18 @@ from click.testing import CliRunner
 
 from annols import blinding
 from annols.cli import main
-from annols.errors import ServerError
+from annols.errors import AnnolsError, ServerError
 from annols.incremental import STATE_FILE
-from annols.labelstudio import CREATION_MARK, LabelStudioClient
+from annols.labelstudio import CREATION_MARK, TIMEOUT_ENV, LabelStudioClient, timeout_from_env
 
 from .conftest import SHARED, LiveServer
-from .faultproxy import FaultProxy
+from .faultproxy import LABEL_STUDIO_ERROR_PAGE, FaultProxy
 from .test_server import personal_access_token
 
 DEV = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
 EXAMPLE = Path(__file__).resolve().parent.parent / "annols" / "protocols" / "examples" / "input" / "qa-feedback.json"
+SUMMARY_FLAWS = EXAMPLE.with_name("summary-flaws.jsonl")
+CRITIC = EXAMPLE.with_name("summary-flaws-critic.jsonl")
 RETRY_NOTICE = re.compile(r"^.+; (retrying|listing the tasks that arrived|exporting again) in \d+ s \(\d/5\)$")
 
 
@@ -515,6 +517,136 @@ def test_users_add_and_list_through_a_failing_proxy(
     code, out, err = cli(proxy.url, label_studio.api_key, "users", "list", cwd=tmp_path)
     assert code == 0, err
     assert {line.split("\t")[0] for line in out.splitlines()} == set(users)
+
+
+# --- writes answered by Label Studio's error page, or too late ------------------------------------
+# After every comparison with the earlier pull: these add users, and a pull lists the users.
+
+
+def creations(method: str, path: str) -> bool:
+    return method == "POST" and path == "/api/projects/"
+
+
+def imports(method: str, path: str) -> bool:
+    return method == "POST" and "/import?" in path
+
+
+@pytest.mark.parametrize("mode", ["page-500", "page-500-after"])
+def test_a_creation_answered_by_label_studios_error_page_is_checked_and_makes_one_project(
+    mode: str, label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """Label Studio's own HTML 500 page, as its middleware gives on SQLite's lock before the view
+    runs ("page-500": nothing made) or as any 500 after the project was made (the answer lost):
+    the projects of the title are looked up, and the creation is sent again only if it is not there."""
+    title = f"faults creation {mode}"
+    rule = proxy.fail(mode, every=1000, match=creations, page=LABEL_STUDIO_ERROR_PAGE)
+    code, out, err = cli(proxy.url, label_studio.api_key, "push", "qa-feedback", str(EXAMPLE), "--project", title,
+                         cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert rule.hits == ["POST /api/projects/"]
+    made = mode == "page-500-after"
+    assert rule.seen == (1 if made else 2)  # sent again only when it was not made
+    retried = "Label Studio answered 500 to the project's creation, which it did not make; retrying in 1 s (1/5)"
+    assert [line for line in err.splitlines() if RETRY_NOTICE.match(line)] == ([] if made else [retried])
+    (project,) = projects_titled(client, title)
+    assert out.splitlines()[0] == f"Created project {title!r}: {proxy.url}/projects/{project['id']}/data"
+    assert out.splitlines()[-1] == "created 1, already present 0, total 1"
+    assert len(keys_of(client, project["id"])) == 1
+
+
+def test_a_timed_out_import_is_completed_by_the_key_check_and_counted_exactly(
+    label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The server makes the second of three batches, with their annotations, and its answer comes
+    after the client stopped waiting: the keys are listed, nothing is sent again, and the push
+    counts the batch's tasks and annotations."""
+    title = "faults import timed out"
+    timeout = 20  # long enough for a loaded machine's other answers; the held one waits three times as long
+    monkeypatch.setenv(TIMEOUT_ENV, str(timeout))
+    rule = proxy.fail("delay-after", start=2, every=1000, match=imports, delay=3 * timeout)
+    code, out, err = cli(proxy.url, label_studio.api_key, "push", "qa-feedback", str(DEV), "--project", title,
+                         "--with-annotations", "--batch-size", "200", cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert len(rule.hits) == 1 and rule.seen == 3  # three batches, none sent twice
+    notice = f"Label Studio did not answer in {timeout} s to an import; listing the tasks that arrived in 1 s (1/5)"
+    assert [line for line in err.splitlines() if RETRY_NOTICE.match(line)] == [notice]
+    assert out.splitlines()[-1] == "created 500, already present 0, total 500 (500 annotations)"
+    (project,) = projects_titled(client, title)
+    keys = keys_of(client, project["id"])
+    assert len(keys) == 500 and len(set(keys)) == 500
+    assert client.project(project["id"])["total_annotations_number"] == 500
+
+
+@pytest.mark.parametrize("mode", ["page-500", "page-500-after"])
+def test_an_import_answered_by_an_error_page_sends_only_what_is_missing_and_counts_its_predictions(
+    mode: str, label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """The second of three one-task imports with a prediction: refused before the server saw it
+    ("page-500"), it is sent again; made and its answer lost ("page-500-after"), it is not."""
+    title = f"faults import {mode}"
+    rule = proxy.fail(mode, start=2, every=1000, match=imports, page=LABEL_STUDIO_ERROR_PAGE)
+    code, out, err = cli(proxy.url, label_studio.api_key, "push", "summary-flaws", str(SUMMARY_FLAWS),
+                         "--predictions", str(CRITIC), "--project", title, "--batch-size", "1",
+                         cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    made = mode == "page-500-after"
+    assert len(rule.hits) == 1 and rule.seen == (3 if made else 4)
+    notice = "Label Studio answered 500 to an import; listing the tasks that arrived in 1 s (1/5)"
+    assert [line for line in err.splitlines() if RETRY_NOTICE.match(line)] == [notice]
+    assert out.splitlines()[-1] == "created 3, already present 0, total 3 (3 predictions)"
+    (project,) = projects_titled(client, title)
+    tasks = client.export_tasks(project["id"])
+    assert len({t["meta"][blinding.META_KEY] for t in tasks}) == len(tasks) == 3
+    assert [len(client.task_predictions(t["id"])) for t in tasks] == [1, 1, 1]
+
+
+def test_the_client_timeout_is_a_number_of_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TIMEOUT_ENV, raising=False)
+    assert timeout_from_env() == 600
+    monkeypatch.setenv(TIMEOUT_ENV, "2.5")
+    assert timeout_from_env() == 2.5
+    for bad in ("soon", "0", "-1", "inf", "nan"):
+        monkeypatch.setenv(TIMEOUT_ENV, bad)
+        with pytest.raises(AnnolsError) as info:
+            timeout_from_env()
+        assert str(info.value) == f"ANNOLS_TIMEOUT must be a number of seconds above 0, not {bad!r}"
+
+
+def creating_users(method: str, path: str) -> bool:
+    return method == "POST" and path.startswith(("/api/users", "/user/signup"))
+
+
+@pytest.mark.parametrize("mode", ["page-500", "page-500-after"])
+@pytest.mark.parametrize("passwords", [False, True], ids=["api", "signup"])
+def test_users_made_while_label_studio_answers_its_error_page_are_looked_up_before_sending_again(
+    mode: str, passwords: bool, label_studio: LiveServer, client: LabelStudioClient, proxy: FaultProxy,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Every second creation request is answered by Label Studio's HTML 500 page, before the server
+    saw it ("page-500": each account's first, sent again) or after it made the account
+    ("page-500-after": the first and third, found)."""
+    emails = [f"{mode}-{'signup' if passwords else 'api'}-{i}@faults.example.org" for i in range(3)]
+    (tmp_path / "pw").write_text("correct horse battery\n", encoding="utf-8")
+    rule = proxy.fail(mode, every=2, match=creating_users, page=LABEL_STUDIO_ERROR_PAGE)
+    args = ["--password-file", str(tmp_path / "pw")] if passwords else []
+    code, out, err = cli(proxy.url, label_studio.api_key, "users", "add", *emails, *args, cwd=tmp_path)
+    assert code == 0, err
+    made = mode == "page-500-after"
+    assert (len(rule.hits), rule.seen) == ((2, 3) if made else (3, 6))  # sent again only when not made
+    doing = "signup of" if passwords else "creation of user"
+    retried = [f"Label Studio answered 500 to the {doing} {e}, which it did not make; retrying in 1 s (1/5)"
+               for e in emails]  # fmt: skip
+    assert [line for line in err.splitlines() if RETRY_NOTICE.match(line)] == ([] if made else retried)
+    users = client.users()
+    how = "can log in with the password given" if passwords else "no password: cannot log in"
+    assert out.splitlines() == [f"created {e} (id {users[e]}; {how})" for e in emails]
+    if passwords:
+        from annols import users as users_lib
+
+        for e in emails:
+            with users_lib.logged_in(label_studio.url, e, "correct horse battery"):
+                pass
 
 
 # --- the embedded SQLite server under annotators' load -------------------------------------------
