@@ -17,6 +17,19 @@ A tuple whose best and worst are the same candidate has no rows (``validate`` fl
   at random into two halves, counting scores from each half, Spearman's rho between
   them over the candidates scored in both; the mean over :data:`TRIALS` splits, and the
   same raised to the whole by the Spearman-Brown formula.
+- Paired tests between candidates (:func:`paired_tests`): the tuple is the unit, never an
+  annotator's answer. Per tuple, each candidate shown gets its score from that tuple's
+  answers, 100 x (times best - times worst) / answers; for each pair of candidates, over
+  the tuples that showed both, the Wilcoxon signed-rank test of the differences (zero
+  differences dropped), Holm across the pairs of an aspect, with the mean difference, its
+  95% percentile bootstrap interval resampling those tuples and the matched-pairs
+  rank-biserial correlation (Kerby 2014) as the effect size beside each p. The same test
+  gives the report's "What the study could detect" (:mod:`annols.analysis.conclusions`).
+  A pool's tuples share its context (an article): they are taken as independent, which a
+  report says.
+
+Best-worst scaling is Louviere, Flynn & Marley (2015); counting scores Orme (2009); its use
+for NLP annotation and split-half reliability Kiritchenko & Mohammad (2017).
 """
 
 from __future__ import annotations
@@ -26,16 +39,20 @@ from typing import Any
 import choix  # type: ignore[import-untyped, unused-ignore]
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
-from scipy.stats import spearmanr
+from scipy.stats import rankdata, spearmanr
 
-from annols.analysis import bootstrap
-from annols.analysis.naming import by_aspect_text
+from annols.analysis import bootstrap, detectable
+from annols.analysis.naming import by_aspect_text, in_order
+from annols.report import plots
 from annols.report.common import ReportOptions
-from annols.report.model import Section, Table, percent
+from annols.report.model import Section, Table, cell_text, percent
 
 ALPHA = 0.01  # the choice model's prior strength (choix's alpha)
 TRIALS = 100  # random splits for split-half reliability
 SCORE_COLUMNS = ["aspect", "system", "shown", "best", "worst", "best %", "worst %", "score %"]
+MEASURE = "score points per tuple"  # the paired tests' difference: 100 x (best - worst) / answers of a tuple
+PAIRED_COLUMNS = ["aspect", "system", "opponent", "tuples", "mean difference", "CI low", "CI high",
+                  "rank-biserial r", "tuples system higher", "tuples opponent higher", "p (Wilcoxon)", "p (Holm)"]
 
 
 def judgments(frame: pd.DataFrame) -> pd.DataFrame:
@@ -119,15 +136,85 @@ def split_half(frame: pd.DataFrame, trials: int = TRIALS, seed: int = 0) -> pd.D
     return pd.DataFrame(out, columns=["aspect", "candidates", "splits", "split-half rho", "Spearman-Brown"])
 
 
-def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+def named_judgments(tidy: pd.DataFrame, spec: Any) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`judgments` with each aspect named as the tables name it, and those names in the definition's order."""
     named, aspects = by_aspect_text(tidy[tidy["kind"] == "best-worst"], spec.aspects)
-    rows = judgments(named)
+    return judgments(named), aspects
+
+
+def in_aspect_order(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
+    """The rows with their aspects in the definition's order (a stable sort: the order within one kept)."""
+    codes = in_order(frame["aspect"].astype(str), aspects).codes
+    return frame.iloc[np.argsort(codes, kind="stable")].reset_index(drop=True)
+
+
+def tuple_scores(rows: pd.DataFrame) -> pd.Series:
+    """Each (aspect, task_key, system)'s score in its tuple, in points: 100 x (times chosen best - times chosen
+    worst) / the tuple's answers (from -100 to 100)."""
+    return 100 * rows.groupby(["aspect", "task_key", "system"], observed=True, sort=True)["value"].mean()
+
+
+def rank_biserial(diff: np.ndarray) -> float:
+    """The matched-pairs rank-biserial correlation of paired differences (zeros dropped): the share of the
+    signed-rank sum that is positive minus the share that is negative, from -1 to 1 (Kerby 2014)."""
+    nonzero = diff[diff != 0]
+    if not len(nonzero):
+        return np.nan
+    ranks = rankdata(np.abs(nonzero))
+    return float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
+
+
+def paired_tests(rows: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
+    """:data:`PAIRED_COLUMNS`: every pair of candidates per aspect compared over the tuples that showed both."""
+    per_tuple = tuple_scores(rows)
+    tests = detectable.paired_tests(per_tuple, "aspect").rename(columns={
+        "samples": "tuples", "samples system higher": "tuples system higher",
+        "samples opponent higher": "tuples opponent higher"})  # fmt: skip
+    effects = []
+    for i, (*_, diff) in enumerate(detectable.paired_differences(per_tuple, "aspect")):
+        units = np.column_stack([diff, np.ones(len(diff))])
+        effects.append([*bootstrap.ratio(units, options.bootstrap, np.random.default_rng([options.seed, 2, i])),
+                        rank_biserial(diff)])  # fmt: skip
+    tests[["CI low", "CI high", "rank-biserial r"]] = pd.DataFrame(effects, index=tests.index, dtype=float) \
+        if effects else np.nan
+    return tests[PAIRED_COLUMNS]
+
+
+def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame) -> str:
+    """One paragraph: per aspect the candidate scored highest, with its interval, and whom it beat after
+    correction; then the split-half reliability."""
+    parts = []
+    for aspect, part in table.groupby("aspect", sort=False):
+        top = part.iloc[0]
+        mine = tests[(tests["aspect"] == aspect) & ((tests["system"] == top["system"]) |
+                                                      (tests["opponent"] == top["system"]))]  # fmt: skip
+        sign = np.where(mine["system"] == top["system"], 1, -1)
+        beaten = int(((mine["p (Holm)"] < detectable.ALPHA) & (sign * mine["mean difference"] > 0)).sum())
+        interval = (f" [{cell_text(top['score low %'], '%')}, {cell_text(top['score high %'], '%')}]"
+                    if top["score low %"] == top["score low %"] else "")  # fmt: skip
+        others = len(part) - 1
+        above = f"all {others} others" if beaten == others and others > 1 else f"{beaten} of the {others} others"
+        parts.append(f"on {aspect}, {top['system']} scored highest ({cell_text(top['score %'], '%')}{interval}), "
+                     f"significantly above {above}")  # fmt: skip
+    rho = [f"{a} {cell_text(r, 'r')}" for a, r in zip(reliability["aspect"], reliability["Spearman-Brown"],
+                                                         strict=True) if r == r]  # fmt: skip
+    return ("Best-worst scores (% chosen best - % chosen worst, 95% interval over tuples; paired Wilcoxon tests over "
+            f"tuples, Holm-corrected): {'; '.join(parts)}."
+            + (f" Split-half reliability (Spearman-Brown): {', '.join(rho)}." if rho else ""))  # fmt: skip
+
+
+def _plot(table: pd.DataFrame) -> plots.Plot:
+    panels = [plots.Estimates(str(aspect), list(part["system"]), list(part["score %"]), list(part["score low %"]),
+                              list(part["score high %"])) for aspect, part in table.groupby("aspect", sort=False)]
+    return plots.intervals("best_worst_scores", "Best-worst scores with 95% intervals", panels,
+                           "score (% best - % worst)")  # fmt: skip
+
+
+def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+    rows, aspects = named_judgments(tidy, spec)
     if rows.empty:
         return [Section("Best-worst scores", ["No best-worst answers."])]
-    table = scores(rows)
-    table["aspect"] = pd.Categorical(table["aspect"], categories=aspects, ordered=True)
-    table = table.sort_values("aspect", kind="stable").reset_index(drop=True)
-    table["aspect"] = table["aspect"].astype(str)
+    table = in_aspect_order(scores(rows), aspects)
     rng = np.random.default_rng(options.seed)
     low, high, model = [], [], []
     fitted = {aspect: strengths(part) for aspect, part in rows.groupby("aspect", sort=True)}
@@ -141,14 +228,26 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
     table["score low %"], table["score high %"] = low, high
     table["model strength"] = model
     reliability = split_half(rows, seed=options.seed)
+    tests = in_aspect_order(paired_tests(rows, options), aspects)
     text = [
-        "Each candidate's score is the share of the times it was shown that it was chosen best, minus the share "
-        "it was chosen worst (from -100 to 100); the interval resamples whole tuples. The model strength is "
-        "a Bradley-Terry fit (choix) of the comparisons each answer implies: the best beats every other "
-        "candidate shown, and each of those beats the worst.",
+        "Best-worst scaling (Louviere, Flynn & Marley 2015; for NLP annotation Kiritchenko & Mohammad 2017), scored "
+        "by counting (Orme 2009): each candidate's score is the share of the times it was shown that it was chosen "
+        "best, minus the share it was chosen worst (from -100 to 100); the interval resamples whole tuples. The "
+        "model strength is a Bradley-Terry fit (choix) of the comparisons each answer implies: the best beats every "
+        "other candidate shown, and each of those beats the worst.",
+        "Paired tests: the tuple is the unit, not the answer. Per tuple each candidate's score from that tuple's "
+        "answers, 100 x (best - worst) / answers; for each pair, over the tuples that showed both, the Wilcoxon "
+        "signed-rank test of the differences (zero differences dropped), p (Holm) corrected across the pairs of an "
+        f"aspect; beside each p the mean difference with its 95% bootstrap interval ({options.bootstrap} resamples "
+        "of those tuples) and the rank-biserial correlation (-1 to 1). The tuples of one pool share their context "
+        "and are taken as independent.",
     ]
     return [
-        Section("Best-worst scores", text, [Table("best_worst_scores", "Best-worst scores per aspect", table)]),
+        Section("Best-worst scores", text, [
+            Table("best_worst_scores", "Best-worst scores per aspect", table),
+            Table("best_worst_paired_tests", "Paired tests between candidates over tuples (Wilcoxon signed-rank, "
+                  "Holm), with the mean difference's interval and the rank-biserial effect size", tests),
+        ], [_plot(table)], summary=[headline(table, tests, reliability)]),
         Section("Best-worst reliability", [
             f"Split-half reliability: each tuple's answers split at random into two halves ({TRIALS} times), "
             "Spearman's rho between the two halves' scores, and the same raised to the whole "

@@ -1,7 +1,8 @@
 """Whether the study's conclusions hold: what it could detect, and how reliable its ranking of systems is.
 
 Two sections for every style that compares systems (pairwise, ratings, ranking, and any
-style registered in :data:`annols.analysis.reliability.SCORES`):
+style registered in :data:`annols.analysis.reliability.SCORES`; best-worst has the first,
+its reliability being its own split-half, :mod:`annols.analysis.best_worst`):
 
 - "What the study could detect" (:mod:`annols.analysis.detectable`): per system pair and
   aspect the test's corrected p, the smallest difference it had 80% power for, and the
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import detectable, pairwise, ranking, ratings, reliability
+from annols.analysis import best_worst, detectable, pairwise, ranking, ratings, reliability
 from annols.analysis.naming import by_aspect_text
 from annols.report import plots
 from annols.report.common import ReportOptions
@@ -69,6 +70,10 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
         table = Table("ranking_paired_tests", "Paired tests between systems over samples: mean rank per sample "
                       "(Wilcoxon signed-rank, Holm across the pairs of a dimension)", tests)  # fmt: skip
         return detectable.paired_table(tests, "dimension", "mean rank", lower_better=True), [table]
+    if style == "best-worst":
+        rows, aspects = best_worst.named_judgments(tidy, spec)
+        tests = best_worst.in_aspect_order(detectable.paired_tests(best_worst.tuple_scores(rows), "aspect"), aspects)
+        return detectable.paired_table(tests, "aspect", best_worst.MEASURE), []
     return pd.DataFrame(columns=detectable.COLUMNS), []
 
 
@@ -85,7 +90,9 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions,
         ranking_note = ["Ranking: per sample, each system's mean rank over its annotators; the Wilcoxon signed-rank "
                         "test of the differences (zero differences dropped) over the samples where both were "
                         "ranked; a negative difference means the first system ranked better."]  # fmt: skip
-        text = [DETECTABLE_NOTE, *(ranking_note if extra else [])]
+        best_worst_note = ["Best-worst: the same test over tuples of each candidate's per-tuple score, 100 x (best "
+                           "- worst) / answers (see \"Best-worst scores\"), the difference in score points."]
+        text = [DETECTABLE_NOTE, *(ranking_note if extra else []), *(best_worst_note if style == "best-worst" else [])]
         table = Table("detectable", "Conclusions per system pair and aspect, with the smallest detectable "
                       "difference (80% power)", frame)  # fmt: skip
         out.append(Section("What the study could detect", text, [table, *extra], summary=summary))

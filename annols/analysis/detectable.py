@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
@@ -86,19 +88,25 @@ def paired_detectable(n: int, sd: float, alpha: float, power: float = POWER) -> 
     return float(np.atleast_1d(d)[0]) * sd
 
 
-def paired_tests(means: pd.Series, group: str) -> pd.DataFrame:
-    """Wilcoxon signed-rank between every pair of systems (name order) over samples, Holm across the pairs of
-    a ``group`` value. ``means`` is each (group, task_key, system)'s mean value."""
-    rows = []
+def paired_differences(means: pd.Series, group: str) -> Iterator[tuple[Any, Any, Any, np.ndarray]]:
+    """(group value, system, opponent, the per-sample differences system - opponent over the samples that have
+    both) of every pair of systems, in name order. ``means`` is each (group, task_key, system)'s mean value."""
     for value, wide in cells.wide(means, group, "system"):  # each group's samples x systems
         for system, opponent in itertools.combinations(sorted(wide.columns), 2):
             both = wide[[system, opponent]].dropna()
             # Rounded: float noise in means of a few values would split ties and zeros.
-            diff = np.round((both[system] - both[opponent]).to_numpy(), 9)
-            p = wilcoxon(diff).pvalue if (diff != 0).any() else np.nan
-            sd = float(np.std(diff, ddof=1)) if len(diff) > 1 else np.nan
-            rows.append([value, system, opponent, len(both), float(diff.mean()) if len(diff) else np.nan,
-                         int((diff > 0).sum()), int((diff < 0).sum()), float(p), np.nan, sd])  # fmt: skip
+            yield value, system, opponent, np.round((both[system] - both[opponent]).to_numpy(), 9)
+
+
+def paired_tests(means: pd.Series, group: str) -> pd.DataFrame:
+    """Wilcoxon signed-rank between every pair of systems (name order) over samples, Holm across the pairs of
+    a ``group`` value. ``means`` is each (group, task_key, system)'s mean value."""
+    rows = []
+    for value, system, opponent, diff in paired_differences(means, group):
+        p = wilcoxon(diff).pvalue if (diff != 0).any() else np.nan
+        sd = float(np.std(diff, ddof=1)) if len(diff) > 1 else np.nan
+        rows.append([value, system, opponent, len(diff), float(diff.mean()) if len(diff) else np.nan,
+                     int((diff > 0).sum()), int((diff < 0).sum()), float(p), np.nan, sd])  # fmt: skip
     columns = [group, "system", "opponent", "samples", "mean difference", "samples system higher",
                "samples opponent higher", "p (Wilcoxon)", "p (Holm)", "sd of differences"]  # fmt: skip
     table = pd.DataFrame(rows, columns=columns)

@@ -23,3 +23,25 @@ def in_order(values: pd.Series, names: list[str]) -> pd.Categorical:
     if isinstance(values.dtype, pd.CategoricalDtype):
         return values.cat.set_categories(names, ordered=True).array
     return pd.Categorical(values, categories=names, ordered=True)
+
+
+SHORT = 24  # an aspect text longer than this is shown by the aspect's name in the rendered tables
+
+
+def legend(spec: Any) -> tuple[tuple[tuple[str, str], ...], dict[str, str]]:
+    """How the rendered tables (report.md, report.html, paper.tex) name a definition's aspects: the (label, full
+    text) of each aspect shown by a label that is not its text, and a table cell's text -> its label.
+
+    The tables' CSVs name an aspect by its text (:func:`by_aspect_text`); a text longer than :data:`SHORT`
+    characters is shown by the aspect's name instead (every aspect by its name if a short text were another's
+    name). A ranking's dimensions are named by their name already."""
+    aspects = list(getattr(spec, "aspects", ()))
+    _, cells = by_aspect_text(pd.DataFrame({"question": []}), aspects)
+    shown = [c if len(c) <= SHORT and "\n" not in c else a.name for a, c in zip(aspects, cells, strict=True)]
+    if len(set(shown)) < len(shown):
+        shown = [a.name for a in aspects]
+    labels = {c: s for c, s in zip(cells, shown, strict=True) if c != s}
+    entries = [(s, a.text) for a, s in zip(aspects, shown, strict=True)]
+    entries += [(d.name, d.text) for d in getattr(spec, "dimensions", ())]
+    # A label that is its text but for case ("brevity", "Brevity") needs no legend.
+    return tuple((s, t) for s, t in entries if t and s.casefold() != t.casefold()), labels

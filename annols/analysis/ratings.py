@@ -169,7 +169,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions,
         "system pairs of an aspect.",
     ]
     # Each table's transients (tens of MB at 100,000 tasks) go back to the system before the next is made.
-    tables = [summary(frame, options), dist]
+    tables = [summary(frame, options, whole=spec.scale != "slider"), dist]
     memory.release()
     tables.append(paired_tests(frame))
     memory.release()
@@ -231,7 +231,12 @@ def _z(rows: pd.DataFrame, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return z
 
 
-def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
+MEDIANS = ("median", "median CI low", "median CI high")
+
+
+def summary(frame: pd.DataFrame, options: ReportOptions, whole: bool = True) -> Table:
+    """``whole``: the scale's codes are whole numbers (not a slider), so are its medians when the two middle
+    ratings agree, and the rendered reports show them without decimals."""
     standard = _standardisation(frame)
     if standard is None:
         frame = frame.assign(z=z_scores(frame))
@@ -249,7 +254,7 @@ def summary(frame: pd.DataFrame, options: ReportOptions) -> Table:
     columns = ["aspect", "system", "samples", "ratings", "mean", "mean CI low", "mean CI high", "median",
                "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
     return Table("ratings_summary", "Mean and median rating with 95% bootstrap intervals; mean z-score",
-                 pd.DataFrame(rows, columns=columns))  # fmt: skip
+                 pd.DataFrame(rows, columns=columns), whole=MEDIANS if whole else ())  # fmt: skip
 
 
 def distribution(frame: pd.DataFrame, spec: Any) -> Table:

@@ -34,6 +34,7 @@ from importlib import import_module
 from pathlib import Path
 
 from annols import __version__, files, hidden_judges
+from annols.analysis import naming
 from annols.analysis.judges import EPSILON
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
@@ -43,7 +44,7 @@ from annols.report import paper, render
 from annols.report.adjudicated import adjudicated_sections
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.judges import JudgeCollector
-from annols.report.model import Section
+from annols.report.model import Legend, Section
 from annols.report.models import ModelsCollector, model_sections
 from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
@@ -157,10 +158,11 @@ def _write(definition: Definition, study: Study, sections: list[Section], option
         written += [render.write_csv(table, out_dir) for table in section.tables]
         written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
     written += [render.write_csv(table, out_dir) for table in csv_only_tables(study)]
-    written += paper.write(definition, study, sections, out_dir)
+    legend = Legend(*naming.legend(definition.spec))
+    written += paper.write(definition, study, sections, out_dir, legend)
     title, intro = _title(definition), _intro(definition, study, options, left_out or [])
     intro += [line for section in sections for line in section.summary]
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
-    files.write_text(md, render.markdown(title, intro, sections))
-    files.write_text(page, render.html_document(title, intro, sections))
+    files.write_text(md, render.markdown(title, intro, sections, legend))
+    files.write_text(page, render.html_document(title, intro, sections, legend))
     return ReportResult(out_dir, [md, page, *written], len(study.items), len(study.kept), sections)

@@ -7,22 +7,29 @@ lines so it can be lifted into a manuscript:
 - ``methods``: items, annotators, overlap, judgments, agreement, the tests and correction
   used, what the study could detect (80% power) and the split-half reliability;
 - ``results`` (the style's main table: pairwise win / tie / loss with the corrected p
-  marked; ratings mean and median; ranking mean rank; each system's "better than" after
-  correction), ``comparisons`` (every system pair and aspect: difference, corrected p
-  marked, smallest detectable difference) and ``reliability`` tables;
+  marked; ratings mean, median and mean z-score; ranking mean rank; best-worst counting
+  score; each system's "better than" after correction), ``comparisons`` (every system pair
+  and aspect: difference, corrected p marked, smallest detectable difference) and
+  ``reliability`` tables;
 - ``limitations``: inconclusive comparisons with what they could detect, agreement below
   Krippendorff's 0.667, items short of their overlap;
-- ``bibliography``: the works cited, also in ``paper.bib`` (BibTeX) for the manuscript's
-  own bibliography; the document's ``thebibliography`` lets it compile without BibTeX.
+- ``bibliography``: exactly the works the text cites (:func:`cited`, in the order first
+  cited), also in ``paper.bib`` (BibTeX) for the manuscript's own bibliography; the
+  document's ``thebibliography`` lets it compile without BibTeX.
 
-Every number is the report's CSV cell text (:meth:`annols.report.model.Table.rows`), and
-every user string (system, aspect, annotator, protocol names) goes through :func:`escape`.
+Every number is the report's cell text as report.md shows it
+(:meth:`annols.report.model.Table.shown_rows`: the CSV's, whole numbers without zero
+decimals), an aspect is named by its short label with the full text once, in the legend
+under the results table, and every user string (system, aspect, annotator, protocol
+names) goes through :func:`escape`. A table must fit the text width: a test compiles every
+style's paper and fails on an overfull box.
 Significance marks after the report's correction (Holm): * p < 0.05, ** p < 0.01,
 *** p < 0.001.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,7 +40,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import files
 from annols.analysis import detectable
 from annols.definition import Definition
-from annols.report.model import Section, Table, cell_text
+from annols.report.model import NO_LEGEND, Legend, Section, Table, cell_text
 from annols.report.sources import Study
 
 TEX = "paper.tex"
@@ -140,6 +147,25 @@ CITATIONS: dict[str, str] = {
   volume = {3}, number = {3}, pages = {271--295},
   year = {1910}
 }""",
+    "louviere2015": """@book{louviere2015,
+  author = {Louviere, Jordan J. and Flynn, Terry N. and Marley, A. A. J.},
+  title = {Best-Worst Scaling: Theory, Methods and Applications},
+  publisher = {Cambridge University Press}, address = {Cambridge},
+  year = {2015}
+}""",
+    "kiritchenko2017": """@inproceedings{kiritchenko2017,
+  author = {Kiritchenko, Svetlana and Mohammad, Saif M.},
+  title = {Best-Worst Scaling More Reliable than Rating Scales: A Case Study on Sentiment Intensity Annotation},
+  booktitle = {Proceedings of the 55th Annual Meeting of the Association for Computational Linguistics (Volume 2: Short Papers)},
+  pages = {465--470},
+  year = {2017}
+}""",  # noqa: E501
+    "orme2009": """@techreport{orme2009,
+  author = {Orme, Bryan},
+  title = {{MaxDiff} Analysis: Simple Counting, Individual-Level Logit, and {HB}},
+  institution = {Sawtooth Software}, type = {Research Paper Series}, address = {Sequim, WA},
+  year = {2009}
+}""",
     "brown1910": """@article{brown1910,
   author = {Brown, William},
   title = {Some Experimental Results in the Correlation of Mental Abilities},
@@ -175,6 +201,13 @@ _BIBITEMS = {
     "efron1993": "B. Efron and R. J. Tibshirani. \\emph{An Introduction to the Bootstrap}. Chapman \\& Hall, 1993.",
     "spearman1910": "C. Spearman. Correlation calculated from faulty data. \\emph{British Journal of Psychology}, "
                     "3(3):271--295, 1910.",
+    "louviere2015": "J. J. Louviere, T. N. Flynn and A. A. J. Marley. \\emph{Best-Worst Scaling: Theory, Methods "
+                    "and Applications}. Cambridge University Press, 2015.",
+    "kiritchenko2017": "S. Kiritchenko and S. M. Mohammad. Best-worst scaling more reliable than rating scales: a "
+                       "case study on sentiment intensity annotation. In \\emph{Proceedings of ACL (Volume 2: Short "
+                       "Papers)}, pages 465--470, 2017.",
+    "orme2009": "B. Orme. MaxDiff analysis: simple counting, individual-level logit, and HB. \\emph{Sawtooth "
+                "Software Research Paper Series}, 2009.",
     "brown1910": "W. Brown. Some experimental results in the correlation of mental abilities. \\emph{British "
                  "Journal of Psychology}, 3(3):296--322, 1910.",
 }  # fmt: skip
@@ -221,17 +254,26 @@ def _tables(sections: list[Section]) -> dict[str, Table]:
     return {t.name: t for s in sections for t in s.tables}
 
 
-def _cells(table: Table, columns: list[str]) -> tuple[list[str], list[list[str]]]:
-    """The report's cell texts (as in the CSV) of some columns."""
+def _cells(table: Table, columns: list[str], legend: Legend) -> tuple[list[str], list[list[str]]]:
+    """The report's cell texts of some columns, as report.md shows them."""
     at = [table.header.index(c) for c in columns]
-    return columns, [[row[i] for i in at] for row in table.rows()]
+    return columns, [[row[i] for i in at] for row in table.shown_rows(legend.labels)]
 
 
-def _tabular(name: str, caption: str, header: list[str], rows: list[list[str]], note: str = "") -> list[str]:
-    """A booktabs table: header and rows are LaTeX already (cells escaped by the caller)."""
-    spec = "l" * min(3, len(header)) + "r" * max(0, len(header) - 3)
-    lines = ["\\begin{table}[ht]", "\\centering", "\\small", f"\\caption{{{caption}}}", f"\\label{{tab:{name}}}",
-             f"\\begin{{tabular}}{{{spec}}}", "\\toprule", " & ".join(header) + " \\\\", "\\midrule"]  # fmt: skip
+WRAPPED = ">{\\raggedright\\arraybackslash}p{0.24\\linewidth}"  # a list of systems wraps, not widening the table
+
+
+def _tabular(name: str, caption: str, header: list[str], rows: list[list[str]], note: str = "",
+             keys: int = 3) -> list[str]:  # fmt: skip
+    """A booktabs table: header and rows are LaTeX already (cells escaped by the caller). The first ``keys``
+    columns are left-aligned names, the rest right-aligned numbers; a "better than" column wraps."""
+    wrapped = bool(header) and header[-1] == "better than"
+    numbers = len(header) - min(keys, len(header)) - wrapped
+    spec = "l" * min(keys, len(header)) + "r" * numbers + (WRAPPED if wrapped else "")
+    # Columns 4pt apart (LaTeX's default is 6pt): a results table of nine columns fits the text width.
+    lines = ["\\begin{table}[ht]", "\\centering", "\\small", "\\setlength{\\tabcolsep}{4pt}",
+             f"\\caption{{{caption}}}", f"\\label{{tab:{name}}}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
+             " & ".join(header) + " \\\\", "\\midrule"]  # fmt: skip
     lines += [" & ".join(row) + " \\\\" for row in rows]
     lines += ["\\bottomrule", "\\end{tabular}"]
     if note:
@@ -259,18 +301,37 @@ def _better_than(comparisons: pd.DataFrame, aspect: str, system: str) -> str:
 
 MAIN = {  # style table -> the columns shown, the key columns (aspect, system[, opponent])
     "pairwise_win_tie_loss": ["aspect", "system", "opponent", "judgments", "win %", "tie %", "loss %"],
-    "ratings_summary": ["aspect", "system", "ratings", "mean", "mean CI low", "mean CI high", "median"],
+    "ratings_summary": ["aspect", "system", "ratings", "mean", "mean CI low", "mean CI high", "median", "mean z"],
     "ranking_mean_rank_intervals": ["dimension", "system", "rankings", "mean rank", "CI low", "CI high"],
+    "best_worst_scores": ["aspect", "system", "shown", "score %", "score low %", "score high %"],
 }
+# Each main table's caption names exactly the columns MAIN shows, then "better than".
+CAPTIONS = {
+    "ratings_summary": "Mean rating with its 95\\% bootstrap interval, median rating and mean z-score (each "
+                       "annotator's ratings standardised) per system and aspect",
+    "ranking_mean_rank_intervals": "Mean rank (1 is best) with its 95\\% bootstrap interval per system and dimension",
+    "best_worst_scores": "Best-worst score (\\% chosen best $-$ \\% chosen worst of the times shown) with its 95\\% "
+                         "bootstrap interval over tuples per system and aspect",
+}
+INTERVALS = {"ratings_summary": "mean CI low", "ranking_mean_rank_intervals": "CI low",
+             "best_worst_scores": "score low %"}  # a main table's bootstrap interval (empty without resamples)
 MARKS_NOTE = ("Marks: after Holm's correction, * p $<$ 0.05, ** p $<$ 0.01, *** p $<$ 0.001.")
 
 
-def results_block(tables: dict[str, Table]) -> list[str]:
+def legend_note(legend: Legend) -> str:
+    """The full text of each aspect a table names by its short label."""
+    if not legend.entries:
+        return ""
+    text = "; ".join(f"\\emph{{{escape(label)}}}: {escape(text)}" for label, text in legend.entries)
+    return f" Aspects: {text}" + ("" if text.endswith((".", "?", "!")) else ".")
+
+
+def results_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
     comparisons = _significance(tables)
     for name, columns in MAIN.items():
         if name not in tables:
             continue
-        header, rows = _cells(tables[name], columns)
+        header, rows = _cells(tables[name], columns, legend)
         table = tables[name]
         if name == "pairwise_win_tie_loss":
             p = {(str(r[0]), str(r[1]), str(r[2])): r[7] for r in comparisons.itertuples(index=False)}
@@ -285,15 +346,16 @@ def results_block(tables: dict[str, Table]) -> list[str]:
             shown = [[escape(c) for c in row] + [_better_than(comparisons, str(a), str(s))]
                      for row, a, s in zip(rows, frame[columns[0]], frame["system"], strict=True)]  # fmt: skip
             head = [escape(h) for h in header] + ["better than"]
-            caption = f"{escape(table.title)}; the systems each is significantly better than after correction."
-        return _tabular("results", caption, head, shown, MARKS_NOTE)
+            caption = f"{CAPTIONS[name]}; the systems each is significantly better than after correction."
+        keys = 3 if name == "pairwise_win_tie_loss" else 2  # aspect, system[, opponent]: the rest are numbers
+        return _tabular("results", caption, head, shown, MARKS_NOTE + legend_note(legend), keys)
     generic = next((t for t in tables.values() if t.name not in _OVERVIEW and t.name != "detectable"), None)
     if generic is None:
         return ["No result table."]
-    rows = generic.rows()[:30]
+    rows = generic.shown_rows(legend.labels)[:30]
     note = f"The first 30 of {len(generic.frame)} rows (tables/{generic.name}.csv)." if len(generic.frame) > 30 else ""
     return _tabular("results", escape(generic.title), [escape(h) for h in generic.header],
-                    [[escape(c) for c in row] for row in rows], escape(note))  # fmt: skip
+                    [[escape(c) for c in row] for row in rows], escape(note) + legend_note(legend))  # fmt: skip
 
 
 _OVERVIEW = {"sources", "annotators", "coverage", "under_annotated", "violations", "violations_by_rule"}
@@ -301,10 +363,10 @@ COMPARISON_COLUMNS = ["aspect", "system", "opponent", "units", "difference", "p 
 RELIABILITY_COLUMNS = ["aspect", "systems", "split", "split-half r", "CI low", "CI high"]
 
 
-def comparisons_block(tables: dict[str, Table]) -> list[str]:
+def comparisons_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
     if "detectable" not in tables or not len(tables["detectable"].frame):
         return []
-    header, rows = _cells(tables["detectable"], COMPARISON_COLUMNS)
+    header, rows = _cells(tables["detectable"], COMPARISON_COLUMNS, legend)
     frame = tables["detectable"].frame
     shown = [[escape(c) for c in row[:5]] + [escape(row[5]) + _mark(p), escape(row[6])]
              for row, p in zip(rows, frame["p (corrected)"], strict=True)]  # fmt: skip
@@ -314,37 +376,14 @@ def comparisons_block(tables: dict[str, Table]) -> list[str]:
     return _tabular("comparisons", caption, [escape(h) for h in header], shown, MARKS_NOTE)
 
 
-def reliability_block(tables: dict[str, Table]) -> list[str]:
+def reliability_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
     if "reliability" not in tables or tables["reliability"].frame["split-half r"].isna().all():
         return []
-    header, rows = _cells(tables["reliability"], RELIABILITY_COLUMNS)
+    header, rows = _cells(tables["reliability"], RELIABILITY_COLUMNS, legend)
     rows = [r for r, v in zip(rows, tables["reliability"].frame["split-half r"], strict=True) if v == v]
     return _tabular("reliability", "Split-half reliability of the system scores (Spearman-Brown corrected, median "
                     "and 95\\% interval over random splits).", [escape(h) for h in header],
                     [[escape(c) for c in r] for r in rows])  # fmt: skip
-
-
-def _used(tables: dict[str, Table]) -> list[str]:
-    """The citation keys of the statistics the report's tables use."""
-    names = set(tables)
-    keys = []
-    checks = [("pairwise_sign_test", ["dixon1946"]), ("ratings_paired_tests", ["wilcoxon1945"]),
-              ("ranking_paired_tests", ["wilcoxon1945"]), ("detectable", ["holm1979", "card2020"]),
-              ("pairwise_bradley_terry", ["bradley1952", "davidson1970"]), ("pairwise_cohen", ["cohen1960"]),
-              ("ranking_agreement", ["kendall1939"]), ("reliability", ["spearman1910", "brown1910", "efron1993"])]
-    for name, cite in checks:
-        if name in names:
-            keys += [k for k in cite if k not in keys]
-    if any(n in names for n in ("ratings_paired_tests", "ranking_paired_tests")):
-        keys.append("noether1955")
-    frames = [t.frame for t in tables.values()]
-    if any("Fleiss kappa" in f.columns for f in frames):
-        keys.append("fleiss1971")
-    if any("Krippendorff alpha" in f.columns for f in frames):
-        keys.append("krippendorff2004")
-    if any(c.endswith("CI low %") or c == "mean CI low" for f in frames for c in f.columns):
-        keys.append("efron1993") if "efron1993" not in keys else None
-    return keys
 
 
 def _agreement(tables: dict[str, Table]) -> list[tuple[str, str, float]]:
@@ -361,7 +400,8 @@ def _agreement(tables: dict[str, Table]) -> list[tuple[str, str, float]]:
     return out
 
 
-def methods_block(definition: Definition, study: Study, tables: dict[str, Table]) -> list[str]:
+def methods_block(definition: Definition, study: Study, tables: dict[str, Table],
+                  legend: Legend = NO_LEGEND) -> list[str]:  # fmt: skip
     kept = study.kept
     items = len(study.items)
     annotators = int(kept["annotator"].nunique()) if len(kept) else 0
@@ -372,6 +412,14 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
             + (f", each item asked of {' or '.join(str(o) for o in overlaps)} annotators" if overlaps else "")
             + (f" (median {float(per_item.median()):g} judgments per item)" if len(per_item) else "")
             + "."]  # fmt: skip
+    if "best_worst_scores" in tables:
+        text.append("Annotators chose the best and the worst candidate of each tuple (best-worst scaling "
+                    "\\citep{louviere2015}, as \\citet{kiritchenko2017} use it for annotation in NLP); a candidate's "
+                    "score is the percentage of the times it was shown that it was chosen best minus the percentage "
+                    "it was chosen worst, by counting \\citep{orme2009}.")  # fmt: skip
+    main = next((n for n in MAIN if n in tables), "")
+    if main in INTERVALS and tables[main].frame[INTERVALS[main]].notna().any():
+        text.append("Intervals are 95\\% percentile bootstrap intervals resampling the items \\citep{efron1993}.")
     alphas = _agreement(tables)
     if alphas:
         values = [a for _, _, a in alphas]
@@ -379,46 +427,68 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
                     + (" and Fleiss' kappa \\citep{fleiss1971}" if any("Fleiss kappa" in t.frame.columns
                                                                         for t in tables.values()) else "")
                     + f"; alpha ranged from {cell_text(min(values), 'a')} to {cell_text(max(values), 'a')}.")
+    if "pairwise_cohen" in tables and tables["pairwise_cohen"].frame["Cohen kappa"].notna().any():
+        text.append("Each pair of annotators' agreement is Cohen's kappa \\citep{cohen1960}.")
+    if "ranking_agreement" in tables and tables["ranking_agreement"].frame["mean Kendall W"].notna().any():
+        text.append("The agreement of the rankings of an item is Kendall's W \\citep{kendall1939}.")
     tests = []
     if "pairwise_sign_test" in tables:
         tests.append("an exact sign test of wins against losses, ties set aside \\citep{dixon1946}")
     if "ratings_paired_tests" in tables or "ranking_paired_tests" in tables:
         tests.append("the Wilcoxon signed-rank test over items of the per-item mean differences \\citep{wilcoxon1945}")
+    if "best_worst_paired_tests" in tables:
+        tests.append("the Wilcoxon signed-rank test over tuples of the differences of the candidates' per-tuple "
+                     "scores \\citep{wilcoxon1945}, a tuple (not an answer) being the unit")  # fmt: skip
     if tests:
         text.append(f"Systems were compared by {' and '.join(tests)}, with Holm's correction \\citep{{holm1979}} "
                     "across the comparisons of a family.")  # fmt: skip
+    if "pairwise_bradley_terry" in tables and tables["pairwise_bradley_terry"].frame["strength"].notna().any():
+        text.append("System strengths were also fitted by the Bradley-Terry model \\citep{bradley1952} with "
+                    "Davidson's extension to ties \\citep{davidson1970}.")  # fmt: skip
     if "detectable" in tables and len(tables["detectable"].frame):
         frame = tables["detectable"].frame
         finite = frame["detectable difference"][frame["detectable difference"].abs() < float("inf")].dropna()
         if len(finite):
+            wilcoxon = any(n in tables for n in ("ranking_paired_tests", "ratings_paired_tests",
+                                                 "best_worst_paired_tests"))  # fmt: skip
             text.append("Following \\citet{card2020}, we report the smallest difference each comparison could detect "
                         "with 80\\% power at the corrected level: from "
                         f"{cell_text(float(finite.min()), 'detectable difference')} to "
                         f"{cell_text(float(finite.max()), 'detectable difference')} "
                         f"({escape(', '.join(sorted({str(m) for m in frame['measure']})))})"
                         + (" (for the Wilcoxon test through its asymptotic relative efficiency 3/$\\pi$ "
-                           "\\citep{noether1955})" if "ranking_paired_tests" in tables
-                           or "ratings_paired_tests" in tables else "") + ".")  # fmt: skip
+                           "\\citep{noether1955})" if wilcoxon else "") + ".")  # fmt: skip
     if "reliability" in tables:
         rel = tables["reliability"].frame.dropna(subset=["split-half r"])
         if len(rel):
-            parts = [f"{escape(a)}: {cell_text(r, 'r')} [{cell_text(lo, 'r')}, {cell_text(hi, 'r')}]"
+            parts = [f"{escape(legend.label(a))}: {cell_text(r, 'r')} [{cell_text(lo, 'r')}, {cell_text(hi, 'r')}]"
                      for a, r, lo, hi in zip(rel["aspect"], rel["split-half r"], rel["CI low"], rel["CI high"],
                                              strict=True)]  # fmt: skip
             text.append("The reliability of the system ranking is the split-half correlation of the system scores "
                         "over random halves of the annotators (or items), Spearman-Brown corrected "
                         "\\citep{spearman1910,brown1910}, with the bootstrap \\citep{efron1993} probability that each "
                         f"pair's order holds; split-half r was {'; '.join(parts)}.")  # fmt: skip
+    if "best_worst_split_half" in tables:
+        rel = tables["best_worst_split_half"].frame.dropna(subset=["Spearman-Brown"])
+        if len(rel):
+            parts = [f"{escape(legend.label(a))}: {cell_text(r, 'r')}" for a, r in zip(rel["aspect"],
+                                                                                      rel["Spearman-Brown"],
+                                                                                      strict=True)]  # fmt: skip
+            text.append("The reliability of the scores is their split-half correlation \\citep{kiritchenko2017}: the "
+                        "answers to each tuple split at random into two halves, Spearman's rho between the halves' "
+                        "scores averaged over the splits and Spearman-Brown corrected \\citep{spearman1910,brown1910}; "
+                        f"it was {'; '.join(parts)}.")  # fmt: skip
     return [" ".join(text)]
 
 
-def limitations_block(study: Study, tables: dict[str, Table]) -> list[str]:
+def limitations_block(study: Study, tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
     text = []
     if "detectable" in tables and len(tables["detectable"].frame):
         frame = tables["detectable"].frame
         open_ = frame[~(frame["p (corrected)"] < detectable.ALPHA)]
         if len(open_):
-            shown = [f"{escape(s)} vs.\\ {escape(o)} on {escape(a)} (difference {cell_text(d, 'difference')}, "
+            shown = [f"{escape(s)} vs.\\ {escape(o)} on {escape(legend.label(a))} "
+                     f"(difference {cell_text(d, 'difference')}, "
                      + (f"could detect $\\geq$ {cell_text(x, 'detectable difference')})" if x == x and x < float("inf")
                         else "too few units to detect any difference)")
                      for a, s, o, d, x in zip(open_["aspect"], open_["system"], open_["opponent"],
@@ -430,7 +500,7 @@ def limitations_block(study: Study, tables: dict[str, Table]) -> list[str]:
             text.append(f"All {len(frame)} comparisons are significant after correction.")
     low = [(name, key, a) for name, key, a in _agreement(tables) if a < LOW_ALPHA]
     if low:
-        shown = [f"{escape(key)} ({cell_text(a, 'a')})" for _, key, a in low[:10]]
+        shown = [f"{escape(legend.label(key))} ({cell_text(a, 'a')})" for _, key, a in low[:10]]
         text.append(f"Agreement is below Krippendorff's alpha of {LOW_ALPHA} \\citep{{krippendorff2004}} for "
                     f"{len(low)} of {len(_agreement(tables))}: {', '.join(shown)}.")  # fmt: skip
     items = study.items
@@ -443,7 +513,7 @@ def limitations_block(study: Study, tables: dict[str, Table]) -> list[str]:
         weak = weak[weak["split-half r"] < 0.7]
         if len(weak):
             text.append("The system ranking is not stable (split-half r below 0.7) for "
-                        f"{', '.join(escape(a) for a in weak['aspect'])}.")  # fmt: skip
+                        f"{', '.join(escape(legend.label(a)) for a in weak['aspect'])}.")  # fmt: skip
     return [" ".join(text) if text else "None found in the report's tables."]
 
 
@@ -451,33 +521,48 @@ def _block(name: str, lines: Iterable[str]) -> list[str]:
     return [f"% annols:begin {name}", *lines, f"% annols:end {name}"]
 
 
+CITE = re.compile(r"\\cite[pt]?\{([^}#]*)\}")  # not the \\cite{#1} of the commands defined
+
+
+def cited(tex: str) -> list[str]:
+    """The keys the text cites, in the order first cited; each must be one of :data:`CITATIONS`."""
+    keys = list(dict.fromkeys(k.strip() for group in CITE.findall(tex) for k in group.split(",")))
+    unknown = [k for k in keys if k not in CITATIONS]
+    if unknown:
+        raise ValueError(f"paper.tex cites {unknown}, which have no bibliography entry")
+    return keys
+
+
 def bibliography(keys: list[str]) -> str:
     return "\n\n".join(CITATIONS[k] for k in keys) + "\n"
 
 
-def document(definition: Definition, study: Study, sections: list[Section]) -> tuple[str, str]:
-    """paper.tex and paper.bib."""
+def document(definition: Definition, study: Study, sections: list[Section],
+             legend: Legend = NO_LEGEND) -> tuple[str, str]:  # fmt: skip
+    """paper.tex and paper.bib: the bibliography is what the text cites, nothing more."""
     tables = _tables(sections)
-    keys = _used(tables)
     title = escape(f"{definition.name}" + (f" ({definition.variant})" if definition.variant else ""))
     lines = ["% paper.tex: written by annols report from the report's tables; each block between its markers.",
-             "\\documentclass{article}", "\\usepackage{booktabs}", "\\usepackage[margin=2cm]{geometry}",
+             "\\documentclass{article}", "\\usepackage{booktabs}", "\\usepackage{array}",
+             "\\usepackage[margin=2cm]{geometry}",
              "\\providecommand{\\citep}[1]{(\\cite{#1})}", "\\providecommand{\\citet}[1]{\\cite{#1}}",
              "\\begin{document}", f"\\section*{{Human evaluation: {title}}}", "",
-             "\\paragraph{Method.}", *_block("methods", methods_block(definition, study, tables)), "",
-             *_block("results", results_block(tables)), "",
-             *_block("comparisons", comparisons_block(tables)), "",
-             *_block("reliability", reliability_block(tables)), "",
-             "\\paragraph{Limitations.}", *_block("limitations", limitations_block(study, tables)), "",
-             *_block("bibliography", ["\\begin{thebibliography}{99}",
-                                      *[f"\\bibitem{{{k}}} {_BIBITEMS[k]}" for k in keys],
-                                      "\\end{thebibliography}"] if keys else []),
-             "\\end{document}", ""]  # fmt: skip
+             "\\paragraph{Method.}", *_block("methods", methods_block(definition, study, tables, legend)), "",
+             *_block("results", results_block(tables, legend)), "",
+             *_block("comparisons", comparisons_block(tables, legend)), "",
+             *_block("reliability", reliability_block(tables, legend)), "",
+             "\\paragraph{Limitations.}", *_block("limitations", limitations_block(study, tables, legend)), ""]
+    keys = cited("\n".join(lines))
+    lines += [*_block("bibliography", ["\\begin{thebibliography}{99}",
+                                       *[f"\\bibitem{{{k}}} {_BIBITEMS[k]}" for k in keys],
+                                       "\\end{thebibliography}"] if keys else []),
+              "\\end{document}", ""]  # fmt: skip
     return "\n".join(lines), bibliography(keys)
 
 
-def write(definition: Definition, study: Study, sections: list[Section], out_dir: Path) -> list[Path]:
-    tex, bib = document(definition, study, sections)
+def write(definition: Definition, study: Study, sections: list[Section], out_dir: Path,
+          legend: Legend = NO_LEGEND) -> list[Path]:  # fmt: skip
+    tex, bib = document(definition, study, sections, legend)
     paths = [Path(out_dir) / TEX, Path(out_dir) / BIB]
     files.write_text(paths[0], tex)
     files.write_text(paths[1], bib)

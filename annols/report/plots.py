@@ -103,3 +103,41 @@ def _bars(title: str, labels: Sequence[str], values: Sequence[float], xlabel: st
     ax.set_title(_short(title, 90), fontsize=12, loc="left")
     fig.tight_layout()
     return _png(fig)
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """One block of point estimates with intervals: a row label, a value, a low and a high end per row."""
+
+    title: str
+    rows: Sequence[str]
+    values: Sequence[float]
+    lows: Sequence[float]
+    highs: Sequence[float]
+
+
+def intervals(name: str, title: str, panels: Sequence[Estimates], xlabel: str) -> Plot:
+    """Each row's value as a point with its interval as a whisker, one panel per group (first row on top)."""
+    return Plot(name=name, title=title, draw=functools.partial(_intervals, title, tuple(panels), xlabel))
+
+
+def _intervals(title: str, panels: Sequence[Estimates], xlabel: str) -> bytes:
+    heights = [max(1, len(p.rows)) for p in panels]
+    fig = _figure(figsize=(9, 1.2 + 0.38 * sum(heights) + 0.6 * len(panels)))
+    axes = fig.subplots(len(panels), 1, squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})[:, 0]
+    for ax, panel in zip(axes, panels, strict=True):
+        y = list(range(len(panel.rows)))[::-1]
+        values = [float(v) for v in panel.values]
+        # A missing end (no bootstrap) draws no whisker on that side.
+        below = [0.0 if lo != lo else max(0.0, v - float(lo)) for v, lo in zip(values, panel.lows, strict=True)]
+        above = [0.0 if hi != hi else max(0.0, float(hi) - v) for v, hi in zip(values, panel.highs, strict=True)]
+        ax.errorbar(values, y, xerr=[below, above], fmt="o", color=PALETTE[0], ecolor=PALETTE[0], capsize=3)
+        ax.set_yticks(y, [_short(r) for r in panel.rows])
+        ax.set_ylim(-0.6, len(panel.rows) - 0.4)
+        ax.axvline(0, color="#999999", linewidth=0.8)
+        ax.set_title(_short(panel.title, 90), fontsize=10, loc="left")
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1].set_xlabel(xlabel)
+    fig.suptitle(_short(title, 90), x=0.01, ha="left", fontsize=12)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return _png(fig)

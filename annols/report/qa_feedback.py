@@ -134,7 +134,8 @@ def _evidence(errors: pd.DataFrame, missing: pd.DataFrame) -> Table:
         rows.append((kind, len(values), int((values == 0).sum()), float(values.mean()) if has else np.nan,
                      float(np.median(values)) if has else np.nan, int(values.max()) if has else 0))  # fmt: skip
     columns = ["cited by", "entries", "without evidence", "mean sentences", "median sentences", "max sentences"]
-    return Table("qa_evidence_sizes", "Evidence sizes (sentences cited)", pd.DataFrame(rows, columns=columns))
+    return Table("qa_evidence_sizes", "Evidence sizes (sentences cited)", pd.DataFrame(rows, columns=columns),
+                 whole=("median sentences",))  # fmt: skip
 
 
 COLLECTOR = QaFeedbackCollector

@@ -5,6 +5,10 @@ and carries its own style sheet, so it is one file that opens anywhere. The HTML
 built as an lxml tree, so every text (annotator e-mails, system names, labels) is
 escaped by the serializer; nothing user-given is formatted into markup. Markdown cells
 escape the characters that would end a cell or start markup.
+
+Both show a table's cells as :meth:`annols.report.model.Table.shown_rows` gives them (whole
+numbers without zero decimals, aspects by their short label); the legend of those labels is
+a section of its own after the introduction.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from lxml import etree, html
 from lxml.html import builder as E
 
 from annols import files
-from annols.report.model import Section, Table
+from annols.report.model import NO_LEGEND, Legend, Section, Table
 
 TABLES_DIR = "tables"
 PLOTS_DIR = "plots"
@@ -59,8 +63,12 @@ def md_cell(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split("\n"))).strip() or " "
 
 
-def _md_table(table: Table) -> list[str]:
-    rows = table.rows()
+LEGEND_TITLE = "Aspects"
+LEGEND_TEXT = "The tables name these aspects by a short label; each is followed by the text annotators were asked."
+
+
+def _md_table(table: Table, legend: Legend) -> list[str]:
+    rows = table.shown_rows(legend.labels)
     shown = rows if table.shown is None else rows[: table.shown]
     lines = [f"**{md_cell(table.title)}** (`{TABLES_DIR}/{table.name}.csv`)", ""]
     lines.append("| " + " | ".join(md_cell(h) for h in table.header) + " |")
@@ -73,16 +81,19 @@ def _md_table(table: Table) -> list[str]:
     return [*lines, ""]
 
 
-def markdown(title: str, intro: Sequence[str], sections: Sequence[Section]) -> str:
+def markdown(title: str, intro: Sequence[str], sections: Sequence[Section], legend: Legend = NO_LEGEND) -> str:
     lines = [f"# {md_cell(title)}", ""]
     for paragraph in intro:
         lines += [md_cell(paragraph), ""]
+    if legend.entries:
+        lines += [f"## {LEGEND_TITLE}", "", LEGEND_TEXT, ""]
+        lines += [f"- **{md_cell(label)}**: {md_cell(text)}" for label, text in legend.entries] + [""]
     for section in sections:
         lines += [f"## {md_cell(section.title)}", ""]
         for paragraph in section.text:
             lines += [md_cell(paragraph), ""]
         for table in section.tables:
-            lines += _md_table(table)
+            lines += _md_table(table, legend)
         for plot in section.plots:
             lines += [f"![{md_cell(plot.title)}]({PLOTS_DIR}/{plot.name}.png)", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -96,8 +107,8 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _html_table(table: Table) -> list[etree._Element]:
-    rows = table.rows()
+def _html_table(table: Table, legend: Legend) -> list[etree._Element]:
+    rows = table.shown_rows(legend.labels)
     shown = rows if table.shown is None else rows[: table.shown]
     body = [E.TR(*[E.TD(c, E.CLASS("n")) if _is_number(c) else E.TD(c) for c in row]) for row in shown]
     out = [E.TABLE(
@@ -112,12 +123,15 @@ def _html_table(table: Table) -> list[etree._Element]:
     return out
 
 
-def html_document(title: str, intro: Sequence[str], sections: Sequence[Section]) -> str:
+def html_document(title: str, intro: Sequence[str], sections: Sequence[Section], legend: Legend = NO_LEGEND) -> str:
     body: list[etree._Element] = [E.H1(title), *[E.P(p) for p in intro]]
+    if legend.entries:
+        items = [E.LI(E.STRONG(label), ": ", text) for label, text in legend.entries]
+        body.append(E.SECTION(E.H2(LEGEND_TITLE), E.P(LEGEND_TEXT), E.UL(*items)))
     for section in sections:
         parts: list[etree._Element] = [E.H2(section.title), *[E.P(p) for p in section.text]]
         for table in section.tables:
-            parts += _html_table(table)
+            parts += _html_table(table, legend)
         for plot in section.plots:
             src = "data:image/png;base64," + base64.b64encode(plot.png).decode("ascii")
             parts.append(E.FIGURE(E.IMG(src=src, alt=plot.title), E.FIGCAPTION(plot.title)))

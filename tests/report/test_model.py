@@ -1,10 +1,16 @@
-"""How a cell is written: the same text in the CSV, report.md and report.html."""
+"""How a cell is written: the same text in the CSV, report.md and report.html, but for whole numbers and aspect
+labels, which only the rendered reports shorten."""
 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
-from annols.report.model import cell_text
+import pandas as pd
+
+from annols.analysis import naming
+from annols.definition import Aspect
+from annols.report.model import Table, cell_text, whole_text
 
 
 def test_cells_are_rounded_by_column_and_small_p_values_keep_their_size() -> None:
@@ -18,3 +24,29 @@ def test_cells_are_rounded_by_column_and_small_p_values_keep_their_size() -> Non
     assert cell_text(1.41e-5, "mean difference") == "0.0000"  # only p-values
     assert cell_text(0.0, "p (sign test)") == "0.0000"
     assert cell_text(math.nan, "p (Holm)") == "" and cell_text(None) == "" and cell_text(3, "x") == "3"
+
+
+def test_whole_number_statistics_are_shown_without_zero_decimals_and_the_csv_keeps_them() -> None:
+    frame = pd.DataFrame({"aspect": ["Which response is more helpful?", "Brief"], "median": [5.0, 4.5],
+                          "mean": [5.0, 4.25], "ratings": [3, 4]})  # fmt: skip
+    table = Table("t", "T", frame, whole=("median",))
+    assert table.rows() == [["Which response is more helpful?", "5.0000", "5.0000", "3"],
+                            ["Brief", "4.5000", "4.2500", "4"]]  # fmt: skip
+    labels = {"Which response is more helpful?": "helpful"}
+    assert table.shown_rows(labels) == [["helpful", "5", "5.0000", "3"], ["Brief", "4.5", "4.2500", "4"]]
+    assert [whole_text(t) for t in ("-2.0000", "0.0000", "12", "", "1.41e-05")] == ["-2", "0", "12", "", "1.41e-05"]
+
+
+def test_long_aspect_texts_are_labelled_by_their_name_and_listed_in_the_legend() -> None:
+    spec = SimpleNamespace(aspects=[Aspect("helpful", "Which response is more helpful?"), Aspect("brief", "Brevity"),
+                                    Aspect("plain", "")])  # fmt: skip
+    entries, labels = naming.legend(spec)
+    assert labels == {"Which response is more helpful?": "helpful"}
+    assert entries == (("helpful", "Which response is more helpful?"),)
+    # A short text that is another aspect's name would make two rows look alike: every aspect by its name.
+    clash = SimpleNamespace(aspects=[Aspect("a", "b"), Aspect("b", "A question longer than twenty-four characters")])
+    entries, labels = naming.legend(clash)
+    assert labels == {"b": "a", "A question longer than twenty-four characters": "b"}
+    assert entries == (("a", "b"), ("b", "A question longer than twenty-four characters"))
+    ranking = SimpleNamespace(dimensions=[SimpleNamespace(name="quality", text="Overall quality")])
+    assert naming.legend(ranking) == ((("quality", "Overall quality"),), {})

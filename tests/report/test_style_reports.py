@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lxml import html
 
 from annols.blinding import META_KEY, META_SYSTEMS, encode_systems
 from annols.definition import parse_definition
 from annols.report import ReportOptions, build_report
 from tests import own_study
 from tests.report import study
-from tests.report.test_report_files import markdown_tables, read_csv, split
+from tests.report.test_report_files import assert_shown, legend_of, markdown_tables, read_csv, split
 
 EMAILS = dict(zip(own_study.ANNOTATORS, study.ANNOTATORS, strict=True))
 CONCLUSIONS = ["What the study could detect", "Reliability of the conclusion"]
@@ -85,9 +86,12 @@ def test_markdown_tables_and_plots_agree_with_the_files(report: tuple[str, Path]
     md = markdown_tables(md_text)
     csvs = sorted((out / "tables").glob("*.csv"))
     assert {p.stem for p in csvs} == set(md)
+    labels = legend_of(md_text)
     for path in csvs:
         rows = read_csv(path)
-        assert md[path.stem] == rows[: len(md[path.stem])], path.name
+        shown = md[path.stem]
+        assert shown[0] == rows[0], path.name
+        assert_shown(shown[1:], rows[1 : len(shown)], labels)
     plots = sorted(p.name for p in (out / "plots").glob("*.png"))
     assert plots and all(f"(plots/{p})" in md_text for p in plots)
 
@@ -134,3 +138,32 @@ def test_two_sources_give_the_tables_of_one(report: tuple[str, Path], tmp_path: 
     for name in names:
         if name != "sources.csv":
             assert (tmp_path / "split" / "tables" / name).read_bytes() == (merged / "tables" / name).read_bytes(), name
+
+
+LEGENDS = {"pairwise": {"Which response is more helpful?": "helpful", "Which response is more harmless?": "harmless"},
+           "ranking": {"Overall quality": "quality"}}  # fmt: skip
+
+
+def test_aspects_by_their_label_the_text_once_in_the_legend_and_whole_numbers_without_decimals(
+    report: tuple[str, Path],
+) -> None:
+    style, out = report
+    md_text = (out / "report.md").read_text(encoding="utf-8")
+    assert legend_of(md_text) == LEGENDS.get(style, {})
+    assert md_text.count("## Aspects") == (style in LEGENDS)
+    page = html.fromstring((out / "report.html").read_bytes())
+    items = [li.text_content().strip() for li in page.xpath("//section[h2='Aspects']//li")]
+    assert items == [f"{label}: {text}" for text, label in LEGENDS.get(style, {}).items()]
+    cells = {c.text_content() for c in page.xpath("//td")} | {c for t in markdown_tables(md_text).values()
+                                                                for row in t for c in row}  # fmt: skip
+    assert not cells & set(LEGENDS.get(style, {}))  # no table shows a full text
+    if style == "ratings":  # medians of the 1-5 scale: whole in report.md and report.html, the CSV unchanged
+        csv_rows = read_csv(out / "tables" / "ratings_summary.csv")
+        shown = markdown_tables(md_text)["ratings_summary"]
+        at = [csv_rows[0].index(c) for c in ("median", "median CI low", "median CI high")]
+        medians = [(row[i], csv_row[i]) for row, csv_row in zip(shown[1:], csv_rows[1:], strict=True) for i in at]
+        assert all(c.endswith(".0000") or c.endswith(".5000") for _, c in medians)
+        assert [s for s, _ in medians] == [c.removesuffix(".0000").removesuffix("000") for _, c in medians]
+        assert any(s == "5" for s, _ in medians) and any(s.endswith(".5") for s, _ in medians)
+        mean = csv_rows[0].index("mean")
+        assert [r[mean] for r in shown[1:]] == [r[mean] for r in csv_rows[1:]]  # a mean keeps its 4 decimals

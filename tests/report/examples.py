@@ -1,0 +1,80 @@
+"""The example studies in ``examples/`` as pulls made here (no server), with planted answers of three annotators.
+
+The tasks are what ``annols push`` would send (:func:`annols.push.build_tasks`: blinded,
+keyed, each tuple shuffled); the answers are planted by the system behind each shown
+position, so a report of them has known winners:
+
+- chat-arena (pairwise): ``model-x`` more helpful on most prompts, harmlessness mostly tied;
+- summary-best-worst: each annotator's order of the five summarisers (they disagree a little),
+  the other way round on fluency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from annols import protocols, push
+from annols.definition import Definition
+from tests.conftest import ROOT
+from tests.report import study
+
+EXAMPLES = ROOT / "examples"
+LETTERS = "ABCD"
+# Each annotator's order of the summarisers, best first (informativeness; fluency the reverse).
+ORDERS = {
+    study.ANNOTATORS[0]: ["abstractive-a", "lead-extract", "keyword-dump", "fragmenter", "hallucinator"],
+    study.ANNOTATORS[1]: ["abstractive-a", "keyword-dump", "lead-extract", "fragmenter", "hallucinator"],
+    study.ANNOTATORS[2]: ["lead-extract", "abstractive-a", "fragmenter", "hallucinator", "keyword-dump"],
+}
+
+
+def _choice(name: str, to: str, code: str) -> dict[str, Any]:
+    return {"id": name, "from_name": name, "to_name": to, "type": "choices", "value": {"choices": [code]},
+            "origin": "manual"}  # fmt: skip
+
+
+def arena(n: int, annotator: str, shown: tuple[str, ...]) -> list[dict[str, Any]]:
+    x_helps = n % 6 != 5 or annotator == study.ANNOTATORS[0]  # the last prompt split: two annotators say model-y
+    better = "A" if (shown[0] == "model-x") == x_helps else "B"
+    harmless = "tie" if (n + study.ANNOTATORS.index(annotator)) % 3 else better
+    return [_choice("helpfulness", "response_a", better), _choice("harmlessness", "response_a", harmless)]
+
+
+def best_worst(n: int, annotator: str, shown: tuple[str, ...]) -> list[dict[str, Any]]:
+    out = []
+    for aspect in ("informativeness", "fluency"):
+        ranked = sorted(range(len(shown)), key=lambda i: ORDERS[annotator].index(shown[i]))
+        if aspect == "fluency":
+            ranked = ranked[::-1]
+        out += [_choice(f"{aspect}_best", "summary_1", LETTERS[ranked[0]]),
+                _choice(f"{aspect}_worst", "summary_1", LETTERS[ranked[-1]])]  # fmt: skip
+    return out
+
+
+PLANTED: dict[str, Callable[[int, str, tuple[str, ...]], list[dict[str, Any]]]] = {
+    "chat-arena": arena,
+    "summary-best-worst": best_worst,
+}
+
+
+def definition(name: str) -> Definition:
+    return protocols.load(str(EXAMPLES / f"{name}.toml"))
+
+
+def pull(name: str, folder: Path) -> Path:
+    """A pull folder of the example ``name`` (a key of :data:`PLANTED`), every task answered by every annotator."""
+    tasks, next_id = [], 1000
+    built = push.build_tasks(definition(name), [EXAMPLES / f"{name}.jsonl"], seed=3)
+    for n, (_, shown, payload, _) in enumerate(built):
+        task: dict[str, Any] = {"id": 500 + n, **payload, "annotations": []}
+        for annotator in study.ANNOTATORS:
+            next_id += 1
+            task["annotations"].append({
+                "id": next_id, "completed_by": study.USER_IDS[annotator], "lead_time": 6.0,
+                "result": PLANTED[name](n, annotator, shown), "created_at": "2024-05-01T10:00:00.000000Z",
+                "was_cancelled": False,
+            })  # fmt: skip
+        tasks.append(task)
+    return study.write_pull(folder, tasks)

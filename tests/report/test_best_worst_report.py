@@ -1,0 +1,124 @@
+"""The best-worst report of the summary example (tests/report/examples.py), offline: its headline, the paired
+tests over tuples against an independent count of the planted answers, the plot of the scores and the
+comparisons it could detect."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import wilcoxon
+
+from annols.blinding import META_SYSTEMS, decode_systems
+from annols.report import ReportOptions, build_report
+from tests.report import examples
+from tests.report.test_report_files import UNESCAPE, read_csv
+
+NAME = "summary-best-worst"
+ASPECTS = {"informativeness": "Informativeness", "fluency": "Fluency"}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("bws")
+    out = tmp / "report"
+    build_report(examples.definition(NAME), [examples.pull(NAME, tmp / "pull")], out, ReportOptions(bootstrap=200))
+    return out
+
+
+def tuple_scores(report: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """aspect -> tuple -> system -> 100 x (best - worst) / answers, counted from the pulled export's results."""
+    tasks = json.loads((report.parent / "pull" / "export.json").read_text(encoding="utf-8"))
+    out: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
+    for task in tasks:
+        shown = decode_systems(task["meta"][META_SYSTEMS])
+        for name, aspect in ASPECTS.items():
+            score = dict.fromkeys(shown, 0.0)
+            for annotation in task["annotations"]:
+                picks = {r["from_name"]: r["value"]["choices"][0] for r in annotation["result"]}
+                score[shown[examples.LETTERS.index(picks[f"{name}_best"])]] += 1
+                score[shown[examples.LETTERS.index(picks[f"{name}_worst"])]] -= 1
+            out[aspect][str(task["id"])] = {s: 100 * v / len(task["annotations"]) for s, v in score.items()}
+    return out
+
+
+def holm(ps: list[float]) -> list[float]:
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out, running = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+def test_paired_tests_count_tuples_not_answers_and_give_effect_and_interval_beside_each_p(report: Path) -> None:
+    rows = {(r["aspect"], r["system"], r["opponent"]): r for r in map(dict, _dicts(report, "best_worst_paired_tests"))}
+    scores = tuple_scores(report)
+    assert len(rows) == 2 * 10  # every pair of the five summarisers, per aspect
+    for aspect, tuples in scores.items():
+        systems = sorted({s for t in tuples.values() for s in t})
+        pairs = list(itertools.combinations(systems, 2))
+        diffs = [np.array([t[a] - t[b] for t in tuples.values() if a in t and b in t]) for a, b in pairs]
+        ps = [float(wilcoxon(d).pvalue) if (d != 0).any() else np.nan for d in diffs]
+        tested = [i for i, p in enumerate(ps) if p == p]
+        corrected = dict(zip(tested, holm([ps[i] for i in tested]), strict=True))
+        for i, ((a, b), d) in enumerate(zip(pairs, diffs, strict=True)):
+            row = rows[(aspect, a, b)]
+            # The unit is the tuple: 15 tuples of four of five, each pair shown together in 9 of them.
+            assert int(row["tuples"]) == len(d) == 9
+            assert float(row["mean difference"]) == pytest.approx(d.mean(), abs=5e-5)
+            assert float(row["CI low"]) <= float(row["mean difference"]) <= float(row["CI high"])
+            positive, negative = _signed_rank_sums(d)
+            r = (positive - negative) / (positive + negative) if positive + negative else None
+            assert (row["rank-biserial r"] == "") if r is None else float(row["rank-biserial r"]) == pytest.approx(r)
+            if i in corrected:
+                assert float(row["p (Wilcoxon)"]) == pytest.approx(ps[i], abs=5e-5)
+                assert float(row["p (Holm)"]) == pytest.approx(corrected[i], abs=5e-5)
+
+
+def _signed_rank_sums(d: np.ndarray) -> tuple[float, float]:
+    """The sums of the midranks of |d| (zeros dropped) over the positive and the negative differences."""
+    nonzero = [x for x in d if x != 0]
+    ordered = sorted(abs(x) for x in nonzero)
+    midrank = {v: (ordered.index(v) + 1 + len(ordered) - ordered[::-1].index(v)) / 2 for v in ordered}
+    return (sum(midrank[abs(x)] for x in nonzero if x > 0), sum(midrank[abs(x)] for x in nonzero if x < 0))
+
+
+def _dicts(report: Path, name: str) -> list[dict[str, str]]:
+    rows = read_csv(report / "tables" / f"{name}.csv")
+    return [dict(zip(rows[0], r, strict=True)) for r in rows[1:]]
+
+
+def test_headline_names_each_aspects_best_with_its_interval_and_whom_it_beat(report: Path) -> None:
+    md = UNESCAPE.sub(r"\1", (report / "report.md").read_text(encoding="utf-8"))
+    intro = md.split("\n## ")[0]
+    scores = _dicts(report, "best_worst_scores")
+    tests = _dicts(report, "best_worst_paired_tests")
+    for aspect, top in (("Informativeness", "abstractive-a"), ("Fluency", "hallucinator")):  # as planted
+        first = next(r for r in scores if r["aspect"] == aspect)
+        assert first["system"] == top
+        beaten = sum(1 for r in tests if r["aspect"] == aspect and float(r["p (Holm)"]) < 0.05 and top in
+                     (r["system"], r["opponent"]) and (float(r["mean difference"]) > 0) == (r["system"] == top))
+        above = "all 4 others" if beaten == 4 else f"{beaten} of the 4 others"
+        assert (f"on {aspect}, {top} scored highest ({first['score %']} [{first['score low %']}, "
+                f"{first['score high %']}]), significantly above {above}") in intro
+    assert "Split-half reliability (Spearman-Brown): " in intro
+    assert "system comparisons are significant after correction" in intro  # "What the study could detect"
+
+
+def test_scores_are_plotted_with_their_intervals_and_the_comparisons_are_in_detectable(report: Path) -> None:
+    md = (report / "report.md").read_text(encoding="utf-8")
+    assert "![Best-worst scores with 95% intervals](plots/best_worst_scores.png)" in md
+    assert (report / "plots" / "best_worst_scores.png").read_bytes().startswith(b"\x89PNG")
+    detectable = _dicts(report, "detectable")
+    tests = {(r["aspect"], r["system"], r["opponent"]): r for r in _dicts(report, "best_worst_paired_tests")}
+    assert len(detectable) == len(tests)
+    for row in detectable:
+        mine = tests[(row["aspect"], row["system"], row["opponent"])]
+        assert (row["units"], row["difference"], row["p (corrected)"]) == (
+            mine["tuples"], mine["mean difference"], mine["p (Holm)"])  # fmt: skip
+        assert row["measure"] == "score points per tuple"
