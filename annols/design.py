@@ -1,4 +1,8 @@
-"""Tuple designs for best-worst scaling: which candidates of a pool are shown together.
+"""Tuple designs: which candidates of a pool are shown together in one task.
+
+Best-worst scaling's tuples (:mod:`annols.formats.best_worst`: the candidates of a pool)
+and ratings' groups (:mod:`annols.formats.groups`: the system outputs of an item, a few
+per task) are both such designs.
 
 :func:`tuples` makes ``ceil(k * appearances / n)`` tuples of ``n`` distinct candidates
 out of a pool of ``k`` (a pool of exactly ``n`` is one tuple), greedily, one tuple at a
@@ -32,15 +36,22 @@ def tuple_count(k: int, n: int, appearances: int) -> int:
     return math.ceil(k * appearances / n)
 
 
-def tuples(k: int, n: int, appearances: int, seed: str | int) -> list[tuple[int, ...]]:
-    """Tuples of ``n`` distinct indexes into a pool of ``k`` (each tuple in increasing order)."""
+def tuples(
+    k: int, n: int, appearances: int, seed: str | int, met: np.ndarray | None = None
+) -> list[tuple[int, ...]]:
+    """Tuples of ``n`` distinct indexes into a pool of ``k`` (each tuple in increasing order).
+
+    ``met`` (k x k, symmetric, left as it is) says how often each pair has met already, in
+    other pools of the same candidates: the tuples then even out the pairs' totals instead.
+    """
     if k < n:
         raise ValueError(f"a pool of {k} candidates cannot fill a tuple of {n}")
+    # The name stays: it seeds every design, and a pushed design's task keys name its tuples.
     rng = random.Random(f"best-worst-design:{seed}")
     tiebreaks = np.random.default_rng(rng.getrandbits(64))
     count = tuple_count(k, n, appearances)
     used = np.zeros(k, dtype=np.int64)
-    met = np.zeros((k, k), dtype=np.int64)
+    met = np.zeros((k, k), dtype=np.int64) if met is None else np.array(met, dtype=np.int64)
     design: list[list[int]] = []
     for _ in range(count):
         rank = tiebreaks.permutation(k)  # a random tie-break

@@ -25,7 +25,8 @@ A judge file is JSONL, one line per task and judge, the same for every protocol 
   is candidate 1, output ``A`` is the first output). The blinding of each task is undone
   when the judge is set beside the humans. Best-worst tuples are annols' own (no input
   record holds one): their ``{aspect}_best`` / ``{aspect}_worst`` codes are the positions
-  as the task shows them (``annols tasks`` writes the tasks, keys and all).
+  as the task shows them (``annols tasks`` writes the tasks, keys and all); so are a ratings
+  group's candidate panes (``[groups]``).
 
 summary-flaws also takes the seed's own text: records with ``summary``, ``document`` (or the
 TL;DR fields) and the critic's ``critique`` block, as ``push --predictions`` does; the
@@ -359,6 +360,9 @@ class Judges:
 
     def __init__(self, definition: Definition, answers: Sequence[JudgeAnswer]) -> None:
         self.definition = definition
+        # A best-worst tuple or a ratings group is annols' own, no input record holds it: a judge
+        # names its candidates as the task shows them.
+        self.as_shown = format_for(definition).name in ("best-worst", "groups")
         self.by_key: dict[str, list[JudgeAnswer]] = {}
         self.by_id: dict[str, list[JudgeAnswer]] = {}
         for a in answers:
@@ -379,7 +383,7 @@ class Judges:
         """The judges' annotations of this task, in the order the task shows its candidates."""
         found = self.by_key.get(task.key, []) + self.by_id.get(record_id(task), []) if self.answers else []
         out = []
-        order = shown_order(task)
+        order = list(range(len(task.systems))) if self.as_shown else shown_order(task)
         for answer in found:
             self.used.add(id(answer))
             result = list(answer.result) + [_placed(answer, control, to_name, span, task, n)

@@ -271,6 +271,15 @@ _MODULES = {
 
 def format_for(definition: Definition) -> Format:
     """The format of a definition: its named native format, else the generic one."""
-    module = _MODULES.get(definition.format or "", "best_worst" if definition.style == "best-worst" else "generic")
+    module = _MODULES.get(definition.format or "") or _own_format(definition)
     fmt: Format = import_module(f"annols.formats.{module}").FORMAT
     return fmt
+
+
+def _own_format(definition: Definition) -> str:
+    """The module reading a definition without a native format: styles whose tasks annols makes have their own."""
+    if definition.style == "best-worst":
+        return "best_worst"
+    if definition.style == "ratings" and getattr(definition.spec, "groups", None) is not None:
+        return "groups"
+    return "generic"

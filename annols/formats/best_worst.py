@@ -24,7 +24,7 @@ from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import ExportedAnnotation, ExportedTask, SourcePrediction, SourceTask, Violation, content_key
 from annols.formats.generic import FORMAT as GENERIC
-from annols.formats.generic import iter_records
+from annols.formats.pools import read_pools
 
 
 class BestWorstFormat:
@@ -35,36 +35,23 @@ class BestWorstFormat:
         spec = definition.spec
         context = [p.name for p in spec.context]
         text_field = spec.candidate.name
-        pools: dict[tuple[str, ...], list[tuple[str, str, Path, str]]] = {}  # context -> (id, text, path, location)
-        first: dict[tuple[str, ...], dict[str, str]] = {}
-        for path in paths:
-            for location, record in iter_records(path):
-                for name in [*context, text_field, "id"]:
-                    if name not in record or record[name] in (None, ""):
-                        need = "every candidate needs an id" if name == "id" else "every record needs it"
-                        raise InputError(path, location, name, f"missing; {need}")
-                key = tuple(str(record[name]) for name in context)
-                pool = pools.setdefault(key, [])
-                ident = str(record["id"])
-                if any(ident == c[0] for c in pool):
-                    raise InputError(path, location, "id", f"{ident!r} is already a candidate of this pool")
-                pool.append((ident, str(record[text_field]), path, location))
-                first.setdefault(key, {name: str(record[name]) for name in context})
-        for key, pool in pools.items():
+        for pool in read_pools(paths, context, text_field, "id", needs="every candidate needs an id",
+                               twice="is already a candidate of this pool"):  # fmt: skip
             if len(pool) < spec.tuple_size:
-                raise InputError(pool[0][2], pool[0][3], "id",
+                raise InputError(pool[0].path, pool[0].location, "id",
                                  f"this pool has {len(pool)} candidates, fewer than tuple_size {spec.tuple_size}")
-            pool_key = content_key(definition.name, {"context": first[key], "pool": sorted(c[0] for c in pool)})
+            first = {name: str(pool[0].record[name]) for name in context}
+            pool_key = content_key(definition.name, {"context": first, "pool": sorted(c.name for c in pool)})
             tuples = design.tuples(len(pool), spec.tuple_size, spec.appearances, seed=pool_key)
             for number, members in enumerate(tuples):
-                data: dict[str, Any] = dict(first[key])
+                data: dict[str, Any] = dict(first)
                 for position, index in enumerate(members):
-                    data[spec.field(position)] = pool[index][1]
-                systems = tuple(pool[index][0] for index in members)
+                    data[spec.field(position)] = str(pool[index].record[text_field])
+                systems = tuple(pool[index].name for index in members)
                 yield SourceTask(
                     key=content_key(definition.name, {"pool": pool_key, "tuple": number, "ids": list(systems)}),
                     data=data,
-                    location=f"{pool[members[0]][2]}: {pool[members[0]][3]} (tuple {number + 1} of its pool)",
+                    location=f"{pool[members[0]].path}: {pool[members[0]].location} (tuple {number + 1} of its pool)",
                     systems=systems,
                 )
 

@@ -19,6 +19,14 @@ aspect. The scale is either
 
 Optional task-level ``[[questions]]`` work as in spans.
 
+Many systems, a few per task: an optional ``[groups]`` table (``field``: the input field
+of an output's text; ``appearances``: how many tasks each system's output is in per item,
+default 1; optional ``reference``: a system whose output fills one of the panes of every
+task, shuffled and blinded with the others, WMT's quality control) makes the input one
+record per system output and the tasks balanced groups of the item's outputs
+(:mod:`annols.formats.groups`, :mod:`annols.design`). The panes and the config stay as
+written: each task fills the ``[[candidates]]`` panes with one group.
+
 Control names are stable: a cell is ``{aspect}_{candidate}`` (``coherence_summary_1``:
 aspect name, then the candidate pane's name), each pane's Text is its field name and a
 question's control its name. Every name must be unique in the definition.
@@ -50,6 +58,7 @@ from annols.judgments import Judgment, Rating, question_answers, shown_systems
 from annols.markup import choices_el, el, header, pane, question_block
 
 SCALES = ("choices", "slider")
+SYSTEM_FIELD = "system"  # with [groups]: the input field naming the system behind an output
 
 # The editor's range input is narrow by default; a line for direct assessment should be long.
 # Until moved it holds no value (its ``value`` attribute is empty) but its thumb rests
@@ -72,6 +81,15 @@ class Slider:
 
 
 @dataclass(frozen=True)
+class Groups:
+    """Which of an item's many system outputs each task shows (``[groups]``)."""
+
+    field: str  # the input field of an output's text
+    appearances: int = 1  # tasks per item each system's output is in
+    reference: str = ""  # a system shown in every task, in one of the panes ("" for none)
+
+
+@dataclass(frozen=True)
 class RatingsSpec:
     context: tuple[Pane, ...]
     candidates: tuple[Pane, ...]
@@ -80,6 +98,7 @@ class RatingsSpec:
     slider: Slider | None  # the "slider" scale
     aspects: tuple[Aspect, ...]
     questions: tuple[Question, ...] = ()
+    groups: Groups | None = None  # one record per system output, made into groups of the panes' number
 
     def cell(self, aspect: Aspect, candidate: Pane) -> str:
         """The control name of one rating: ``{aspect}_{candidate}``."""
@@ -117,6 +136,7 @@ def parse(t: Table) -> RatingsSpec:
 
     aspects = parse_aspects(t)
     questions = tuple(parse_question(q) for q in t.tables("questions"))
+    groups = _parse_groups(t.table("groups"), context, candidates)
     spec = RatingsSpec(
         context=context,
         candidates=candidates,
@@ -125,9 +145,28 @@ def parse(t: Table) -> RatingsSpec:
         slider=slider,
         aspects=aspects,
         questions=questions,
+        groups=groups,
     )
     _check_names(t, spec)
     return spec
+
+
+def _parse_groups(g: Table | None, context: Sequence[Pane], candidates: Sequence[Pane]) -> Groups | None:
+    if g is None:
+        return None
+    groups = Groups(field=g.name("field"), appearances=g.number("appearances", 1), reference=g.text("reference", ""))
+    g.check_unknown()
+    if groups.field in [p.name for p in context] or groups.field == SYSTEM_FIELD:
+        what = "a context pane's" if groups.field != SYSTEM_FIELD else "the system's"
+        raise g.fail("field", f"{groups.field!r} is {what} field; name the field holding an output's text")
+    if groups.appearances < 1:
+        raise g.fail("appearances", f"{groups.appearances} must be at least 1")
+    if g.has("reference") and not groups.reference.strip():
+        raise g.fail("reference", "must not be empty; leave it out for no reference")
+    if groups.reference and len(candidates) < 2:
+        raise g.fail("reference", "the reference fills one of the [[candidates]] panes of every task: give two or "
+                     "more panes")  # fmt: skip
+    return groups
 
 
 def _parse_answers(t: Table) -> tuple[Choice, ...]:
