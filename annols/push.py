@@ -131,14 +131,14 @@ def scan(
     for task, role in quality.with_roles(definition, inputs, gold, seed, attention):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
+        for a in task.annotations:  # a repeated record's too: they are added to its first task
+            result.annotators.add(a.annotator)
+            result.annotations += 1
         if task.key in seen:
             result.duplicates += 1
             continue
         seen.add(task.key)
         result.keys.append(task.key)
-        for a in task.annotations:
-            result.annotators.add(a.annotator)
-            result.annotations += 1
         if spool is not None:
             systems, payload = _payload(definition, task, seed=seed, role=role)
             data = jsontext.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -162,6 +162,16 @@ def _check_task(definition: Definition, task: SourceTask) -> None:
         raise InputError(
             task.location, "", "systems", f"{len(task.systems)} systems for {len(fields)} candidates"
         )
+
+
+def check_with_annotations(definition: Definition, inputs: Sequence[Path], found: Scan) -> None:
+    """``--with-annotations`` on inputs that hold no judgment is refused, not ignored: say what the input needs."""
+    if found.annotations:
+        return
+    needed = getattr(format_for(definition), "annotations_needed", "the judgments of the protocol's own format")
+    raise InputError(
+        inputs[0] if inputs else "", "", "", f"--with-annotations, but the input holds no judgments; it needs {needed}"
+    )
 
 
 def load_predictions(definition: Definition, paths: Sequence[Path]) -> dict[str, SourcePrediction]:
@@ -409,6 +419,8 @@ def _push_checked(
     on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
     """The push once the first pass found every input record good (or its findings were cached)."""
+    if options.with_annotations:
+        check_with_annotations(definition, inputs, found)
     predictions = load_predictions(definition, options.predictions)
     known = set(found.keys)
     unknown = [k for k in predictions if k not in known]
@@ -895,6 +907,8 @@ def write_task_file(
 
     Returns (tasks, duplicates, warnings on the input)."""
     found = scan(definition, inputs)
+    if with_annotations:
+        check_with_annotations(definition, inputs, found)
     preds = load_predictions(definition, predictions)
     systems_of: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     with files.atomic_open(output) as f:
