@@ -334,13 +334,26 @@ def shown_order(task: ExportedTask) -> list[int]:
     return order
 
 
-def reframe(definition: Definition, result: Iterable[dict[str, Any]], order: Sequence[int]) -> list[dict[str, Any]]:
-    """A result given with candidates in the input's order, for a task showing input candidate order[p] at p."""
+def reframe(
+    definition: Definition, result: Iterable[dict[str, Any]], order: Sequence[int], *, tuples: bool = False
+) -> list[dict[str, Any]]:
+    """A result given with candidates in the input's order, for a task showing input candidate order[p] at p.
+
+    ``tuples``: best-worst letters are input positions too (a tuple given in the input); a judge's are
+    the positions shown, as annols made the tuple.
+    """
     items = [dict(i) for i in result]
     if list(order) == list(range(len(order))):
         return items
     at = {source: p for p, source in enumerate(order)}  # input index -> position shown
     spec = definition.spec
+    if definition.style == "best-worst" and tuples:
+        ends = {spec.control(a, end) for a in spec.aspects for end in ("best", "worst")}
+        letters = spec.letters
+        for item in items:
+            if item.get("from_name") in ends:
+                codes = item["value"]["choices"]
+                item["value"] = {"choices": [letters[at[letters.index(c)]] if c in letters else c for c in codes]}
     if definition.style == "pairwise":
         aspects = {a.name for a in spec.aspects}
         code_for = {p: a.code for a, p in reversed(list(zip(spec.answers, spec.prefers, strict=True))) if p is not None}
@@ -365,7 +378,7 @@ def reframe(definition: Definition, result: Iterable[dict[str, Any]], order: Seq
         for item in items:
             if item.get("from_name") in renames:
                 item["from_name"], item["to_name"] = renames[item["from_name"]]
-                item["id"] = f"judge-{item['from_name']}"
+                item["id"] = f"judge-{item['from_name']}" if item.get("origin") == "judge" else item["from_name"]
     return items
 
 

@@ -50,6 +50,7 @@ from annols import __version__, blinding, config, files, jsontext, quality
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
 from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
+from annols.judges import reframe
 from annols.labelstudio import FilePart, LabelStudioClient, Project
 
 DEFAULT_BATCH_SIZE = 20000
@@ -197,11 +198,14 @@ def build_tasks(
     whose judgments (if any) belong to the first one.
     """
     seen: set[str] = set()
+    # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
+    # such tasks are shuffled like any. The shipped formats' judgments keep the order their annotators saw.
+    moves = with_annotations and bool(getattr(format_for(definition), "moves_judgments", False))
     for task, role in quality.with_roles(definition, inputs, gold, seed, attention):
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
-        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role)
+        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role, moves)
         yield task.key, systems, payload, repeat
 
 
@@ -213,10 +217,12 @@ def _payload(
     prediction: SourcePrediction | None = None,
     user_ids: dict[str, int] | None = None,
     role: str | None = None,
+    moves: bool = False,
 ) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries."""
-    # Judgments already made refer to the input order: keep it for tasks that carry them.
-    keep = task.fixed_order or (with_annotations and bool(task.annotations))
+    """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries.
+    ``moves``: its judgments move with the shuffled candidates (else a judged task keeps the input order)."""
+    # Judgments already made refer to the input order: keep it for tasks that carry them, or move them.
+    keep = task.fixed_order or (with_annotations and bool(task.annotations) and not moves)
     data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
     meta: dict[str, Any] = {blinding.META_KEY: task.key}
     if task.warnings:  # kept with the task, so a pull can say what was tolerated in its input
@@ -229,9 +235,10 @@ def _payload(
     payload: dict[str, Any] = {"data": data, "meta": meta}
     if with_annotations and task.annotations:
         payload["annotations"] = [
-            _annotation(a.result, a.lead_time, (user_ids or {}).get(annotator_email(a.annotator)))
+            _annotation(reframe(definition, a.result, order, tuples=True) if moves else a.result, a.lead_time,
+                        (user_ids or {}).get(annotator_email(a.annotator)))
             for a in task.annotations
-        ]
+        ]  # fmt: skip
     if prediction is not None:
         item: dict[str, Any] = {"result": prediction.result, "model_version": prediction.model_version}
         if prediction.score is not None:

@@ -49,7 +49,7 @@ def study_csv(path: Path) -> Path:
 
 
 def long_ratings(path: Path) -> pd.DataFrame:
-    """One row per rating of the CSV: article id, annotator, aspect, control, system, value."""
+    """One row per rating of the CSV: article id, annotator, aspect, system, value."""
     frame = pd.read_csv(path, dtype=str)
     long = frame.melt(id_vars=["id", "annotator", "systems"], value_vars=CELLS, var_name="cell", value_name="value")
     long["aspect"] = long["cell"].str.rsplit("_", n=2).str[0]
@@ -91,11 +91,17 @@ def test_pulled_results_are_the_csv_ratings(imported: tuple[Path, Path, Path], c
     article_of = {line["key"]: line["data"]["record"]["id"] for line in lines}
     assert len(lines) == len(long) // len(CELLS)
     results = pd.read_csv(folder / "results.csv", dtype=str)
-    got = sorted(zip(results["task_key"].map(article_of), results["annotator"], results["question"],
-                     results["system"], results["answer"].astype(float), strict=True))  # fmt: skip
-    want = sorted(zip(long["id"], long["annotator"] + "@annotators.annols.local", long["cell"], long["system"],
+    aspect = results["question"].str.rsplit("_", n=2).str[0]
+    got = sorted(zip(results["task_key"].map(article_of), results["annotator"], aspect, results["system"],
+                     results["answer"].astype(float), strict=True))  # fmt: skip
+    want = sorted(zip(long["id"], long["annotator"] + "@annotators.annols.local", long["aspect"], long["system"],
                       long["value"], strict=True))  # fmt: skip
     assert got == want
+    # The judged tasks were shuffled like any (the answers moved with their candidates): blinding holds for
+    # annotators who add judgments in Label Studio.
+    given = {line["data"]["record"]["id"]: line["systems"] for line in lines}
+    inputs_order = long.drop_duplicates("id").set_index("id")["systems"].str.split("|")
+    assert any(given[i] != inputs_order[i] for i in given)
     # Each annotation is by the Label Studio user standing for its annotator.
     users = client.users()
     assert {f"{a}@annotators.annols.local" for a in ANNOTATORS} <= set(users)

@@ -36,6 +36,7 @@ class BestWorstFormat:
     name = "best-worst"
     describe = "JSONL or CSV, one record per candidate: its context fields, its text and its 'id'"
 
+    moves_judgments = GENERIC.moves_judgments  # a tuple given in the input is shuffled like the generic format's
     annotations_needed = f"tuples as given (the fields of each tuple and 'systems') and {GENERIC.annotations_needed}"
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:

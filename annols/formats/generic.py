@@ -11,8 +11,9 @@ a record with an ``annotator`` field is one annotator's judgment of its task, wi
 field per answer named by the control that stores it (``coherence_summary_1``: the
 config's control names; a multiple choice's codes ``|``-separated in CSV), or, in JSONL,
 an ``answers`` object as a judge file has (:mod:`annols.judges`). Answers are about the
-candidates in the record's order (its ``systems``). Records whose task fields are the
-same are one task: consecutive ones are read as one task with several annotations.
+candidates in the record's order (its ``systems``); push shuffles the candidates of judged
+tasks like any and moves the answers with them. Records whose task fields are the same are
+one task: consecutive ones are read as one task with several annotations.
 Spans and sentences definitions take no judgments here (refused).
 """
 
@@ -77,6 +78,7 @@ class GenericFormat:
     name = "generic"
     describe = "JSONL or CSV with one column per task field of the definition (plus optional 'systems')"
 
+    moves_judgments = True  # judgments are by the record's order: push moves them with the shuffled candidates
     annotations_needed = (
         f"an {ANNOTATOR!r} field in each judged record, and one field per answer named as the config stores it "
         "(e.g. coherence_summary_1), or an 'answers' object in JSONL"
@@ -91,7 +93,6 @@ class GenericFormat:
                 annotation = judged.read(path, location, record)
                 task = self.source_task(definition, fields, path, location, record, read=judged.taken(record))
                 if annotation is None:
-                    judged.unjudged.add(task.key)
                     if held is not None:
                         yield held
                         held = None
@@ -198,7 +199,6 @@ class _Judgments:
         self._controls: dict[str, Any] | None = None
         self.systems: dict[str, tuple[tuple[str, ...], str]] = {}  # judged task key -> its systems, where first
         self.judged: dict[tuple[str, str], str] = {}  # (task key, annotator) -> where
-        self.unjudged: set[str] = set()  # keys of tasks read without a judgment
 
     @property
     def controls(self) -> dict[str, Any]:
@@ -274,9 +274,6 @@ class _Judgments:
         """Every record of a task names its systems in the same order (its answers are by that order), and an
         annotator judges a task once."""
         where = f"{path}, {location}"
-        if task.key in self.unjudged:  # pushed as first read: shuffled, while these answers are by the input order
-            raise InputError(path, location, ANNOTATOR, "this task came earlier without judgments; give its "
-                             "judged records first")  # fmt: skip
         first = self.systems.setdefault(task.key, (task.systems, where))
         if first[0] != task.systems:
             raise InputError(path, location, "systems", f"{list(task.systems)} differ from {list(first[0])} of the "

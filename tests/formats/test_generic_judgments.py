@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from annols import blinding
 from annols.cli import main
 from annols.definition import load_definition
 from annols.errors import InputError
@@ -237,19 +238,40 @@ def test_with_annotations_on_an_input_without_judgments_exits_with_one_line(tmp_
     assert not (tmp_path / "t.json").exists()
 
 
-def test_the_task_file_carries_the_judgments_in_the_input_order(tmp_path: Path) -> None:
+def test_judgments_move_with_the_shuffled_candidates(tmp_path: Path) -> None:
     rows = [ratings_row(1, a, value=n) for n, a in enumerate(("A", "B"))]
     path = write_csv(tmp_path / "in.csv", rows)
-    d = load_definition(RATINGS)
     out = tmp_path / "tasks.json"
-    count, duplicates, _ = write_task_file(d, [path], out, seed=4, with_annotations=True)
+    count, duplicates, _ = write_task_file(load_definition(RATINGS), [path], out, seed=4, with_annotations=True)
     assert (count, duplicates) == (1, 0)
     (task,) = json.loads(out.read_text(encoding="utf-8"))
-    # Judged tasks keep the input's order: the answers are about the systems in that order.
-    assert [task["data"][f"summary_{i}"] for i in range(1, 5)] == [rows[0][f"summary_{i}"] for i in range(1, 5)]
-    assert [a["result"] for a in task["annotations"]] == [
-        [{"id": f"{a}_summary_{i}", "from_name": f"{a}_summary_{i}", "to_name": f"summary_{i}", "origin": "manual",
-          "type": "choices", "value": {"choices": [row[f"{a}_summary_{i}"]]}} for i in range(1, 5) for a in ASPECTS]
-        for row in rows
-    ]  # fmt: skip
+    order = task["meta"][blinding.META_ORDER]  # position p shows input candidate order[p]
+    assert order != sorted(order)  # judged tasks are shuffled like any
+    assert blinding.decode_systems(task["meta"][blinding.META_SYSTEMS]) == tuple(SYSTEMS[i] for i in order)
+    assert [task["data"][f"summary_{p + 1}"] for p in range(4)] == [rows[0][f"summary_{i + 1}"] for i in order]
+    for annotation, row in zip(task["annotations"], rows, strict=True):
+        got = {item["from_name"]: (item["id"], item["to_name"], item["value"]["choices"])
+               for item in annotation["result"]}  # fmt: skip
+        # The answer given to input candidate i is now the answer of the position showing it.
+        assert got == {f"{a}_summary_{p + 1}": (f"{a}_summary_{p + 1}", f"summary_{p + 1}",
+                                                [row[f"{a}_summary_{i + 1}"]])
+                       for a in ASPECTS for p, i in enumerate(order)}  # fmt: skip
 
+
+def test_best_worst_letters_move_with_the_shuffled_tuple(tmp_path: Path) -> None:
+    d = load_definition(BEST_WORST)
+    spec = d.spec
+    record: dict[str, Any] = {p.name: "The article." for p in spec.context}
+    record.update({spec.field(i): f"summary {i}" for i in range(spec.tuple_size)})
+    record["systems"] = [f"sys{i}" for i in range(spec.tuple_size)]
+    answers = {f"{a.name}_{end}": letter for a in spec.aspects for end, letter in (("best", "B"), ("worst", "D"))}
+    path = write_jsonl(tmp_path / "tuples.jsonl", [{**record, "annotator": "A", **answers}])
+    out = tmp_path / "tasks.json"
+    write_task_file(d, [path], out, seed=2, with_annotations=True)
+    (task,) = json.loads(out.read_text(encoding="utf-8"))
+    shown = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+    assert shown != tuple(record["systems"])
+    picked = {item["from_name"]: shown[spec.letters.index(item["value"]["choices"][0])]
+              for item in task["annotations"][0]["result"]}  # fmt: skip
+    assert picked == {f"{a.name}_{end}": system for a in spec.aspects
+                      for end, system in (("best", "sys1"), ("worst", "sys3"))}  # fmt: skip
