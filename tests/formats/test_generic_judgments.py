@@ -275,3 +275,48 @@ def test_best_worst_letters_move_with_the_shuffled_tuple(tmp_path: Path) -> None
               for item in task["annotations"][0]["result"]}  # fmt: skip
     assert picked == {f"{a.name}_{end}": system for a in spec.aspects
                       for end, system in (("best", "sys1"), ("worst", "sys3"))}  # fmt: skip
+
+
+def test_a_slider_cell_is_a_number_on_the_slider(tmp_path: Path) -> None:
+    definition = ROOT / "examples" / "wmt-da.toml"
+    row = {"source_text": "Der Zug.", "translation": "The train.", "systems": "sys-a", "annotator": "A",
+           "adequacy_translation": "73.5"}  # fmt: skip
+    (task,) = read(definition, write_csv(tmp_path / "in.csv", [row, {**row, "annotator": "B",
+                                                                    "adequacy_translation": "100"}]))  # fmt: skip
+    assert [a.result[0]["value"] for a in task.annotations] == [{"number": 73.5}, {"number": 100}]
+    assert [a.result[0]["type"] for a in task.annotations] == ["number", "number"]
+    path = write_csv(tmp_path / "high.csv", [{**row, "adequacy_translation": "101"}])
+    assert failure(definition, path) == f"{path}, line 2, field 'adequacy_translation': 101 is off the scale 0 to 100"
+    path = write_csv(tmp_path / "word.csv", [{**row, "adequacy_translation": "good"}])
+    assert failure(definition, path) == f"{path}, line 2, field 'adequacy_translation': 'good' is not a number"
+
+
+def test_pairwise_and_ranking_answers_move_with_the_shuffled_candidates(tmp_path: Path) -> None:
+    ranking = tmp_path / "rank.toml"
+    ranking.write_text(RANKING, encoding="utf-8")
+    base = {"prompt": "P?", "response_a": "a", "response_b": "b", "systems": ["x", "y"], "annotator": "A"}
+    row = {"output_a": "a", "output_b": "b", "output_c": "c", "systems": ["s1", "s2", "s3"], "annotator": "A",
+           "quality_a": "3", "quality_b": "1", "quality_c": "2"}  # fmt: skip
+    cases = [(PAIRWISE, {**base, "helpfulness": "A", "harmlessness": "tie"}, Preference),
+             (ranking, row, Rank)]  # fmt: skip
+    for definition_path, record, kind in cases:
+        d = load_definition(definition_path)
+        given = read(definition_path, write_jsonl(tmp_path / "in.jsonl", [record]))[0]
+        want = [j for j in decode(d, exported(given, given.annotations[0]), _ann(given.annotations[0]))
+                if isinstance(j, kind)]  # fmt: skip
+        orders = set()
+        for seed in range(6):  # some seeds swap the candidates, some may not: either way the judgments hold
+            out = tmp_path / "tasks.json"
+            write_task_file(d, [tmp_path / "in.jsonl"], out, seed=seed, with_annotations=True)
+            (task,) = json.loads(out.read_text(encoding="utf-8"))
+            shown = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+            orders.add(shown)
+            pushed = ExportedTask(id=1, key=given.key, data=task["data"], systems=shown, annotations=())
+            annotation = ExportedAnnotation(id=1, annotator="A", result=task["annotations"][0]["result"])
+            got = [j for j in decode(d, pushed, annotation) if isinstance(j, kind)]
+            if kind is Preference:
+                assert [(j.aspect, j.winner_system) for j in got] == [(j.aspect, j.winner_system) for j in want]
+            else:
+                assert sorted((j.dimension, j.system, j.rank) for j in got) == sorted(
+                    (j.dimension, j.system, j.rank) for j in want)  # fmt: skip
+        assert len(orders) > 1
