@@ -137,3 +137,30 @@ def test_with_annotations_on_input_without_judgments_is_refused(
     assert len(err.strip().splitlines()) == 1
     assert "--with-annotations, but the input holds no judgments; it needs an 'annotator' field" in err
     assert client.find_project(title) is None  # nothing pushed
+
+
+def test_a_pulled_judgments_file_pushes_the_same_study_again(
+    imported: tuple[Path, Path, Path], label_studio: LiveServer, tmp_path: Path
+) -> None:
+    inputs, folder, _ = imported
+    title = "own ratings copied"
+    code, out, err = cli(label_studio, "push", str(DEFINITION), str(folder / "summeval-ratings.jsonl"), "--project",
+                         title, "--with-annotations", "--seed", "12", cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    articles = len(ARTICLES.read_text(encoding="utf-8").splitlines())
+    # A pull writes the lines of a task together: one task each, with its three annotations in one import.
+    total = f"created {articles}, already present 0, total {articles}"
+    assert out.splitlines()[-1] == f"{total} ({articles * 3} annotations)"
+    again = tmp_path / "again"
+    code, out, err = cli(label_studio, "pull", str(DEFINITION), "--project", title, "-o", str(again))
+    assert code == 0, err
+    assert f"Counts match the server: {articles} tasks, {articles * 3} annotations, 0 skipped." in out
+
+    def judged(pulled: Path) -> list[tuple[str, str, str, str, float]]:
+        lines = [json.loads(x) for x in (pulled / "summeval-ratings.jsonl").read_text("utf-8").splitlines()]
+        return sorted((line["data"]["record"]["id"], line["annotator"], j["aspect"], j["system"], j["value"])
+                      for line in lines for j in line["judgments"])  # fmt: skip
+
+    long = long_ratings(inputs)
+    assert judged(again) == sorted(zip(long["id"], long["annotator"] + "@annotators.annols.local", long["aspect"],
+                                       long["system"], long["value"], strict=True))  # fmt: skip

@@ -10,7 +10,9 @@ Judgments made elsewhere come in the same file (imported by ``push --with-annota
 a record with an ``annotator`` field is one annotator's judgment of its task, with one
 field per answer named by the control that stores it (``coherence_summary_1``: the
 config's control names; a multiple choice's codes ``|``-separated in CSV), or, in JSONL,
-an ``answers`` object as a judge file has (:mod:`annols.judges`). Answers are about the
+an ``answers`` object as a judge file has (:mod:`annols.judges`); or the lines of an
+earlier pull's ``<name>.jsonl`` as they are (data and systems as shown, the raw result,
+re-checked as answers). Answers are about the
 candidates in the record's order (its ``systems``); push shuffles the candidates of judged
 tasks like any and moves the answers with them. Records whose task fields are the same are
 one task: consecutive ones are read as one task with several annotations.
@@ -37,6 +39,7 @@ from annols.formats import (
     SourceTask,
     Violation,
     content_key,
+    original_annotator,
 )
 
 ANNOTATOR = "annotator"
@@ -89,8 +92,9 @@ class GenericFormat:
         judged = _Judgments(definition)
         for path in paths:
             held: SourceTask | None = None  # a judged task the next records may add judgments to
-            for location, record in iter_records(path):
-                annotation = judged.read(path, location, record)
+            for location, given in iter_records(path):
+                record, nested = judged.unpulled(path, location, given)
+                annotation = judged.read(path, location, record, nested)
                 task = self.source_task(definition, fields, path, location, record, read=judged.taken(record))
                 if annotation is None:
                     if held is not None:
@@ -215,8 +219,36 @@ class _Judgments:
             return ("systems",)
         return ("systems", ANNOTATOR, ANSWERS, *(k for k in record if k in self.controls))
 
-    def read(self, path: Path, location: str, record: dict[str, Any]) -> SourceAnnotation | None:
-        """The record's judgment; None for a record without one (no annotator, no answers)."""
+    def unpulled(self, path: Path, location: str, record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """A line of an earlier pull's ``<name>.jsonl`` (task ``data`` as shown, the ``systems`` shown, the
+        ``annotator``, the raw ``result``) as an input record with its answers under ``answers``, and the
+        field those answers are named by in errors (``result``); any other record as it is (``answers``)."""
+        data, result = record.get("data"), record.get("result")
+        if not (isinstance(data, dict) and isinstance(result, list) and "judgments" in record):
+            return record, ANSWERS
+        from annols.judges import is_judge
+
+        annotator = str(record.get(ANNOTATOR) or "")
+        if is_judge(annotator):
+            raise InputError(path, location, ANNOTATOR, f"{annotator!r} is a judge: give its answers with --judge")
+        answers: dict[str, Any] = {}
+        for i, item in enumerate(result):
+            name = item.get("from_name") if isinstance(item, dict) else None
+            if name not in self.controls or name in answers:
+                raise InputError(path, location, f"result[{i}]", "not an answer this definition takes once")
+            value = item.get("value") or {}
+            kind = self.controls[name].kind
+            answers[name] = "\n".join(value.get("text") or []) if kind == "textarea" else value.get(
+                "choices" if kind == "choices" else kind)  # fmt: skip
+        fields = {k: v for k, v in data.items() if k != "record"}
+        carried: dict[str, Any] = data["record"] if isinstance(data.get("record"), dict) else {}
+        return {**carried, **fields, "systems": record.get("systems") or [],
+                ANNOTATOR: original_annotator(annotator), ANSWERS: answers}, "result"  # fmt: skip
+
+    def read(self, path: Path, location: str, record: dict[str, Any], nested_field: str = ANSWERS
+             ) -> SourceAnnotation | None:  # fmt: skip
+        """The record's judgment; None for a record without one (no annotator, no answers). Errors in its
+        ``answers`` object name ``{nested_field}.{control}``."""
         if ANNOTATOR not in record:
             return None
         annotator = record[ANNOTATOR]
@@ -242,9 +274,9 @@ class _Judgments:
         flat = {k: self._cell(k, v, fail) if csv_cells else v for k, v in given.items()}
         result, _ = answer_items(flat, self.controls, fail, prefix="", origin="manual")
         if nested:
-            more, spans = answer_items(nested, self.controls, fail, origin="manual")
+            more, spans = answer_items(nested, self.controls, fail, prefix=f"{nested_field}.", origin="manual")
             if spans:
-                raise fail(f"{ANSWERS}.spans", "spans cannot be imported; leave them out")
+                raise fail(f"{nested_field}.spans", "spans cannot be imported; leave them out")
             result += more
         answered = [str(item["from_name"]) for item in result]
         for name in answered:

@@ -320,3 +320,42 @@ def test_pairwise_and_ranking_answers_move_with_the_shuffled_candidates(tmp_path
                 assert sorted((j.dimension, j.system, j.rank) for j in got) == sorted(
                     (j.dimension, j.system, j.rank) for j in want)  # fmt: skip
         assert len(orders) > 1
+
+
+def test_an_earlier_pulls_judgments_file_is_read_back_as_judgments(tmp_path: Path) -> None:
+    d = load_definition(RATINGS)
+    rows = [ratings_row(doc, a, value=doc * 5 + n) for doc in (1, 2) for n, a in enumerate(("A", "B", "C"))]
+    tasks_file = tmp_path / "tasks.json"
+    write_task_file(d, [write_csv(tmp_path / "in.csv", rows)], tasks_file, seed=9, with_annotations=True)
+    # What a pull of those tasks writes: the data and systems as shown, each annotation's raw result.
+    exported_tasks = [
+        ExportedTask(id=n, key=f"k{n}", data=t["data"], systems=blinding.decode_systems(t["meta"]["annols_systems"]),
+                     annotations=tuple(ExportedAnnotation(id=10 * n + i, annotator=f"{a}@annotators.annols.local",
+                                                          result=ann["result"])
+                                       for i, (a, ann) in enumerate(zip("ABC", t["annotations"], strict=True))))
+        for n, t in enumerate(json.loads(tasks_file.read_text(encoding="utf-8")))
+    ]  # fmt: skip
+    pulled = tmp_path / "pulled"
+    pulled.mkdir()
+    (judgments_file,) = format_for(d).write_results(exported_tasks, d, pulled)
+    back = read(RATINGS, judgments_file)
+    assert [len(t.annotations) for t in back] == [3, 3]
+    got = sorted((t.data["record"]["id"], a.annotator, j.aspect, j.system, j.value)
+                 for t in back for a in t.annotations
+                 for j in decode(d, exported(t, a), _ann(a)) if isinstance(j, Rating))  # fmt: skip
+    want = sorted((row["id"], row["annotator"], aspect, SYSTEMS[i - 1], float(row[f"{aspect}_summary_{i}"]))
+                  for row in rows for aspect in ASPECTS for i in range(1, 5))  # fmt: skip
+    assert got == want
+
+    lines = judgments_file.read_text(encoding="utf-8").splitlines()
+    line = json.loads(lines[1])
+    line["result"][0]["value"]["choices"] = ["7"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0], json.dumps(line), *lines[2:]]) + "\n", encoding="utf-8")
+    name = line["result"][0]["from_name"]
+    assert failure(RATINGS, bad) == (f"{bad}, line 2, field 'result.{name}': '7' is not one of the codes "
+                                     "['1', '2', '3', '4', '5']")  # fmt: skip
+    line["annotator"] = "judge:gpt"
+    bad.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    message = f"{bad}, line 1, field 'annotator': 'judge:gpt' is a judge: give its answers with --judge"
+    assert failure(RATINGS, bad) == message
