@@ -81,6 +81,7 @@ class Control:
     dynamic: bool = False  # choices taken from task data: any code
     low: float = -math.inf
     high: float = math.inf
+    required: bool = False  # required, and never hidden by a View's visibleWhen
 
 
 def controls(definition: Definition) -> dict[str, Control]:
@@ -91,17 +92,19 @@ def controls(definition: Definition) -> dict[str, Control]:
         tag, name, to_name = node.tag, node.get("name"), node.get("toName", "")
         if not isinstance(tag, str) or name is None or node.get("perRegion") == "true":
             continue
+        # The editor skips required for a control inside a hidden View: required only when always shown.
+        required = node.get("required") == "true" and not any(v.get("visibleWhen") for v in node.iterancestors())
         if tag == "Choices":
             choices = [c for c in node if c.tag == "Choice"]
             codes = tuple(c.get("alias") or c.get("value") or "" for c in choices)
             texts = {c.get("value") or "": c.get("alias") or c.get("value") or "" for c in choices}
             out[name] = Control(name, "choices", to_name, codes, texts, node.get("choice") == "multiple",
-                                dynamic=bool(node.get("value")))  # fmt: skip
+                                dynamic=bool(node.get("value")), required=required)  # fmt: skip
         elif tag == "Number":
             out[name] = Control(name, "number", to_name, low=float(node.get("min", "-inf")),
-                                high=float(node.get("max", "inf")))  # fmt: skip
+                                high=float(node.get("max", "inf")), required=required)  # fmt: skip
         elif tag == "TextArea":
-            out[name] = Control(name, "textarea", to_name)
+            out[name] = Control(name, "textarea", to_name, required=required)
         elif tag in ("Labels", "ParagraphLabels"):
             labels = tuple(c.get("value") or "" for c in node if c.tag == "Label")
             out[name] = Control(name, "labels" if tag == "Labels" else "paragraphlabels", to_name, labels)
@@ -189,6 +192,17 @@ def _line(path: Path, n: int, record: dict[str, Any], known: dict[str, Control])
     answers = record.get("answers")
     if not isinstance(answers, dict) or not answers:
         raise fail("answers", "missing or empty; an object of control name -> answer")
+    result, spans = answer_items(answers, known, fail)
+    return JudgeAnswer(judge, task or "", "" if record_id is None else str(record_id), tuple(result), tuple(spans),
+                       str(path), where)  # fmt: skip
+
+
+def answer_items(
+    answers: dict[str, Any], known: dict[str, Control], fail: Any, *, prefix: str = "answers.", origin: str = "judge"
+) -> tuple[list[dict[str, Any]], list[tuple[str, str, dict[str, Any]]]]:
+    """Label Studio result items (and spans still to be placed) for answers by control name, each checked
+    against its control; ``fail(field, problem)`` makes the error, the field named ``{prefix}{name}``.
+    ``origin`` is the items' origin: ``judge``, or ``manual`` for judgments made by people elsewhere."""
     result: list[dict[str, Any]] = []
     spans: list[tuple[str, str, dict[str, Any]]] = []
     for name, value in answers.items():
@@ -199,16 +213,15 @@ def _line(path: Path, n: int, record: dict[str, Any], known: dict[str, Control])
             for sub, cell in value.items():
                 control = _cell_control(name, str(sub), known)
                 if control is None:
-                    raise fail(f"answers.{name}.{sub}", f"no control {name}_{sub} in the config; "
+                    raise fail(f"{prefix}{name}.{sub}", f"no control {name}_{sub} in the config; "
                                f"controls: {_names(known)}")  # fmt: skip
-                result.append(_item(control, cell, lambda p, f=f"answers.{name}.{sub}": fail(f, p)))
+                result.append(_item(control, cell, lambda p, f=f"{prefix}{name}.{sub}": fail(f, p), origin))
             continue
         control = known.get(name)
         if control is None or control.kind in ("labels", "paragraphlabels"):
-            raise fail(f"answers.{name}", f"no such control in the config; controls: {_names(known)}")
-        result.append(_item(control, value, lambda p, f=f"answers.{name}": fail(f, p)))
-    return JudgeAnswer(judge, task or "", "" if record_id is None else str(record_id), tuple(result), tuple(spans),
-                       str(path), where)  # fmt: skip
+            raise fail(f"{prefix}{name}", f"no such control in the config; controls: {_names(known)}")
+        result.append(_item(control, value, lambda p, f=f"{prefix}{name}": fail(f, p), origin))
+    return result, spans
 
 
 def _names(known: dict[str, Control]) -> str:
@@ -224,8 +237,10 @@ def _cell_control(name: str, sub: str, known: dict[str, Control]) -> Control | N
     return None
 
 
-def _item(control: Control, value: Any, fail: Any) -> dict[str, Any]:
-    base = {"id": f"judge-{control.name}", "from_name": control.name, "to_name": control.to_name, "origin": "judge"}
+def _item(control: Control, value: Any, fail: Any, origin: str = "judge") -> dict[str, Any]:
+    # A judge's items are told apart by their id; the editor's (and imported studies') carry the control's name.
+    ident = f"judge-{control.name}" if origin == "judge" else control.name
+    base = {"id": ident, "from_name": control.name, "to_name": control.to_name, "origin": origin}
     if control.kind == "choices":
         given = value if isinstance(value, list) else [value]
         codes: list[str] = []
@@ -320,13 +335,26 @@ def shown_order(task: ExportedTask) -> list[int]:
     return order
 
 
-def reframe(definition: Definition, result: Iterable[dict[str, Any]], order: Sequence[int]) -> list[dict[str, Any]]:
-    """A result given with candidates in the input's order, for a task showing input candidate order[p] at p."""
+def reframe(
+    definition: Definition, result: Iterable[dict[str, Any]], order: Sequence[int], *, tuples: bool = False
+) -> list[dict[str, Any]]:
+    """A result given with candidates in the input's order, for a task showing input candidate order[p] at p.
+
+    ``tuples``: best-worst letters are input positions too (a tuple given in the input); a judge's are
+    the positions shown, as annols made the tuple.
+    """
     items = [dict(i) for i in result]
     if list(order) == list(range(len(order))):
         return items
     at = {source: p for p, source in enumerate(order)}  # input index -> position shown
     spec = definition.spec
+    if definition.style == "best-worst" and tuples:
+        ends = {spec.control(a, end) for a in spec.aspects for end in ("best", "worst")}
+        letters = spec.letters
+        for item in items:
+            if item.get("from_name") in ends:
+                codes = item["value"]["choices"]
+                item["value"] = {"choices": [letters[at[letters.index(c)]] if c in letters else c for c in codes]}
     if definition.style == "pairwise":
         aspects = {a.name for a in spec.aspects}
         code_for = {p: a.code for a, p in reversed(list(zip(spec.answers, spec.prefers, strict=True))) if p is not None}
@@ -351,7 +379,7 @@ def reframe(definition: Definition, result: Iterable[dict[str, Any]], order: Seq
         for item in items:
             if item.get("from_name") in renames:
                 item["from_name"], item["to_name"] = renames[item["from_name"]]
-                item["id"] = f"judge-{item['from_name']}"
+                item["id"] = f"judge-{item['from_name']}" if item.get("origin") == "judge" else item["from_name"]
     return items
 
 

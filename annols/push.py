@@ -55,6 +55,7 @@ from annols import __version__, blinding, config, files, jsontext, quality
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
 from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
+from annols.judges import reframe
 from annols.labelstudio import FilePart, LabelStudioClient, Project
 
 DEFAULT_BATCH_SIZE = 20000
@@ -143,6 +144,9 @@ def scan(
         result.warnings.extend(str(w) for w in task.warnings)
         if role in (None, quality.STUDY):
             study += 1
+        for a in task.annotations:  # a repeated record's too: they are added to its first task
+            result.annotators.add(a.annotator)
+            result.annotations += 1
         if task.key in seen:
             result.duplicates += 1
             continue
@@ -150,9 +154,6 @@ def scan(
         result.keys.append(task.key)
         if role == quality.ATTENTION:
             result.attention.append(task.key)
-        for a in task.annotations:
-            result.annotators.add(a.annotator)
-            result.annotations += 1
         if spool is not None:
             systems, payload = _payload(definition, task, seed=seed, role=role)
             data = jsontext.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -182,6 +183,16 @@ def _check_task(definition: Definition, task: SourceTask) -> None:
         )
 
 
+def check_with_annotations(definition: Definition, inputs: Sequence[Path], found: Scan) -> None:
+    """``--with-annotations`` on inputs that hold no judgment is refused, not ignored: say what the input needs."""
+    if found.annotations:
+        return
+    needed = getattr(format_for(definition), "annotations_needed", "the judgments of the protocol's own format")
+    raise InputError(
+        inputs[0] if inputs else "", "", "", f"--with-annotations, but the input holds no judgments; it needs {needed}"
+    )
+
+
 def load_predictions(definition: Definition, paths: Sequence[Path]) -> dict[str, SourcePrediction]:
     if not paths:
         return {}
@@ -205,11 +216,14 @@ def build_tasks(
     whose judgments (if any) belong to the first one.
     """
     seen: set[str] = set()
+    # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
+    # such tasks are shuffled like any. The shipped formats' judgments keep the order their annotators saw.
+    moves = with_annotations and bool(getattr(format_for(definition), "moves_judgments", False))
     for task, role in quality.with_roles(definition, inputs, gold, seed, attention):
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
-        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role)
+        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role, moves)
         yield task.key, systems, payload, repeat
 
 
@@ -221,10 +235,12 @@ def _payload(
     prediction: SourcePrediction | None = None,
     user_ids: dict[str, int] | None = None,
     role: str | None = None,
+    moves: bool = False,
 ) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries."""
-    # Judgments already made refer to the input order: keep it for tasks that carry them.
-    keep = task.fixed_order or (with_annotations and bool(task.annotations))
+    """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries.
+    ``moves``: its judgments move with the shuffled candidates (else a judged task keeps the input order)."""
+    # Judgments already made refer to the input order: keep it for tasks that carry them, or move them.
+    keep = task.fixed_order or (with_annotations and bool(task.annotations) and not moves)
     data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
     meta: dict[str, Any] = {blinding.META_KEY: task.key}
     if task.warnings:  # kept with the task, so a pull can say what was tolerated in its input
@@ -237,9 +253,10 @@ def _payload(
     payload: dict[str, Any] = {"data": data, "meta": meta}
     if with_annotations and task.annotations:
         payload["annotations"] = [
-            _annotation(a.result, a.lead_time, (user_ids or {}).get(annotator_email(a.annotator)))
+            _annotation(reframe(definition, a.result, order, tuples=True) if moves else a.result, a.lead_time,
+                        (user_ids or {}).get(annotator_email(a.annotator)))
             for a in task.annotations
-        ]
+        ]  # fmt: skip
     if prediction is not None:
         item: dict[str, Any] = {"result": prediction.result, "model_version": prediction.model_version}
         if prediction.score is not None:
@@ -460,6 +477,8 @@ def _push_checked(
     on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
     """The push once the first pass found every input record good (or its findings were cached)."""
+    if options.with_annotations:
+        check_with_annotations(definition, inputs, found)
     predictions = load_predictions(definition, options.predictions)
     known = set(found.keys)
     unknown = [k for k in predictions if k not in known]
@@ -1010,6 +1029,8 @@ def write_task_file(
 
     Returns (tasks, duplicates, warnings on the input)."""
     found = scan(definition, inputs)
+    if with_annotations:
+        check_with_annotations(definition, inputs, found)
     preds = load_predictions(definition, predictions)
     systems_of: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     with files.atomic_open(output) as f:

@@ -18,6 +18,11 @@ A format module exposes one object, ``FORMAT``, with:
   files from exported tasks, streamed, each file written atomically;
 - ``check(task, annotation, definition) -> list[Violation]``: the protocol's rules the
   server never checks;
+- optionally ``annotations_needed``: what an input must hold for ``push --with-annotations``,
+  in words (the end of the one line refusing the flag on an input without judgments);
+- optionally ``moves_judgments = True``: the judgments it reads are by the input's order of
+  candidates, and push may shuffle the candidates of judged tasks, moving the answers with
+  them (:func:`annols.judges.reframe`); otherwise judged tasks keep the input's order;
 - optionally ``joins``: result file name -> :data:`Join`, for every file ``write_results``
   writes, when the files of consecutive runs of tasks, written apart, can be joined into
   the files of all of them. ``convert`` then converts a large export in parts side by side.

@@ -11,6 +11,11 @@ the same input always gives the same tasks and keys. A task's data holds the con
 task at push from ``--seed`` like every blinded style. Results are the generic format's
 (``<name>.jsonl`` with each annotation's judgments, unblinded); ``validate`` flags a
 tuple whose best and worst are the same candidate.
+
+A study made elsewhere brings its own tuples: a file whose records hold the tuple fields
+``{candidate}_1`` .. ``{candidate}_N`` (and ``systems``, the candidates' ids in that order)
+is read as given, in the generic layout, with the judgments its records hold (an
+``annotator`` and ``{aspect}_best`` / ``{aspect}_worst`` letters of the record's order).
 """
 
 from __future__ import annotations
@@ -31,7 +36,23 @@ class BestWorstFormat:
     name = "best-worst"
     describe = "JSONL or CSV, one record per candidate: its context fields, its text and its 'id'"
 
+    moves_judgments = GENERIC.moves_judgments  # a tuple given in the input is shuffled like the generic format's
+    annotations_needed = f"tuples as given (the fields of each tuple and 'systems') and {GENERIC.annotations_needed}"
+
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
+        pools = []
+        for path in paths:
+            records = iter_records(path)
+            first = next(records, None)
+            records.close()
+            if first is not None and definition.spec.field(0) in first[1]:  # tuples made elsewhere, as given
+                yield from GENERIC.read([path], definition)
+            else:
+                pools.append(path)
+        yield from self._tuples(pools, definition)
+
+    def _tuples(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
+        """The tasks of pools of candidates: tuples annols makes."""
         spec = definition.spec
         context = [p.name for p in spec.context]
         text_field = spec.candidate.name

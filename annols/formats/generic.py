@@ -5,14 +5,26 @@ record must have every field the config shows; other fields are carried in
 ``data["record"]`` and come back in results. For pairwise and ranking definitions,
 ``systems`` may name the system behind each candidate (a JSON list in JSONL, or
 ``|``-separated in CSV), for blinding and unblinded results.
+
+Judgments made elsewhere come in the same file (imported by ``push --with-annotations``):
+a record with an ``annotator`` field is one annotator's judgment of its task, with one
+field per answer named by the control that stores it (``coherence_summary_1``: the
+config's control names; a multiple choice's codes ``|``-separated in CSV), or, in JSONL,
+an ``answers`` object as a judge file has (:mod:`annols.judges`); or the lines of an
+earlier pull's ``<name>.jsonl`` as they are (data and systems as shown, the raw result,
+re-checked as answers). Answers are about the
+candidates in the record's order (its ``systems``); push shuffles the candidates of judged
+tasks like any and moves the answers with them. Records whose task fields are the same are
+one task: consecutive ones are read as one task with several annotations.
+Spans and sentences definitions take no judgments here (refused).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +34,21 @@ from annols.errors import InputError
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
+    SourceAnnotation,
     SourcePrediction,
     SourceTask,
     Violation,
     content_key,
+    original_annotator,
 )
 
+ANNOTATOR = "annotator"
+ANSWERS = "answers"
+# Styles whose judgments these records cannot hold: a span needs offsets, a sentence row its columns.
+NO_JUDGMENTS = ("spans", "sentences")
 
-def iter_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+
+def iter_records(path: Path) -> Generator[tuple[str, dict[str, Any]], None, None]:
     """(location, record) for each record of a JSONL or CSV file, streamed."""
     if path.suffix.lower() == ".csv":
         with _open(path) as f:
@@ -74,11 +93,36 @@ class GenericFormat:
     name = "generic"
     describe = "JSONL or CSV with one column per task field of the definition (plus optional 'systems')"
 
+    moves_judgments = True  # judgments are by the record's order: push moves them with the shuffled candidates
+    annotations_needed = (
+        f"an {ANNOTATOR!r} field in each judged record, and one field per answer named as the config stores it "
+        "(e.g. coherence_summary_1), or an 'answers' object in JSONL"
+    )
+
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
         fields = config.data_fields(definition)
+        judged = _Judgments(definition)
         for path in paths:
-            for location, record in iter_records(path):
-                yield self.source_task(definition, fields, path, location, record)
+            held: SourceTask | None = None  # a judged task the next records may add judgments to
+            for location, given in iter_records(path):
+                record, nested = judged.unpulled(path, location, given)
+                annotation = judged.read(path, location, record, nested)
+                task = self.source_task(definition, fields, path, location, record, read=judged.taken(record))
+                if annotation is None:
+                    if held is not None:
+                        yield held
+                        held = None
+                    yield task
+                    continue
+                judged.check(path, location, task, annotation)
+                if held is not None and held.key == task.key:
+                    held = replace(held, annotations=(*held.annotations, annotation))
+                    continue
+                if held is not None:
+                    yield held
+                held = replace(task, annotations=(annotation,))
+            if held is not None:
+                yield held
 
     @classmethod
     def source_task(
@@ -164,6 +208,126 @@ class GenericFormat:
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
         return []
+
+
+class _Judgments:
+    """Reads the judgment a record holds (its annotator and answers), checked against the definition's config."""
+
+    def __init__(self, definition: Definition) -> None:
+        self.definition = definition
+        self._controls: dict[str, Any] | None = None
+        self.systems: dict[str, tuple[tuple[str, ...], str]] = {}  # judged task key -> its systems, where first
+        self.judged: dict[tuple[str, str], str] = {}  # (task key, annotator) -> where
+
+    @property
+    def controls(self) -> dict[str, Any]:
+        if self._controls is None:
+            from annols.judges import controls  # judges reads formats: import on use
+
+            self._controls = {n: c for n, c in controls(self.definition).items() if c.kind not in ("labels",
+                              "paragraphlabels")}  # fmt: skip
+        return self._controls
+
+    def taken(self, record: dict[str, Any]) -> tuple[str, ...]:
+        """The record's keys that are no task data: ``systems``, and the judgment's own fields."""
+        if ANNOTATOR not in record:
+            return ("systems",)
+        return ("systems", ANNOTATOR, ANSWERS, *(k for k in record if k in self.controls))
+
+    def unpulled(self, path: Path, location: str, record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """A line of an earlier pull's ``<name>.jsonl`` (task ``data`` as shown, the ``systems`` shown, the
+        ``annotator``, the raw ``result``) as an input record with its answers under ``answers``, and the
+        field those answers are named by in errors (``result``); any other record as it is (``answers``)."""
+        data, result = record.get("data"), record.get("result")
+        if not (isinstance(data, dict) and isinstance(result, list) and "judgments" in record):
+            return record, ANSWERS
+        from annols.judges import is_judge
+
+        annotator = str(record.get(ANNOTATOR) or "")
+        if is_judge(annotator):
+            raise InputError(path, location, ANNOTATOR, f"{annotator!r} is a judge: give its answers with --judge")
+        answers: dict[str, Any] = {}
+        for i, item in enumerate(result):
+            name = item.get("from_name") if isinstance(item, dict) else None
+            if name not in self.controls or name in answers:
+                raise InputError(path, location, f"result[{i}]", "not an answer this definition takes once")
+            value = item.get("value") or {}
+            kind = self.controls[name].kind
+            answers[name] = "\n".join(value.get("text") or []) if kind == "textarea" else value.get(
+                "choices" if kind == "choices" else kind)  # fmt: skip
+        fields = {k: v for k, v in data.items() if k != "record"}
+        carried: dict[str, Any] = data["record"] if isinstance(data.get("record"), dict) else {}
+        return {**carried, **fields, "systems": record.get("systems") or [],
+                ANNOTATOR: original_annotator(annotator), ANSWERS: answers}, "result"  # fmt: skip
+
+    def read(self, path: Path, location: str, record: dict[str, Any], nested_field: str = ANSWERS
+             ) -> SourceAnnotation | None:  # fmt: skip
+        """The record's judgment; None for a record without one (no annotator, no answers). Errors in its
+        ``answers`` object name ``{nested_field}.{control}``."""
+        if ANNOTATOR not in record:
+            return None
+        annotator = record[ANNOTATOR]
+        given = {k: v for k, v in record.items() if k in self.controls and v not in (None, "")}
+        nested = record.get(ANSWERS)
+        if annotator in (None, "") and not given and not nested:
+            return None  # a task nobody judged yet, in a file of judged ones
+        if self.definition.style in NO_JUDGMENTS:
+            raise InputError(path, location, ANNOTATOR, f"judgments cannot be imported for a {self.definition.style} "
+                             "definition (ratings, pairwise, ranking and best-worst ones can); leave out the "
+                             "annotator and the answers")  # fmt: skip
+        if not isinstance(annotator, str | int) or isinstance(annotator, bool) or not str(annotator).strip():
+            raise InputError(path, location, ANNOTATOR, "missing; every judgment needs its annotator")
+        if nested is not None and not isinstance(nested, dict):
+            raise InputError(path, location, ANSWERS, "expected an object of control name -> answer")
+
+        def fail(name: str, problem: str) -> InputError:
+            return InputError(path, location, name, problem)
+
+        from annols.judges import answer_items
+
+        csv_cells = path.suffix.lower() == ".csv"
+        flat = {k: self._cell(k, v, fail) if csv_cells else v for k, v in given.items()}
+        result, _ = answer_items(flat, self.controls, fail, prefix="", origin="manual")
+        if nested:
+            more, spans = answer_items(nested, self.controls, fail, prefix=f"{nested_field}.", origin="manual")
+            if spans:
+                raise fail(f"{nested_field}.spans", "spans cannot be imported; leave them out")
+            result += more
+        answered = [str(item["from_name"]) for item in result]
+        for name in answered:
+            if answered.count(name) > 1:
+                raise fail(name, "answered twice (as a field and in answers)")
+        missing = [c.name for c in self.controls.values() if c.required and c.name not in answered]
+        if missing:
+            raise fail(missing[0], "missing; a required answer of the definition")
+        order = {name: i for i, name in enumerate(self.controls)}  # the config's order, as the editor saves them
+        result.sort(key=lambda item: order[str(item["from_name"])])
+        return SourceAnnotation(annotator=str(annotator).strip(), result=result)
+
+    def _cell(self, name: str, value: str, fail: Any) -> Any:
+        """A CSV cell as the answer it holds: a number for a slider, a list of codes for a multiple choice."""
+        control = self.controls[name]
+        if control.kind == "number":
+            try:
+                number = float(value)
+            except ValueError:
+                raise fail(name, f"{value!r} is not a number") from None
+            return int(number) if number.is_integer() else number
+        if control.kind == "choices" and control.multiple:
+            return [code.strip() for code in value.split("|")]
+        return value
+
+    def check(self, path: Path, location: str, task: SourceTask, annotation: SourceAnnotation) -> None:
+        """Every record of a task names its systems in the same order (its answers are by that order), and an
+        annotator judges a task once."""
+        where = f"{path}, {location}"
+        first = self.systems.setdefault(task.key, (task.systems, where))
+        if first[0] != task.systems:
+            raise InputError(path, location, "systems", f"{list(task.systems)} differ from {list(first[0])} of the "
+                             f"same task at {first[1]}; its judgments are by the systems' order")  # fmt: skip
+        seen = self.judged.setdefault((task.key, annotation.annotator), where)
+        if seen != where:
+            raise InputError(path, location, ANNOTATOR, f"{annotation.annotator!r} already judged this task ({seen})")
 
 
 FORMAT = GenericFormat()
