@@ -29,6 +29,7 @@ from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import ExportedAnnotation, ExportedTask, SourcePrediction, SourceTask, Violation, content_key
 from annols.formats.generic import FORMAT as GENERIC
+from annols.formats.generic import iter_records
 from annols.formats.pools import read_pools
 
 
