@@ -25,8 +25,6 @@ from annols.errors import DefinitionError
 STYLES = ("spans", "pairwise", "sentences", "ranking", "ratings", "best-worst")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PROTOCOL_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-# Task fields Label Studio 1.23's editor does not show as given (seen in the browser).
-RESERVED_FIELDS = {"source": "the editor shows the whole task for $source; name it e.g. 'source_text'"}
 
 
 class Table:
@@ -289,11 +287,8 @@ def parse_pane(t: Table) -> Pane:
     kind = t.text("kind", "text")
     if kind not in ("text", "paragraphs"):
         raise t.fail("kind", f"{kind!r} is not one of 'text', 'paragraphs'")
-    name = t.name("name")
-    if name in RESERVED_FIELDS:
-        raise t.fail("name", f"{name!r} cannot be a task field: {RESERVED_FIELDS[name]}")
     pane = Pane(
-        name=name,
+        name=t.name("name"),
         title=t.text("title", required=True),
         kind=kind,
         note=t.text("note", ""),
