@@ -25,6 +25,8 @@ from annols.errors import DefinitionError
 STYLES = ("spans", "pairwise", "sentences", "ranking", "ratings", "best-worst")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PROTOCOL_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+# Label Studio reads toName="a,b" as two objects; control characters do not survive XML.
+_NOT_IN_FIELD = re.compile(r"[,\x00-\x1f\x7f]")
 
 
 class Table:
@@ -67,6 +69,17 @@ class Table:
         if value is not None and not _NAME.match(value):
             raise self.fail(
                 key, f"{value!r} is not a valid name (lowercase letters, digits and _)"
+            )
+        return value
+
+    def field_name(self, key: str, *, required: bool = True) -> Any:
+        """A task field's name as the user's data has it (stored under a key Label Studio
+        can read: :mod:`annols.fields`); only what the config itself cannot hold is refused."""
+        value = self.text(key, required=required)
+        if value is not None and (value != value.strip() or _NOT_IN_FIELD.search(value)):
+            raise self.fail(
+                key, f"{value!r} is not a usable field name (no commas, no control characters, "
+                "no spaces at either end)"
             )
         return value
 
@@ -225,7 +238,7 @@ def parse_question(t: Table) -> Question:
         group = tuple(parse_choice(c) for c in g.tables("choices", required=True))
         groups.append((g.text("title", required=True), group))
         g.check_unknown()
-    options_from = t.name("options_from", required=False)
+    options_from = t.field_name("options_from", required=False)
     question = Question(
         name=name,
         text=text,
@@ -288,7 +301,7 @@ def parse_pane(t: Table) -> Pane:
     if kind not in ("text", "paragraphs"):
         raise t.fail("kind", f"{kind!r} is not one of 'text', 'paragraphs'")
     pane = Pane(
-        name=t.name("name"),
+        name=t.field_name("name"),
         title=t.text("title", required=True),
         kind=kind,
         note=t.text("note", ""),

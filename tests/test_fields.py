@@ -10,6 +10,7 @@ from label_studio_sdk.label_interface import LabelInterface
 from lxml import etree
 
 from annols import config, fields, protocols
+from annols.errors import DefinitionError
 from annols.formats.generic import FORMAT
 from annols.pull import exported_task
 from annols.push import build_tasks
@@ -136,3 +137,62 @@ def test_push_stores_internal_keys_and_pull_gives_the_users_names_back(tmp_path:
     line = json.loads(out.read_text("utf-8"))
     assert line["data"] == exported.data and line["systems"] == ["sys-x"]
     assert {j["kind"] for j in line["judgments"]} >= {"span"}
+
+
+RATINGS = """
+name = "wide-ratings"
+style = "ratings"
+summary = "Rate a translation."
+guideline = "Rate it."
+
+[[context]]
+name = "Source Text"
+title = "Source"
+
+[[candidates]]
+name = "MT output"
+title = "Translation"
+
+[[answers]]
+code = "1"
+
+[[answers]]
+code = "2"
+
+[[aspects]]
+name = "adequacy"
+text = "Adequacy"
+"""
+
+
+def test_a_name_with_a_space_is_the_objects_name_and_its_data_an_internal_key(tmp_path: Path) -> None:
+    path = tmp_path / "wide-ratings.toml"
+    path.write_text(RATINGS, encoding="utf-8")
+    d = protocols.load(str(path))
+    xml = config.label_config(d)
+    LabelInterface(xml).validate()
+    root = etree.fromstring(xml.encode("utf-8"))
+    assert {n.get("name"): n.get("value") for n in root.iter("Text")} == {
+        "Source Text": "$annols_f__53_ource_20__54_ext", "MT output": "$annols_f__4d__54__20_output"
+    }  # fmt: skip
+    assert root.find(".//Choices").get("toName") == "MT output"
+    record = {"Source Text": "Der Hund.", "MT output": "The cat.", "systems": ["sys-x"]}
+    inputs = tmp_path / "wide.jsonl"
+    inputs.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    ((_, _, task, _),) = list(build_tasks(d, [inputs]))
+    result = [{"id": "c", "from_name": "adequacy_MT output", "to_name": "MT output", "type": "choices",
+               "value": {"choices": ["2"]}}]  # fmt: skip
+    raw = {"id": 1, **task, "annotations": [{"id": 1, "completed_by": 3, "result": result}]}
+    exported = exported_task(json.loads(json.dumps(raw)), {})
+    assert exported.data == {"Source Text": "Der Hund.", "MT output": "The cat."}
+    (out,) = FORMAT.write_results([exported], d, tmp_path)
+    [judgment] = json.loads(out.read_text("utf-8"))["judgments"]
+    assert (judgment["kind"], judgment["system"], judgment["value"]) == ("rating", "sys-x", 2.0)
+
+
+@pytest.mark.parametrize("name", ["a,b", " padded", "tab\there"])
+def test_a_field_name_the_config_cannot_hold_is_refused(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(RATINGS.replace('name = "MT output"', f"name = {json.dumps(name)}"), encoding="utf-8")
+    with pytest.raises(DefinitionError, match=r"candidates\[0\]\.name: .* is not a usable field name"):
+        protocols.load(str(path))

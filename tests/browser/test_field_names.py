@@ -133,3 +133,69 @@ value = "Error"
     task = labeling.open(project)
     assert task["data"] == record
     assert shown_texts(labeling) == list(record.values())
+
+
+# Names no `$variable` of the editor can read (a space, a dash, a dot is a path into nested
+# data, a letter outside ASCII): stored under internal keys, shown, and pulled back as given.
+WIDE = ("Source Text", "src-lang", "doc.title", "Quelle ü")
+
+
+def test_names_no_variable_can_read_are_shown_and_pulled_as_given(
+    label_studio: LiveServer, labeling: LabelingView, tmp_path: Path
+) -> None:
+    context = "".join(f'[[context]]\nname = "{name}"\ntitle = "Pane {name}"\n\n' for name in WIDE)
+    definition = tmp_path / "wide-names.toml"
+    definition.write_text(f"""
+name = "wide-names"
+style = "spans"
+summary = "Fields named as a spreadsheet names them."
+guideline = "Mark errors."
+
+{context}[target]
+name = "MT output"
+title = "Translation"
+
+[spans]
+name = "errors"
+
+[[spans.labels]]
+value = "Mistranslation"
+
+[spans.labels.question]
+name = "kind"
+text = "Which kind?"
+options_from = "error kinds"
+
+[[questions]]
+name = "adequacy"
+text = "Adequacy"
+required = true
+choices = [{{ code = "1" }}, {{ code = "2" }}]
+""", encoding="utf-8")  # fmt: skip
+    hypothesis = "The cat sleeps in the garden."
+    record = {name: f"The {name} field." for name in WIDE} | {
+        "MT output": hypothesis, "error kinds": [{"value": "word"}, {"value": "grammar"}], "systems": [SYSTEM]
+    }  # fmt: skip
+    source = tmp_path / "wide-names.jsonl"
+    source.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    title = "browser wide names"
+    project = push(label_studio, [str(definition), str(source)], title, tmp_path)
+
+    task = labeling.open(project)
+    assert shown_texts(labeling) == [*(record[name] for name in WIDE), hypothesis]
+    assert sorted(task["data"]) == sorted(fields.data_key(k) for k in record if k != "systems")
+    labeling.label("Mistranslation")
+    labeling.select_text(hypothesis, 4, 7)
+    labeling.select_region("Mistranslation")
+    labeling.choose(labeling.page.locator(".lsf-choices", has_text="grammar"), "word")
+    labeling.unselect()
+    labeling.choose(labeling.choices_after("Adequacy"), "2")
+    labeling.submit()
+
+    out = pull(label_studio, [str(definition)], title, tmp_path / "pulled")
+    [line] = [json.loads(x) for x in (out / "wide-names.jsonl").read_text("utf-8").splitlines()]
+    assert line["data"] == {k: v for k, v in record.items() if k != "systems"}
+    [span] = [j for j in line["judgments"] if j["kind"] == "span"]
+    assert (span["start"], span["end"], span["label"], span["system"]) == (4, 7, "Mistranslation", SYSTEM)
+    answers = {(r["question"], r["answer"], r["system"]) for r in read_csv(out / "results.csv")}
+    assert {("kind", "word", SYSTEM), ("adequacy", "2", SYSTEM)} <= answers
