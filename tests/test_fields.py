@@ -196,3 +196,15 @@ def test_a_field_name_the_config_cannot_hold_is_refused(tmp_path: Path, name: st
     path.write_text(RATINGS.replace('name = "MT output"', f"name = {json.dumps(name)}"), encoding="utf-8")
     with pytest.raises(DefinitionError, match=r"candidates\[0\]\.name: .* is not a usable field name"):
         protocols.load(str(path))
+
+
+@pytest.mark.parametrize(("name", "why"), [("record", "other fields are carried under it"), ("systems", "it is read")])
+def test_a_field_named_as_the_generic_formats_own_column_is_refused(tmp_path: Path, name: str, why: str) -> None:
+    path = tmp_path / "own.toml"
+    path.write_text(RATINGS.replace('name = "Source Text"', f'name = "{name}"'), encoding="utf-8")
+    d = protocols.load(str(path))
+    inputs = tmp_path / "own.jsonl"
+    inputs.write_text(json.dumps({name: "x", "MT output": "y", "note": "carried"}) + "\n", encoding="utf-8")
+    with pytest.raises(DefinitionError, match=rf"own\.toml: {name}: the generic format's input uses '{name}' itself "
+                                              rf"\({why}\); name the field otherwise"):  # fmt: skip
+        list(build_tasks(d, [inputs]))

@@ -18,7 +18,7 @@ from typing import Any
 
 from annols import config, files, jsontext
 from annols.definition import Definition
-from annols.errors import InputError
+from annols.errors import DefinitionError, InputError
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
@@ -27,6 +27,8 @@ from annols.formats import (
     Violation,
     content_key,
 )
+
+CARRIED = "record"  # the task data key holding an input record's fields that are not task fields
 
 
 def iter_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -80,6 +82,11 @@ class GenericFormat:
     ) -> SourceTask:
         """The task of one record: every field of the definition is required; keys that are neither
         fields nor ``read`` (taken by the caller) are carried through under ``record``."""
+        own = next((name for name in fields if name == CARRIED or name in read), None)
+        if own is not None:  # the field's value and what this format reads under that name would mix
+            raise DefinitionError(definition.source, own, f"the generic format's input uses {own!r} itself "
+                                  f"({'other fields are carried under it' if own == CARRIED else 'it is read'}); "
+                                  "name the field otherwise")  # fmt: skip
         data: dict[str, Any] = {}
         for name in fields:
             if name not in record or record[name] in (None, ""):
@@ -88,7 +95,7 @@ class GenericFormat:
         systems = cls._systems(path, location, record)
         rest = {k: v for k, v in record.items() if k not in fields and k not in read}
         if rest:
-            data["record"] = rest
+            data[CARRIED] = rest
         return SourceTask(
             key=content_key(definition.name, {k: data[k] for k in fields}),
             data=data,
