@@ -25,8 +25,8 @@ from annols.errors import DefinitionError
 STYLES = ("spans", "pairwise", "sentences", "ranking", "ratings", "best-worst")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PROTOCOL_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-# Task fields Label Studio 1.23's editor does not show as given (seen in the browser).
-RESERVED_FIELDS = {"source": "the editor shows the whole task for $source; name it e.g. 'source_text'"}
+# Label Studio reads toName="a,b" as two objects; control characters do not survive XML.
+_NOT_IN_FIELD = re.compile(r"[,\x00-\x1f\x7f]")
 
 
 class Table:
@@ -69,6 +69,17 @@ class Table:
         if value is not None and not _NAME.match(value):
             raise self.fail(
                 key, f"{value!r} is not a valid name (lowercase letters, digits and _)"
+            )
+        return value
+
+    def field_name(self, key: str, *, required: bool = True) -> Any:
+        """A task field's name as the user's data has it (stored under a key Label Studio
+        can read: :mod:`annols.fields`); only what the config itself cannot hold is refused."""
+        value = self.text(key, required=required)
+        if value is not None and (value != value.strip() or _NOT_IN_FIELD.search(value)):
+            raise self.fail(
+                key, f"{value!r} is not a usable field name (no commas, no control characters, "
+                "no spaces at either end)"
             )
         return value
 
@@ -227,7 +238,7 @@ def parse_question(t: Table) -> Question:
         group = tuple(parse_choice(c) for c in g.tables("choices", required=True))
         groups.append((g.text("title", required=True), group))
         g.check_unknown()
-    options_from = t.name("options_from", required=False)
+    options_from = t.field_name("options_from", required=False)
     question = Question(
         name=name,
         text=text,
@@ -289,11 +300,8 @@ def parse_pane(t: Table) -> Pane:
     kind = t.text("kind", "text")
     if kind not in ("text", "paragraphs"):
         raise t.fail("kind", f"{kind!r} is not one of 'text', 'paragraphs'")
-    name = t.name("name")
-    if name in RESERVED_FIELDS:
-        raise t.fail("name", f"{name!r} cannot be a task field: {RESERVED_FIELDS[name]}")
     pane = Pane(
-        name=name,
+        name=t.field_name("name"),
         title=t.text("title", required=True),
         kind=kind,
         note=t.text("note", ""),

@@ -14,6 +14,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from annols.definition import Choice, Label, Pane, Question
+from annols.fields import variable
 
 # Label colours, assigned in order so the same definition always gets the same config.
 PALETTE = (
@@ -69,9 +70,9 @@ def pane(p: Pane, *, labelable: bool = False) -> etree._Element:
         if p.labels:
             block.append(labels_el("ParagraphLabels", f"{p.name}_labels", p.name, p.labels))
         block.append(paragraphs_style())
-        block.append(el("Paragraphs", name=p.name, value=f"${p.name}", nameKey="ref", textKey="text"))
+        block.append(el("Paragraphs", name=p.name, value=variable(p.name), nameKey="ref", textKey="text"))
     else:
-        block.append(el("Text", name=p.name, value=f"${p.name}", selectionEnabled=None if labelable else "false"))
+        block.append(el("Text", name=p.name, value=variable(p.name), selectionEnabled=None if labelable else "false"))
     return block
 
 
@@ -119,7 +120,7 @@ def choices_el(
         required=q.required or None,
         requiredMessage=f"Please answer: {q.text}" if q.required else None,
         perRegion=per_region or None,
-        value=f"${q.options_from}" if q.options_from else None,
+        value=variable(q.options_from) if q.options_from else None,
         **visibility,
     )
     for c in q.choices:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from annols import blinding, config, files, hidden_judges, incremental, protocols, quality
+from annols import blinding, config, fields, files, hidden_judges, incremental, protocols, quality
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, WriteError
 from annols.formats import ExportedAnnotation, ExportedTask, Format, Join, Violation, format_for, join_csv
@@ -117,7 +117,7 @@ def exported_task(raw: dict[str, Any], users: dict[int, str]) -> ExportedTask:
     return ExportedTask(
         id=int(raw["id"]),
         key=str(meta.get(blinding.META_KEY) or f"task-{raw['id']}"),
-        data=raw.get("data") or {},
+        data=fields.from_label_studio(raw.get("data") or {}),
         systems=systems,
         annotations=annotations,
         source_systems=blinding.source_order(systems, order) if isinstance(order, list) else (),

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from annols import __version__, blinding, config, files, jsontext, quality
+from annols import __version__, blinding, config, fields, files, jsontext, quality
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
 from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
@@ -176,10 +176,10 @@ def _check_task(definition: Definition, task: SourceTask) -> None:
     missing = [f for f in config.data_fields(definition) if f not in task.data]
     if missing:  # a format bug rather than bad input, but say where
         raise InputError(task.location, "", missing[0], "the task lacks this field of the labeling config")
-    fields = blinding.candidate_fields(definition)
-    if fields and task.systems and len(task.systems) != len(fields):
+    candidates = blinding.candidate_fields(definition)
+    if candidates and task.systems and len(task.systems) != len(candidates):
         raise InputError(
-            task.location, "", "systems", f"{len(task.systems)} systems for {len(fields)} candidates"
+            task.location, "", "systems", f"{len(task.systems)} systems for {len(candidates)} candidates"
         )
 
 
@@ -250,7 +250,7 @@ def _payload(
         meta[blinding.META_ORDER] = order
     if role is not None:  # a push with gold items: every task carries a role tag of the same length
         meta[quality.META_TAG] = quality.encode_tag(task.key, role)
-    payload: dict[str, Any] = {"data": data, "meta": meta}
+    payload: dict[str, Any] = {"data": fields.to_label_studio(data), "meta": meta}
     if with_annotations and task.annotations:
         payload["annotations"] = [
             _annotation(reframe(definition, a.result, order, tuples=True) if moves else a.result, a.lead_time,

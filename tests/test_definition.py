@@ -142,7 +142,7 @@ def test_seed_answer_codes_are_the_seeds() -> None:
     assert [d.name for d in er.dimensions] == ["informative", "coherence", "overall"]
 
 
-def test_a_field_the_editor_cannot_show_is_refused(tmp_path: Path) -> None:
+def test_a_field_named_source_is_accepted(tmp_path: Path) -> None:
     text = MINIMAL.replace('name = "headline_1"', 'name = "source"')
-    with pytest.raises(DefinitionError, match=r"candidates\[0\]\.name: 'source' cannot be a task field"):
-        protocols.load(str(write(tmp_path, text)))
+    d = protocols.load(str(write(tmp_path, text)))
+    assert [c.name for c in d.spec.candidates] == ["source", "headline_2"]

@@ -30,7 +30,7 @@ from typing import Any
 
 from annols import blinding, config, files, jsontext
 from annols.definition import Definition
-from annols.errors import InputError
+from annols.errors import DefinitionError, InputError
 from annols.formats import (
     ExportedAnnotation,
     ExportedTask,
@@ -46,6 +46,7 @@ ANNOTATOR = "annotator"
 ANSWERS = "answers"
 # Styles whose judgments these records cannot hold: a span needs offsets, a sentence row its columns.
 NO_JUDGMENTS = ("spans", "sentences")
+CARRIED = "record"  # the task data key holding an input record's fields that are not task fields
 
 
 def iter_records(path: Path) -> Generator[tuple[str, dict[str, Any]], None, None]:
@@ -136,6 +137,11 @@ class GenericFormat:
     ) -> SourceTask:
         """The task of one record: every field of the definition is required; keys that are neither
         fields nor ``read`` (taken by the caller) are carried through under ``record``."""
+        own = next((name for name in fields if name == CARRIED or name in read), None)
+        if own is not None:  # the field's value and what this format reads under that name would mix
+            raise DefinitionError(definition.source, own, f"the generic format's input uses {own!r} itself "
+                                  f"({'other fields are carried under it' if own == CARRIED else 'it is read'}); "
+                                  "name the field otherwise")  # fmt: skip
         data: dict[str, Any] = {}
         for name in fields:
             if name not in record or record[name] in (None, ""):
@@ -144,7 +150,7 @@ class GenericFormat:
         systems = cls._systems(path, location, record, len(blinding.candidate_fields(definition)))
         rest = {k: v for k, v in record.items() if k not in fields and k not in read}
         if rest:
-            data["record"] = rest
+            data[CARRIED] = rest
         return SourceTask(
             key=content_key(definition.name, {k: data[k] for k in fields}),
             data=data,

@@ -13,6 +13,7 @@ from lxml import etree
 
 from annols import judgments
 from annols.definition import Definition, Pane, Question, Table, parse_pane, parse_panes, parse_question
+from annols.fields import variable
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.markup import choices_el, el, header, pane, question_block, textarea_el
 
@@ -84,7 +85,7 @@ def build_config(d: Definition) -> etree._Element:
         row_title = spec.row_title.replace("{n}", str(n))
         row = el("View", style="border-top: 2px solid #ccc; margin-top: 1em; padding-top: 0.5em")
         row.append(header(row_title))
-        row.append(el("Text", name=names["sentence"], value=f"${names['sentence']}", selectionEnabled="false"))
+        row.append(el("Text", name=names["sentence"], value=variable(names["sentence"]), selectionEnabled="false"))
         special = spec.special
         row.append(header(special.text, size=5))
         row.append(choices_el(special, names["sentence"], name=names[special.name], inline=True))

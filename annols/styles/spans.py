@@ -26,6 +26,7 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
+from annols.fields import variable
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.markup import choices_el, el, header, labels_el, pane, question_block, textarea_el
 
@@ -79,7 +80,7 @@ def build_config(d: Definition) -> etree._Element:
     if spec.target.note:
         target.append(header(spec.target.note, size=6, style="color: #a33"))
     target.append(labels_el("Labels", spec.labels_name, spec.target.name, spec.labels))
-    target.append(el("Text", name=spec.target.name, value=f"${spec.target.name}",
+    target.append(el("Text", name=spec.target.name, value=variable(spec.target.name),
                      granularity=spec.target.granularity or None))  # fmt: skip
     root.append(target)
 
