@@ -261,8 +261,8 @@ class _Judgments:
             kind = self.controls[name].kind
             answers[name] = "\n".join(value.get("text") or []) if kind == "textarea" else value.get(
                 "choices" if kind == "choices" else kind)  # fmt: skip
-        fields = {k: v for k, v in data.items() if k != "record"}
-        carried: dict[str, Any] = data["record"] if isinstance(data.get("record"), dict) else {}
+        fields = {k: v for k, v in data.items() if k != CARRIED}
+        carried: dict[str, Any] = data[CARRIED] if isinstance(data.get(CARRIED), dict) else {}
         return {**carried, **fields, "systems": record.get("systems") or [],
                 ANNOTATOR: original_annotator(annotator), ANSWERS: answers}, "result"  # fmt: skip
 
