@@ -465,6 +465,19 @@ class LabelStudioClient:
                 return
             page += 1
 
+    def latest_update(self, project_id: int) -> str | None:
+        """The latest ``updated_at`` among the project's tasks, as the server writes it (None: no tasks).
+
+        A value of the server's own data, to the microsecond: neither its clock to the second (the
+        ``Date`` of its answers) nor the client's plays a part.
+        """
+        query = {"ordering": ["-tasks:updated_at"]}
+        params = {"project": project_id, "include": "id,updated_at", "page": 1, "page_size": 1,
+                  "query": json.dumps(query)}  # fmt: skip
+        body = self._get(f"reading the latest change in project {project_id}", "api/tasks", params)
+        tasks = body.get("tasks") or []
+        return str(tasks[0]["updated_at"]) if tasks else None
+
     def count_tasks(self, project_id: int, filters: Sequence[dict[str, Any]] = ()) -> tuple[int, int]:
         """(tasks, annotations not skipped) of the project's tasks that pass the Data Manager
         ``filters`` (all ``and``): one request that lists one task, well under a second at 100k."""

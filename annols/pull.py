@@ -648,7 +648,7 @@ def _pull_into(
     }
     files.write_text(staging / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     if fetcher is not None:
-        incremental.write_state(staging, project.id, client.url, fetcher.since, export, fetcher.tasks)
+        incremental.write_state(staging, project.id, client.url, fetcher.mark, export, fetcher.tasks)
     return PullReport(
         convert=report,
         export=export,
