@@ -10,9 +10,10 @@ write the same bytes.
 
 An incremental pull, into a folder holding an earlier pull of the same project:
 
-1. lists the ids of the tasks whose ``updated_at`` is after the earlier pull's mark (a
-   Data Manager filter; Label Studio moves a task's ``updated_at`` when an annotation
-   on it is created, edited, skipped or deleted, and a new task's is its creation);
+1. lists the id and ``updated_at`` of the tasks whose ``updated_at`` is after the earlier
+   pull's mark (a Data Manager filter), and exports again those whose ``updated_at`` is not
+   the one the earlier export holds, and the new ones: compared per task, to the
+   microsecond, so a task the earlier export already holds as it is now is not fetched;
 2. finds deleted tasks by counting: the server's task count against the earlier ids
    plus the new ones; if some are missing, id ranges are counted (one request each,
    halving) until each missing id is found;
@@ -20,11 +21,22 @@ An incremental pull, into a folder holding an earlier pull of the same project:
    ids a request) and splices them, in id order, between the earlier export's unchanged
    byte ranges.
 
-The mark is the server's own clock (the ``Date`` of its answer) taken before the export,
-less :data:`MARGIN` seconds, so that a save committed while the earlier pull ran is
-fetched again rather than missed. The pull then converts the merged export and checks its
-counts against the server's as a full pull does; an incremental export that does not
-match is followed by a full one.
+The mark is a value of the server's own data, read just before the export: the latest
+``updated_at`` among the project's tasks (in an incremental pull, the latest of those listed
+in step 1, which is the same; if none is listed, the earlier mark). No clock is read,
+neither the client's nor the server's. Label Studio commits a save (an annotation created, edited, skipped or deleted,
+with the task's counts) before it takes the task's new ``updated_at`` (``Annotation.save``,
+then ``update_task``; 1.23.2). So a save the earlier export did not see was committed after
+the export read its task, which is after the mark was read: its ``updated_at`` is after the
+mark, whatever the second, and the task is listed. A task saved between the mark and the
+export is listed too, and is fetched only if it changed again since. A new task's
+``updated_at`` is its creation. Not seen: changes that do not move ``updated_at``: drafts (the
+export carries an annotator's unsubmitted draft; submitting it moves it), and a prediction
+added through the API in the instant between the two statements that save it (Label Studio
+moves ``updated_at`` first there; annols imports predictions with their tasks).
+
+The pull then converts the merged export and checks its counts against the server's as a
+full pull does; an incremental export that does not match is followed by a full one.
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +57,9 @@ from annols.labelstudio import LabelStudioClient
 
 STATE_FILE = "pull-state.json"
 EXPORT_FILE = "export.json"
-MARGIN = timedelta(seconds=120)  # saves committed around the earlier pull's mark are fetched again
 URL_IDS = 400  # ids per export request: keeps its URL under 8 KB (nginx's default header buffer)
 FULL_SHARE = 0.25  # more changed than this share of the tasks: one full export is faster than by ids
+LIST_PAGE = 1000  # tasks a listing page: the Data Manager's cost a task grows with larger pages
 MAX_COUNTS = 400  # id-range counts to find deleted tasks before listing every id instead
 # json.dumps's default separators (", ", ": ") or the compact ones ("," and ":"), which 1.23 sends.
 _STYLES = {
@@ -167,29 +179,35 @@ def sort_export(path: Path, expected: int | None = None) -> bool:
 # --- the record of a pull -------------------------------------------------------------------
 
 
-def server_mark(client: LabelStudioClient) -> str:
-    """The server's clock less the margin, as the Data Manager's filters take a time."""
-    return _iso(client.server_time() - MARGIN)
-
-
 def _iso(when: datetime) -> str:
     # With milliseconds and "Z": "+00:00" made Label Studio 1.23 answer 500.
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
-def write_state(folder: Path, project_id: int, url: str, since: str, export: Path, tasks: int) -> None:
-    state = {"project_id": project_id, "url": url, "since": since, "tasks": tasks,
+def _moment(value: Any) -> datetime | None:
+    """An ``updated_at`` as the server writes it ("2026-11-26T00:41:03.914193Z"), to the microsecond."""
+    try:
+        when = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def write_state(folder: Path, project_id: int, url: str, mark: str | None, export: Path, tasks: int) -> None:
+    # "mark": the latest updated_at of the project's tasks before the export (null: it had none).
+    state = {"project_id": project_id, "url": url, "mark": mark, "tasks": tasks,
              "export_bytes": export.stat().st_size}  # fmt: skip
     files.write_text(folder / STATE_FILE, json.dumps(state, indent=2) + "\n")
 
 
 @dataclass(frozen=True)
 class Earlier:
-    """An earlier pull of the project in the folder: its export cut into tasks, and its mark."""
+    """An earlier pull of the project in the folder: its export cut into tasks, and its mark (None:
+    the project had no tasks, so every task is listed)."""
 
     export: Path
     segments: list[Segment]
-    since: str
+    mark: str | None
 
 
 def earlier_pull(folder: Path, project_id: int, url: str) -> tuple[Earlier | None, str]:
@@ -201,11 +219,14 @@ def earlier_pull(folder: Path, project_id: int, url: str) -> tuple[Earlier | Non
         return None, ("its export.json has no record of when it was pulled" if export.exists() else "")
     try:
         state = json.loads(state_path.read_text(encoding="utf-8"))
-        recorded = (int(state["project_id"]), str(state["url"]), str(state["since"]), int(state["tasks"]),
-                    int(state["export_bytes"]))  # fmt: skip
+        recorded = (int(state["project_id"]), str(state["url"]), int(state["tasks"]), int(state["export_bytes"]))
+        # Before "mark", a pull recorded "since": the server's clock less two minutes, as safe a cut.
+        mark = state["mark"] if "mark" in state else state["since"]
+        if mark is not None and _moment(mark) is None:
+            raise ValueError(mark)
     except (OSError, ValueError, KeyError, TypeError):
         return None, f"its record of the earlier pull ({STATE_FILE}) is damaged"
-    pid, purl, since, tasks, size = recorded
+    pid, purl, tasks, size = recorded
     if pid != project_id or purl.rstrip("/") != url.rstrip("/"):
         return None, f"it holds a pull of project {pid} on {purl}, not of project {project_id} on {url}"
     try:
@@ -221,7 +242,7 @@ def earlier_pull(folder: Path, project_id: int, url: str) -> tuple[Earlier | Non
     ids = [s[0] for s in segments]
     if len(segments) != tasks or any(a >= b for a, b in itertools.pairwise(ids)):
         return None, f"its export.json is damaged (not the {tasks} tasks in id order the pull wrote)"
-    return Earlier(export=export, segments=segments, since=since), ""
+    return Earlier(export=export, segments=segments, mark=mark), ""
 
 
 # --- fetching ---------------------------------------------------------------------------------
@@ -233,6 +254,8 @@ class Changes:
     new: int = 0
     deleted: int = 0
     requests: int = 0  # export requests
+    tasks: int = 0  # in the merged export
+    mark: str | None = None  # the latest updated_at listed (the earlier mark if none was)
 
 
 @dataclass
@@ -246,7 +269,7 @@ class Fetcher:
     client: LabelStudioClient
     project_id: int
     earlier: Earlier | None
-    since: str = ""
+    mark: str | None = None
     tasks: int = 0
     changes: Changes | None = None
     attempts: int = 0
@@ -254,18 +277,19 @@ class Fetcher:
 
     def __call__(self, export: Path, expected_tasks: int) -> None:
         self.attempts += 1
-        self.since = server_mark(self.client)
         if self.earlier is not None and self.attempts <= 2:
             changes = fetch_changes(self.client, self.project_id, self.earlier, export)
             if changes is not None:
                 self.changes = changes
-                self.tasks = len(index_export(export))
+                self.tasks = changes.tasks
+                self.mark = changes.mark
                 return
-            self.full_reason = ("more than a quarter of its tasks changed since (a full export is then the "
+            self.full_reason = ("more than a quarter of its tasks were updated since (a full export is then the "
                                 "faster way)")  # fmt: skip
         if self.earlier is not None and self.attempts == 3:
             self.client.notice("The incremental export did not match the server's counts twice: exporting in full")
         self.changes = None
+        self.mark = self.client.latest_update(self.project_id)  # before the export: see the module's doc
         self.client.export_to(self.project_id, export)
         sort_export(export, expected_tasks)
         try:
@@ -275,21 +299,23 @@ class Fetcher:
 
 
 def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, export: Path) -> Changes | None:
-    """Write into ``export`` the earlier export with the tasks changed since its mark fetched again;
-    None (nothing written) when so many changed that a full export is the faster way."""
+    """Write into ``export`` the earlier export with the tasks changed since fetched again; None
+    (nothing written) when so many changed that a full export is the faster way."""
     known = [s[0] for s in earlier.segments]
     known_set = set(known)
-    changed = sorted({int(t["id"]) for t in client.task_fields(project_id, "id", updated_after=earlier.since)})
-    new = [i for i in changed if i not in known_set]
-    if len(changed) > max(URL_IDS, FULL_SHARE * len(known)):
+    most = max(URL_IDS, int(FULL_SHARE * len(known)))
+    listed = changed_since(client, project_id, earlier, most)
+    if listed is None:
         return None
-    total = int(client.project(project_id).get("task_number") or 0)
+    changed, mark = listed
+    new = [i for i in changed if i not in known_set]
+    total = int(client.project(project_id, "task_number").get("task_number") or 0)
     deleted = set(find_deleted(client, project_id, sorted(known_set | set(new)), total))
     wanted = [i for i in changed if i not in deleted]
     parts = export.parent / ".annols-changed"
     parts.mkdir(exist_ok=True)
     fetched: dict[int, tuple[Path, int, int]] = {}
-    changes = Changes(new=len(new))
+    changes = Changes(new=len(new), mark=mark)
     try:
         for n in range(0, len(wanted), URL_IDS):
             part = parts / f"{n // URL_IDS}.json"
@@ -310,7 +336,7 @@ def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, 
         ]
         pieces += [(task_id, *where) for task_id, where in fetched.items()]
         pieces.sort(key=lambda p: p[0])
-        write_spliced(export, ((p, s, e) for _, p, s, e in pieces), separator(earlier.export))
+        changes.tasks = write_spliced(export, ((p, s, e) for _, p, s, e in pieces), separator(earlier.export))
     except OSError as e:
         raise WriteError(export, e) from e
     finally:
@@ -318,6 +344,39 @@ def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, 
     changes.changed = len(fetched)
     changes.deleted = len(deleted & known_set)
     return changes
+
+
+def changed_since(
+    client: LabelStudioClient, project_id: int, earlier: Earlier, most: int
+) -> tuple[list[int], str | None] | None:
+    """The ids, sorted, of the tasks new or changed since the earlier export (listed if updated after its
+    mark, kept if their ``updated_at`` is not the one that export holds), and the new mark: the latest
+    ``updated_at`` listed, or the earlier mark. None past ``most`` listed."""
+    # The Data Manager's filter takes milliseconds: the cut is at or before the mark, and the
+    # comparison per task below is what decides.
+    cut = None if earlier.mark is None else _moment(earlier.mark)
+    after = None if cut is None else _iso(cut)
+    where = {task_id: (start, end) for task_id, start, end in earlier.segments}
+    listed: list[tuple[int, datetime | None]] = []
+    mark, latest = earlier.mark, cut
+    for task in client.task_fields(project_id, "id,updated_at", LIST_PAGE, updated_after=after):
+        if len(listed) == most:
+            return None
+        updated = _moment(task.get("updated_at"))
+        listed.append((int(task["id"]), updated))
+        if updated is not None and (latest is None or updated > latest):
+            mark, latest = str(task["updated_at"]), updated
+    changed = []
+    with open(earlier.export, "rb") as f:
+        for task_id, updated in listed:
+            if task_id in where:
+                start, end = where[task_id]
+                f.seek(start)
+                held = _moment(json.loads(f.read(end - start)).get("updated_at"))
+                if updated is not None and held == updated:
+                    continue
+            changed.append(task_id)
+    return sorted(changed), mark
 
 
 def find_deleted(client: LabelStudioClient, project_id: int, ids: Sequence[int], total: int) -> list[int]:
@@ -357,11 +416,3 @@ def _bisect(
     return _bisect(client, project_id, ids, i, mid, left, gone, budget) and _bisect(
         client, project_id, ids, mid + 1, j, missing - left, gone, budget
     )
-
-
-def since_of(folder: Path) -> str | None:
-    """The mark of the pull in ``folder`` (None if there is none): what status reads."""
-    try:
-        return str(json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))["since"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None

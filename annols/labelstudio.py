@@ -509,6 +509,19 @@ class LabelStudioClient:
                 return
             page += 1
 
+    def latest_update(self, project_id: int) -> str | None:
+        """The latest ``updated_at`` among the project's tasks, as the server writes it (None: no tasks).
+
+        A value of the server's own data, to the microsecond: neither its clock to the second (the
+        ``Date`` of its answers) nor the client's plays a part.
+        """
+        query = {"ordering": ["-tasks:updated_at"]}
+        params = {"project": project_id, "include": "id,updated_at", "page": 1, "page_size": 1,
+                  "query": json.dumps(query)}  # fmt: skip
+        body = self._get(f"reading the latest change in project {project_id}", "api/tasks", params)
+        tasks = body.get("tasks") or []
+        return str(tasks[0]["updated_at"]) if tasks else None
+
     def count_tasks(self, project_id: int, filters: Sequence[dict[str, Any]] = ()) -> tuple[int, int]:
         """(tasks, annotations not skipped) of the project's tasks that pass the Data Manager
         ``filters`` (all ``and``): one request that lists one task, well under a second at 100k."""
@@ -555,8 +568,11 @@ class LabelStudioClient:
         body = self._get(f"reading the predictions of task {task_id}", "api/predictions/", {"task": task_id})
         return list(body if isinstance(body, list) else body.get("results", []))
 
-    def project(self, project_id: int) -> dict[str, Any]:
-        return dict(self._get(f"reading project {project_id}", f"api/projects/{project_id}"))
+    def project(self, project_id: int, fields: str | None = None) -> dict[str, Any]:
+        """The project's settings and counts; only ``fields`` (comma-separated) if given, which spares
+        the server counting what is not asked for (0.8 s of 1 s at 20,000 tasks)."""
+        params = {"include": fields} if fields else None
+        return dict(self._get(f"reading project {project_id}", f"api/projects/{project_id}", params))
 
     def update_project(self, project_id: int, **fields: Any) -> None:
         # Setting fields to given values: as safe to repeat as a read.

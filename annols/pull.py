@@ -39,6 +39,8 @@ ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no s
 PROJECT_FILE = "project.json"  # title, id, url, overlap: what a report needs to know
 RESULTS_FILE = "results.csv"
 VIOLATIONS_FILE = "violations.csv"
+# What a pull reads of the project (its counts, checked against the export's, and its overlap).
+COUNT_FIELDS = "task_number,total_annotations_number,skipped_annotations_number,maximum_annotations"
 VIOLATION_COLUMNS = ["task_key", "annotator", "rule", "found"]
 RESULT_COLUMNS = [
     "task_key", "task_id", "annotator", "annotation_id", "question", "region", "text", "answer",
@@ -621,7 +623,7 @@ def _pull_into(
     export = staging / EXPORT_FILE
     attempt = 0
     while True:
-        before = _server_counts(client.project(project.id))
+        before = _server_counts(client.project(project.id, COUNT_FIELDS))
         try:
             if fetcher is None:
                 client.export_to(project.id, export)
@@ -631,7 +633,7 @@ def _pull_into(
         except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
             problem = f"the export of project {project.id} from {client.url} was cut short"
         else:
-            info = client.project(project.id)
+            info = client.project(project.id, COUNT_FIELDS)
             after = _server_counts(info)
             c = report.counts
             exported = (c.tasks, c.annotations, c.cancelled)
@@ -661,7 +663,7 @@ def _pull_into(
     }
     files.write_text(staging / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     if fetcher is not None:
-        incremental.write_state(staging, project.id, client.url, fetcher.since, export, fetcher.tasks)
+        incremental.write_state(staging, project.id, client.url, fetcher.mark, export, fetcher.tasks)
     return PullReport(
         convert=report,
         export=export,

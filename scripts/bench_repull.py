@@ -5,11 +5,12 @@ the team stack (PostgreSQL with the app settings of docker-compose.yml, as tests
 starts it).
 
 One round per size: push N summary-flaws tasks each with one annotation (``annols push
---with-annotations``), the raw full export (``projects.exports.download_sync``, into a file),
-a first ``annols pull`` (full), then per run: annotate ``--changed`` of the tasks (a new
-annotation each, by another user), ``annols pull`` into the same folder (incremental), the
-raw full export again, and ``annols status``. Every annols command runs as a process; its
-wall time and peak RSS are recorded.
+--with-annotations``), a first ``annols pull`` (full) right after it, then per run: annotate
+``--changed`` of the tasks (a new annotation each, by another user), and right after that
+``annols pull`` into the same folder (incremental) and the raw full export
+(``projects.exports.download_sync``, into a file) side by side, then ``annols status``.
+``--settle S`` waits S seconds after the push and after each run's annotations instead. Every
+annols command runs as a process; its wall time and peak RSS are recorded.
 
     scripts/bench --repull --sizes 100000                   the embedded server
     scripts/bench --repull --stack postgres --sizes 100000  the team stack
@@ -159,7 +160,7 @@ def round_of(
     inputs = folder / "input.jsonl"
     bench.summary_flaws_input(inputs, n, annotated=True)
     title = f"bench repull {n} {secrets.token_hex(3)}"
-    out.update(n=n, changed_share=args.changed)
+    out.update(n=n, changed_share=args.changed, settle_s=args.settle)
     bench.log(f"[{n}] push")
     pushed = annols(env, folder, "push", "summary-flaws", str(inputs), "--project", title, "--with-annotations")
     pushed_at = time.monotonic()
@@ -168,11 +169,8 @@ def round_of(
     client = LabelStudioClient(url, api_key, timeout=3600)
     project = client.find_project(title)
     assert project is not None
-    bench.log(f"[{n}] raw export")
-    out["raw_export_s"] = [raw_export(url, api_key, project.id, folder / "raw.json")]
-    save()
-    # Saves within the margin before a pull's mark are fetched again by the next pull: wait it out.
-    time.sleep(max(0.0, 121 - (time.monotonic() - pushed_at)))
+    out["raw_export_s"] = []
+    time.sleep(args.settle)
     bench.log(f"[{n}] first pull (full)")
     pulled = annols(env, folder, "pull", "summary-flaws", "--project", title, "-o", "pulled")
     out["pull_s"], out["pull_rss_mb"] = pulled.seconds, pulled.max_rss_mb
@@ -181,7 +179,8 @@ def round_of(
     annotator = users.get(ANNOTATOR) or client.create_user(ANNOTATOR)
     ids = sorted(t for t, _ in client.task_meta(project.id))
     rng = random.Random(n)
-    out.update(repull_s=[], repull_rss_mb=[], status_s=[], status_rss_mb=[], changed_tasks=[], annotate_s=[])
+    out.update(repull_s=[], repull_rss_mb=[], status_s=[], status_rss_mb=[], changed_tasks=[], annotate_s=[],
+               repull_since_push_s=[])  # fmt: skip
     for r in range(args.runs):
         changed = rng.sample(ids, max(1, round(len(ids) * args.changed)))
         bench.log(f"[{n}] run {r + 1}: annotating {len(changed)} tasks")
@@ -191,11 +190,12 @@ def round_of(
                        "value": {"choices": ["Yes" if r % 2 else "No"]}, "origin": "manual"}]  # fmt: skip
             client.create_annotation(task_id, result, completed_by=annotator)
         out["annotate_s"].append(time.perf_counter() - start)
-        time.sleep(1.1)  # the server's clock is read to the second
+        time.sleep(args.settle)
         order = ["repull", "raw"] if r % 2 == 0 else ["raw", "repull"]
         for side in order:
             if side == "repull":
                 bench.log(f"[{n}] run {r + 1}: re-pull")
+                out["repull_since_push_s"].append(round(time.monotonic() - pushed_at, 1))
                 again = annols(env, folder, "pull", "summary-flaws", "--project", title, "-o", "pulled")
                 found = re.search(r"Incremental: (\d+) changed", again.output)
                 if found is None:
@@ -229,6 +229,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sizes", default="100000", help="comma-separated task counts [100000; quick: 300]")
     parser.add_argument("--runs", type=int, default=1, help="re-pull runs per size (median reported) [1]")
     parser.add_argument("--changed", type=float, default=0.01, help="share of the tasks annotated before each re-pull")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="seconds waited after the push and after each run's annotations [0: the first pull right "
+                        "after the push, each re-pull right after the annotations]")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="300 tasks, one run")
     parser.add_argument("--work", type=Path, help="work folder [a temporary one]")
     parser.add_argument("--keep", action="store_true", help="keep the work folder's inputs and outputs")
