@@ -1,0 +1,51 @@
+"""Reports that scale: a 16-system ratings study (tests/report/scaled.py) lists systems in natural order
+and stays within the bounds the README gives."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from annols.analysis.naming import natural
+from annols.report import ReportOptions, build_report
+from tests.report import scaled
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def number(system: str) -> int:
+    return int(system.removeprefix("M"))
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("scaled")
+    pull = scaled.pull(folder / "pull")
+    build_report(scaled.definition(), [pull], folder / "report", ReportOptions(bootstrap=50))
+    return folder / "report"
+
+
+def test_natural_order_reads_digits_as_numbers_and_keeps_text_order_otherwise() -> None:
+    assert natural(["M10", "M2", "M1", "M2"]) == ["M1", "M2", "M10"]
+    assert natural(["sys-1-b", "sys-10-a", "sys-2-c"]) == ["sys-1-b", "sys-2-c", "sys-10-a"]
+    words = ["pegasus", "JGR", "bart", "Zeta"]
+    assert natural(words) == sorted(words)  # no digits: the text order, case included
+
+
+def test_systems_in_natural_order_in_every_table_that_lists_them(out: Path) -> None:
+    by_number = sorted(scaled.SYSTEMS, key=number)
+    for name in ("ratings_summary", "ratings_distribution"):
+        rows = read_csv(out / "tables" / f"{name}.csv")
+        for aspect in dict.fromkeys(r["aspect"] for r in rows):
+            listed = list(dict.fromkeys(r["system"] for r in rows if r["aspect"] == aspect))
+            assert listed == by_number, name
+    for name in ("ratings_paired_tests", "detectable", "reliability_order"):
+        rows = read_csv(out / "tables" / f"{name}.csv")
+        pairs = [(r["system"], r["opponent"]) for r in rows if r["aspect"] == rows[0]["aspect"]]
+        expected = [(a, b) for i, a in enumerate(by_number) for b in by_number[i + 1 :]]
+        assert pairs == expected, name
