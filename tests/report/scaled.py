@@ -31,12 +31,14 @@ def centre(system: str) -> float:
     return 5 - SYSTEMS.index(system) / 4
 
 
-def pull(folder: Path, seed: int = 5) -> Path:
-    """A pull folder of the study, every task rated by the three annotators of :mod:`tests.report.study`."""
+def pull(folder: Path, seed: int = 5) -> tuple[Path, dict[tuple[str, str], list[int]]]:
+    """A pull folder of the study, every task rated by the three annotators of :mod:`tests.report.study`, and
+    the ratings planted per (system, aspect text): the truth a test counts from."""
     spec = definition().spec
     fields = blinding.candidate_fields(definition())
     rng = random.Random(seed)
     tasks: list[dict[str, Any]] = []
+    planted: dict[tuple[str, str], list[int]] = {}
     for doc in range(DOCUMENTS):
         order = rng.sample(SYSTEMS, len(SYSTEMS))
         for group in range(len(SYSTEMS) // SHOWN):
@@ -51,6 +53,7 @@ def pull(folder: Path, seed: int = 5) -> Path:
                 for candidate, system in zip(spec.candidates, shown, strict=True):
                     for aspect in spec.aspects:
                         value = min(5, max(1, round(rng.gauss(centre(system), 0.8))))
+                        planted.setdefault((system, aspect.text or aspect.name), []).append(value)
                         result.append({"id": spec.cell(aspect, candidate), "from_name": spec.cell(aspect, candidate),
                                        "to_name": candidate.name, "type": "choices",
                                        "value": {"choices": [str(value)]}, "origin": "manual"})  # fmt: skip
@@ -59,4 +62,4 @@ def pull(folder: Path, seed: int = 5) -> Path:
                                     "created_at": "2026-11-23T10:00:00.000000Z", "was_cancelled": False})  # fmt: skip
             tasks.append({"id": len(tasks) + 1, "data": data, "meta": meta, "annotations": annotations,
                           "predictions": []})  # fmt: skip
-    return study.write_pull(folder, tasks, overlap=3)
+    return study.write_pull(folder, tasks, overlap=3), planted

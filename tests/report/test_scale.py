@@ -22,10 +22,14 @@ def number(system: str) -> int:
     return int(system.removeprefix("M"))
 
 
+PLANTED: dict[tuple[str, str], list[int]] = {}
+
+
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("scaled")
-    pull = scaled.pull(folder / "pull")
+    pull, planted = scaled.pull(folder / "pull")
+    PLANTED.update(planted)
     build_report(scaled.definition(), [pull], folder / "report", ReportOptions(bootstrap=50))
     return folder / "report"
 
@@ -49,3 +53,33 @@ def test_systems_in_natural_order_in_every_table_that_lists_them(out: Path) -> N
         pairs = [(r["system"], r["opponent"]) for r in rows if r["aspect"] == rows[0]["aspect"]]
         expected = [(a, b) for i, a in enumerate(by_number) for b in by_number[i + 1 :]]
         assert pairs == expected, name
+
+
+def test_one_compact_table_of_systems_by_aspect_near_the_top(out: Path) -> None:
+    rows = read_csv(out / "tables" / "scores.csv")
+    aspects = [a.text for a in scaled.definition().spec.aspects]
+    assert list(rows[0]) == ["system", *aspects]
+    assert [r["system"] for r in rows] == sorted(scaled.SYSTEMS, key=number)
+    for row in rows:
+        for aspect in aspects:
+            values = PLANTED[(row["system"], aspect)]
+            assert float(row[aspect]) == pytest.approx(sum(values) / len(values), abs=5e-5)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    sections = [line for line in md.splitlines() if line.startswith("## ")]
+    assert sections.index("## Scores at a glance") < sections.index("## Ratings")
+    for page in (md, (out / "report.html").read_text(encoding="utf-8")):
+        assert "tables/scores.csv" in page
+
+
+def test_tables_of_pairs_show_the_pairs_adjacent_in_rank_and_the_csv_keeps_all(out: Path) -> None:
+    md = (out / "report.md").read_text(encoding="utf-8")
+    aspects = [a.text for a in scaled.definition().spec.aspects]
+    pairs = len(scaled.SYSTEMS) * (len(scaled.SYSTEMS) - 1) // 2
+    adjacent = len(scaled.SYSTEMS) - 1
+    for name in ("ratings_paired_tests", "detectable", "reliability_order"):
+        assert len(read_csv(out / "tables" / f"{name}.csv")) == pairs * len(aspects)
+        assert f"({adjacent * len(aspects)} of {pairs * len(aspects)} rows shown; the CSV has all.)" in md
+    # The planted centres fall with the system's number: adjacent in rank is M<k> against M<k+1>.
+    block = md.split("tables/ratings_paired_tests.csv")[1].split("rows shown")[0]
+    shown = {tuple(line.split(" | ")[1:3]) for line in block.splitlines() if line.startswith("| ")}
+    assert shown - {("system", "opponent")} == {(f"M{k}", f"M{k + 1}") for k in range(adjacent)}
