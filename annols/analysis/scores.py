@@ -61,11 +61,17 @@ def adjacent_pairs(style: str, sections: list[Section]) -> set[tuple[str, str, s
     frame = _long(style, sections)
     if frame is None:
         return None
-    _, score, _, higher = MAIN[style]
-    question = frame.columns[0]
+    _, score, _, _ = MAIN[style]
+    return adjacent(frame.iloc[:, 0], frame["system"], frame[score])
+
+
+def adjacent(aspects: Any, systems: Any, values: Any) -> set[tuple[str, str, str]]:
+    """(aspect, system, opponent), both ways round, of the systems next to each other when each aspect's are
+    ordered by their value (which way does not matter: the neighbours are the same)."""
+    frame = pd.DataFrame({"aspect": list(aspects), "system": list(systems), "value": list(values)})
     pairs = set()
-    for aspect, part in frame.groupby(question, sort=False, observed=True):
-        ranked = part.sort_values(score, ascending=not higher, kind="stable")["system"].astype(str).tolist()
+    for aspect, part in frame.groupby("aspect", sort=False):
+        ranked = part.sort_values("value", kind="stable")["system"].astype(str).tolist()
         for a, b in itertools.pairwise(ranked):
             pairs |= {(str(aspect), a, b), (str(aspect), b, a)}
     return pairs

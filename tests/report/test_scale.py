@@ -83,3 +83,31 @@ def test_tables_of_pairs_show_the_pairs_adjacent_in_rank_and_the_csv_keeps_all(o
     block = md.split("tables/ratings_paired_tests.csv")[1].split("rows shown")[0]
     shown = {tuple(line.split(" | ")[1:3]) for line in block.splitlines() if line.startswith("| ")}
     assert shown - {("system", "opponent")} == {(f"M{k}", f"M{k + 1}") for k in range(adjacent)}
+
+
+# The bounds the README gives (report section) for a study of 16 systems x 4 aspects x 100 items x 3 annotators.
+MD_LINES = 500
+HTML_BYTES = 1_000_000
+PLOT_PIXELS = 1600
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_the_report_of_16_systems_stays_within_its_bounds(out: Path) -> None:
+    assert len((out / "report.md").read_text(encoding="utf-8").splitlines()) < MD_LINES
+    assert (out / "report.html").stat().st_size < HTML_BYTES
+    plots = sorted((out / "plots").glob("*.png"))
+    assert {p.stem for p in plots} >= {"ratings_distribution", "reliability_order"}
+    for plot in plots:
+        width, height = png_size(plot)
+        assert height <= PLOT_PIXELS and width <= PLOT_PIXELS, plot.name
+
+
+def test_the_distribution_plot_has_a_panel_per_aspect_in_a_grid(out: Path) -> None:
+    # Two panels a row: the figure is wider than one column of panels (900 pixels) and not as tall as four.
+    width, height = png_size(out / "plots" / "ratings_distribution.png")
+    assert width > 900 and height < 2 * width
