@@ -111,3 +111,16 @@ def test_the_distribution_plot_has_a_panel_per_aspect_in_a_grid(out: Path) -> No
     # Two panels a row: the figure is wider than one column of panels (900 pixels) and not as tall as four.
     width, height = png_size(out / "plots" / "ratings_distribution.png")
     assert width > 900 and height < 2 * width
+
+
+def test_paper_has_the_compact_table_and_the_comparisons_next_in_rank(out: Path) -> None:
+    tex = (out / "paper.tex").read_text(encoding="utf-8")
+
+    def block(name: str) -> list[str]:
+        body = tex.split(f"% annols:begin {name}\n")[1].split(f"% annols:end {name}")[0]
+        return [line for line in body.splitlines() if line.endswith("\\\\") and "midrule" not in line]
+
+    scores = block("scores")
+    assert [row.split(" & ")[0] for row in scores[1:]] == sorted(scaled.SYSTEMS, key=number)
+    aspects = len(scaled.definition().spec.aspects)
+    assert len(block("comparisons")) - 1 == (len(scaled.SYSTEMS) - 1) * aspects
