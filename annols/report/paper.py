@@ -370,8 +370,9 @@ def scores_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[s
         return []
     table = tables["scores"]
     rows = [[escape(c) for c in row] for row in table.shown_rows(legend.labels)]
+    # The aspects' legend is under the results table that follows: the paper gives each text once.
     return _tabular("scores", escape(table.title) + ".", [escape(legend.label(h)) for h in table.header], rows,
-                    legend_note(legend).strip(), keys=1)  # fmt: skip
+                    keys=1)  # fmt: skip
 
 
 def comparisons_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
