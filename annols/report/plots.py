@@ -79,7 +79,7 @@ def _stacked_bars(title: str, panels: Sequence[Panel], segment_names: Sequence[s
             clean = [0.0 if v != v else float(v) for v in values]  # nan -> 0
             ax.barh(y, clean, left=left, color=colors[k % len(colors)], label=segment_names[k], height=0.7)
             left = [a + b for a, b in zip(left, clean, strict=True)]
-        ax.set_yticks(y, [_short(r) for r in panel.rows])
+        ax.set_yticks(y, [_short(r) for r in panel.rows], **_font(_column_bars(panels)))
         if two:  # a short panel beside a long one: its bars at the top, no empty band between them
             ax.set_ylim(len(panel.rows) - 0.4 - max(len(q.rows) for q in panels), len(panel.rows) - 0.4)
             ax.set_xlabel(xlabel)
@@ -98,6 +98,12 @@ def _stacked_bars(title: str, panels: Sequence[Panel], segment_names: Sequence[s
 MAX_HEIGHT = 16.0  # inches (1,600 pixels): a figure of many systems fits a page
 GRID_ROWS = 24  # panels with more bars than this in all are laid out two a row
 INCH_PER_BAR = 0.38
+
+
+def _column_bars(panels: Sequence[Panel] | Sequence[Estimates]) -> int:
+    """The bars stacked in one column of :func:`_panels`' figure (of the tallest panel in each row of two)."""
+    sizes = [max(1, len(p.rows)) for p in panels]
+    return sum(max(sizes[i : i + 2]) for i in range(0, len(sizes), 2)) if _two_columns(sizes) else sum(sizes)
 
 
 def _two_columns(sizes: Sequence[int]) -> bool:
@@ -168,7 +174,7 @@ def _intervals(title: str, panels: Sequence[Estimates], xlabel: str) -> bytes:
         below = [0.0 if lo != lo else max(0.0, v - float(lo)) for v, lo in zip(values, panel.lows, strict=True)]
         above = [0.0 if hi != hi else max(0.0, float(hi) - v) for v, hi in zip(values, panel.highs, strict=True)]
         ax.errorbar(values, y, xerr=[below, above], fmt="o", color=PALETTE[0], ecolor=PALETTE[0], capsize=3)
-        ax.set_yticks(y, [_short(r) for r in panel.rows])
+        ax.set_yticks(y, [_short(r) for r in panel.rows], **_font(_column_bars(panels)))
         ax.set_ylim(-0.6, len(panel.rows) - 0.4)
         ax.axvline(0, color="#999999", linewidth=0.8)
         ax.set_title(_short(panel.title, 90), fontsize=10, loc="left")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from annols.analysis.naming import natural
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions, build_report, plots
 from tests.report import scaled
 
 
@@ -124,3 +124,18 @@ def test_paper_has_the_compact_table_and_the_comparisons_next_in_rank(out: Path)
     assert [row.split(" & ")[0] for row in scores[1:]] == sorted(scaled.SYSTEMS, key=number)
     aspects = len(scaled.definition().spec.aspects)
     assert len(block("comparisons")) - 1 == (len(scaled.SYSTEMS) - 1) * aspects
+
+
+def test_plots_of_120_pairs_per_aspect_stay_within_the_height(tmp_path: Path) -> None:
+    # A pairwise study of 16 systems: a bar per pair and aspect, 4 x 120 bars.
+    pairs = [f"M{a} vs M{b}" for a in range(16) for b in range(a + 1, 16)]
+    panels = [plots.Panel(f"aspect {k}", pairs, [[30.0] * len(pairs), [70.0] * len(pairs)]) for k in range(4)]
+    estimates = [plots.Estimates(f"aspect {k}", pairs, [0.5] * len(pairs), [0.4] * len(pairs), [0.6] * len(pairs))
+                 for k in range(4)]  # fmt: skip
+    for n, plot in enumerate([plots.stacked_bars("a", "A", panels, ["win", "loss"]),
+                              plots.intervals("b", "B", estimates, "score"),
+                              plots.bars("c", "C", pairs * 4, [1.0] * len(pairs) * 4, "n")]):  # fmt: skip
+        path = tmp_path / f"{n}.png"
+        path.write_bytes(plot.png)
+        width, height = png_size(path)
+        assert height <= PLOT_PIXELS and width <= PLOT_PIXELS, plot.name
