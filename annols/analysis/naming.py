@@ -63,3 +63,11 @@ def natural_key(name: Any) -> tuple[tuple[int, int, str], ...]:
 def natural(names: Iterable[Any]) -> list[Any]:
     """The distinct names in natural order (:func:`natural_key`): how every table and plot lists systems."""
     return sorted(set(names), key=natural_key)
+
+
+def natural_systems(column: pd.Series) -> pd.Series:
+    """A ``sort_values`` key: a system column by each name's place in natural order, any other as it is."""
+    if column.name not in ("system", "opponent"):
+        return column
+    place = {name: i for i, name in enumerate(natural(column.dropna()))}
+    return column.map(place)

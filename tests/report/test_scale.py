@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from annols.analysis.naming import natural
+from annols.analysis.naming import natural, natural_systems
 from annols.report import ReportOptions, build_report, plots
 from tests.report import scaled
 
@@ -39,6 +40,9 @@ def test_natural_order_reads_digits_as_numbers_and_keeps_text_order_otherwise() 
     assert natural(["sys-1-b", "sys-10-a", "sys-2-c"]) == ["sys-1-b", "sys-2-c", "sys-10-a"]
     words = ["pegasus", "JGR", "bart", "Zeta"]
     assert natural(words) == sorted(words)  # no digits: the text order, case included
+    frame = pd.DataFrame({"question": ["b", "a", "a", "a"], "system": ["M10", "M2", "M10", "M1"]})
+    ordered = frame.sort_values(["question", "system"], kind="stable", key=natural_systems)
+    assert ordered.to_numpy().tolist() == [["a", "M1"], ["a", "M2"], ["a", "M10"], ["b", "M10"]]
 
 
 def test_systems_in_natural_order_in_every_table_that_lists_them(out: Path) -> None:
