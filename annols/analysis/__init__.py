@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import best_worst, conclusions, pairwise, questions, ranking, ratings, sentences, spans
+from annols.analysis import best_worst, conclusions, pairwise, questions, ranking, ratings, scores, sentences, spans
 from annols.definition import Definition
 from annols.report.common import ReportOptions
 from annols.report.model import Section
@@ -73,4 +73,6 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
     else:
         out = [Section("Judgments", [f"No analysis for the style {style!r}."])]
     out += conclusions.sections(style, tidy, spec, options, rated)
+    glance = scores.scores_section(style, out)
+    out = scores.bounded(style, ([glance] if glance is not None else []) + out)
     return out + questions.sections(tidy, spec)

@@ -25,6 +25,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import memory
 from annols.analysis import best_worst, detectable, pairwise, ranking, ratings, reliability
 from annols.analysis.naming import by_aspect_text
+from annols.analysis.scores import PAIR_ROWS, adjacent
 from annols.report import plots
 from annols.report.common import ReportOptions
 from annols.report.model import Section, Table
@@ -126,9 +127,18 @@ def reliability_section(style: str, scores: pd.DataFrame, options: ReportOptions
               Table("reliability_order", "Probability that each pair's order holds (bootstrap over items)", order)]
     plot = []
     shown = order[order["P(order holds)"].notna()]
+    if len(shown) > PAIR_ROWS:  # a bar per pair of many systems would not fit a page: neighbours only
+        both = pd.concat([order[["aspect", "system", "system score"]].set_axis(["aspect", "system", "score"], axis=1),
+                          order[["aspect", "opponent", "opponent score"]].set_axis(["aspect", "system", "score"],
+                                                                                  axis=1)]).drop_duplicates()
+        pairs = adjacent(both["aspect"], both["system"], both["score"])
+        shown = shown[[(a, s, o) in pairs for a, s, o in zip(shown["aspect"].astype(str), shown["system"].astype(str),
+                                                               shown["opponent"].astype(str), strict=True)]]
     if len(shown):
         labels = [f"{a}: {h} over {o if h == s else s}" for a, s, o, h in
                   zip(shown["aspect"], shown["system"], shown["opponent"], shown["higher"], strict=True)]  # fmt: skip
-        plot = [plots.bars("reliability_order", "Probability that each pair's order holds", labels,
+        named = "Probability that each pair's order holds" + (" (systems next in rank)" if len(shown) < len(
+            order[order["P(order holds)"].notna()]) else "")
+        plot = [plots.bars("reliability_order", named, labels,
                            list(np.asarray(shown["P(order holds)"], dtype=float)), "P(order holds)")]  # fmt: skip
     return Section(title, text, tables, plot, summary=summary)

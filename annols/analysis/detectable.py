@@ -40,6 +40,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
 from annols.analysis import cells
+from annols.analysis.naming import natural
 
 ALPHA = 0.05
 POWER = 0.8
@@ -92,7 +93,7 @@ def paired_differences(means: pd.Series, group: str) -> Iterator[tuple[Any, Any,
     """(group value, system, opponent, the per-sample differences system - opponent over the samples that have
     both) of every pair of systems, in name order. ``means`` is each (group, task_key, system)'s mean value."""
     for value, wide in cells.wide(means, group, "system"):  # each group's samples x systems
-        for system, opponent in itertools.combinations(sorted(wide.columns), 2):
+        for system, opponent in itertools.combinations(natural(wide.columns), 2):
             both = wide[[system, opponent]].dropna()
             # Rounded: float noise in means of a few values would split ties and zeros.
             yield value, system, opponent, np.round((both[system] - both[opponent]).to_numpy(), 9)

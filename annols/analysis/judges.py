@@ -55,6 +55,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import best_worst
+from annols.analysis.naming import natural_systems
 from annols.judges import is_judge
 from annols.report import stats
 from annols.report.model import Section, Table, percent
@@ -317,7 +318,7 @@ def systems(frame: pd.DataFrame, judges: Sequence[str], judged: pd.DataFrame | N
     side = humans.rename(columns={"score": "humans"})
     for j, scores in by_judge.items():
         side = side.merge(scores.rename(columns={"score": j}), on=["question", "system", "measure"], how="left")
-    side = side.sort_values(["question", "system"], kind="stable").reset_index(drop=True)
+    side = side.sort_values(["question", "system"], kind="stable", key=natural_systems).reset_index(drop=True)
     order_rows = []
     for question, part in side.groupby("question", sort=False):
         for j in judges:

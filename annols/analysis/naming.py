@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
@@ -45,3 +47,27 @@ def legend(spec: Any) -> tuple[tuple[tuple[str, str], ...], dict[str, str]]:
     entries += [(d.name, d.text) for d in getattr(spec, "dimensions", ())]
     # A label that is its text but for case ("brevity", "Brevity") needs no legend.
     return tuple((s, t) for s, t in entries if t and s.casefold() != t.casefold()), labels
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(name: Any) -> tuple[tuple[int, int, str], ...]:
+    """A system's name as a sort key that reads its digits as numbers: M2 before M10 (sorted as text,
+    16 systems read M0, M1, M10, M11, ...). Each part is tagged so text and numbers never compare; names
+    without digits keep their text order (case included), so their tables do not change."""
+    parts = _DIGITS.split(str(name))
+    return tuple((1, int(p), p) if k % 2 else (0, 0, p) for k, p in enumerate(parts))
+
+
+def natural(names: Iterable[Any]) -> list[Any]:
+    """The distinct names in natural order (:func:`natural_key`): how every table and plot lists systems."""
+    return sorted(set(names), key=natural_key)
+
+
+def natural_systems(column: pd.Series) -> pd.Series:
+    """A ``sort_values`` key: a system column by each name's place in natural order, any other as it is."""
+    if column.name not in ("system", "opponent"):
+        return column
+    place = {name: i for i, name in enumerate(natural(column.dropna()))}
+    return column.map(place)

@@ -31,7 +31,7 @@ from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
 from annols.analysis.agreement import NOTHING, shared_reason, why_not
-from annols.analysis.naming import by_aspect_text, in_order
+from annols.analysis.naming import by_aspect_text, in_order, natural
 from annols.report import plots, stats
 from annols.report.common import ReportOptions
 from annols.report.model import Section, Table, percent
@@ -212,7 +212,7 @@ def bradley_terry(frame: pd.DataFrame, aspects: list[str]) -> Table:
     rows = []
     for aspect in aspects:
         part = frame[frame["aspect"] == aspect]
-        systems = sorted(set(part["system"]) | set(part["opponent"]))
+        systems = natural(set(part["system"]) | set(part["opponent"]))
         if len(systems) < 2:
             continue
         at = {s: i for i, s in enumerate(systems)}

@@ -27,7 +27,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import bootstrap
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
-from annols.analysis.naming import in_order
+from annols.analysis.naming import in_order, natural
 from annols.report import plots, stats
 from annols.report.common import ReportOptions
 from annols.report.model import Section, Table, percent
@@ -84,7 +84,7 @@ def pairwise_wins(frame: pd.DataFrame) -> Table:
     wide = frame.groupby(["dimension", "uid", "system"], observed=True)["rank"].first().unstack("system")
     rows = []
     for dimension, part in wide.groupby(level="dimension", observed=True):
-        for system, opponent in itertools.combinations(sorted(part.columns), 2):
+        for system, opponent in itertools.combinations(natural(part.columns), 2):
             mine, theirs = part[system].to_numpy(dtype=float), part[opponent].to_numpy(dtype=float)
             both = ~(np.isnan(mine) | np.isnan(theirs))
             if both.any():

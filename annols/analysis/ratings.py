@@ -33,7 +33,7 @@ from annols import memory
 from annols.analysis import agreement, bootstrap, cells, detectable
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.report import plots
-from annols.report.common import ReportOptions
+from annols.report.common import SHOWN_ROWS, ReportOptions
 from annols.report.model import Section, Table, percent
 
 TENTHS = 10
@@ -264,7 +264,8 @@ def distribution(frame: pd.DataFrame, spec: Any) -> Table:
     table = counts.rename("ratings").reset_index()
     table["ratings %"] = percent(table["ratings"], table.groupby(["aspect", "system"], observed=True)["ratings"]
                                  .transform("sum"))  # fmt: skip
-    return Table("ratings_distribution", "Ratings per system: share of each answer", table)
+    # systems x answers rows per aspect: the report prints the first ones, the plot and the CSV have all
+    return Table("ratings_distribution", "Ratings per system: share of each answer", table, shown=SHOWN_ROWS)
 
 
 def sample_means(frame: pd.DataFrame) -> pd.Series:

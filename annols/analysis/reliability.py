@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import bootstrap, cells, pairwise, ranking, ratings
-from annols.analysis.naming import by_aspect_text
+from annols.analysis.naming import by_aspect_text, natural_key
 
 SCORE_COLUMNS = ["aspect", "task_key", "annotator", "system", "score"]
 SPLITS = 200
@@ -141,6 +141,8 @@ def order_probabilities(scores: pd.DataFrame, seed: int, reps: int) -> pd.DataFr
     rows = []
     for a, ((aspect,), part) in enumerate(cells.groups(scores, ["aspect"])):
         _, systems, s, c = cells.sums_and_counts(part, "task_key", "system", "score")
+        order = sorted(range(len(systems)), key=lambda k: natural_key(systems[k]))  # pairs in natural order
+        systems, s, c = [systems[k] for k in order], s[:, order], c[:, order]
         full = s.sum(axis=0) / c.sum(axis=0)
         resampled = _resampled(s, c, reps, np.random.default_rng([seed, a]))  # reps x systems
         for i, j in itertools.combinations(range(len(systems)), 2):

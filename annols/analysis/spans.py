@@ -19,6 +19,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import span_agreement
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
+from annols.analysis.naming import natural
 from annols.report import plots
 from annols.report.model import Section, Table, percent
 
@@ -72,7 +73,7 @@ def sections(tidy: pd.DataFrame, spec: Any, judged: pd.DataFrame,
 
 def counts(spans: pd.DataFrame, judged: pd.DataFrame, labels: list[str]) -> Table:
     rows = []
-    systems = sorted(set(judged["system"]))
+    systems = natural(judged["system"])
     groups = [(ALL_SYSTEMS, judged)] + ([(s, judged[judged["system"] == s]) for s in systems] if systems != [""]
                                         else [])  # fmt: skip
     for system, mine in groups:

@@ -15,11 +15,13 @@ before and after (:class:`annols.report.quality.AdjudicationCollector`), not the
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis
+from annols.analysis.naming import natural
 from annols.judgments import TIDY_COLUMNS, decode, tidy
 from annols.report.model import Plot, Section, Table
 from annols.report.quality import AdjudicationCollector
@@ -74,7 +76,7 @@ def _merged(frame: pd.DataFrame, rows: list[dict[str, Any]], keys: list[str]) ->
              for c in frame.columns}  # fmt: skip
     added = pd.DataFrame(rows, columns=list(frame.columns))
     merged = pd.concat([pd.DataFrame(plain), added], ignore_index=True)
-    systems = _categories(pd.concat([merged["system"], merged["opponent"]]))
+    systems = _categories(pd.concat([merged["system"], merged["opponent"]]), natural)  # as the collector's table
     for c in frame.columns:
         if not isinstance(frame[c].dtype, pd.CategoricalDtype):
             continue
@@ -84,19 +86,21 @@ def _merged(frame: pd.DataFrame, rows: list[dict[str, Any]], keys: list[str]) ->
     return merged
 
 
-def _categories(values: pd.Series) -> list[Any] | None:
-    """Sorted distinct values when they are all of one type (str, int or float), else None (left as objects)."""
+def _categories(values: pd.Series, order: Callable[[Iterable[Any]], list[Any]] = sorted) -> list[Any] | None:
+    """Distinct values in ``order`` when they are all of one type (str, int or float), else None (left as objects);
+    systems in natural order only when they are text."""
     present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
     kinds = {type(v) for v in present}
     if len(kinds) > 1 or not kinds <= {str, int, float}:
         return None
-    return sorted(set(present))
+    return (order if kinds == {str} else sorted)(set(present))
 
 
 def _renamed(section: Section) -> Section:
     return Section(
         TITLE + section.title,
         list(section.text),
-        [Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown) for t in section.tables],
+        [Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown, picked=t.picked)
+         for t in section.tables],
         [Plot(PREFIX + p.name, f"{p.title} (adjudicated)", p.draw) for p in section.plots],
     )

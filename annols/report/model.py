@@ -33,6 +33,13 @@ class Table:
     note: str = ""
     shown: int | None = None  # None: every row
     whole: tuple[str, ...] = ()  # columns of whole-number statistics: shown without zero decimals
+    picked: tuple[int, ...] | None = None  # the rows the report shows, by position (a table of pairs); None: all
+
+    def displayed(self, rows: list[list[str]]) -> list[list[str]]:
+        """Of :meth:`shown_rows`, those the rendered reports print: the picked ones, at most ``shown``."""
+        if self.picked is not None:
+            rows = [rows[i] for i in self.picked]
+        return rows if self.shown is None else rows[: self.shown]
 
     def rows(self) -> list[list[str]]:
         return [[cell_text(v, c) for c, v in zip(self.frame.columns, row, strict=True)]

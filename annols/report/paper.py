@@ -6,6 +6,7 @@ lines so it can be lifted into a manuscript:
 
 - ``methods``: items, annotators, overlap, judgments, agreement, the tests and correction
   used, what the study could detect (80% power) and the split-half reliability;
+- ``scores``: the systems x aspects table of the style's main score (the report's "Scores at a glance");
 - ``results`` (the style's main table: pairwise win / tie / loss with the corrected p
   marked; ratings mean, median and mean z-score; ranking mean rank; best-worst counting
   score; each system's "better than" after correction), ``comparisons`` (every system pair
@@ -363,15 +364,32 @@ COMPARISON_COLUMNS = ["aspect", "system", "opponent", "units", "difference", "p 
 RELIABILITY_COLUMNS = ["aspect", "systems", "split", "split-half r", "CI low", "CI high"]
 
 
+def scores_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
+    """The systems x aspects table of the main score (:func:`annols.analysis.scores.scores_section`)."""
+    if "scores" not in tables:
+        return []
+    table = tables["scores"]
+    rows = [[escape(c) for c in row] for row in table.shown_rows(legend.labels)]
+    # The aspects' legend is under the results table that follows: the paper gives each text once.
+    return _tabular("scores", escape(table.title) + ".", [escape(legend.label(h)) for h in table.header], rows,
+                    keys=1)  # fmt: skip
+
+
 def comparisons_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
     if "detectable" not in tables or not len(tables["detectable"].frame):
         return []
-    header, rows = _cells(tables["detectable"], COMPARISON_COLUMNS, legend)
-    frame = tables["detectable"].frame
+    table = tables["detectable"]
+    header, rows = _cells(table, COMPARISON_COLUMNS, legend)
+    frame = table.frame
     shown = [[escape(c) for c in row[:5]] + [escape(row[5]) + _mark(p), escape(row[6])]
              for row, p in zip(rows, frame["p (corrected)"], strict=True)]  # fmt: skip
     units = escape(", ".join(sorted({str(m) for m in frame["measure"]})))
-    caption = (f"Every comparison: difference ({units}), p after Holm's correction and the smallest difference the "
+    what = "Every comparison"
+    if table.picked is not None:  # many systems: the pairs next in rank, as report.md shows them
+        shown = table.displayed(shown)
+        what = (f"The {len(shown)} comparisons of systems next to each other in rank "
+                f"({escape('tables/detectable.csv')} has all {len(frame)})")  # fmt: skip
+    caption = (f"{what}: difference ({units}), p after Holm's correction and the smallest difference the "
                "test could detect with 80\\% power; a comparison without a mark is inconclusive at this size.")
     return _tabular("comparisons", caption, [escape(h) for h in header], shown, MARKS_NOTE)
 
@@ -548,6 +566,7 @@ def document(definition: Definition, study: Study, sections: list[Section],
              "\\providecommand{\\citep}[1]{(\\cite{#1})}", "\\providecommand{\\citet}[1]{\\cite{#1}}",
              "\\begin{document}", f"\\section*{{Human evaluation: {title}}}", "",
              "\\paragraph{Method.}", *_block("methods", methods_block(definition, study, tables, legend)), "",
+             *_block("scores", scores_block(tables, legend)), "",
              *_block("results", results_block(tables, legend)), "",
              *_block("comparisons", comparisons_block(tables, legend)), "",
              *_block("reliability", reliability_block(tables, legend)), "",

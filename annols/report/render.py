@@ -69,9 +69,10 @@ LEGEND_TEXT = "The tables name these aspects by a short label; each is followed 
 
 def _md_table(table: Table, legend: Legend) -> list[str]:
     rows = table.shown_rows(legend.labels)
-    shown = rows if table.shown is None else rows[: table.shown]
+    shown = table.displayed(rows)
     lines = [f"**{md_cell(table.title)}** (`{TABLES_DIR}/{table.name}.csv`)", ""]
-    lines.append("| " + " | ".join(md_cell(h) for h in table.header) + " |")
+    # The scores table has a column per aspect: its header names them by their label too.
+    lines.append("| " + " | ".join(md_cell(legend.label(h)) for h in table.header) + " |")
     lines.append("|" + "|".join("---" for _ in table.header) + "|")
     lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in shown]
     if len(shown) < len(rows):
@@ -109,11 +110,11 @@ def _is_number(text: str) -> bool:
 
 def _html_table(table: Table, legend: Legend) -> list[etree._Element]:
     rows = table.shown_rows(legend.labels)
-    shown = rows if table.shown is None else rows[: table.shown]
+    shown = table.displayed(rows)
     body = [E.TR(*[E.TD(c, E.CLASS("n")) if _is_number(c) else E.TD(c) for c in row]) for row in shown]
     out = [E.TABLE(
         E.CAPTION(table.title, " ", E.SPAN(f"({TABLES_DIR}/{table.name}.csv)", E.CLASS("note"))),
-        E.THEAD(E.TR(*[E.TH(h) for h in table.header])),
+        E.THEAD(E.TR(*[E.TH(legend.label(h)) for h in table.header])),
         E.TBODY(*body),
     )]  # fmt: skip
     if len(shown) < len(rows):

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis, memory
+from annols.analysis.naming import natural
 from annols.analysis.span_agreement import TOKEN
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
@@ -122,7 +123,8 @@ class StyleCollector:
                 raise RuntimeError("the judgments table was handed over to the analyses and is gone")
             uids = np.frombuffer(self.uids, dtype=np.intc) if len(self.uids) else np.zeros(0, dtype=np.intc)
             systems = {v for name in ("system", "opponent") for v in self.columns[name].values if v is not None}
-            shared = sorted(systems) if all(type(v) is str for v in systems) else None  # system and opponent compare
+            # system and opponent compare; in natural order (M2 before M10), which the tables grouped by codes keep
+            shared = natural(systems) if all(type(v) is str for v in systems) else None
             columns: dict[str, Any] = {"uid": uids}
             for name in list(self.columns):
                 column = self.columns.pop(name)
