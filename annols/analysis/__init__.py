@@ -19,7 +19,7 @@ ratings    mean and median with intervals, mean z-score, distribution (plot), Wi
 spans      spans per label and system, agreement (exact and overlap F1, token alpha)
 sentences  distribution per column, agreement per column (Fleiss, alpha)
 best-worst counting scores (% best - % worst) with intervals (plot), Bradley-Terry strengths,
-           Wilcoxon signed-rank over tuples between candidates with Holm, effect sizes and
+           Wilcoxon signed-rank over items (pools) between candidates with Holm, effect sizes and
            intervals, split-half reliability
 =========  ================================================================================
 """

@@ -6,7 +6,7 @@ A tuple whose best and worst are the same candidate has no rows (``validate`` fl
 
 - Counting scores (Orme 2009; Kiritchenko & Mohammad 2017): per aspect and candidate,
   % best − % worst of the times it was shown, from -100 to 100, with a 95% percentile
-  bootstrap interval resampling whole tuples (items); :func:`scores` computes them from
+  bootstrap interval resampling whole items (see the unit below); :func:`scores` computes them from
   a tidy table, for anything that needs them again (split-half reliability, planning).
 - A choice model: each answer read as the comparisons it implies (the best beats every
   other candidate shown, each of those beats the worst) and fitted as a Bradley-Terry
@@ -17,16 +17,20 @@ A tuple whose best and worst are the same candidate has no rows (``validate`` fl
   at random into two halves, counting scores from each half, Spearman's rho between
   them over the candidates scored in both; the mean over :data:`TRIALS` splits, and the
   same raised to the whole by the Spearman-Brown formula.
-- Paired tests between candidates (:func:`paired_tests`): the tuple is the unit, never an
-  annotator's answer. Per tuple, each candidate shown gets its score from that tuple's
-  answers, 100 x (times best - times worst) / answers; for each pair of candidates, over
-  the tuples that showed both, the Wilcoxon signed-rank test of the differences (zero
-  differences dropped), Holm across the pairs of an aspect, with the mean difference, its
-  95% percentile bootstrap interval resampling those tuples and the matched-pairs
-  rank-biserial correlation (Kerby 2014) as the effect size beside each p. The same test
-  gives the report's "What the study could detect" (:mod:`annols.analysis.conclusions`).
-  A pool's tuples share its context (an article): they are taken as independent, which a
-  report says.
+- Paired tests between candidates (:func:`paired_tests`): the item is the unit, never an
+  annotator's answer nor a tuple. An item is a pool, the candidates shown with one context
+  (an article's summaries): its tuples share its outputs, so an output better or worse than
+  its system's usual would count once per tuple (null studies with such outputs rejected
+  about a third of comparisons at 0.05 with the tuple as the unit, 5% with the item: see
+  tests/analysis/test_best_worst_null.py).
+  Without context panes every candidate is an item of its own and the tuple is the unit. Per
+  item, each candidate shown gets its score from the item's answers, 100 x (times best -
+  times worst) / times shown; for each pair of candidates, over the items that showed both,
+  the Wilcoxon signed-rank test of the differences (zero differences dropped), Holm across
+  the pairs of an aspect, with the mean difference, its 95% percentile bootstrap interval
+  resampling those items and the matched-pairs rank-biserial correlation (Kerby 2014) as the
+  effect size beside each p. The same test gives the report's "What the study could detect"
+  (:mod:`annols.analysis.conclusions`).
 
 Best-worst scaling is Louviere, Flynn & Marley (2015); counting scores Orme (2009); its use
 for NLP annotation and split-half reliability Kiritchenko & Mohammad (2017).
@@ -50,15 +54,20 @@ from annols.report.model import Section, Table, cell_text, percent
 ALPHA = 0.01  # the choice model's prior strength (choix's alpha)
 TRIALS = 100  # random splits for split-half reliability
 SCORE_COLUMNS = ["aspect", "system", "shown", "best", "worst", "best %", "worst %", "score %"]
-MEASURE = "score points per tuple"  # the paired tests' difference: 100 x (best - worst) / answers of a tuple
-PAIRED_COLUMNS = ["aspect", "system", "opponent", "tuples", "mean difference", "CI low", "CI high",
-                  "rank-biserial r", "tuples system higher", "tuples opponent higher", "p (Wilcoxon)", "p (Holm)"]
+MEASURE = "score points per item"  # the paired tests' difference: 100 x (best - worst) / times shown in an item
+PAIRED_COLUMNS = ["aspect", "system", "opponent", "items", "mean difference", "CI low", "CI high",
+                  "rank-biserial r", "items system higher", "items opponent higher", "p (Wilcoxon)", "p (Holm)"]
+UNIT = "unit"  # the judgments' column naming each row's item (a pool's context), set by the report's collector
 
 
 def judgments(frame: pd.DataFrame) -> pd.DataFrame:
-    """The best-worst rows as (uid, task_key, annotator, aspect, system, value)."""
+    """The best-worst rows as (uid, task_key, annotator, aspect, system, value, unit): ``unit`` the item
+    (:data:`UNIT` of the frame where it has one, else the tuple)."""
     part = frame[frame["kind"] == "best-worst"].rename(columns={"question": "aspect"})
-    part = part[["uid", "task_key", "annotator", "aspect", "system", "value"]].copy()
+    part = part[["uid", "task_key", "annotator", "aspect", "system", "value",
+                 *([UNIT] if UNIT in part.columns else [])]].copy()  # fmt: skip
+    if UNIT not in part.columns:
+        part[UNIT] = part["task_key"]
     part["value"] = pd.to_numeric(part["value"]).astype(int)
     return part
 
@@ -148,10 +157,10 @@ def in_aspect_order(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
     return frame.iloc[np.argsort(codes, kind="stable")].reset_index(drop=True)
 
 
-def tuple_scores(rows: pd.DataFrame) -> pd.Series:
-    """Each (aspect, task_key, system)'s score in its tuple, in points: 100 x (times chosen best - times chosen
-    worst) / the tuple's answers (from -100 to 100)."""
-    return 100 * rows.groupby(["aspect", "task_key", "system"], observed=True, sort=True)["value"].mean()
+def item_scores(rows: pd.DataFrame) -> pd.Series:
+    """Each (aspect, item, system)'s score in its item, in points: 100 x (times chosen best - times chosen
+    worst) / times shown there (from -100 to 100)."""
+    return 100 * rows.groupby(["aspect", UNIT, "system"], observed=True, sort=True)["value"].mean()
 
 
 def rank_biserial(diff: np.ndarray) -> float:
@@ -165,13 +174,13 @@ def rank_biserial(diff: np.ndarray) -> float:
 
 
 def paired_tests(rows: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
-    """:data:`PAIRED_COLUMNS`: every pair of candidates per aspect compared over the tuples that showed both."""
-    per_tuple = tuple_scores(rows)
-    tests = detectable.paired_tests(per_tuple, "aspect").rename(columns={
-        "samples": "tuples", "samples system higher": "tuples system higher",
-        "samples opponent higher": "tuples opponent higher"})  # fmt: skip
+    """:data:`PAIRED_COLUMNS`: every pair of candidates per aspect compared over the items that showed both."""
+    per_item = item_scores(rows)
+    tests = detectable.paired_tests(per_item, "aspect").rename(columns={
+        "samples": "items", "samples system higher": "items system higher",
+        "samples opponent higher": "items opponent higher"})  # fmt: skip
     effects = []
-    for i, (*_, diff) in enumerate(detectable.paired_differences(per_tuple, "aspect")):
+    for i, (*_, diff) in enumerate(detectable.paired_differences(per_item, "aspect")):
         units = np.column_stack([diff, np.ones(len(diff))])
         effects.append([*bootstrap.ratio(units, options.bootstrap, np.random.default_rng([options.seed, 2, i])),
                         rank_biserial(diff)])  # fmt: skip
@@ -198,8 +207,8 @@ def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame
                      f"significantly above {above}")  # fmt: skip
     rho = [f"{a} {cell_text(r, 'r')}" for a, r in zip(reliability["aspect"], reliability["Spearman-Brown"],
                                                          strict=True) if r == r]  # fmt: skip
-    return ("Best-worst scores (% chosen best - % chosen worst, 95% interval over tuples; paired Wilcoxon tests over "
-            f"tuples, Holm-corrected): {'; '.join(parts)}."
+    return ("Best-worst scores (% chosen best - % chosen worst, 95% interval over items; paired Wilcoxon tests over "
+            f"items, Holm-corrected): {'; '.join(parts)}."
             + (f" Split-half reliability (Spearman-Brown): {', '.join(rho)}." if rho else ""))  # fmt: skip
 
 
@@ -220,8 +229,8 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
     fitted = {aspect: strengths(part) for aspect, part in rows.groupby("aspect", sort=True)}
     for aspect, system in zip(table["aspect"], table["system"], strict=True):
         mine = rows[(rows["aspect"] == aspect) & (rows["system"] == system)]
-        per_tuple = mine.groupby("task_key", sort=True)["value"].agg(["sum", "size"]).to_numpy()
-        lo, hi = bootstrap.ratio(per_tuple, options.bootstrap, rng)
+        per_item = mine.groupby(UNIT, sort=True, observed=True)["value"].agg(["sum", "size"]).to_numpy()
+        lo, hi = bootstrap.ratio(per_item, options.bootstrap, rng)
         low.append(100 * lo)
         high.append(100 * hi)
         model.append(fitted[aspect].get(system, np.nan))
@@ -232,20 +241,21 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
     text = [
         "Best-worst scaling (Louviere, Flynn & Marley 2015; for NLP annotation Kiritchenko & Mohammad 2017), scored "
         "by counting (Orme 2009): each candidate's score is the share of the times it was shown that it was chosen "
-        "best, minus the share it was chosen worst (from -100 to 100); the interval resamples whole tuples. The "
+        "best, minus the share it was chosen worst (from -100 to 100); the interval resamples whole items. The "
         "model strength is a Bradley-Terry fit (choix) of the comparisons each answer implies: the best beats every "
         "other candidate shown, and each of those beats the worst.",
-        "Paired tests: the tuple is the unit, not the answer. Per tuple each candidate's score from that tuple's "
-        "answers, 100 x (best - worst) / answers; for each pair, over the tuples that showed both, the Wilcoxon "
-        "signed-rank test of the differences (zero differences dropped), p (Holm) corrected across the pairs of an "
-        f"aspect; beside each p the mean difference with its 95% bootstrap interval ({options.bootstrap} resamples "
-        "of those tuples) and the rank-biserial correlation (-1 to 1). The tuples of one pool share their context "
-        "and are taken as independent.",
+        "Paired tests: the item is the unit, not the answer nor the tuple. An item is a pool, the candidates shown "
+        "with one context: its tuples share its outputs, so they are one observation (without context, each "
+        "tuple is one). Per item each candidate's score from that item's answers, 100 x (best - worst) / times "
+        "shown; for each pair, over the items that showed both, the Wilcoxon signed-rank test of the differences "
+        "(zero differences dropped), p (Holm) corrected across the pairs of an aspect; beside each p the mean "
+        f"difference with its 95% bootstrap interval ({options.bootstrap} resamples of those items) and the "
+        "rank-biserial correlation (-1 to 1). Those figures generalise to new items judged by these annotators.",
     ]
     return [
         Section("Best-worst scores", text, [
             Table("best_worst_scores", "Best-worst scores per aspect", table),
-            Table("best_worst_paired_tests", "Paired tests between candidates over tuples (Wilcoxon signed-rank, "
+            Table("best_worst_paired_tests", "Paired tests between candidates over items (Wilcoxon signed-rank, "
                   "Holm), with the mean difference's interval and the rank-biserial effect size", tests),
         ], [_plot(table)], summary=[headline(table, tests, reliability)]),
         Section("Best-worst reliability", [

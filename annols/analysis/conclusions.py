@@ -73,7 +73,7 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
         return detectable.paired_table(tests, "dimension", "mean rank", lower_better=True), [table]
     if style == "best-worst":
         rows, aspects = best_worst.named_judgments(tidy, spec)
-        tests = best_worst.in_aspect_order(detectable.paired_tests(best_worst.tuple_scores(rows), "aspect"), aspects)
+        tests = best_worst.in_aspect_order(detectable.paired_tests(best_worst.item_scores(rows), "aspect"), aspects)
         return detectable.paired_table(tests, "aspect", best_worst.MEASURE), []
     return pd.DataFrame(columns=detectable.COLUMNS), []
 
@@ -91,8 +91,9 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions,
         ranking_note = ["Ranking: per sample, each system's mean rank over its annotators; the Wilcoxon signed-rank "
                         "test of the differences (zero differences dropped) over the samples where both were "
                         "ranked; a negative difference means the first system ranked better."]  # fmt: skip
-        best_worst_note = ["Best-worst: the same test over tuples of each candidate's per-tuple score, 100 x (best "
-                           "- worst) / answers (see \"Best-worst scores\"), the difference in score points."]
+        best_worst_note = ["Best-worst: the same test over items (pools; see \"Best-worst scores\") of each "
+                           "candidate's per-item score, 100 x (best - worst) / times shown, the difference in score "
+                           "points."]
         text = [DETECTABLE_NOTE, *(ranking_note if extra else []), *(best_worst_note if style == "best-worst" else [])]
         table = Table("detectable", "Conclusions per system pair and aspect, with the smallest detectable "
                       "difference (80% power)", frame)  # fmt: skip

@@ -312,7 +312,7 @@ CAPTIONS = {
                        "annotator's ratings standardised) per system and aspect",
     "ranking_mean_rank_intervals": "Mean rank (1 is best) with its 95\\% bootstrap interval per system and dimension",
     "best_worst_scores": "Best-worst score (\\% chosen best $-$ \\% chosen worst of the times shown) with its 95\\% "
-                         "bootstrap interval over tuples per system and aspect",
+                         "bootstrap interval over items per system and aspect",
 }
 INTERVALS = {"ratings_summary": "mean CI low", "ranking_mean_rank_intervals": "CI low",
              "best_worst_scores": "score low %"}  # a main table's bootstrap interval (empty without resamples)
@@ -455,8 +455,9 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
     if "ratings_paired_tests" in tables or "ranking_paired_tests" in tables:
         tests.append("the Wilcoxon signed-rank test over items of the per-item mean differences \\citep{wilcoxon1945}")
     if "best_worst_paired_tests" in tables:
-        tests.append("the Wilcoxon signed-rank test over tuples of the differences of the candidates' per-tuple "
-                     "scores \\citep{wilcoxon1945}, a tuple (not an answer) being the unit")  # fmt: skip
+        tests.append("the Wilcoxon signed-rank test over items of the differences of the candidates' per-item "
+                     "scores \\citep{wilcoxon1945}, an item (a pool of candidates with one context; not an answer, "
+                     "nor a tuple) being the unit")  # fmt: skip
     if tests:
         text.append(f"Systems were compared by {' and '.join(tests)}, with Holm's correction \\citep{{holm1979}} "
                     "across the comparisons of a family.")  # fmt: skip

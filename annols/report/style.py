@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols import analysis, memory
+from annols import analysis, jsontext, memory
+from annols.analysis import best_worst
 from annols.analysis.naming import natural
 from annols.analysis.span_agreement import TOKEN
 from annols.definition import Definition
@@ -84,6 +85,8 @@ class StyleCollector:
         self.columns = {name: Column() for name in ["task_key", *KEPT]}
         self.judged_system: dict[int, str] = {}  # uid -> the system a spans item's text is by
         self.tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = {} if definition.style == "spans" else None
+        # best-worst: each task's item, the pool its tuple was drawn from (its context), the unit of the tests
+        self.units: dict[str, str] | None = {} if definition.style == "best-worst" else None
         self._table: pd.DataFrame | None = None  # made from the columns by table(), which empties them
 
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
@@ -94,6 +97,9 @@ class StyleCollector:
             self.columns["task_key"].append(task.key)
             for name, at in zip(KEPT, _AT, strict=True):
                 self.columns[name].append(row[at])
+        if self.units is not None and task.key not in self.units:
+            context = [str(task.data.get(p.name, "")) for p in self.definition.spec.context]
+            self.units[task.key] = jsontext.dumps(context) if context else task.key
         if self.tokens is not None:
             if len(task.systems) == 1:
                 self.judged_system[uid] = task.systems[0]
@@ -145,6 +151,8 @@ class StyleCollector:
         """:meth:`frame`, and the collector lets its table go when nothing asks for it again (the annotator
         models and the adjudicated tables do): the analyses then hold the only reference and may free it."""
         frame = self.frame(study)
+        if self.units is not None:
+            frame = frame.assign(**{best_worst.UNIT: frame["task_key"].astype(str).map(self.units)})
         if not self.options.models and not self.options.adjudicated:
             self._table = None
         return frame

@@ -11,6 +11,7 @@ position, so a report of them has known winners:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from tests.conftest import ROOT
 from tests.report import study
 
 EXAMPLES = ROOT / "examples"
+COPIES = 4  # summary-best-worst: its three articles, each this many times (twelve items)
 LETTERS = "ABCD"
 # Each annotator's order of the summarisers, best first (informativeness; fluency the reverse).
 ORDERS = {
@@ -63,10 +65,25 @@ def definition(name: str) -> Definition:
     return protocols.load(str(EXAMPLES / f"{name}.toml"))
 
 
+def study_input(name: str, folder: Path) -> Path:
+    """The example's input; for summary-best-worst its three articles four times over (each copy's article
+    marked, so a pool of its own): the items are its tests' unit, and three cannot make a comparison
+    significant."""
+    source = EXAMPLES / f"{name}.jsonl"
+    if name != "summary-best-worst":
+        return source
+    records = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{name}-x{COPIES}.jsonl"
+    out.write_text("".join(json.dumps({**r, "document": f"{r['document']} (copy {k + 1})"}) + "\n"
+                           for k in range(COPIES) for r in records), encoding="utf-8")  # fmt: skip
+    return out
+
+
 def pull(name: str, folder: Path) -> Path:
     """A pull folder of the example ``name`` (a key of :data:`PLANTED`), every task answered by every annotator."""
     tasks, next_id = [], 1000
-    built = push.build_tasks(definition(name), [EXAMPLES / f"{name}.jsonl"], seed=3)
+    built = push.build_tasks(definition(name), [study_input(name, folder.parent / "input")], seed=3)
     for n, (_, shown, payload, _) in enumerate(built):
         task: dict[str, Any] = {"id": 500 + n, **payload, "annotations": []}
         for annotator in study.ANNOTATORS:

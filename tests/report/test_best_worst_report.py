@@ -1,5 +1,5 @@
 """The best-worst report of the summary example (tests/report/examples.py), offline: its headline, the paired
-tests over tuples against an independent count of the planted answers, the plot of the scores and the
+tests over items (pools) against an independent count of the planted answers, the plot of the scores and the
 comparisons it could detect."""
 
 from __future__ import annotations
@@ -30,19 +30,23 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def tuple_scores(report: Path) -> dict[str, dict[str, dict[str, float]]]:
-    """aspect -> tuple -> system -> 100 x (best - worst) / answers, counted from the pulled export's results."""
+def pool_scores(report: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """aspect -> pool (an article) -> system -> 100 x (best - worst) / times shown in the pool's tuples, counted
+    from the pulled export's results."""
     tasks = json.loads((report.parent / "pull" / "export.json").read_text(encoding="utf-8"))
-    out: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
+    points: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for task in tasks:
         shown = decode_systems(task["meta"][META_SYSTEMS])
         for name, aspect in ASPECTS.items():
-            score = dict.fromkeys(shown, 0.0)
             for annotation in task["annotations"]:
                 picks = {r["from_name"]: r["value"]["choices"][0] for r in annotation["result"]}
-                score[shown[examples.LETTERS.index(picks[f"{name}_best"])]] += 1
-                score[shown[examples.LETTERS.index(picks[f"{name}_worst"])]] -= 1
-            out[aspect][str(task["id"])] = {s: 100 * v / len(task["annotations"]) for s, v in score.items()}
+                best = shown[examples.LETTERS.index(picks[f"{name}_best"])]
+                worst = shown[examples.LETTERS.index(picks[f"{name}_worst"])]
+                for system in shown:
+                    points[(aspect, task["data"]["document"], system)].append((system == best) - (system == worst))
+    out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    for (aspect, pool, system), values in points.items():
+        out[aspect][pool][system] = 100 * sum(values) / len(values)
     return out
 
 
@@ -55,21 +59,21 @@ def holm(ps: list[float]) -> list[float]:
     return out
 
 
-def test_paired_tests_count_tuples_not_answers_and_give_effect_and_interval_beside_each_p(report: Path) -> None:
+def test_paired_tests_count_items_not_tuples_and_give_effect_and_interval_beside_each_p(report: Path) -> None:
     rows = {(r["aspect"], r["system"], r["opponent"]): r for r in map(dict, _dicts(report, "best_worst_paired_tests"))}
-    scores = tuple_scores(report)
+    scores = pool_scores(report)
     assert len(rows) == 2 * 10  # every pair of the five summarisers, per aspect
-    for aspect, tuples in scores.items():
-        systems = sorted({s for t in tuples.values() for s in t})
+    for aspect, pools in scores.items():
+        systems = sorted({s for t in pools.values() for s in t})
         pairs = list(itertools.combinations(systems, 2))
-        diffs = [np.array([t[a] - t[b] for t in tuples.values() if a in t and b in t]) for a, b in pairs]
+        diffs = [np.array([t[a] - t[b] for t in pools.values() if a in t and b in t]) for a, b in pairs]
         ps = [float(wilcoxon(d).pvalue) if (d != 0).any() else np.nan for d in diffs]
         tested = [i for i, p in enumerate(ps) if p == p]
         corrected = dict(zip(tested, holm([ps[i] for i in tested]), strict=True))
         for i, ((a, b), d) in enumerate(zip(pairs, diffs, strict=True)):
             row = rows[(aspect, a, b)]
-            # The unit is the tuple: 15 tuples of four of five, each pair shown together in 9 of them.
-            assert int(row["tuples"]) == len(d) == 9
+            # The unit is the item: each article's five summaries shown together in its tuples.
+            assert int(row["items"]) == len(d) == 3 * examples.COPIES
             assert float(row["mean difference"]) == pytest.approx(d.mean(), abs=5e-5)
             assert float(row["CI low"]) <= float(row["mean difference"]) <= float(row["CI high"])
             positive, negative = _signed_rank_sums(d)
@@ -120,5 +124,5 @@ def test_scores_are_plotted_with_their_intervals_and_the_comparisons_are_in_dete
     for row in detectable:
         mine = tests[(row["aspect"], row["system"], row["opponent"])]
         assert (row["units"], row["difference"], row["p (corrected)"]) == (
-            mine["tuples"], mine["mean difference"], mine["p (Holm)"])  # fmt: skip
-        assert row["measure"] == "score points per tuple"
+            mine["items"], mine["mean difference"], mine["p (Holm)"])  # fmt: skip
+        assert row["measure"] == "score points per item"
