@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Every output of ``annols report`` on fixed studies, to check that a change keeps them byte for byte.
 
-    .venv/bin/python scripts/report_outputs.py write DIR     reports of the five own studies
-                                                             (tests/own_study.py) and of 2,000-task
-                                                             bench exports (ratings, pairwise)
+    .venv/bin/python scripts/report_outputs.py write DIR     reports and result files (``convert``) of
+                                                             the five shipped protocols (tests/report/
+                                                             study.py), the planted examples
+                                                             (tests/report/examples.py), the five own
+                                                             studies (tests/own_study.py), and reports
+                                                             of 2,000-task bench exports
     .venv/bin/python scripts/report_outputs.py compare A B   every file of A and B: PNGs byte for byte,
                                                              text files with the folder's own path
                                                              replaced (report.md names its sources)
@@ -24,18 +27,35 @@ sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 PULLS = "pulls"
 
 
+SHIPPED = (("pairwise-aspects", None, "pairwise"), ("extractive-ranking", None, "ranking"),
+           ("qa-feedback", None, "qa_feedback"), ("summary-flaws", None, "summary_flaws"),
+           ("sentence-errors", "abstract", "sentence_errors"), ("sentence-errors", "headline", "sentence_errors"))
+
+
 def write(out: Path) -> None:
     import bench_report
 
     from annols import protocols
+    from annols.pull import convert
     from annols.report import ReportOptions, build_report
-    from tests.report import study
+    from tests.report import examples, study
     from tests.report.test_style_reports import SECTIONS, definition_of, export
 
+    def both(name: str, definition: object, pull: Path, options: object) -> None:
+        build_report(definition, [pull], out / name, options)  # type: ignore[arg-type]
+        convert(pull / "export.json", definition, out / name / "results", workers=1)  # type: ignore[arg-type]
+
+    for protocol, variant, generate in SHIPPED:
+        name = f"{protocol}-{variant}" if variant else protocol
+        pull = study.write_pull(out / PULLS / name, getattr(study, generate)().tasks)
+        both(name, protocols.load(protocol, variant), pull, ReportOptions(seed=11, bootstrap=100))
+    for example in examples.PLANTED:
+        pull = examples.pull(example, out / PULLS / f"example-{example}")
+        both(f"example-{example}", examples.definition(example), pull, ReportOptions(bootstrap=100))
     for style in SECTIONS:
         tasks, _ = export(style)
         pull = study.write_pull(out / PULLS / style, tasks)
-        build_report(definition_of(style), [pull], out / style, ReportOptions(bootstrap=100))
+        both(style, definition_of(style), pull, ReportOptions(bootstrap=100))
     for style in ("ratings", "pairwise"):
         folder = out / PULLS / f"bench-{style}"
         definition = bench_report.write_pull(folder, style, 2000)
@@ -44,7 +64,7 @@ def write(out: Path) -> None:
 
 def files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()
-                  and p.relative_to(folder).parts[0] != PULLS)  # fmt: skip
+                  and p.relative_to(folder).parts[0] not in (PULLS, "input"))  # fmt: skip
 
 
 def compare(a: Path, b: Path) -> int:
