@@ -15,14 +15,16 @@ from typing import Any
 
 import click
 
-from annols import __version__, files, labelstudio, protocols
-from annols import config as configs_lib
-from annols import demo as demo_lib
-from annols import pull as pull_lib
-from annols import push as push_lib
-from annols import server as server_lib
+from annols import __version__, files, protocols
 from annols.definition import Definition
 from annols.errors import AnnolsError, ServerError
+from annols.labelstudio import client as labelstudio
+from annols.labelstudio import server as server_lib
+from annols.protocols import config as configs_lib
+from annols.study import demo as demo_lib
+from annols.study import exports
+from annols.study import pull as pull_lib
+from annols.study import push as push_lib
 
 INTERRUPTED = "annols.interrupted"  # ctx.meta key (shared by nested contexts): what Ctrl-C left behind
 
@@ -461,8 +463,8 @@ def push_command(
     d = _load(protocol, variant)
     judges = None
     if judge_files:
-        from annols import hidden_judges
-        from annols import judges as judges_lib
+        from annols.study import hidden_judges
+        from annols.study import judges as judges_lib
 
         judges = judges_lib.Judges.read(d, list(judge_files))
         hidden_judges.check_against_inputs(d, judges, list(inputs))
@@ -502,7 +504,7 @@ def push_command(
         + (f" ({'; '.join(extra)})" if extra else "")
     )
     if judges is not None:
-        from annols import hidden_judges
+        from annols.study import hidden_judges
 
         store = hidden_judges.store_dir(manifest_dir, title)
         hidden_judges.store(d, list(judge_files), store, report.project.id, report.project.title)
@@ -547,8 +549,13 @@ def _print_warnings(warnings: Sequence[str], where: str) -> None:
 @main.command("tasks", epilog=INPUTS_EPILOG)
 @click.argument("protocol", type=PROTOCOL)
 @INPUTS
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The import file to write (JSON, for Label Studio's Import dialog).")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The import file to write (JSON, for Label Studio's Import dialog).",
+)
 @VARIANT
 @SEED
 @WITH_ANNOTATIONS
@@ -624,12 +631,12 @@ def pull_command(
     _on_interrupt(f"nothing was changed in {out_dir}; run the pull again.")
     d = _load(protocol, variant)
     client = _connect(url, api_key, data_dir)
-    from annols import hidden_judges
+    from annols.study import hidden_judges
 
     store = hidden_judges.store_dir(manifest_dir, title)
     report = pull_lib.pull(client, d, title, out_dir, judges_dir=store, full=full)  # moved in once counts match
     _print_pull_kind(report)
-    _print_convert(report.convert, [report.export, out_dir / pull_lib.ANNOTATORS_FILE, out_dir / pull_lib.PROJECT_FILE])
+    _print_convert(report.convert, [report.export, out_dir / exports.ANNOTATORS_FILE, out_dir / exports.PROJECT_FILE])
     c = report.convert.counts
     click.echo(f"Counts match the server: {c.tasks} tasks, {c.annotations} annotations, {c.cancelled} skipped.")
 
@@ -637,8 +644,14 @@ def pull_command(
 @main.command("convert")
 @click.argument("protocol", type=PROTOCOL)
 @click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for the result files (created; files of the same name are replaced).")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the result files (created; files of the same name are replaced).",
+)
 @VARIANT
 def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | None) -> None:
     """Convert a saved raw JSON export into the protocol's result files, offline.
@@ -652,8 +665,8 @@ def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | N
     Example:
       annols convert pairwise-aspects results/export.json -o results/again
     """
-    from annols import hidden_judges
-    from annols import judges as judges_lib
+    from annols.study import hidden_judges
+    from annols.study import judges as judges_lib
 
     d = _load(protocol, variant)
     judge_files = hidden_judges.pulled(export.parent)
@@ -701,7 +714,7 @@ def validate_command(
     else:
         assert export is not None
         violations = list(pull_lib.validate(export, d))
-        tasks = sum(len(t.annotations) for t in pull_lib.read_export(export))
+        tasks = sum(len(t.annotations) for t in exports.read_export(export))
     for v in violations:
         click.echo(f"{v.task_key}\t{v.annotator}\t{v.rule}\t{v.found}")
     if violations:
@@ -754,7 +767,7 @@ def users_add(
       annols users add ann@example.org ben@example.org --password-file passwords.txt
       annols users add importer@example.org
     """
-    from annols import users as users_lib
+    from annols.labelstudio import users as users_lib
 
     addresses = users_lib.check_emails(emails)
     passwords = None
@@ -779,7 +792,7 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
     Example:
       annols users list
     """
-    from annols import users as users_lib
+    from annols.labelstudio import users as users_lib
 
     client = _connect(url, api_key, data_dir)
     for account in users_lib.list_accounts(client):
@@ -789,8 +802,14 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
 @main.command("report")
 @click.argument("protocol", type=PROTOCOL)
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for report.md, report.html, tables/ and plots/ (created; files in it are replaced).")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for report.md, report.html, tables/ and plots/ (created; files in it are replaced).",
+)
 @VARIANT
 @click.option(
     "--overlap", type=click.IntRange(min=1), help="Annotators asked per item, for sources without project.json."
@@ -816,10 +835,20 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
     "--exclude-annotators", default="",
     help="Comma-separated annotators left out of every table, or 'flagged' (those under --min-gold-accuracy).",
 )  # fmt: skip
-@click.option("--judge", "judge_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="A judge's answers (JSONL, see annols.judges) to compare with the annotators; repeatable.")
-@click.option("--epsilon", type=click.FloatRange(0, 1), default=0.2, show_default=True,
-              help="The alternative annotator test's margin (0.2 crowd-workers, 0.15 skilled, 0.1 experts).")
+@click.option(
+    "--judge",
+    "judge_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A judge's answers (JSONL, see annols.study.judges) to compare with the annotators; repeatable.",
+)
+@click.option(
+    "--epsilon",
+    type=click.FloatRange(0, 1),
+    default=0.2,
+    show_default=True,
+    help="The alternative annotator test's margin (0.2 crowd-workers, 0.15 skilled, 0.1 experts).",
+)
 @click.option(
     "--adjudicated", multiple=True, type=click.Path(exists=True, path_type=Path),
     help="A pull of the adjudication project (annols adjudicate): agreement before and after, and the "
@@ -934,14 +963,16 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
       annols plan pairwise-aspects --effect 0.2 --tie-rate 0.3 --cost-per-judgment 0.5
       annols plan my-ratings.toml --pilot pilot/ --items 50,100,200 --annotators 1,3
     """
-    from annols import plan as plan_lib
+    from annols.analysis import plan as plan_lib
 
     d = _load(protocol, variant)
     given = {"effect": effect, "tie_rate": tie_rate, "item_sd": item_sd, "annotator_sd": annotator_sd,
              "residual_sd": residual_sd}  # fmt: skip
     a = plan_lib.assumptions(d, alpha=alpha, power=power)
     if pilots:
-        a = plan_lib.from_pilot(d, list(pilots), a)
+        from annols.report import read_judgments
+
+        a = plan_lib.from_pilot(d, *read_judgments(d, list(pilots)), a)
     a = plan_lib.override(a, **given)
     result = plan_lib.plan(a, items or plan_lib.ITEMS, annotators or plan_lib.ANNOTATORS, simulations, seed,
                            cost_per_judgment)  # fmt: skip
@@ -953,6 +984,8 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
         click.echo("\t".join(str(v) for v in row))
     for line in plan_lib.summary(result):
         click.echo(line)
+
+
 @main.command("adjudicate")
 @click.argument("protocol", type=PROTOCOL)
 @click.option("--project", "title", required=True, help="The study's project title.")
@@ -989,7 +1022,7 @@ def adjudicate_command(
     Example:
       annols adjudicate pairwise-aspects --project "JGR eval" --into "JGR eval adjudication"
     """
-    from annols import adjudicate as adjudicate_lib
+    from annols.study import adjudicate as adjudicate_lib
 
     d = _load(protocol, variant)
     client = _connect(url, api_key, data_dir)
@@ -1039,12 +1072,17 @@ def status_command(
     Example:
       annols status qa-feedback --project "QA feedback batch 1" --pull results/batch1
     """
-    from annols import status as status_lib
+    from annols.study import status as status_lib
 
     d = _load(protocol, variant)
     client = _connect(url, api_key, data_dir)
-    found = status_lib.status(client, d, title, pull_dir)
+    found = status_lib.status(client, d, title)
+    if pull_dir is not None:
+        from annols.report import agreement_tables
+
+        found.agreement = agreement_tables(d, pull_dir)
     click.echo(found.to_json() if as_json else status_lib.render(found), nl=not as_json)
+
 
 def _print_pull_kind(report: pull_lib.PullReport) -> None:
     """Whether the pull was incremental, and if it exported in full though it could not be, why."""

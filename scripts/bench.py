@@ -46,10 +46,12 @@ from typing import Any, cast
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annols import config, protocols, server  # noqa: E402
-from annols.errors import AnnolsError  # noqa: E402
-from annols.jsonstream import iter_json_array  # noqa: E402
-from annols.labelstudio import NO_RETRY, LabelStudioClient  # noqa: E402
+from annols import protocols
+from annols.errors import AnnolsError
+from annols.jsonstream import iter_json_array
+from annols.labelstudio import server
+from annols.labelstudio.client import NO_RETRY, LabelStudioClient
+from annols.protocols import config
 
 QA_DEV = ROOT.parent / "shared" / "data" / "qa-feedback" / "dev_feedback.json"
 SF_EXAMPLES = ROOT / "annols" / "protocols" / "examples" / "input" / "summary-flaws-critic.jsonl"
@@ -480,8 +482,7 @@ def table(report: dict[str, Any]) -> str:
         f"{p}: {d['per_task_loop_tasks_per_s']['median']:.1f} tasks/s" for p, d in report["results"].items()
     )
     targets = "\n".join(
-        f"- {'met' if t['met'] else 'NOT met'}: {t['target']} "
-        f"({', '.join(f'{k} {v}' for k, v in t['values'].items())})"
+        f"- {'met' if t['met'] else 'NOT met'}: {t['target']} ({', '.join(f'{k} {v}' for k, v in t['values'].items())})"
         for t in report["targets"].values()
     )
     return "\n".join(rows) + f"\n\nPer-task loop ({report['args']['loop']} tasks): {loops}\n\n{targets}\n"

@@ -36,10 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench import load, machine, qa_feedback_input  # noqa: E402
+from bench import load, machine, qa_feedback_input
 
-from annols import blinding, server  # noqa: E402
-from annols.labelstudio import LabelStudioClient  # noqa: E402
+from annols.definition import blinding
+from annols.labelstudio import server
+from annols.labelstudio.client import LabelStudioClient
 
 # One annotator: save an annotation on a random task, edit it, wait; until the stop file appears.
 ANNOTATOR = """

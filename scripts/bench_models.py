@@ -26,9 +26,9 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annols.analysis import models  # noqa: E402
-from annols.judgments import TIDY_COLUMNS  # noqa: E402
-from annols.report.common import ReportOptions  # noqa: E402
+from annols.analysis import models
+from annols.report.common import ReportOptions
+from annols.styles.judgments import TIDY_COLUMNS
 
 LABELS = np.array(["1", "2", "3", "4", "5"], dtype=object)
 ACCURACY = (0.8, 0.7, None)

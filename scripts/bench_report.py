@@ -30,9 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench import machine, median, run  # noqa: E402
+from bench import machine, median, run
 
-from annols import blinding, protocols  # noqa: E402
+from annols import protocols
+from annols.definition import blinding
 
 EXAMPLES = ROOT / "examples"
 STYLES = {"ratings": "summeval-ratings.toml", "pairwise": "chat-arena.toml"}

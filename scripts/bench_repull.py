@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A study in progress, at scale: the re-pull after a share of the tasks changed, against the
 raw full export, side by side; and ``annols status``. On the embedded server (SQLite) or on
-the team stack (PostgreSQL with the app settings of docker-compose.yml, as tests/test_team.py
+the team stack (PostgreSQL with the app settings of docker-compose.yml, as tests/labelstudio/test_team.py
 starts it).
 
 One round per size: push N summary-flaws tasks each with one annotation (``annols push
@@ -41,10 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import bench  # noqa: E402
+import bench
 
-from annols import server  # noqa: E402
-from annols.labelstudio import LabelStudioClient  # noqa: E402
+from annols.labelstudio import server
+from annols.labelstudio.client import LabelStudioClient
 
 COMPOSE = ROOT / "docker-compose.yml"
 POSTGRES = ROOT / "scripts" / "postgres"
@@ -117,9 +117,13 @@ def postgres_stack(work: Path) -> Iterator[tuple[str, str, str]]:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"bench: Label Studio on PostgreSQL did not start; see {work / 'label-studio-pg.log'}")
             time.sleep(1)
-        yield url, values["LABEL_STUDIO_API_KEY"], (
-            "team stack: `label-studio start` (Django's server) with docker-compose.yml's app settings, "
-            "Debian's PostgreSQL (scripts/postgres)"
+        yield (
+            url,
+            values["LABEL_STUDIO_API_KEY"],
+            (
+                "team stack: `label-studio start` (Django's server) with docker-compose.yml's app settings, "
+                "Debian's PostgreSQL (scripts/postgres)"
+            ),
         )
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -212,7 +216,7 @@ def round_of(
         status = annols(env, folder, "status", "summary-flaws", "--project", title, "--json")
         out["status_s"].append(status.seconds)
         out["status_rss_mb"].append(status.max_rss_mb)
-        out["status_exported"] = json.loads(status.output[status.output.index("{"):])["exported"]
+        out["status_exported"] = json.loads(status.output[status.output.index("{") :])["exported"]
         save()
     med = bench.median
     out["median"] = {k: med(out[k]) for k in ("raw_export_s", "repull_s", "status_s")}

@@ -27,17 +27,22 @@ sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 PULLS = "pulls"
 
 
-SHIPPED = (("pairwise-aspects", None, "pairwise"), ("extractive-ranking", None, "ranking"),
-           ("qa-feedback", None, "qa_feedback"), ("summary-flaws", None, "summary_flaws"),
-           ("sentence-errors", "abstract", "sentence_errors"), ("sentence-errors", "headline", "sentence_errors"))
+SHIPPED = (
+    ("pairwise-aspects", None, "pairwise"),
+    ("extractive-ranking", None, "ranking"),
+    ("qa-feedback", None, "qa_feedback"),
+    ("summary-flaws", None, "summary_flaws"),
+    ("sentence-errors", "abstract", "sentence_errors"),
+    ("sentence-errors", "headline", "sentence_errors"),
+)
 
 
 def write(out: Path) -> None:
     import bench_report
 
     from annols import protocols
-    from annols.pull import convert
     from annols.report import ReportOptions, build_report
+    from annols.study.pull import convert
     from tests.report import examples, study
     from tests.report.test_style_reports import SECTIONS, definition_of, export
 

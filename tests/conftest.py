@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-from annols import server
-from annols.labelstudio import LabelStudioClient
+from annols.labelstudio import server
+from annols.labelstudio.client import LabelStudioClient
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -14,10 +14,9 @@ from typing import Any
 
 from scipy.stats import t as student_t
 
+from tests.judges_study import judge_truths
+from tests.own_study import ANNOTATORS, ITEMS, SYSTEMS, OwnStudy, pairwise_systems, spans_system
 from tests.report import formulas
-
-from .judges_study import judge_truths
-from .own_study import ANNOTATORS, ITEMS, SYSTEMS, OwnStudy, pairwise_systems, spans_system
 
 EPSILON = 0.2
 MAJORITY = "human majority"
@@ -329,4 +328,3 @@ def disagreements(study: OwnStudy) -> set[tuple[str, str, int, str, str]]:
                 shown = str(int(v)) if isinstance(v, float) else str(v)
                 out.add((j, q, i, about, shown))
     return out
-

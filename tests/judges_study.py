@@ -1,5 +1,5 @@
 """Two judges for each planted own study (tests/own_study.py): one that copies the human
-majority and one that answers at random (seeded), written as judge files (annols.judges).
+majority and one that answers at random (seeded), written as judge files (annols.study.judges).
 
 ``units(style, truth)`` turns one annotator's (or judge's) plant into the units the
 "Judges and humans" section compares, in system terms, so the tests compute every
@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .own_study import ANNOTATORS, ANSWER, ITEMS, SYSTEMS, WORDS, OwnStudy, pairwise_systems
+from tests.own_study import ANNOTATORS, ANSWER, ITEMS, SYSTEMS, WORDS, OwnStudy, pairwise_systems
 
 MAJORITY_JUDGE = "copycat"
 RANDOM_JUDGE = "dice"

@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from tests import own_study
 from tests.analysis import independent
+from tests.own_study import ANNOTATORS, ITEMS, SYSTEMS
 from tests.report import formulas
-
-from . import own_study
-from .own_study import ANNOTATORS, ITEMS, SYSTEMS
 
 Row = dict[str, Any]
 NAN = math.nan

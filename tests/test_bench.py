@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from annols.labelstudio import LabelStudioClient
-
-from .conftest import ROOT, LiveServer
+from annols.labelstudio.client import LabelStudioClient
+from tests.conftest import ROOT, LiveServer
 
 PROTOCOLS = ("summary-flaws", "qa-feedback")
 TIMINGS = (

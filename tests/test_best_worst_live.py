@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 
-from annols import blinding, config, protocols
-from annols.judgments import BestWorst, decode
-from annols.labelstudio import LabelStudioClient
-from annols.pull import read_export
-
-from .conftest import ROOT, LiveServer
-from .test_push_pull import cli
+from annols import protocols
+from annols.definition import blinding
+from annols.labelstudio.client import LabelStudioClient
+from annols.protocols import config
+from annols.study.exports import read_export
+from annols.styles import decode
+from annols.styles.judgments import BestWorst
+from tests.conftest import ROOT, LiveServer
+from tests.study.test_push_pull import cli
 
 EXAMPLE = ROOT / "examples" / "summary-best-worst.toml"
 INPUT = ROOT / "examples" / "summary-best-worst.jsonl"
@@ -85,8 +87,9 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
     assert "Counts match the server: 15 tasks, 45 annotations, 0 skipped." in out
     exported = list(read_export(pulled / "export.json"))
     decoded = [j for task in exported for a in task.annotations for j in decode(d, task, a)]
-    assert Counter((j.aspect, j.systems[j.best], j.systems[j.worst]) for j in decoded if isinstance(j, BestWorst)) == \
-        Counter((a, s[b], s[w]) for a, s, b, w in planted) + Counter({("fluency", *[exported_shown(exported)] * 2): 1})
+    assert Counter(
+        (j.aspect, j.systems[j.best], j.systems[j.worst]) for j in decoded if isinstance(j, BestWorst)
+    ) == Counter((a, s[b], s[w]) for a, s, b, w in planted) + Counter({("fluency", *[exported_shown(exported)] * 2): 1})
 
     code, out, err = cli(label_studio, "validate", str(EXAMPLE), str(pulled / "export.json"))
     assert code == 1
@@ -119,8 +122,9 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
     assert top == "abstractive-a"
     with open(report / "tables" / "best_worst_split_half.csv", encoding="utf-8", newline="") as f:
         reliability = list(csv.DictReader(f))
-    assert [r["aspect"] for r in reliability] == ["Fluency", "Informativeness"] or \
-        [r["aspect"] for r in reliability] == ["Informativeness", "Fluency"]
+    assert [r["aspect"] for r in reliability] == ["Fluency", "Informativeness"] or [
+        r["aspect"] for r in reliability
+    ] == ["Informativeness", "Fluency"]
     assert all(float(r["split-half rho"]) > 0 for r in reliability)
     md = (report / "report.md").read_text("utf-8")
     assert "Best-worst scores" in md and "Split-half reliability" in md

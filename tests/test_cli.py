@@ -7,10 +7,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from annols import config, protocols
+from annols import protocols
 from annols.cli import main
-
-from .test_definition import MINIMAL
+from annols.protocols import config
+from tests.definition.test_definition import MINIMAL
 
 EXAMPLES = Path(protocols.HERE) / "examples"
 

@@ -17,8 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from annols.cli import main
-
-from .conftest import DATA
+from tests.conftest import DATA
 
 HELP = DATA / "help"
 UPDATE = os.environ.get("ANNOLS_UPDATE_HELP") == "1"

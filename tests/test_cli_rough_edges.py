@@ -14,10 +14,9 @@ from click.testing import CliRunner
 
 from annols import protocols
 from annols.cli import main
-
-from .conftest import ROOT
-from .test_cli import run
-from .test_protocol_mismatch import summary_flaws_export
+from tests.conftest import ROOT
+from tests.test_cli import run
+from tests.test_protocol_mismatch import summary_flaws_export
 
 CHAT_ARENA = ROOT / "examples" / "chat-arena.toml"
 

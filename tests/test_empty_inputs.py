@@ -9,10 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from annols.cli import main
-from annols.labelstudio import LabelStudioClient
-
-from .conftest import ROOT, LiveServer
-from .test_push_pull import cli
+from annols.labelstudio.client import LabelStudioClient
+from tests.conftest import ROOT, LiveServer
+from tests.study.test_push_pull import cli
 
 PROBLEM = "holds no records (an empty file or folder, or a header without rows): nothing was written or sent"
 

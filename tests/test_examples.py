@@ -14,14 +14,16 @@ from typing import Any
 
 import pytest
 
-from annols import blinding, config, protocols
-from annols.judgments import Preference, Rating, decode
-from annols.labelstudio import LabelStudioClient
-from annols.pull import read_export
-
-from .conftest import ROOT, LiveServer
-from .styles.test_ratings import NASTY, SMALL
-from .test_push_pull import cli
+from annols import protocols
+from annols.definition import blinding
+from annols.labelstudio.client import LabelStudioClient
+from annols.protocols import config
+from annols.study.exports import read_export
+from annols.styles import decode
+from annols.styles.judgments import Preference, Rating
+from tests.conftest import ROOT, LiveServer
+from tests.study.test_push_pull import cli
+from tests.styles.test_ratings import NASTY, SMALL
 
 EXAMPLES = ROOT / "examples"
 

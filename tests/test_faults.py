@@ -24,15 +24,14 @@ import jwt
 import pytest
 from click.testing import CliRunner
 
-from annols import blinding
 from annols.cli import main
+from annols.definition import blinding
 from annols.errors import AnnolsError, ServerError
-from annols.incremental import STATE_FILE
-from annols.labelstudio import CREATION_MARK, TIMEOUT_ENV, LabelStudioClient, timeout_from_env
-
-from .conftest import SHARED, LiveServer
-from .faultproxy import LABEL_STUDIO_ERROR_PAGE, FaultProxy
-from .test_server import personal_access_token
+from annols.labelstudio.client import CREATION_MARK, TIMEOUT_ENV, LabelStudioClient, timeout_from_env
+from annols.labelstudio.incremental import STATE_FILE
+from tests.conftest import SHARED, LiveServer
+from tests.faultproxy import LABEL_STUDIO_ERROR_PAGE, FaultProxy
+from tests.labelstudio.test_server import personal_access_token
 
 DEV = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
 EXAMPLE = Path(__file__).resolve().parent.parent / "annols" / "protocols" / "examples" / "input" / "qa-feedback.json"
@@ -184,7 +183,7 @@ def test_a_truncated_export_never_replaces_a_good_one(
     notices: list[str] = []
     client = LabelStudioClient(proxy.url, label_studio.api_key, on_notice=notices.append, retries=2, delay=0.05)
     from annols import protocols
-    from annols import pull as pull_lib
+    from annols.study import pull as pull_lib
 
     with pytest.raises(ServerError) as info:
         pull_lib.pull(client, protocols.load("qa-feedback"), title, out)
@@ -257,7 +256,7 @@ def test_a_slow_server_is_not_silence(
     notices: list[str] = []
     client = LabelStudioClient(proxy.url, label_studio.api_key, on_notice=notices.append, heartbeat=0.5)
     from annols import protocols
-    from annols import pull as pull_lib
+    from annols.study import pull as pull_lib
 
     pull_lib.pull(client, protocols.load("qa-feedback"), title, tmp_path / "out")
     pulled = snapshot(tmp_path / "out")
@@ -508,7 +507,7 @@ def test_users_add_and_list_through_a_failing_proxy(
     assert all("can log in with the password given" in line for line in out.splitlines())
     users = client.users()
     assert all(e in users for e in emails)
-    from annols import users as users_lib
+    from annols.labelstudio import users as users_lib
 
     for e in emails:
         with users_lib.logged_in(label_studio.url, e, "correct horse battery"):
@@ -642,7 +641,7 @@ def test_users_made_while_label_studio_answers_its_error_page_are_looked_up_befo
     how = "can log in with the password given" if passwords else "no password: cannot log in"
     assert out.splitlines() == [f"created {e} (id {users[e]}; {how})" for e in emails]
     if passwords:
-        from annols import users as users_lib
+        from annols.labelstudio import users as users_lib
 
         for e in emails:
             with users_lib.logged_in(label_studio.url, e, "correct horse battery"):

@@ -14,13 +14,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from annols import blinding, config, protocols
-from annols.judgments import Rating, decode
-from annols.labelstudio import LabelStudioClient
-from annols.pull import read_export
-
-from .conftest import ROOT, LiveServer
-from .test_push_pull import cli
+from annols import protocols
+from annols.definition import blinding
+from annols.labelstudio.client import LabelStudioClient
+from annols.protocols import config
+from annols.study.exports import read_export
+from annols.styles import decode
+from annols.styles.judgments import Rating
+from tests.conftest import ROOT, LiveServer
+from tests.study.test_push_pull import cli
 
 EXAMPLE = ROOT / "examples" / "da-groups.toml"
 INPUT = ROOT / "examples" / "da-groups.jsonl"

@@ -10,7 +10,7 @@ from annols.jsonstream import JSONStreamError, iter_json_array
 @pytest.mark.parametrize("chunk_size", [1, 2, 7, 64, 1 << 20])
 def test_elements_come_back_whatever_the_chunk_size(chunk_size: int) -> None:
     rng = random.Random(chunk_size)
-    values = [{"id": i, "text": "é😀 \\\"]," * rng.randrange(5), "n": [1.5e-7, 123456789, None]} for i in range(40)]
+    values = [{"id": i, "text": 'é😀 \\"],' * rng.randrange(5), "n": [1.5e-7, 123456789, None]} for i in range(40)]
     values += [12345, "tail", [], {}]
     for text in (json.dumps(values), json.dumps(values, indent=2, ensure_ascii=False), "\ufeff " + json.dumps(values)):
         assert list(iter_json_array(io.StringIO(text + "\n"), chunk_size)) == values

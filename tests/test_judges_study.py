@@ -16,15 +16,14 @@ from typing import Any
 
 import pytest
 
-from annols import blinding
-from annols.labelstudio import LabelStudioClient
-
-from . import judges_expected as expect
-from .conftest import LiveServer
-from .judges_study import MAJORITY_JUDGE, RANDOM_JUDGE, write_judges
-from .own_study import ANNOTATORS, ITEMS, STUDIES, OwnStudy
-from .test_own_studies import close
-from .test_push_pull import cli
+from annols.definition import blinding
+from annols.labelstudio.client import LabelStudioClient
+from tests import judges_expected as expect
+from tests.conftest import LiveServer
+from tests.judges_study import MAJORITY_JUDGE, RANDOM_JUDGE, write_judges
+from tests.own_study import ANNOTATORS, ITEMS, STUDIES, OwnStudy
+from tests.study.test_push_pull import cli
+from tests.test_own_studies import close
 
 
 @dataclass(frozen=True)
@@ -222,7 +221,6 @@ def test_hidden_judges_pushed_onto_the_project_come_back_in_the_pull_and_its_rep
     assert names
     for name in names:
         assert (report / "tables" / name).read_bytes() == (judged.judged / "tables" / name).read_bytes(), name
-
 
 
 def pulled_terms(style: str, judgments: list[dict[str, Any]]) -> Any:

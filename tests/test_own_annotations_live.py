@@ -12,10 +12,9 @@ from pathlib import Path
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
-from annols.labelstudio import LabelStudioClient
-
-from .conftest import ROOT, LiveServer
-from .test_push_pull import cli
+from annols.labelstudio.client import LabelStudioClient
+from tests.conftest import ROOT, LiveServer
+from tests.study.test_push_pull import cli
 
 DEFINITION = ROOT / "examples" / "summeval-ratings.toml"
 ARTICLES = ROOT / "examples" / "summeval-ratings.jsonl"
@@ -68,8 +67,10 @@ def imported(label_studio: LiveServer, tmp_path_factory: pytest.TempPathFactory)
                          "--seed", "11", cwd=tmp)  # fmt: skip
     assert code == 0, err
     articles = len(ARTICLES.read_text(encoding="utf-8").splitlines())
-    assert out.splitlines()[-1] == (f"created {articles}, already present 0, total {articles} ({articles} repeated "
-                                    f"input record(s) merged into their first task; {articles * 3} annotations)")
+    assert out.splitlines()[-1] == (
+        f"created {articles}, already present 0, total {articles} ({articles} repeated "
+        f"input record(s) merged into their first task; {articles * 3} annotations)"
+    )
     code, out, err = cli(label_studio, "push", str(DEFINITION), str(inputs), "--project", title, "--with-annotations",
                          "--seed", "11", cwd=tmp)  # fmt: skip
     assert code == 0, err

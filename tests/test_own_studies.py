@@ -16,15 +16,14 @@ from typing import Any
 
 import pytest
 
-from annols import blinding
-from annols.labelstudio import LabelStudioClient
+from annols.definition import blinding
+from annols.labelstudio.client import LabelStudioClient
+from tests import own_study
+from tests import own_study_expected as expect
+from tests.conftest import LiveServer
+from tests.own_study import ANNOTATORS, ITEMS, STUDIES, OwnStudy
 from tests.report import formulas
-
-from . import own_study
-from . import own_study_expected as expect
-from .conftest import LiveServer
-from .own_study import ANNOTATORS, ITEMS, STUDIES, OwnStudy
-from .test_push_pull import cli
+from tests.study.test_push_pull import cli
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from annols import demo, protocols
-from annols import push as push_lib
-from annols.labelstudio import LabelStudioClient
-
-from .conftest import DATA, ROOT, LiveServer
-from .test_cli import run
-from .test_push_pull import cli
+from annols import protocols
+from annols.labelstudio.client import LabelStudioClient
+from annols.study import demo
+from annols.study import push as push_lib
+from tests.conftest import DATA, ROOT, LiveServer
+from tests.study.test_push_pull import cli
+from tests.test_cli import run
 
 
 def summary_flaws_export(tmp_path: Path, annotated: bool = True) -> Path:

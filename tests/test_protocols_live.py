@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from annols import blinding, config, demo, protocols
-from annols.definition import Definition
-from annols.labelstudio import LabelStudioClient
-
-from .conftest import DATA, LiveServer
-from .test_push_pull import cli
+from annols import protocols
+from annols.definition import Definition, blinding
+from annols.labelstudio.client import LabelStudioClient
+from annols.protocols import config
+from annols.study import demo
+from tests.conftest import DATA, LiveServer
+from tests.study.test_push_pull import cli
 
 DEFINITIONS = protocols.all_definitions()
 IDS = [config.config_filename(d).removesuffix(".xml") for d in DEFINITIONS]

@@ -7,10 +7,8 @@ from pathlib import Path
 
 from label_studio_sdk.label_interface import LabelInterface
 
-from annols import config
-from annols.definition import load_definition
-
-from .conftest import ROOT
+from annols.protocols import config, load_definition
+from tests.conftest import ROOT
 
 
 def test_readme_definition_example_works(tmp_path: Path) -> None:
@@ -67,7 +65,7 @@ def test_readme_commands_and_options_exist_as_shown() -> None:
 
 
 def test_readme_agrees_with_the_cli_on_defaults_and_where_annols_is() -> None:
-    from annols import push
+    from annols.study import push
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     defaults = re.findall(r"--batch-size`, default (\d+)", readme)

@@ -16,13 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from annols.cli import main
-from annols.labelstudio import LabelStudioClient
-
-from .conftest import LiveServer
-from .formats.seed001_fixture import TYPOS, add_typos, make_seed001_study
-from .formats.seed004_fixture import DIMENSIONS, LAYOUTS, LETTERS, STEM, SYSTEMS, cells, make_seed004_study
-from .test_push_pull import cli
-from .test_round_trips import pull_and_convert
+from annols.labelstudio.client import LabelStudioClient
+from tests.conftest import LiveServer
+from tests.formats.seed001_fixture import TYPOS, add_typos, make_seed001_study
+from tests.formats.seed004_fixture import DIMENSIONS, LAYOUTS, LETTERS, STEM, SYSTEMS, cells, make_seed004_study
+from tests.study.test_push_pull import cli
+from tests.test_round_trips import pull_and_convert
 
 REAL_SEED004 = os.environ.get("ANNOLS_SEED004_DIR", "")
 """The real release, not in the repository (no licence): a folder with
@@ -40,8 +39,11 @@ def _seed004_inputs(source: str, root: Path) -> tuple[Path, list[Path]]:
     (root / "distribute").mkdir(parents=True)
     (root / "results").mkdir()
     sheet = Path(shutil.copy(real / "distribute" / f"{STEM}.xlsx", root / "distribute"))
-    copies = [Path(shutil.copy(p, root / "results")) for p in sorted((real / "results").glob(f"{STEM}_*.xlsx"))
-              if not p.stem.endswith("_merged")]  # the authors' merged workbook is not a returned copy
+    copies = [
+        Path(shutil.copy(p, root / "results"))
+        for p in sorted((real / "results").glob(f"{STEM}_*.xlsx"))
+        if not p.stem.endswith("_merged")
+    ]  # the authors' merged workbook is not a returned copy
     (root / "systems.json").write_text(json.dumps(SYSTEMS), encoding="utf-8")  # their merged workbook's mapping
     return sheet, copies
 
@@ -49,7 +51,7 @@ def _seed004_inputs(source: str, root: Path) -> tuple[Path, list[Path]]:
 def _filled_ranks(copy: Path) -> dict[tuple[int, str, str], int]:
     """(case, dimension, letter) -> rank of every filled rank cell, read with openpyxl alone."""
     found, case = {}, 0
-    for (a, _, *ranks) in openpyxl.load_workbook(copy).active.iter_rows(max_col=5, values_only=True):
+    for a, _, *ranks in openpyxl.load_workbook(copy).active.iter_rows(max_col=5, values_only=True):
         if isinstance(a, str) and a.strip().startswith("Case "):
             case = int(a.split()[1])
         elif a in LETTERS:

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from annols import blinding, protocols
+from annols import protocols
+from annols.definition import blinding
 from annols.formats import summary_flaws
-from annols.labelstudio import LabelStudioClient
-
-from .conftest import SHARED, LiveServer
-from .formats.seed001_fixture import make_seed001_study
-from .test_push_pull import cli
+from annols.labelstudio.client import LabelStudioClient
+from tests.conftest import SHARED, LiveServer
+from tests.formats.seed001_fixture import make_seed001_study
+from tests.study.test_push_pull import cli
 
 DEV_FEEDBACK = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
 
@@ -93,7 +93,7 @@ def test_pairwise_seed001_layout_300_of_300(label_studio: LiveServer, tmp_path: 
 def test_summary_flaws_seed_examples_as_predictions_then_annotations(
     label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
 ) -> None:
-    from annols import demo
+    from annols.study import demo
 
     d = protocols.load("summary-flaws")
     inputs, predictions = demo.example_inputs(d)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from annols import config, protocols
+from annols import protocols
 from annols.definition import Definition
 from annols.errors import ServerError
-from annols.labelstudio import LabelStudioClient
-
-from .conftest import DATA
+from annols.labelstudio.client import LabelStudioClient
+from annols.protocols import config
+from tests.conftest import DATA
 
 DEFINITIONS = protocols.all_definitions()
 IDS = [config.config_filename(d) for d in DEFINITIONS]
@@ -62,7 +62,7 @@ def test_wrong_key_and_dead_server_give_one_line_errors(label_studio) -> None:  
     with pytest.raises(ServerError) as info:
         LabelStudioClient(label_studio.url, "not-a-valid-token").whoami()
     assert "401" in str(info.value) and "not-a-valid-token" not in str(info.value)
-    from annols.server import free_port
+    from annols.labelstudio.server import free_port
 
     dead = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(ServerError) as info:

@@ -6,8 +6,8 @@ import csv
 import json
 from pathlib import Path
 
-from .test_cli import run
-from .test_protocol_mismatch import summary_flaws_export
+from tests.test_cli import run
+from tests.test_protocol_mismatch import summary_flaws_export
 
 
 def test_results_csv_rows_are_in_a_stable_order(tmp_path: Path) -> None:

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from annols import protocols
-
-from .test_cli import run
+from tests.test_cli import run
 
 EXAMPLES = Path(protocols.HERE) / "examples"
 

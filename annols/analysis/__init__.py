@@ -1,6 +1,6 @@
 """The report's statistics: pure functions from the judgments table to report sections.
 
-The input is the tidy table of :func:`annols.judgments.tidy` for the judgments that count
+The input is the tidy table of :func:`annols.styles.judgments.tidy` for the judgments that count
 (one per item and annotator), with ``uid`` (the annotation), ``task_key`` (the item) and
 ``annotator`` joined. Each style has its module; :mod:`~annols.analysis.questions` covers
 every task-level choice question; :mod:`~annols.analysis.agreement` and

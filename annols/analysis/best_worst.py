@@ -1,6 +1,6 @@
 """Best-worst scaling: counting scores, a choice model and split-half reliability per aspect.
 
-Reads the ``best-worst`` rows of the judgments table (:func:`annols.judgments.tidy`):
+Reads the ``best-worst`` rows of the judgments table (:func:`annols.styles.judgments.tidy`):
 one row per candidate of each answered tuple, ``value`` 1 (chosen best), -1 (worst) or 0.
 A tuple whose best and worst are the same candidate has no rows (``validate`` flags it).
 
@@ -55,8 +55,20 @@ ALPHA = 0.01  # the choice model's prior strength (choix's alpha)
 TRIALS = 100  # random splits for split-half reliability
 SCORE_COLUMNS = ["aspect", "system", "shown", "best", "worst", "best %", "worst %", "score %"]
 MEASURE = "score points per item"  # the paired tests' difference: 100 x (best - worst) / times shown in an item
-PAIRED_COLUMNS = ["aspect", "system", "opponent", "items", "mean difference", "CI low", "CI high",
-                  "rank-biserial r", "items system higher", "items opponent higher", "p (Wilcoxon)", "p (Holm)"]
+PAIRED_COLUMNS = [
+    "aspect",
+    "system",
+    "opponent",
+    "items",
+    "mean difference",
+    "CI low",
+    "CI high",
+    "rank-biserial r",
+    "items system higher",
+    "items opponent higher",
+    "p (Wilcoxon)",
+    "p (Holm)",
+]
 UNIT = "unit"  # the judgments' column naming each row's item (a pool's context), set by the report's collector
 
 
@@ -79,11 +91,13 @@ def scores(frame: pd.DataFrame) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=SCORE_COLUMNS)
     grouped = rows.groupby(["aspect", "system"], sort=True, observed=True)["value"]
-    out = pd.DataFrame({
-        "shown": grouped.size(),
-        "best": grouped.apply(lambda v: int((v == 1).sum())),
-        "worst": grouped.apply(lambda v: int((v == -1).sum())),
-    }).reset_index()
+    out = pd.DataFrame(
+        {
+            "shown": grouped.size(),
+            "best": grouped.apply(lambda v: int((v == 1).sum())),
+            "worst": grouped.apply(lambda v: int((v == -1).sum())),
+        }
+    ).reset_index()
     out["best %"] = percent(out["best"], out["shown"])
     out["worst %"] = percent(out["worst"], out["shown"])
     out["score %"] = out["best %"] - out["worst %"]
@@ -184,8 +198,9 @@ def paired_tests(rows: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
         units = np.column_stack([diff, np.ones(len(diff))])
         effects.append([*bootstrap.ratio(units, options.bootstrap, np.random.default_rng([options.seed, 2, i])),
                         rank_biserial(diff)])  # fmt: skip
-    tests[["CI low", "CI high", "rank-biserial r"]] = pd.DataFrame(effects, index=tests.index, dtype=float) \
-        if effects else np.nan
+    tests[["CI low", "CI high", "rank-biserial r"]] = (
+        pd.DataFrame(effects, index=tests.index, dtype=float) if effects else np.nan
+    )
     return tests[PAIRED_COLUMNS]
 
 
@@ -213,8 +228,16 @@ def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame
 
 
 def _plot(table: pd.DataFrame) -> plots.Plot:
-    panels = [plots.Estimates(str(aspect), list(part["system"]), list(part["score %"]), list(part["score low %"]),
-                              list(part["score high %"])) for aspect, part in table.groupby("aspect", sort=False)]
+    panels = [
+        plots.Estimates(
+            str(aspect),
+            list(part["system"]),
+            list(part["score %"]),
+            list(part["score low %"]),
+            list(part["score high %"]),
+        )
+        for aspect, part in table.groupby("aspect", sort=False)
+    ]
     return plots.intervals("best_worst_scores", "Best-worst scores with 95% intervals", panels,
                            "score (% best - % worst)")  # fmt: skip
 

@@ -91,9 +91,11 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions,
         ranking_note = ["Ranking: per sample, each system's mean rank over its annotators; the Wilcoxon signed-rank "
                         "test of the differences (zero differences dropped) over the samples where both were "
                         "ranked; a negative difference means the first system ranked better."]  # fmt: skip
-        best_worst_note = ["Best-worst: the same test over items (pools; see \"Best-worst scores\") of each "
-                           "candidate's per-item score, 100 x (best - worst) / times shown, the difference in score "
-                           "points."]
+        best_worst_note = [
+            'Best-worst: the same test over items (pools; see "Best-worst scores") of each '
+            "candidate's per-item score, 100 x (best - worst) / times shown, the difference in score "
+            "points."
+        ]
         text = [DETECTABLE_NOTE, *(ranking_note if extra else []), *(best_worst_note if style == "best-worst" else [])]
         table = Table("detectable", "Conclusions per system pair and aspect, with the smallest detectable "
                       "difference (80% power)", frame)  # fmt: skip
@@ -124,22 +126,34 @@ def reliability_section(style: str, scores: pd.DataFrame, options: ReportOptions
         else:
             why = "it needs three or more systems" if row[1] < 3 else "no split had every system in both halves"
             text.append(f"{row[0]}: no split-half reliability, {why}.")
-    tables = [Table("reliability", "Split-half reliability of the system scores", halves),
-              Table("reliability_order", "Probability that each pair's order holds (bootstrap over items)", order)]
+    tables = [
+        Table("reliability", "Split-half reliability of the system scores", halves),
+        Table("reliability_order", "Probability that each pair's order holds (bootstrap over items)", order),
+    ]
     plot = []
     shown = order[order["P(order holds)"].notna()]
     if len(shown) > PAIR_ROWS:  # a bar per pair of many systems would not fit a page: neighbours only
-        both = pd.concat([order[["aspect", "system", "system score"]].set_axis(["aspect", "system", "score"], axis=1),
-                          order[["aspect", "opponent", "opponent score"]].set_axis(["aspect", "system", "score"],
-                                                                                  axis=1)]).drop_duplicates()
+        both = pd.concat(
+            [
+                order[["aspect", "system", "system score"]].set_axis(["aspect", "system", "score"], axis=1),
+                order[["aspect", "opponent", "opponent score"]].set_axis(["aspect", "system", "score"], axis=1),
+            ]
+        ).drop_duplicates()
         pairs = adjacent(both["aspect"], both["system"], both["score"])
-        shown = shown[[(a, s, o) in pairs for a, s, o in zip(shown["aspect"].astype(str), shown["system"].astype(str),
-                                                               shown["opponent"].astype(str), strict=True)]]
+        shown = shown[
+            [
+                (a, s, o) in pairs
+                for a, s, o in zip(
+                    shown["aspect"].astype(str), shown["system"].astype(str), shown["opponent"].astype(str), strict=True
+                )
+            ]
+        ]
     if len(shown):
         labels = [f"{a}: {h} over {o if h == s else s}" for a, s, o, h in
                   zip(shown["aspect"], shown["system"], shown["opponent"], shown["higher"], strict=True)]  # fmt: skip
-        named = "Probability that each pair's order holds" + (" (systems next in rank)" if len(shown) < len(
-            order[order["P(order holds)"].notna()]) else "")
+        named = "Probability that each pair's order holds" + (
+            " (systems next in rank)" if len(shown) < len(order[order["P(order holds)"].notna()]) else ""
+        )
         plot = [plots.bars("reliability_order", named, labels,
                            list(np.asarray(shown["P(order holds)"], dtype=float)), "P(order holds)")]  # fmt: skip
     return Section(title, text, tables, plot, summary=summary)

@@ -1,7 +1,7 @@
 """Judges and humans: does a judge agree with the annotators as well as they agree with each other,
 and would it have reached the same conclusion about the systems?
 
-Input: the judgments table (:func:`annols.judgments.tidy` rows with ``task_key`` and
+Input: the judgments table (:func:`annols.styles.judgments.tidy` rows with ``task_key`` and
 ``annotator``) of the humans and of the judges (annotators ``judge:<name>``), and which
 (task, annotator) judged at all (an annotator who marked no span still judged).
 
@@ -56,7 +56,7 @@ from statsmodels.stats.multitest import multipletests  # type: ignore[import-unt
 
 from annols.analysis import best_worst
 from annols.analysis.naming import natural_systems
-from annols.judges import is_judge
+from annols.formats.answers import is_judge
 from annols.report import stats
 from annols.report.model import Section, Table, percent
 

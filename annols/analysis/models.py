@@ -1,6 +1,6 @@
 """Annotator models: Dawid-Skene and MACE on every categorical answer, beside majority vote.
 
-Pure: a judgments table in (:func:`annols.judgments.tidy` rows with ``uid``, ``task_key``
+Pure: a judgments table in (:func:`annols.styles.judgments.tidy` rows with ``uid``, ``task_key``
 and ``annotator``), report sections out. The models come from crowd-kit (Toloka's
 ``crowdkit.aggregation``: ``DawidSkene``, ``MACE``), an optional extra
 (``pip install 'annols[models]'``): it brings transformers, scikit-learn, pyarrow and

@@ -1,6 +1,6 @@
 """Pairwise: win / tie / loss per aspect and system pair, a sign test, agreement, Bradley-Terry.
 
-Reads the ``preference`` rows of the judgments table (:func:`annols.judgments.tidy`): a
+Reads the ``preference`` rows of the judgments table (:func:`annols.styles.judgments.tidy`): a
 pair is written in name order (``system`` before ``opponent``) and every number is from
 ``system``'s side: a win is ``system`` winning. A system judged against itself says
 nothing about either and is left out.

@@ -1,6 +1,6 @@
 """Annotator accuracy on items whose judgment is known (gold items, attention checks).
 
-Pure functions of judgments (:mod:`annols.judgments`), so they hold for every style and
+Pure functions of judgments (:mod:`annols.styles.judgments`), so they hold for every style and
 for a definition of one's own. A judgment is split into units, each scored 0..1 against
 the known judgment:
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.judgments import Answer, Judgment, Preference, Rank, Rating, Row, Span
+from annols.styles.judgments import Answer, Judgment, Preference, Rank, Rating, Row, Span
 
 Unit = tuple[str, tuple[Any, ...]]  # (aspect, what else names the unit)
 

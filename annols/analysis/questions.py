@@ -1,6 +1,6 @@
 """Every task-level choice question of a definition: its distribution and agreement.
 
-Reads the ``choice`` rows of the judgments table (:func:`annols.judgments.tidy`), one per
+Reads the ``choice`` rows of the judgments table (:func:`annols.styles.judgments.tidy`), one per
 code chosen. A unit is one item (and system, where the task names one).
 
 - Distribution: per code, the judgments that chose it, as a share of the judgments that

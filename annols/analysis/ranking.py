@@ -1,6 +1,6 @@
 """Ranking: mean rank per system and dimension, rank shares, intervals, win rates, Kendall's W, alpha.
 
-Reads the ``rank`` rows of the judgments table (:func:`annols.judgments.tidy`): the
+Reads the ``rank`` rows of the judgments table (:func:`annols.styles.judgments.tidy`): the
 dimension, the system, the rank given (1 = best) and the position it was shown at. A
 rank outside 1..N is not a judgment. Ties count as given (A=3, B=1, C=1, D=2 gives two
 systems rank 1).

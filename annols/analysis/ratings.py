@@ -1,6 +1,6 @@
 """Ratings: mean and median per system and aspect, z-scores, distribution, paired tests, agreement.
 
-Reads the ``rating`` rows of the judgments table (:func:`annols.judgments.tidy`): the
+Reads the ``rating`` rows of the judgments table (:func:`annols.styles.judgments.tidy`): the
 aspect, the system rated and the number given (a scale code, lowest first, or a slider's
 0..100).
 

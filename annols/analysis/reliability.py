@@ -84,7 +84,7 @@ SCORES: dict[str, ScoreFunction] = {"pairwise": pairwise_scores, "ratings": rati
 
 
 def split_by(part: pd.DataFrame) -> str:
-    """"annotator" when some item has two or more annotators, else "task_key" (items)."""
+    """ "annotator" when some item has two or more annotators, else "task_key" (items)."""
     items, _ = pd.factorize(part["task_key"])
     annotators, _ = pd.factorize(part["annotator"])
     known = (items >= 0) & (annotators >= 0)

@@ -94,6 +94,8 @@ def _picked(table: Table, pairs: set[tuple[str, str, str]]) -> Table:
     keys: Any = zip(frame.iloc[:, 0].astype(str), frame["system"].astype(str), frame["opponent"].astype(str),
                     strict=True)  # fmt: skip
     picked = tuple(i for i, key in enumerate(keys) if key in pairs)
-    note = (f"Shown: the {len(picked)} pairs of systems next to each other in the order of the scores above "
-            f"(\"{TITLE}\"); tables/{table.name}.csv has all {len(frame)}.")
+    note = (
+        f"Shown: the {len(picked)} pairs of systems next to each other in the order of the scores above "
+        f'("{TITLE}"); tables/{table.name}.csv has all {len(frame)}.'
+    )
     return dataclasses.replace(table, picked=picked, note=" ".join(n for n in (table.note, note) if n))

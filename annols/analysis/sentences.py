@@ -1,6 +1,6 @@
 """Sentences: the distribution of each column's answers over sentence rows, and agreement per column.
 
-Reads the ``row`` and ``cell`` rows of the judgments table (:func:`annols.judgments.tidy`).
+Reads the ``row`` and ``cell`` rows of the judgments table (:func:`annols.styles.judgments.tidy`).
 A sentence row of one judgment falls in exactly one answer of each column: the special
 case chosen or "(no special case)"; for the other columns their code, "(special case)"
 where a special case hid them, or "(unanswered)". Two codes in one column (a rule

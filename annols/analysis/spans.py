@@ -1,6 +1,6 @@
 """Spans: how many spans of each label per system, and agreement between annotators on spans.
 
-Reads the ``span`` rows of the judgments table (:func:`annols.judgments.tidy`) of the
+Reads the ``span`` rows of the judgments table (:func:`annols.styles.judgments.tidy`) of the
 target's labels control (spans in context panes are not counted here).
 
 - Counts per label and system: spans, and the judgments with at least one span of the

@@ -22,7 +22,7 @@ A format module exposes one object, ``FORMAT``, with:
   in words (the end of the one line refusing the flag on an input without judgments);
 - optionally ``moves_judgments = True``: the judgments it reads are by the input's order of
   candidates, and push may shuffle the candidates of judged tasks, moving the answers with
-  them (:func:`annols.judges.reframe`); otherwise judged tasks keep the input's order;
+  them (:func:`annols.study.judges.reframe`); otherwise judged tasks keep the input's order;
 - optionally ``joins``: result file name -> :data:`Join`, for every file ``write_results``
   writes, when the files of consecutive runs of tasks, written apart, can be joined into
   the files of all of them. ``convert`` then converts a large export in parts side by side.
@@ -43,6 +43,7 @@ from typing import IO, Any, Protocol
 
 from annols.definition import Definition
 from annols.errors import InputError
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 
 @dataclass(frozen=True)
@@ -92,33 +93,6 @@ class SourcePrediction:
     result: list[dict[str, Any]]
     model_version: str = ""
     score: float | None = None
-
-
-@dataclass(frozen=True)
-class ExportedAnnotation:
-    """One annotation as pulled back from Label Studio's raw JSON export."""
-
-    id: int
-    annotator: str  # the user's email
-    result: list[dict[str, Any]]
-    lead_time: float | None = None
-    created_at: str = ""
-    cancelled: bool = False  # skipped by the annotator
-    source: str = "human"  # "judge" for a judge's answers set beside the humans (annols.judges)
-
-
-@dataclass(frozen=True)
-class ExportedTask:
-    """One task as pulled back, with blinding undone."""
-
-    id: int
-    key: str
-    data: dict[str, Any]
-    systems: tuple[str, ...]  # system shown at each candidate position (empty if not blinded)
-    annotations: tuple[ExportedAnnotation, ...]
-    source_systems: tuple[str, ...] = ()  # the same systems in the input's order (empty if unknown)
-    read_warnings: tuple[str, ...] = ()  # what push's reader tolerated in this task's input (task meta)
-    role: str = "study"  # "study", "gold" or "attention" (annols.quality): from the task's meta tag
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ JSONL or CSV, one record per candidate: the definition's context fields (if any)
 candidate's text in the field the ``[candidate]`` pane names, and ``id`` naming the
 candidate (an item, or the system that wrote it; its row in the report). Records with
 the same context form one pool (without context panes the whole input is one pool);
-:func:`annols.design.tuples` makes each pool's tuples (each candidate in the same number
+:func:`annols.definition.design.tuples` makes each pool's tuples (each candidate in the same number
 of tuples, pairs co-occurring as evenly as it can), from a seed of the pool's content, so
 the same input always gives the same tasks and keys. A task's data holds the context and
 ``{candidate}_1`` .. ``{candidate}_N``; its systems are the candidates' ids, shuffled per
@@ -24,13 +24,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from annols import design
-from annols.definition import Definition
+from annols.definition import Definition, design
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourcePrediction, SourceTask, Violation, content_key
+from annols.formats import SourcePrediction, SourceTask, Violation, content_key
 from annols.formats.generic import FORMAT as GENERIC
 from annols.formats.generic import iter_records
 from annols.formats.pools import read_pools
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 
 class BestWorstFormat:
@@ -60,8 +60,12 @@ class BestWorstFormat:
         for pool in read_pools(paths, context, text_field, "id", needs="every candidate needs an id",
                                twice="is already a candidate of this pool"):  # fmt: skip
             if len(pool) < spec.tuple_size:
-                raise InputError(pool[0].path, pool[0].location, "id",
-                                 f"this pool has {len(pool)} candidates, fewer than tuple_size {spec.tuple_size}")
+                raise InputError(
+                    pool[0].path,
+                    pool[0].location,
+                    "id",
+                    f"this pool has {len(pool)} candidates, fewer than tuple_size {spec.tuple_size}",
+                )
             first = {name: str(pool[0].record[name]) for name in context}
             pool_key = content_key(definition.name, {"context": first, "pool": sorted(c.name for c in pool)})
             tuples = design.tuples(len(pool), spec.tuple_size, spec.appearances, seed=pool_key)
@@ -85,7 +89,8 @@ class BestWorstFormat:
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
         """A best and a worst that are the same candidate (Label Studio cannot refuse it)."""
-        from annols.judgments import BestWorst, decode  # the styles import this package: import on use
+        from annols.styles import decode
+        from annols.styles.judgments import BestWorst  # the styles import this package: import on use
 
         out = []
         for j in decode(definition, task, annotation):

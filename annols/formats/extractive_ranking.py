@@ -70,8 +70,6 @@ from annols.definition import Definition
 from annols.errors import InputError
 from annols.files import atomic_open, save_workbook
 from annols.formats import (
-    ExportedAnnotation,
-    ExportedTask,
     ReadWarning,
     SourceAnnotation,
     SourcePrediction,
@@ -82,6 +80,7 @@ from annols.formats import (
     original_annotator,
     ranking_sheet,
 )
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.ranking import RankingSpec
 
 NAME = "extractive-ranking"
@@ -475,7 +474,6 @@ def _expand_folders(paths: Sequence[Path]) -> tuple[list[Path], list[ReadWarning
             warnings.append(ReadWarning(str(path), "", what))
         out += found
     return out, warnings
-
 
 
 class ExtractiveRankingFormat:

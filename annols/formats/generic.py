@@ -10,7 +10,7 @@ Judgments made elsewhere come in the same file (imported by ``push --with-annota
 a record with an ``annotator`` field is one annotator's judgment of its task, with one
 field per answer named by the control that stores it (``coherence_summary_1``: the
 config's control names; a multiple choice's codes ``|``-separated in CSV), or, in JSONL,
-an ``answers`` object as a judge file has (:mod:`annols.judges`); or the lines of an
+an ``answers`` object as a judge file has (:mod:`annols.study.judges`); or the lines of an
 earlier pull's ``<name>.jsonl`` as they are (data and systems as shown, the raw result,
 re-checked as answers). Answers are about the
 candidates in the record's order (its ``systems``); push shuffles the candidates of judged
@@ -28,19 +28,13 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from annols import blinding, config, files, jsontext
-from annols.definition import Definition
+from annols import files, jsontext
+from annols.definition import Definition, blinding
 from annols.errors import DefinitionError, InputError
-from annols.formats import (
-    ExportedAnnotation,
-    ExportedTask,
-    SourceAnnotation,
-    SourcePrediction,
-    SourceTask,
-    Violation,
-    content_key,
-    original_annotator,
-)
+from annols.formats import SourceAnnotation, SourcePrediction, SourceTask, Violation, content_key, original_annotator
+from annols.formats.answers import answer_items, controls, is_judge
+from annols.protocols import config
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 ANNOTATOR = "annotator"
 ANSWERS = "answers"
@@ -195,8 +189,8 @@ class GenericFormat:
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         """``<name>.jsonl``: one line per submitted annotation with its judgments, systems unblinded
-        (:mod:`annols.judgments`), beside the task's data and the raw result (nothing is lost)."""
-        from annols.judgments import decode  # the styles import this package: import on use
+        (:mod:`annols.styles.judgments`), beside the task's data and the raw result (nothing is lost)."""
+        from annols.styles import decode  # the styles import this package: import on use
 
         path = out_dir / f"{definition.name}.jsonl"
         with files.atomic_open(path) as f:
@@ -228,8 +222,6 @@ class _Judgments:
     @property
     def controls(self) -> dict[str, Any]:
         if self._controls is None:
-            from annols.judges import controls  # judges reads formats: import on use
-
             self._controls = {n: c for n, c in controls(self.definition).items() if c.kind not in ("labels",
                               "paragraphlabels")}  # fmt: skip
         return self._controls
@@ -247,8 +239,6 @@ class _Judgments:
         data, result = record.get("data"), record.get("result")
         if not (isinstance(data, dict) and isinstance(result, list) and "judgments" in record):
             return record, ANSWERS
-        from annols.judges import is_judge
-
         annotator = str(record.get(ANNOTATOR) or "")
         if is_judge(annotator):
             raise InputError(path, location, ANNOTATOR, f"{annotator!r} is a judge: give its answers with --judge")
@@ -288,8 +278,6 @@ class _Judgments:
 
         def fail(name: str, problem: str) -> InputError:
             return InputError(path, location, name, problem)
-
-        from annols.judges import answer_items
 
         csv_cells = path.suffix.lower() == ".csv"
         flat = {k: self._cell(k, v, fail) if csv_cells else v for k, v in given.items()}

@@ -8,7 +8,7 @@ fills the definition's ``[[candidates]]`` panes with a group of the item's outpu
 
 - with a ``reference`` system, its output is in every task, and the other panes show the
   other systems; without one, every pane does;
-- :func:`annols.design.tuples` makes the groups, from a seed of the item's content: each
+- :func:`annols.definition.design.tuples` makes the groups, from a seed of the item's content: each
   system in ``appearances`` groups of the item, pairs of systems together as evenly as it
   can over the whole input (the items in the order of their keys, each evening out the
   pairs' totals of the items before it). An item whose outputs do not fill its groups
@@ -37,12 +37,13 @@ from typing import Any
 
 import numpy as np
 
-from annols import config, design
-from annols.definition import Definition
+from annols.definition import Definition, design
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourcePrediction, SourceTask, Violation, content_key
+from annols.formats import SourcePrediction, SourceTask, Violation, content_key
 from annols.formats.generic import FORMAT as GENERIC
 from annols.formats.pools import Member, read_pools
+from annols.protocols import config
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.ratings import SYSTEM_FIELD, Groups
 
 

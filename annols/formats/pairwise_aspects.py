@@ -86,8 +86,6 @@ from annols.definition import Definition
 from annols.errors import DefinitionError, InputError
 from annols.files import atomic_open, write_text
 from annols.formats import (
-    ExportedAnnotation,
-    ExportedTask,
     ReadWarning,
     SourceAnnotation,
     SourcePrediction,
@@ -96,6 +94,7 @@ from annols.formats import (
     content_key,
     no_predictions,
 )
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 RULE = "=" * 70
 MARKER = "index_marker.json"

@@ -3,7 +3,7 @@
 Each record holds the pool's context fields, a candidate's text and the candidate's name
 (best-worst's ``id``, a ratings group's ``system``); records with the same context are one
 pool (without context fields the whole input is one). The formats built on this make
-the pool's tasks themselves (:mod:`annols.design`).
+the pool's tasks themselves (:mod:`annols.definition.design`).
 """
 
 from __future__ import annotations

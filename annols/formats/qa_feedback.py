@@ -58,8 +58,6 @@ from annols.definition import Definition
 from annols.errors import InputError
 from annols.files import atomic_open
 from annols.formats import (
-    ExportedAnnotation,
-    ExportedTask,
     Join,
     SourceAnnotation,
     SourcePrediction,
@@ -70,6 +68,7 @@ from annols.formats import (
     join_concatenated,
     no_predictions,
 )
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 NAME = "qa-feedback"
 ANNOTATOR = "original"  # the dataset has one annotator per record and no annotator ids

@@ -430,4 +430,3 @@ def write_sheets(
             save_workbook(workbook, f)
         paths.append(path)
     return paths
-

@@ -55,8 +55,6 @@ from annols.definition import Definition, Question
 from annols.errors import InputError
 from annols.files import atomic_open
 from annols.formats import (
-    ExportedAnnotation,
-    ExportedTask,
     Join,
     ReadWarning,
     SourceAnnotation,
@@ -70,6 +68,7 @@ from annols.formats import (
     join_csv,
     no_predictions,
 )
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.sentences import SentencesSpec
 
 NAME = "sentence-errors"

@@ -57,8 +57,6 @@ from annols.definition import Definition
 from annols.errors import InputError
 from annols.files import atomic_open
 from annols.formats import (
-    ExportedAnnotation,
-    ExportedTask,
     Join,
     ReadWarning,
     SourceAnnotation,
@@ -71,6 +69,7 @@ from annols.formats import (
     join_concatenated,
     join_separated,
 )
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 NAME = "summary-flaws"
 #: The regex the code consuming the original blocks parses span lines with.

@@ -1,4 +1,4 @@
-"""The registry of protocols: the definition files shipped in this folder.
+"""The registry of protocols: the definition files shipped in this folder, and how any definition file is read.
 
 A protocol is named either by a shipped name (``qa-feedback``) or by the path of a
 user's own definition file (``./my-protocol.toml``); both resolve to a
@@ -8,12 +8,37 @@ file here (and, for a native input or result format, its module in ``annols.form
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
+from typing import Any
 
-from annols.definition import Definition, load_definition
-from annols.errors import UnknownProtocolError
+from annols.definition import Definition, parse_shared
+from annols.errors import DefinitionError, UnknownProtocolError
+from annols.styles import STYLE_MODULES
 
 HERE = Path(__file__).parent
+
+
+def load_definition(path: str | Path, variant: str | None = None) -> Definition:
+    """Read a definition file and check it completely."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise DefinitionError(path, "", "file not found") from e
+    except UnicodeDecodeError as e:
+        raise DefinitionError(path, "", "not UTF-8 text") from e
+    except tomllib.TOMLDecodeError as e:
+        raise DefinitionError(path, "", f"not valid TOML ({e})") from e
+    return parse_definition(raw, str(path), variant)
+
+
+def parse_definition(raw: dict[str, Any], source: str, variant: str | None = None) -> Definition:
+    """A definition from its TOML table: the shared parts, then the style's spec from the rest."""
+    definition, rest = parse_shared(raw, source, variant)
+    spec = STYLE_MODULES[definition.style].parse(rest)
+    rest.check_unknown()
+    return Definition(**{**definition.__dict__, "spec": spec})
 
 
 def shipped() -> dict[str, Path]:
@@ -41,8 +66,6 @@ def load(protocol: str, variant: str | None = None) -> Definition:
 
 def variants(protocol: str) -> tuple[str, ...]:
     """The variant names of a protocol (empty if it has none)."""
-    import tomllib
-
     files = shipped()
     path = files.get(protocol, Path(protocol))
     try:

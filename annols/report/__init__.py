@@ -10,7 +10,7 @@ annotations and median lead time per annotator, items with fewer annotators than
 overlap asked for, and the protocol's rule violations. Then:
 
 - a definition is reported by its style (:mod:`annols.report.style`): each annotation is
-  decoded into judgments (:func:`annols.judgments.decode`) and the style's tables come
+  decoded into judgments (:func:`annols.styles.judgments.decode`) and the style's tables come
   from :mod:`annols.analysis`. This covers definitions of one's own and the shipped
   pairwise-aspects and extractive-ranking, which are plain pairwise and ranking
   definitions;
@@ -28,18 +28,19 @@ sentence-errors        :mod:`annols.report.sentence_errors`
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
+from typing import Any
 
-from annols import __version__, files, hidden_judges
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols import __version__, files
 from annols.analysis import naming
 from annols.analysis.judges import EPSILON
 from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.judges import Judges
-from annols.pull import check_export_protocol
 from annols.report import paper, render
 from annols.report.adjudicated import adjudicated_sections
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
@@ -49,6 +50,10 @@ from annols.report.models import ModelsCollector, model_sections
 from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
+from annols.study import hidden_judges
+from annols.study.judges import Judges
+from annols.study.pull import check_export_protocol
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 __all__ = ["ReportOptions", "ReportResult", "build_report"]
 
@@ -83,8 +88,8 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
                  epsilon: float = EPSILON) -> ReportResult:  # fmt: skip
     """Read the sources (pull folders or export.json files) as one study and write its report.
 
-    ``judges``: judge files (:mod:`annols.judges`) to set beside the humans, with a pull
-    folder's own ``judges/`` (hidden judges, :mod:`annols.hidden_judges`); they add the
+    ``judges``: judge files (:mod:`annols.study.judges`) to set beside the humans, with a pull
+    folder's own ``judges/`` (hidden judges, :mod:`annols.study.hidden_judges`); they add the
     "Judges and humans" section and nothing else.
     """
     options = options or ReportOptions()
@@ -166,3 +171,29 @@ def _write(definition: Definition, study: Study, sections: list[Section], option
     files.write_text(md, render.markdown(title, intro, sections, legend))
     files.write_text(page, render.html_document(title, intro, sections, legend))
     return ReportResult(out_dir, [md, page, *written], len(study.items), len(study.kept), sections)
+
+
+def read_judgments(definition: Definition, sources: Sequence[Path]) -> tuple[pd.DataFrame, str]:
+    """The judgments table of pulls (a pilot's, for ``annols plan --pilot``) as the report reads it, and the
+    pulls named for errors."""
+    resolved = [resolve(Path(s)) for s in sources]
+    for source in resolved:
+        check_protocol(source, definition.name, definition.variant)
+    collector = StyleCollector(definition, ReportOptions())
+    study = read_study(resolved, collector.add, None)
+    return collector.frame(study), ", ".join(str(s.given) for s in resolved)
+
+
+AGREEMENT_WORDS = ("agreement", "alpha", "kappa", "kendall")
+
+
+def agreement_tables(definition: Definition, pull_dir: Path) -> list[dict[str, Any]]:
+    """The agreement tables of the report of the pull in ``pull_dir`` (title, columns, rows): ``status --pull``."""
+    with tempfile.TemporaryDirectory(prefix="annols-status-report-") as tmp:
+        result = build_report(definition, [pull_dir], Path(tmp))
+    out = []
+    for section in result.sections:
+        for table in section.tables:
+            if any(word in f"{section.title} {table.title}".lower() for word in AGREEMENT_WORDS):
+                out.append({"title": table.title, "columns": table.header, "rows": table.rows()})
+    return out

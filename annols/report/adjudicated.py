@@ -22,13 +22,14 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis
 from annols.analysis.naming import natural
-from annols.judgments import TIDY_COLUMNS, decode, tidy
 from annols.report.model import Plot, Section, Table
 from annols.report.quality import AdjudicationCollector
 from annols.report.sources import Study
 from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
+from annols.styles import decode
+from annols.styles.judgments import TIDY_COLUMNS, tidy
 
-ADJUDICATED = "adjudicated"  # the annotator annols.pull names the verdicts by
+ADJUDICATED = "adjudicated"  # the annotator annols.study.pull names the verdicts by
 PREFIX = "adjudicated_"
 TITLE = "Adjudicated: "
 
@@ -100,7 +101,9 @@ def _renamed(section: Section) -> Section:
     return Section(
         TITLE + section.title,
         list(section.text),
-        [Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown, picked=t.picked)
-         for t in section.tables],
+        [
+            Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown, picked=t.picked)
+            for t in section.tables
+        ],
         [Plot(PREFIX + p.name, f"{p.title} (adjudicated)", p.draw) for p in section.plots],
     )

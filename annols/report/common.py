@@ -16,11 +16,12 @@ from typing import Any, Protocol
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask, format_for
+from annols.formats import format_for
 from annols.report import plots
 from annols.report.model import Section, Table, percent
 from annols.report.render import TABLES_DIR
 from annols.report.sources import Study
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 SHOWN_ROWS = 50  # long lists (items short of their overlap) show this many; the CSV has all
 
@@ -34,7 +35,7 @@ class ReportOptions:
     rating_tolerance: float = 0.0  # a rating within this of the gold one matches
     min_gold_accuracy: float | None = None  # flag annotators below it
     exclude_annotators: tuple[str, ...] = ()  # left out of every table; "flagged": those flagged
-    adjudicated: tuple[Path, ...] = ()  # pulls of the adjudication project (annols.adjudicate)
+    adjudicated: tuple[Path, ...] = ()  # pulls of the adjudication project (annols.study.adjudicate)
     models: bool = False  # the annotator models' section (annols.analysis.models)
 
 

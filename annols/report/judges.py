@@ -14,13 +14,14 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import judges as analysis
 from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.judges import Judges
-from annols.judgments import TIDY_COLUMNS, decode, tidy
 from annols.report.common import ReportOptions
 from annols.report.model import Section
 from annols.report.sources import Study
 from annols.report.style import StyleCollector
+from annols.study.judges import Judges
+from annols.styles import decode
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 
 class JudgeCollector:
@@ -62,5 +63,12 @@ class JudgeCollector:
         spec = self.definition.spec
         special = spec.special.name if self.definition.style == "sentences" else "special"
         names = [f"judge:{n}" for n in self.judges.names]
-        return analysis.sections(frame, judged, names, self.epsilon, special, spans=self.definition.style == "spans",
-                                 task_systems=self.task_systems)
+        return analysis.sections(
+            frame,
+            judged,
+            names,
+            self.epsilon,
+            special,
+            spans=self.definition.style == "spans",
+            task_systems=self.task_systems,
+        )

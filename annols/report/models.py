@@ -2,7 +2,7 @@
 
 A definition reported by its style shares the style's judgments table; a protocol with its
 own collector (qa-feedback, summary-flaws, sentence-errors) gets a :class:`ModelsCollector`
-beside it, which decodes each annotation by its style (:func:`annols.judgments.decode`) as
+beside it, which decodes each annotation by its style (:func:`annols.styles.judgments.decode`) as
 the style collector does.
 
 Gold items (``annols report --gold``) are known labels: the annotators' judgments on them
@@ -18,11 +18,13 @@ from collections.abc import Mapping
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import models
-from annols.judgments import TIDY_COLUMNS, decode, tidy
-from annols.quality import GOLD, GoldItem
 from annols.report.model import Section
 from annols.report.sources import Study, _kept
 from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
+from annols.study.gold import GoldItem
+from annols.study.roles import GOLD
+from annols.styles import decode
+from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 GOLD_ANNOTATOR = "gold"
 

@@ -309,14 +309,17 @@ MAIN = {  # style table -> the columns shown, the key columns (aspect, system[, 
 # Each main table's caption names exactly the columns MAIN shows, then "better than".
 CAPTIONS = {
     "ratings_summary": "Mean rating with its 95\\% bootstrap interval, median rating and mean z-score (each "
-                       "annotator's ratings standardised) per system and aspect",
+    "annotator's ratings standardised) per system and aspect",
     "ranking_mean_rank_intervals": "Mean rank (1 is best) with its 95\\% bootstrap interval per system and dimension",
     "best_worst_scores": "Best-worst score (\\% chosen best $-$ \\% chosen worst of the times shown) with its 95\\% "
-                         "bootstrap interval over items per system and aspect",
+    "bootstrap interval over items per system and aspect",
 }
-INTERVALS = {"ratings_summary": "mean CI low", "ranking_mean_rank_intervals": "CI low",
-             "best_worst_scores": "score low %"}  # a main table's bootstrap interval (empty without resamples)
-MARKS_NOTE = ("Marks: after Holm's correction, * p $<$ 0.05, ** p $<$ 0.01, *** p $<$ 0.001.")
+INTERVALS = {
+    "ratings_summary": "mean CI low",
+    "ranking_mean_rank_intervals": "CI low",
+    "best_worst_scores": "score low %",
+}  # a main table's bootstrap interval (empty without resamples)
+MARKS_NOTE = "Marks: after Holm's correction, * p $<$ 0.05, ** p $<$ 0.01, *** p $<$ 0.001."
 
 
 def legend_note(legend: Legend) -> str:
@@ -337,9 +340,14 @@ def results_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[
         if name == "pairwise_win_tie_loss":
             p = {(str(r[0]), str(r[1]), str(r[2])): r[7] for r in comparisons.itertuples(index=False)}
             frame = table.frame
-            shown = [[escape(c) for c in row] + [cell_text(p.get((str(a), str(s), str(o)), float("nan")),
-                                                           "p (corrected)") + _mark(p.get((str(a), str(s), str(o))))]
-                     for row, a, s, o in zip(rows, frame["aspect"], frame["system"], frame["opponent"], strict=True)]
+            shown = [
+                [escape(c) for c in row]
+                + [
+                    cell_text(p.get((str(a), str(s), str(o)), float("nan")), "p (corrected)")
+                    + _mark(p.get((str(a), str(s), str(o))))
+                ]
+                for row, a, s, o in zip(rows, frame["aspect"], frame["system"], frame["opponent"], strict=True)
+            ]
             head = [escape(h) for h in header] + ["p (Holm)"]
             caption = "Win / tie / loss of each pair of systems per aspect, with the sign test's p after correction."
         else:
@@ -389,8 +397,10 @@ def comparisons_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> l
         shown = table.displayed(shown)
         what = (f"The {len(shown)} comparisons of systems next to each other in rank "
                 f"({escape('tables/detectable.csv')} has all {len(frame)})")  # fmt: skip
-    caption = (f"{what}: difference ({units}), p after Holm's correction and the smallest difference the "
-               "test could detect with 80\\% power; a comparison without a mark is inconclusive at this size.")
+    caption = (
+        f"{what}: difference ({units}), p after Holm's correction and the smallest difference the "
+        "test could detect with 80\\% power; a comparison without a mark is inconclusive at this size."
+    )
     return _tabular("comparisons", caption, [escape(h) for h in header], shown, MARKS_NOTE)
 
 
@@ -441,10 +451,15 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
     alphas = _agreement(tables)
     if alphas:
         values = [a for _, _, a in alphas]
-        text.append("Agreement was measured by Krippendorff's alpha \\citep{krippendorff2004}"
-                    + (" and Fleiss' kappa \\citep{fleiss1971}" if any("Fleiss kappa" in t.frame.columns
-                                                                        for t in tables.values()) else "")
-                    + f"; alpha ranged from {cell_text(min(values), 'a')} to {cell_text(max(values), 'a')}.")
+        text.append(
+            "Agreement was measured by Krippendorff's alpha \\citep{krippendorff2004}"
+            + (
+                " and Fleiss' kappa \\citep{fleiss1971}"
+                if any("Fleiss kappa" in t.frame.columns for t in tables.values())
+                else ""
+            )
+            + f"; alpha ranged from {cell_text(min(values), 'a')} to {cell_text(max(values), 'a')}."
+        )
     if "pairwise_cohen" in tables and tables["pairwise_cohen"].frame["Cohen kappa"].notna().any():
         text.append("Each pair of annotators' agreement is Cohen's kappa \\citep{cohen1960}.")
     if "ranking_agreement" in tables and tables["ranking_agreement"].frame["mean Kendall W"].notna().any():
@@ -506,12 +521,23 @@ def limitations_block(study: Study, tables: dict[str, Table], legend: Legend = N
         frame = tables["detectable"].frame
         open_ = frame[~(frame["p (corrected)"] < detectable.ALPHA)]
         if len(open_):
-            shown = [f"{escape(s)} vs.\\ {escape(o)} on {escape(legend.label(a))} "
-                     f"(difference {cell_text(d, 'difference')}, "
-                     + (f"could detect $\\geq$ {cell_text(x, 'detectable difference')})" if x == x and x < float("inf")
-                        else "too few units to detect any difference)")
-                     for a, s, o, d, x in zip(open_["aspect"], open_["system"], open_["opponent"],
-                                              open_["difference"], open_["detectable difference"], strict=True)][:10]
+            shown = [
+                f"{escape(s)} vs.\\ {escape(o)} on {escape(legend.label(a))} "
+                f"(difference {cell_text(d, 'difference')}, "
+                + (
+                    f"could detect $\\geq$ {cell_text(x, 'detectable difference')})"
+                    if x == x and x < float("inf")
+                    else "too few units to detect any difference)"
+                )
+                for a, s, o, d, x in zip(
+                    open_["aspect"],
+                    open_["system"],
+                    open_["opponent"],
+                    open_["difference"],
+                    open_["detectable difference"],
+                    strict=True,
+                )
+            ][:10]
             more = f" and {len(open_) - 10} more" if len(open_) > 10 else ""
             text.append(f"{len(open_)} of {len(frame)} comparisons are inconclusive at this size: "
                         f"{'; '.join(shown)}{more}. They do not show that the systems are equal.")  # fmt: skip
@@ -561,17 +587,32 @@ def document(definition: Definition, study: Study, sections: list[Section],
     """paper.tex and paper.bib: the bibliography is what the text cites, nothing more."""
     tables = _tables(sections)
     title = escape(f"{definition.name}" + (f" ({definition.variant})" if definition.variant else ""))
-    lines = ["% paper.tex: written by annols report from the report's tables; each block between its markers.",
-             "\\documentclass{article}", "\\usepackage{booktabs}", "\\usepackage{array}",
-             "\\usepackage[margin=2cm]{geometry}",
-             "\\providecommand{\\citep}[1]{(\\cite{#1})}", "\\providecommand{\\citet}[1]{\\cite{#1}}",
-             "\\begin{document}", f"\\section*{{Human evaluation: {title}}}", "",
-             "\\paragraph{Method.}", *_block("methods", methods_block(definition, study, tables, legend)), "",
-             *_block("scores", scores_block(tables, legend)), "",
-             *_block("results", results_block(tables, legend)), "",
-             *_block("comparisons", comparisons_block(tables, legend)), "",
-             *_block("reliability", reliability_block(tables, legend)), "",
-             "\\paragraph{Limitations.}", *_block("limitations", limitations_block(study, tables, legend)), ""]
+    lines = [
+        "% paper.tex: written by annols report from the report's tables; each block between its markers.",
+        "\\documentclass{article}",
+        "\\usepackage{booktabs}",
+        "\\usepackage{array}",
+        "\\usepackage[margin=2cm]{geometry}",
+        "\\providecommand{\\citep}[1]{(\\cite{#1})}",
+        "\\providecommand{\\citet}[1]{\\cite{#1}}",
+        "\\begin{document}",
+        f"\\section*{{Human evaluation: {title}}}",
+        "",
+        "\\paragraph{Method.}",
+        *_block("methods", methods_block(definition, study, tables, legend)),
+        "",
+        *_block("scores", scores_block(tables, legend)),
+        "",
+        *_block("results", results_block(tables, legend)),
+        "",
+        *_block("comparisons", comparisons_block(tables, legend)),
+        "",
+        *_block("reliability", reliability_block(tables, legend)),
+        "",
+        "\\paragraph{Limitations.}",
+        *_block("limitations", limitations_block(study, tables, legend)),
+        "",
+    ]
     keys = cited("\n".join(lines))
     lines += [*_block("bibliography", ["\\begin{thebibliography}{99}",
                                        *[f"\\bibitem{{{k}}} {_BIBITEMS[k]}" for k in keys],

@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask
 from annols.formats.qa_feedback import ERROR_LABELS, MISSING_LABELS, feedback_from_result
 from annols.report import plots, spans
 from annols.report.common import ReportOptions, kept_rows
 from annols.report.model import Section, Table, percent
 from annols.report.sources import Study
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 ANY_ERROR = "any error"
 ANY_MISSING = "any missing information"

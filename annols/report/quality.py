@@ -1,7 +1,7 @@
 """The report's gold section, and the annotators it leaves out of every other table.
 
 Judgments on gold items (and attention checks) are decoded by the definition's style
-(:func:`annols.judgments.decode`) and scored against the gold judgments read from
+(:func:`annols.styles.judgments.decode`) and scored against the gold judgments read from
 ``--gold`` (:mod:`annols.analysis.quality`): one row per annotator in
 ``tables/gold_accuracy.csv``. They never count in the study's tables
 (:mod:`annols.report.sources` keeps study items only). ``--min-gold-accuracy`` flags
@@ -16,14 +16,16 @@ from pathlib import Path
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols import attention
 from annols.analysis import quality as scoring
 from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.judgments import Judgment, decode
-from annols.quality import ATTENTION, GOLD, STUDY, GoldItem, gold_items
 from annols.report.model import Section, Table
 from annols.report.sources import Study
+from annols.study import attention
+from annols.study.gold import GoldItem, gold_items
+from annols.study.roles import ATTENTION, GOLD, STUDY
+from annols.styles import decode
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Judgment
 
 FLAGGED = "flagged"
 
@@ -100,8 +102,11 @@ class QualityCollector:
             flagged = sorted(table.loc[table[FLAGGED], "annotator"])
             text.append(f"Annotators under a gold accuracy of {self.minimum:g}: "
                         f"{', '.join(flagged) if flagged else 'none'}.")  # fmt: skip
-        return Section("Gold items and attention checks", text,
-                       [Table("gold_accuracy", "Accuracy on gold items and attention checks", table)]), table
+        return Section(
+            "Gold items and attention checks",
+            text,
+            [Table("gold_accuracy", "Accuracy on gold items and attention checks", table)],
+        ), table
 
 
 def _latest(annotations: pd.DataFrame) -> pd.DataFrame:

@@ -24,12 +24,12 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask
 from annols.formats.sentence_errors import result_rows
 from annols.report import plots, stats
 from annols.report.common import ReportOptions, kept_rows
 from annols.report.model import Section, Table, percent
 from annols.report.sources import Study
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 NO_SPECIAL = "(no special case)"
 HIDDEN = "(special case)"

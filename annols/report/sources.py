@@ -3,7 +3,7 @@
 A source is a pull output folder (``export.json`` with ``annotators.json`` and
 ``project.json`` beside it) or an ``export.json`` file. Several sources are one study:
 tasks with the same key are one item, whichever source they come from. Each export is
-streamed task by task (:func:`annols.pull.read_export`); only compact rows are kept.
+streamed task by task (:func:`annols.study.exports.read_export`); only compact rows are kept.
 
 Who counts:
 
@@ -33,8 +33,8 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.pull import EXPORT_FILE, PROJECT_FILE, load_annotators, read_export
+from annols.study.exports import EXPORT_FILE, PROJECT_FILE, load_annotators, read_export
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 ANNOTATION_COLUMNS = ["uid", "source", "task_key", "task_id", "annotator", "annotation_id", "created_at",
                       "lead_time", "cancelled", "role"]  # fmt: skip
@@ -186,8 +186,10 @@ def read_study(sources: list[Source], add: AddAnnotation, overlap_option: int | 
     seen_max = int(per_item.max()) if len(per_item) else 0
     overlaps = [_overlap(s, overlap_option, seen_max) for s in sources]
     items = pd.DataFrame(
-        [(key, item_ids[at], max(overlaps[i][0] for i in range(len(sources)) if item_sources[at] >> i & 1))
-         for key, at in item_at.items()],
+        [
+            (key, item_ids[at], max(overlaps[i][0] for i in range(len(sources)) if item_sources[at] >> i & 1))
+            for key, at in item_at.items()
+        ],
         columns=["task_key", "task_id", "overlap"],
     )
     items["annotators"] = items["task_key"].map(per_item).fillna(0).astype(int)

@@ -1,7 +1,7 @@
 """The collector of a definition reported by its style: judgments in, :mod:`annols.analysis` sections out.
 
-Every submitted annotation is decoded (:func:`annols.judgments.decode`) and kept as rows
-of the judgments table (:func:`annols.judgments.tidy`), column by column. Each column
+Every submitted annotation is decoded (:func:`annols.styles.judgments.decode`) and kept as rows
+of the judgments table (:func:`annols.styles.judgments.tidy`), column by column. Each column
 stores small integer codes into a list of its distinct values, so a value repeated over
 a study (a system, an aspect, "win") is held once; free text (explanations, text
 answers, a span's text) is not analysed and not kept. For a spans definition the
@@ -21,11 +21,12 @@ from annols.analysis import best_worst
 from annols.analysis.naming import natural
 from annols.analysis.span_agreement import TOKEN
 from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.judgments import TIDY_COLUMNS, decode, tidy
 from annols.report.common import ReportOptions
 from annols.report.model import Section
 from annols.report.sources import Study
+from annols.styles import decode
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 KEPT = [c for c in TIDY_COLUMNS if c not in ("text", "region")]
 SKIPPED_KINDS = ("text", "cell-text")  # free text: nothing to count
@@ -54,8 +55,11 @@ class Column:
         self.codes.append(code)
 
     def code_array(self) -> np.ndarray:
-        return np.frombuffer(self.codes, dtype={"b": np.int8, "h": np.int16, "i": np.int32}[self.codes.typecode]) \
-            if len(self.codes) else np.zeros(0, dtype=np.int32)
+        return (
+            np.frombuffer(self.codes, dtype={"b": np.int8, "h": np.int16, "i": np.int32}[self.codes.typecode])
+            if len(self.codes)
+            else np.zeros(0, dtype=np.int32)
+        )
 
     def categorical(self, categories: list[Any] | None = None) -> Any:
         """The column as a pandas Categorical (small integer codes, categories in sorted order, None missing) when

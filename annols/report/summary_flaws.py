@@ -16,12 +16,12 @@ from __future__ import annotations
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.definition import Definition
-from annols.formats import ExportedAnnotation, ExportedTask
 from annols.formats.summary_flaws import judgment, names_for
 from annols.report import plots, spans
 from annols.report.common import ReportOptions, kept_rows
 from annols.report.model import Section, Table, percent
 from annols.report.sources import Study
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 ANY = "any flaw"
 

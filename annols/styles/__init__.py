@@ -3,7 +3,7 @@
 Each style module has ``parse(table) -> Spec`` (reads its part of a definition),
 ``build_config(definition) -> lxml element``, ``data_fields(spec) -> list`` (the task
 fields its config shows), ``decode(spec, task, annotation) -> list[Judgment]`` (what an
-annotation says, systems unblinded: :mod:`annols.judgments`) and ``system_of(spec, task,
+annotation says, systems unblinded: :mod:`annols.styles.judgments`) and ``system_of(spec, task,
 from_name, answer) -> str`` (the system one answer of results.csv is about). Styles know
 nothing about any one protocol.
 """
@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from annols.definition import Definition
 from annols.styles import best_worst, pairwise, ranking, ratings, sentences, spans
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Judgment
 
 STYLE_MODULES: dict[str, ModuleType] = {
     "spans": spans,
@@ -22,3 +25,9 @@ STYLE_MODULES: dict[str, ModuleType] = {
     "ratings": ratings,
     "best-worst": best_worst,
 }
+
+
+def decode(definition: Definition, task: ExportedTask, annotation: ExportedAnnotation) -> list[Judgment]:
+    """The judgments of one annotation, by the definition's style."""
+    judgments: list[Judgment] = STYLE_MODULES[definition.style].decode(definition.spec, task, annotation)
+    return judgments

@@ -1,7 +1,7 @@
 """Best-worst scaling: a tuple of candidates per task, one required best and one required worst per aspect.
 
 A pool of candidates (items, or the outputs of several systems for one context) is shown
-in tuples of ``tuple_size`` (default 4); annols makes the tuples (:mod:`annols.design`,
+in tuples of ``tuple_size`` (default 4); annols makes the tuples (:mod:`annols.definition.design`,
 each candidate in the same number of tuples, pairs co-occurring as evenly as it can).
 Written like ratings: optional ``[[context]]`` panes, one ``[candidate]`` pane (its
 ``name`` is the input field holding a candidate's text, its ``title`` is shown with the
@@ -38,9 +38,9 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.judgments import BestWorst, Judgment, choices_by_name, question_answers, shown_systems
-from annols.markup import choices_el, el, header, pane, question_block
+from annols.definition.markup import choices_el, el, header, pane, question_block
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import BestWorst, Judgment, choices_by_name, question_answers, shown_systems
 
 MAX_TUPLE = 10
 

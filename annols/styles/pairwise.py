@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from annols import judgments
 from annols.definition import (
     Aspect,
     Choice,
@@ -28,8 +27,9 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.markup import el, pane, question_block
+from annols.definition.markup import el, pane, question_block
+from annols.styles import judgments
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from annols import judgments
 from annols.definition import Choice, Definition, Pane, Question, Table, parse_panes, parse_question
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.markup import choices_el, el, header, pane, question_block
+from annols.definition.markup import choices_el, el, header, pane, question_block
+from annols.styles import judgments
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ of an output's text; ``appearances``: how many tasks each system's output is in 
 default 1; optional ``reference``: a system whose output fills one of the panes of every
 task, shuffled and blinded with the others, WMT's quality control) makes the input one
 record per system output and the tasks balanced groups of the item's outputs
-(:mod:`annols.formats.groups`, :mod:`annols.design`). The panes and the config stay as
+(:mod:`annols.formats.groups`, :mod:`annols.definition.design`). The panes and the config stay as
 written: each task fills the ``[[candidates]]`` panes with one group.
 
 Control names are stable: a cell is ``{aspect}_{candidate}`` (``coherence_summary_1``:
@@ -53,9 +53,9 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.judgments import Judgment, Rating, question_answers, shown_systems
-from annols.markup import choices_el, el, header, pane, question_block
+from annols.definition.markup import choices_el, el, header, pane, question_block
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Judgment, Rating, question_answers, shown_systems
 
 SCALES = ("choices", "slider")
 SYSTEM_FIELD = "system"  # with [groups]: the input field naming the system behind an output

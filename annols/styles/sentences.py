@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 
 from lxml import etree
 
-from annols import judgments
 from annols.definition import Definition, Pane, Question, Table, parse_pane, parse_panes, parse_question
-from annols.fields import variable
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.markup import choices_el, el, header, pane, question_block, textarea_el
+from annols.definition.fields import variable
+from annols.definition.markup import choices_el, el, header, pane, question_block, textarea_el
+from annols.styles import judgments
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 
 @dataclass(frozen=True)

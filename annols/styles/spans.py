@@ -13,7 +13,6 @@ from typing import Any
 
 from lxml import etree
 
-from annols import judgments
 from annols.definition import (
     Choice,
     Definition,
@@ -26,9 +25,10 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
-from annols.fields import variable
-from annols.formats import ExportedAnnotation, ExportedTask
-from annols.markup import choices_el, el, header, labels_el, pane, question_block, textarea_el
+from annols.definition.fields import variable
+from annols.definition.markup import choices_el, el, header, labels_el, pane, question_block, textarea_el
+from annols.styles import judgments
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 
 @dataclass(frozen=True)

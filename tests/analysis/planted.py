@@ -15,8 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from annols.definition import Definition, parse_definition
-from annols.judgments import TIDY_COLUMNS, Answer, Judgment, Preference, Rank, Rating, Row, Span, tidy
+from annols.definition import Definition
+from annols.protocols import parse_definition
+from annols.styles.judgments import TIDY_COLUMNS, Answer, Judgment, Preference, Rank, Rating, Row, Span, tidy
 
 ANNOTATORS = ("a", "b", "c")
 SYSTEMS = ("good", "fair", "poor")

@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import minimize
 
 from annols.analysis import best_worst
-from annols.judgments import TIDY_COLUMNS, BestWorst, tidy
+from annols.styles.judgments import TIDY_COLUMNS, BestWorst, tidy
 
 TRUTH = {f"item{i:02d}": float(i) for i in range(12)}  # item11 best, item00 worst
 

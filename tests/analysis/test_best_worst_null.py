@@ -1,7 +1,7 @@
 """The best-worst paired tests' false-positive rate on simulated null studies (no system better than another).
 
 Each study: pools of five systems' outputs (an article's summaries), the pool's tuples of four made by
-:func:`annols.design.tuples`, three annotators per tuple drawn from a pool of twelve, each choosing best and
+:func:`annols.definition.design.tuples`, three annotators per tuple drawn from a pool of twelve, each choosing best and
 worst by the outputs' quality plus their own noise. An output's quality varies around its system's (zero for
 every system): the tuples of one pool share it, so they are not independent observations of the systems.
 With the item (the pool) as the unit the test keeps its level; with the tuple as the unit (what the report
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols import design
 from annols.analysis import best_worst
+from annols.definition import design
 from annols.report.common import ReportOptions
 
 SYSTEMS = [f"S{i}" for i in range(5)]

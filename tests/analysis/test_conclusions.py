@@ -19,7 +19,7 @@ from scipy import optimize
 from scipy.stats import binom, binomtest, nct, t, wilcoxon
 
 from annols.analysis import detectable, reliability
-from annols.judgments import Judgment, Preference, Rating
+from annols.styles.judgments import Judgment, Preference, Rating
 from tests.analysis import planted
 from tests.analysis.run import OPTIONS, analyse
 

@@ -14,8 +14,8 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from annols.analysis import models
-from annols.judgments import TIDY_COLUMNS, Answer, BestWorst, Judgment, Preference, Rank, Rating, Row, Span, tidy
 from annols.report.common import ReportOptions
+from annols.styles.judgments import TIDY_COLUMNS, Answer, BestWorst, Judgment, Preference, Rank, Rating, Row, Span, tidy
 
 ITEMS = 150
 SYSTEMS = ("sys-a", "sys-b", "sys-c")

@@ -7,7 +7,7 @@ from itertools import combinations
 
 import pytest
 
-from annols.judgments import Preference
+from annols.styles.judgments import Preference
 from tests.analysis import independent, planted
 from tests.analysis.run import OPTIONS, analyse
 from tests.report import formulas

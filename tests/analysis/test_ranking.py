@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from annols.judgments import Rank
+from annols.styles.judgments import Rank
 from tests.analysis import independent, planted
 from tests.analysis.run import OPTIONS, analyse
 from tests.report import formulas

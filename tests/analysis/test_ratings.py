@@ -8,7 +8,7 @@ from itertools import combinations
 
 import pytest
 
-from annols.judgments import Rating
+from annols.styles.judgments import Rating
 from tests.analysis import independent, planted
 from tests.analysis.run import OPTIONS, Analysed, analyse
 from tests.report import formulas

@@ -15,7 +15,7 @@ import pytest
 
 from annols.analysis import cells, ratings, reliability
 from annols.analysis.naming import in_order
-from annols.judgments import TIDY_COLUMNS
+from annols.styles.judgments import TIDY_COLUMNS
 
 ASPECTS = ["fluency", "coherence", "relevance"]
 

@@ -9,7 +9,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from annols.judgments import Row, Span
+from annols.styles.judgments import Row, Span
 from tests.analysis import planted
 from tests.analysis.run import analyse
 from tests.report import formulas

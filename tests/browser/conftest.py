@@ -26,11 +26,11 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, Request, Response, ViewportSize
 from playwright.sync_api import Error as PlaywrightError
 
-from annols import blinding, server
-from annols.labelstudio import LabelStudioClient
-
-from ..conftest import ROOT, LiveServer
-from ..test_push_pull import cli
+from annols.definition import blinding
+from annols.labelstudio import server
+from annols.labelstudio.client import LabelStudioClient
+from tests.conftest import ROOT, LiveServer
+from tests.study.test_push_pull import cli
 
 VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
 SCREENSHOTS = ROOT / "docs" / "screenshots"

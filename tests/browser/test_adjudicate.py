@@ -18,12 +18,11 @@ from pathlib import Path
 
 from playwright.sync_api import Locator
 
-from annols.labelstudio import LabelStudioClient
-
-from ..conftest import LiveServer
-from ..formats.seed001_fixture import ANNOTATORS, ASPECTS, canonical_file, make_seed001_study
-from ..test_push_pull import cli
-from .conftest import LabelingView, pull, push
+from annols.labelstudio.client import LabelStudioClient
+from tests.browser.conftest import LabelingView, pull, push
+from tests.conftest import LiveServer
+from tests.formats.seed001_fixture import ANNOTATORS, ASPECTS, canonical_file, make_seed001_study
+from tests.study.test_push_pull import cli
 
 SHOWN = {"1": "1: Summary #1 is better", "2": "2: Summary #2 is better", "0": "0: tie"}
 ANSWERS = {  # A and B disagree on two aspects

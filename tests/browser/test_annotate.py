@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from annols import demo, protocols
-
-from ..conftest import LiveServer
-from .conftest import Annotator, LabelingView, pull, push
+from annols import protocols
+from annols.study import demo
+from tests.browser.conftest import Annotator, LabelingView, pull, push
+from tests.conftest import LiveServer
 
 INPUTS = demo.INPUTS
 

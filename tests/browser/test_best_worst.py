@@ -11,14 +11,14 @@ from pathlib import Path
 from playwright.sync_api import Locator
 
 from annols import protocols
-from annols.judgments import BestWorst, decode
-from annols.labelstudio import LabelStudioClient
-from annols.pull import read_export
-
-from ..conftest import ROOT, LiveServer
-from .conftest import LabelingView, pull, push
-from .test_annotate import read_csv
-from .test_enforced import annotations_of
+from annols.labelstudio.client import LabelStudioClient
+from annols.study.exports import read_export
+from annols.styles import decode
+from annols.styles.judgments import BestWorst
+from tests.browser.conftest import LabelingView, pull, push
+from tests.browser.test_annotate import read_csv
+from tests.browser.test_enforced import annotations_of
+from tests.conftest import ROOT, LiveServer
 
 EXAMPLES = ROOT / "examples"
 # The planted preference: best and worst per aspect, by system.

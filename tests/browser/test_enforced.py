@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 from annols import protocols
-from annols.labelstudio import LabelStudioClient
-
-from ..conftest import LiveServer
-from .conftest import LabelingView, pull, push
-from .test_annotate import INPUTS, read_csv
+from annols.labelstudio.client import LabelStudioClient
+from tests.browser.conftest import LabelingView, pull, push
+from tests.browser.test_annotate import INPUTS, read_csv
+from tests.conftest import LiveServer
 
 
 def annotations_of(client: LabelStudioClient, project: int) -> int:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annols import blinding, fields
-
-from ..conftest import LiveServer
-from .conftest import LabelingView, pull, push, responses
-from .test_annotate import read_csv
+from annols.definition import blinding, fields
+from tests.browser.conftest import LabelingView, pull, push, responses
+from tests.browser.test_annotate import read_csv
+from tests.conftest import LiveServer
 
 DEFINITION = """
 name = "wmt-fields"

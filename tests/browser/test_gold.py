@@ -16,12 +16,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from annols.labelstudio import LabelStudioClient
-from annols.quality import GOLD, STUDY, role_of
-
-from ..conftest import LiveServer
-from ..formats.seed001_fixture import ANNOTATORS, make_seed001_study
-from .conftest import LabelingView, push, responses
+from annols.labelstudio.client import LabelStudioClient
+from annols.study.roles import GOLD, STUDY, role_of
+from tests.browser.conftest import LabelingView, push, responses
+from tests.conftest import LiveServer
+from tests.formats.seed001_fixture import ANNOTATORS, make_seed001_study
 
 ROLE_WORDS = re.compile(r"\b(gold|attention|annols_role|study item)\b", re.IGNORECASE)
 # The app's inline settings quote the server's build, which Label Studio takes from the git

@@ -4,7 +4,7 @@ seed never reach the annotator's browser, and come back in the pull as annotator
 
 The contrast, on the same server: the same critic pushed as `--predictions` (pre-annotations)
 is loaded by the annotator's browser although the project's ``show_collab_predictions`` is
-off, which is why a hidden judge is not stored as predictions (annols.hidden_judges).
+off, which is why a hidden judge is not stored as predictions (annols.study.hidden_judges).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from annols import demo, protocols
-from annols.labelstudio import LabelStudioClient
-
-from ..conftest import LiveServer
-from ..test_push_pull import cli
-from .conftest import LabelingView, responses
+from annols import protocols
+from annols.labelstudio.client import LabelStudioClient
+from annols.study import demo
+from tests.browser.conftest import LabelingView, responses
+from tests.conftest import LiveServer
+from tests.study.test_push_pull import cli
 
 JUDGE = "critic-llm"  # the seed examples' critic (its records' model field)
 

@@ -12,14 +12,14 @@ from typing import Any
 from playwright.sync_api import Locator
 
 from annols import protocols
-from annols.judgments import Rating, decode
-from annols.labelstudio import LabelStudioClient
-from annols.pull import read_export
-
-from ..conftest import ROOT, LiveServer
-from .conftest import Annotator, LabelingView, pull, push
-from .test_annotate import read_csv
-from .test_enforced import annotations_of
+from annols.labelstudio.client import LabelStudioClient
+from annols.study.exports import read_export
+from annols.styles import decode
+from annols.styles.judgments import Rating
+from tests.browser.conftest import Annotator, LabelingView, pull, push
+from tests.browser.test_annotate import read_csv
+from tests.browser.test_enforced import annotations_of
+from tests.conftest import ROOT, LiveServer
 
 EXAMPLES = ROOT / "examples"
 ASPECTS = {"coherence": "Coherence", "consistency": "Consistency", "fluency": "Fluency", "relevance": "Relevance"}

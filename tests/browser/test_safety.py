@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Dialog
 
-from ..conftest import LiveServer
-from .conftest import LabelingView, pull, push, responses
-from .test_annotate import INPUTS
+from tests.browser.conftest import LabelingView, pull, push, responses
+from tests.browser.test_annotate import INPUTS
+from tests.conftest import LiveServer
 
 HOOK = "__annolsHook"
 PAYLOADS = (

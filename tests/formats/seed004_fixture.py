@@ -138,4 +138,3 @@ def cells(path: Path) -> dict[str, object]:
         return {c.coordinate: c.value for row in sheet.iter_rows() for c in row if c.value not in (None, "")}
     finally:
         workbook.close()
-

@@ -13,8 +13,9 @@ import pytest
 
 from annols import protocols
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceTask, content_key, format_for
+from annols.formats import SourceTask, content_key, format_for
 from annols.formats.extractive_ranking import FORMAT
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 EXAMPLES = Path(protocols.HERE) / "examples"
@@ -28,8 +29,8 @@ PATTERNS = [(1, 2, 3, 4), (3, 1, 1, 2), (4, 4, 4, 4), (2, 2, 1, 3), (4, 3, 2, 1)
 
 OUTPUTS = [
     [
-        '( CNN ) James Best , best known for his portrayal of bumbling sheriff , died Monday .</s>He was 88 .',
-        'He was 88 . </s> Best died in hospice in Hickory , North Carolina , of complications from pneumonia .',
+        "( CNN ) James Best , best known for his portrayal of bumbling sheriff , died Monday .</s>He was 88 .",
+        "He was 88 . </s> Best died in hospice in Hickory , North Carolina , of complications from pneumonia .",
         '" McGuire , 25 , said .  </s>She and Rogers , 34 , own  the Breckenridge Cannabis Club .</s>',
         "It 's Fireball Cinnamon Whisky , and lately it 's been as hot as its name .</s> \" Fireball is number one .",
     ],
@@ -66,7 +67,7 @@ def _sheet(with_ranks: bool = True) -> list[list[Any]]:
         n = len(rows) + 1
         ranks = _ranks(n)
         extra = [ranks[tuple(h.split(":"))] for h in _rank_header()] if with_ranks else []
-        rows.append([f"https://edition.cnn.com/{i}", f"Reference {i} , „Czech“ ; with \"quotes\" .", *outputs, *extra])
+        rows.append([f"https://edition.cnn.com/{i}", f'Reference {i} , „Czech“ ; with "quotes" .', *outputs, *extra])
     return rows
 
 

@@ -11,13 +11,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from annols import blinding
 from annols.cli import main
-from annols.definition import load_definition
+from annols.definition import blinding
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceAnnotation, SourceTask, format_for
-from annols.judgments import BestWorst, Preference, Rank, Rating, decode
-from annols.push import write_task_file
+from annols.formats import SourceAnnotation, SourceTask, format_for
+from annols.protocols import load_definition
+from annols.study.push import write_task_file
+from annols.styles import decode
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import BestWorst, Preference, Rank, Rating
 from tests.conftest import ROOT
 
 RATINGS = ROOT / "examples" / "summeval-ratings.toml"
@@ -68,7 +70,7 @@ def test_ratings_rows_of_one_task_are_one_task_with_an_annotation_each(tmp_path:
         assert task.systems == tuple(SYSTEMS)
         # Neither the annotator nor any answer is task data: annotators never see another's answers.
         assert task.data["record"] == {"id": f"d{doc}"}
-        for annotation, row in zip(task.annotations, rows[(doc - 1) * 3: doc * 3], strict=True):
+        for annotation, row in zip(task.annotations, rows[(doc - 1) * 3 : doc * 3], strict=True):
             assert annotation.annotator == row["annotator"]
             for item in annotation.result:
                 assert item["type"] == "choices" and item["origin"] == "manual"
@@ -125,13 +127,16 @@ def test_a_task_nobody_judged_yet_can_stand_among_judged_ones(tmp_path: Path) ->
 
 
 def test_pairwise_jsonl_with_fields_or_an_answers_object_and_a_question(tmp_path: Path) -> None:
-    text = PAIRWISE.read_text(encoding="utf-8") + """
+    text = (
+        PAIRWISE.read_text(encoding="utf-8")
+        + """
 [[questions]]
 name = "topics"
 text = "Topics"
 multiple = true
 choices = [{ code = "food" }, { code = "law" }, { code = "other" }]
 """
+    )
     definition = tmp_path / "arena.toml"
     definition.write_text(text, encoding="utf-8")
     base = {"prompt": "P?", "response_a": "a", "response_b": "b", "systems": ["x", "y"]}

@@ -12,9 +12,10 @@ import pytest
 
 from annols.definition import Definition
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceTask, content_key, format_for
+from annols.formats import SourceTask, content_key, format_for
 from annols.formats.pairwise_aspects import FORMAT
 from annols.protocols import load
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 from tests.formats.seed001_fixture import ASPECTS, Seed001Study, canonical_file, make_seed001_study
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -511,8 +512,10 @@ def test_typos_around_markers_and_after_the_answers_are_ignored_with_a_warning(
         ("[***] informative:2x\n[***] factual consistency:1\n[***] readability:0\n", "'2x' is not an answer"),
         ("[***] informative:2\n7\n[***] factual consistency:1\n[***] readability:0\n", "expected a line '[***]"),
         ("[***] informative:2\n[***] factual consistency:1\n[***] readability:\n2\n", "'2' stands alone after"),
-        ("[***] informative:2\n[***] factual consistency:1\n[***] readability:0\nxyz1\n[***] informative:1\n",
-         "answered twice"),
+        (
+            "[***] informative:2\n[***] factual consistency:1\n[***] readability:0\nxyz1\n[***] informative:1\n",
+            "answered twice",
+        ),
     ],
 )
 def test_typos_that_could_change_a_judgment_stay_errors(

@@ -18,9 +18,10 @@ from lxml import etree
 
 from annols.definition import Definition
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceTask, content_key, format_for
+from annols.formats import SourceTask, content_key, format_for
 from annols.formats import qa_feedback as qa
 from annols.protocols import load
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "qa-feedback" / "dev_feedback.json"
@@ -737,7 +738,7 @@ def test_the_dev_set_sits_on_word_boundaries(dev_records: list[dict[str, Any]]) 
 
 
 def test_the_config_selects_whole_words(definition: Definition) -> None:
-    from annols import config
+    from annols.protocols import config
 
     assert '<Text name="prediction" value="$prediction" granularity="word"/>' in config.label_config(definition)
 

@@ -11,8 +11,9 @@ import pytest
 
 from annols import protocols
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceTask
+from annols.formats import SourceTask
 from annols.formats.extractive_ranking import FORMAT
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 from tests.formats.seed004_fixture import (
     ANNOTATORS,
     DIMENSIONS,

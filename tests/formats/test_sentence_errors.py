@@ -13,8 +13,9 @@ import pytest
 from annols import protocols
 from annols.definition import Definition
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceTask, content_key, format_for
+from annols.formats import SourceTask, content_key, format_for
 from annols.formats.sentence_errors import FORMAT, RESULT_COLUMNS
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 EXAMPLES = Path(protocols.HERE) / "examples"
@@ -43,8 +44,7 @@ EXPLANATIONS = [
 # Every answer value of every column: three special cases, then 6 error rows using all
 # four mappings and all six meanings, each with a Czech (and emoji) explanation.
 ROW_ANSWERS: list[dict[str, str]] = [{"special": s} for s in SPECIALS] + [
-    {"mapping": MAPPINGS[i % 4], "meaning": meaning, "explanation": EXPLANATIONS[i]}
-    for i, meaning in enumerate(GROUP)
+    {"mapping": MAPPINGS[i % 4], "meaning": meaning, "explanation": EXPLANATIONS[i]} for i, meaning in enumerate(GROUP)
 ]
 
 

@@ -13,9 +13,10 @@ import pytest
 
 from annols.definition import Definition
 from annols.errors import InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceTask, content_key, format_for
+from annols.formats import SourceTask, content_key, format_for
 from annols.formats import summary_flaws as sf
 from annols.protocols import load
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 FIXTURES = DATA / "summary_flaws"

@@ -1,6 +1,6 @@
 """The example studies in ``examples/`` as pulls made here (no server), with planted answers of three annotators.
 
-The tasks are what ``annols push`` would send (:func:`annols.push.build_tasks`: blinded,
+The tasks are what ``annols push`` would send (:func:`annols.study.push.build_tasks`: blinded,
 keyed, each tuple shuffled); the answers are planted by the system behind each shown
 position, so a report of them has known winners:
 
@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from annols import protocols, push
+from annols import protocols
 from annols.definition import Definition
+from annols.study import push
 from tests.conftest import ROOT
 from tests.report import study
 

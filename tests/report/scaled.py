@@ -13,8 +13,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from annols import blinding, protocols
-from annols.definition import Definition
+from annols import protocols
+from annols.definition import Definition, blinding
 from tests.conftest import ROOT
 from tests.report import study
 

@@ -1,6 +1,6 @@
 """A generated study per protocol: Label Studio raw JSON exports with answers we control.
 
-3 annotators x 100 samples, in the shape :func:`annols.pull.read_export` reads. Every
+3 annotators x 100 samples, in the shape :func:`annols.study.exports.read_export` reads. Every
 generator also returns the truth: what each annotator meant, in plain Python records
 keyed by sample and annotator, so tests can compute the expected numbers without
 parsing a result. Built in:
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annols.blinding import META_KEY, META_SYSTEMS, encode_systems
+from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
 
 ANNOTATORS = ("ann-a@example.org", "ann-b@example.org", "ann-c@example.org")
 USER_IDS = {email: i + 1 for i, email in enumerate(ANNOTATORS)}

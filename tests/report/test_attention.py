@@ -5,7 +5,7 @@ with ``attention=4``: 4 copies of study items whose two summaries are the same t
 ``attention``, among the study's tasks. In a planted pull of those tasks, A ties every
 aspect of every check; C answers with random codes: C's score is the share of C's codes
 that are the tie code, counted here from the raw results. Ranking and ratings are scored
-by :func:`annols.attention.score` from planted judgments below.
+by :func:`annols.study.attention.score` from planted judgments below.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from annols import attention, push
 from annols.errors import AnnolsError
-from annols.formats import ExportedTask
-from annols.judgments import Rank
 from annols.protocols import load
-from annols.quality import ATTENTION, META_TAG, STUDY, decode_tag
 from annols.report import ReportOptions, build_report
+from annols.study import attention, push
+from annols.study.roles import ATTENTION, META_TAG, STUDY, decode_tag
+from annols.styles.answers import ExportedTask
+from annols.styles.judgments import Rank
 from tests.formats.seed001_fixture import make_seed001_study
 from tests.report import study
 from tests.report.study import ANNOTATORS, USER_IDS

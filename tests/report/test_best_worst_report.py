@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 
-from annols.blinding import META_SYSTEMS, decode_systems
+from annols.definition.blinding import META_SYSTEMS, decode_systems
 from annols.report import ReportOptions, build_report
 from tests.report import examples
 from tests.report.test_report_files import UNESCAPE, read_csv
@@ -105,11 +105,19 @@ def test_headline_names_each_aspects_best_with_its_interval_and_whom_it_beat(rep
     for aspect, top in (("Informativeness", "abstractive-a"), ("Fluency", "hallucinator")):  # as planted
         first = next(r for r in scores if r["aspect"] == aspect)
         assert first["system"] == top
-        beaten = sum(1 for r in tests if r["aspect"] == aspect and float(r["p (Holm)"]) < 0.05 and top in
-                     (r["system"], r["opponent"]) and (float(r["mean difference"]) > 0) == (r["system"] == top))
+        beaten = sum(
+            1
+            for r in tests
+            if r["aspect"] == aspect
+            and float(r["p (Holm)"]) < 0.05
+            and top in (r["system"], r["opponent"])
+            and (float(r["mean difference"]) > 0) == (r["system"] == top)
+        )
         above = "all 4 others" if beaten == 4 else f"{beaten} of the 4 others"
-        assert (f"on {aspect}, {top} scored highest ({first['score %']} [{first['score low %']}, "
-                f"{first['score high %']}]), significantly above {above}") in intro
+        assert (
+            f"on {aspect}, {top} scored highest ({first['score %']} [{first['score low %']}, "
+            f"{first['score high %']}]), significantly above {above}"
+        ) in intro
     assert "Split-half reliability (Spearman-Brown): " in intro
     assert "system comparisons are significant after correction" in intro  # "What the study could detect"
 

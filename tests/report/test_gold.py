@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 from annols.protocols import load
-from annols.quality import GOLD, META_TAG, STUDY, decode_tag, encode_tag
 from annols.report import ReportOptions, build_report
+from annols.study.roles import GOLD, META_TAG, STUDY, decode_tag, encode_tag
 from tests.report import study
 from tests.report.study import ANNOTATORS, USER_IDS, Generated
 
@@ -225,7 +225,8 @@ def test_gold_items_are_the_annotator_models_known_labels(protocol: str, tmp_pat
     gold_keys = {f"{protocol}:gold{n:04d}" for n in range(len(GOLD_SAMPLES))}
     assert not any(r["unit"].split(" | ")[0] in gold_keys for r in rows(with_gold, "models_items"))
     assert [(r["question"], r["system"], r["label"], r["majority"]) for r in rows(with_gold, "models_tables")] == [
-        (r["question"], r["system"], r["label"], r["majority"]) for r in rows(plain, "models_tables")]
+        (r["question"], r["system"], r["label"], r["majority"]) for r in rows(plain, "models_tables")
+    ]
     competence: dict[str, list[float]] = {}
     for r in rows(with_gold, "models_competence"):
         competence.setdefault(r["annotator"], []).append(float(r["Dawid-Skene"]))

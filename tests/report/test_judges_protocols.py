@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 
-from annols.blinding import META_KEY
-from annols.judges import controls
+from annols.definition.blinding import META_KEY
+from annols.formats.answers import controls
 from annols.protocols import load
 from annols.report import ReportOptions, build_report
-
-from . import study
+from tests.report import study
 
 PROTOCOLS = [
     ("pairwise-aspects", study.pairwise, None),

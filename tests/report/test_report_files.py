@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from lxml import html
 from playwright.sync_api import Browser
 
-from annols.blinding import decode_systems, encode_systems
 from annols.cli import main
+from annols.definition.blinding import decode_systems, encode_systems
 from annols.errors import InputError
 from annols.protocols import load
 from annols.report import ReportOptions, build_report

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annols.pull import load_annotators, read_export
 from annols.report.quality import without
 from annols.report.sources import ANNOTATION_COLUMNS, read_study, resolve
 from annols.report.style import annotators_of
+from annols.study.exports import load_annotators, read_export
 from tests.own_study import ANNOTATORS
 from tests.report import study
 from tests.report.test_style_reports import EMAILS, export

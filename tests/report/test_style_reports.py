@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from lxml import html
 
-from annols.blinding import META_KEY, META_SYSTEMS, encode_systems
-from annols.definition import parse_definition
+from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
+from annols.protocols import parse_definition
 from annols.report import ReportOptions, build_report
 from tests import own_study
 from tests.report import study

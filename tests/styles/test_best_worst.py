@@ -11,13 +11,16 @@ import pytest
 from label_studio_sdk.label_interface import LabelInterface
 from lxml import etree
 
-from annols import blinding, config, design, protocols, push
-from annols.definition import load_definition
+from annols import protocols
+from annols.definition import blinding, design
 from annols.errors import DefinitionError, InputError
-from annols.formats import ExportedAnnotation, ExportedTask, format_for
-from annols.judgments import BestWorst, decode, tidy
-
-from ..conftest import ROOT
+from annols.formats import format_for
+from annols.protocols import config, load_definition
+from annols.study import push
+from annols.styles import decode
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import BestWorst, tidy
+from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "examples" / "summary-best-worst.toml"
 EXAMPLE_INPUT = ROOT / "examples" / "summary-best-worst.jsonl"

@@ -13,14 +13,17 @@ from typing import Any
 
 import pytest
 
-from annols import blinding, config, design, protocols, push
-from annols.definition import Definition, load_definition
+from annols import protocols
+from annols.definition import Definition, blinding, design
 from annols.errors import DefinitionError, InputError
-from annols.formats import ExportedAnnotation, ExportedTask, SourceTask, format_for
-from annols.judges import Judges, read_judges
-from annols.judgments import Rating, decode
-
-from ..conftest import DATA, ROOT
+from annols.formats import SourceTask, format_for
+from annols.protocols import config, load_definition
+from annols.study import push
+from annols.study.judges import Judges, read_judges
+from annols.styles import decode
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Rating
+from tests.conftest import DATA, ROOT
 
 EXAMPLE = ROOT / "examples" / "da-groups.toml"
 EXAMPLE_INPUT = ROOT / "examples" / "da-groups.jsonl"

@@ -16,15 +16,15 @@ import pytest
 from label_studio_sdk.label_interface import LabelInterface
 from lxml import etree
 
-from annols import blinding, config, protocols
-from annols.definition import Definition, load_definition
+from annols import protocols
+from annols.definition import Definition, blinding
 from annols.errors import DefinitionError
-from annols.formats import ExportedAnnotation, ExportedTask
 from annols.formats.generic import FORMAT as GENERIC
-from annols.judgments import Answer, Rating, decode
-from annols.styles import ratings
-
-from ..conftest import DATA, ROOT
+from annols.protocols import config, load_definition
+from annols.styles import decode, ratings
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Answer, Rating
+from tests.conftest import DATA, ROOT
 
 EXAMPLES = ROOT / "examples"
 EXAMPLE_NAMES = ["summeval-ratings", "wmt-da", "chat-arena"]

@@ -1,0 +1,54 @@
+"""Label Studio labeling configs and instructions for a protocol definition."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from annols import files, protocols
+from annols.definition import Definition
+from annols.definition.markup import guideline_html, to_xml
+from annols.styles import STYLE_MODULES
+
+
+def label_config(d: Definition) -> str:
+    """The labeling config XML of a definition (one variant)."""
+    return to_xml(STYLE_MODULES[d.style].build_config(d))
+
+
+def instructions(d: Definition) -> str:
+    """The guideline as HTML, for the project's instructions (``expert_instruction``)."""
+    return guideline_html(d.guideline, d.summary)
+
+
+def data_fields(d: Definition) -> list[str]:
+    """The task data fields the config shows (each task must have them)."""
+    return list(STYLE_MODULES[d.style].data_fields(d.spec))
+
+
+def config_filename(d: Definition) -> str:
+    return f"{d.name}-{d.variant}.xml" if d.variant else f"{d.name}.xml"
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    path: Path
+    status: str  # "written", "unchanged", "stale", "missing"
+
+
+def sync_configs(directory: Path, *, check: bool = False) -> list[ConfigFile]:
+    """Write ``<name>[-<variant>].xml`` for every shipped protocol, or only compare them."""
+    out = []
+    for d in protocols.all_definitions():
+        path = directory / config_filename(d)
+        wanted = label_config(d)
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == wanted:
+            out.append(ConfigFile(path, "unchanged"))
+        elif check:
+            out.append(ConfigFile(path, "missing" if current is None else "stale"))
+        else:
+            directory.mkdir(parents=True, exist_ok=True)
+            files.write_text(path, wanted)
+            out.append(ConfigFile(path, "written"))
+    return out

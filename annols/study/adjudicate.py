@@ -1,0 +1,164 @@
+"""Adjudication: the items annotators disagree on, in a project of their own, settled by one person.
+
+``annols adjudicate PROTOCOL --project P --into "P adjudication"`` reads project P from
+the server, decodes each annotator's latest submitted judgment of each study item with
+the definition's style (:func:`annols.styles.judgments.decode`), and keeps the items on which two
+annotators disagree by the style's rule (:func:`disagree`, built on the unit scores of
+:mod:`annols.analysis.quality`):
+
+- choices, codes, ranks, special cases: any different value;
+- ratings: values further apart than ``tolerance``;
+- spans: F1 of exact (label, start, end) matches under ``span_f1``.
+
+Text answers (free text) are not compared. Gold items and attention checks are never
+adjudicated.
+
+Each kept item goes into the adjudication project (created with the protocol's own config
+and guideline, or reused when it exists with that config) as the same task: its data and
+its meta (so blinding and the task key hold), one prediction per annotator whose
+``model_version`` is the annotator's name (as the result files name them), and :data:`META_ADJUDICATION` in meta. Items
+already in that project are left as they are (a second run adds only new disagreements).
+
+Pulling the adjudication project (``annols pull PROTOCOL --project "P adjudication"``)
+writes the protocol's own result files; every annotation of a task marked
+:data:`META_ADJUDICATION` is by annotator :data:`ADJUDICATED`, whoever made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from annols.analysis.quality import score_item
+from annols.definition import Definition, blinding
+from annols.errors import ServerError
+from annols.formats import original_annotator
+from annols.labelstudio.client import LabelStudioClient, Project
+from annols.protocols import config
+from annols.study.roles import STUDY
+from annols.styles import decode
+from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Judgment
+
+META_ADJUDICATION = "annols_adjudication"  # the same names as annols.study.pull reads
+ADJUDICATED = "adjudicated"
+
+
+@dataclass(frozen=True)
+class Rules:
+    tolerance: float = 0.0  # ratings this close agree
+    span_f1: float = 1.0  # spans agree when the F1 of their exact matches reaches this
+
+
+@dataclass
+class AdjudicationReport:
+    project: Project
+    created: bool
+    items: int = 0  # study items with two or more annotators
+    disagreements: int = 0
+    added: int = 0
+    present: int = 0
+    keys: list[str] = field(default_factory=list)
+
+
+def latest(task: ExportedTask) -> dict[str, ExportedAnnotation]:
+    """Annotator -> their latest submitted annotation of the task."""
+    out: dict[str, ExportedAnnotation] = {}
+    for a in sorted(task.annotations, key=lambda a: (a.created_at, a.id)):
+        if not a.cancelled:
+            out[a.annotator] = a
+    return out
+
+
+def _span_controls(definition: Definition) -> list[str]:
+    if definition.style != "spans":
+        return []
+    from annols.styles.spans import span_controls
+
+    return list(span_controls(definition.spec))
+
+
+def disagree(definition: Definition, judgments: Sequence[Sequence[Judgment]], rules: Rules = Rules()) -> bool:
+    """Whether any two of these judgments of one item disagree by the style's rule."""
+    controls = _span_controls(definition)
+    for a, b in combinations(judgments, 2):
+        for aspect, score in score_item(a, b, rules.tolerance, controls).items():
+            if score < (rules.span_f1 if aspect in controls else 1.0) - 1e-9:
+                return True
+    return False
+
+
+def disagreements(
+    definition: Definition, tasks: Iterable[ExportedTask], rules: Rules = Rules()
+) -> Iterable[tuple[ExportedTask, dict[str, ExportedAnnotation]]]:
+    """(task, annotator -> annotation) of each study item its annotators disagree on."""
+    for task in tasks:
+        if task.role != STUDY:
+            continue
+        by_annotator = latest(task)
+        if len(by_annotator) < 2:
+            continue
+        judged = [decode(definition, task, a) for a in by_annotator.values()]
+        if disagree(definition, judged, rules):
+            yield task, by_annotator
+
+
+def adjudication_task(raw: dict[str, Any], annotations: dict[str, ExportedAnnotation]) -> dict[str, Any]:
+    """The adjudication project's task: the study task's data and meta, a prediction per annotator."""
+    meta = {**(raw.get("meta") or {}), META_ADJUDICATION: 1}
+    return {
+        "data": raw.get("data") or {},
+        "meta": meta,
+        "predictions": [
+            {"result": a.result, "model_version": original_annotator(annotator), "score": 1.0}
+            for annotator, a in sorted(annotations.items())
+        ],
+    }
+
+
+def adjudicate(
+    client: LabelStudioClient, definition: Definition, title: str, into: str, rules: Rules = Rules()
+) -> AdjudicationReport:
+    """Put the disagreements of project ``title`` into project ``into`` (created or reused)."""
+    from annols.study.exports import exported_task
+    from annols.study.pull import check_project_protocol
+
+    source = client.find_project(title)
+    if source is None:
+        raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
+    check_project_protocol(source, definition)
+    users = {uid: email for email, uid in client.users().items()}
+    raws = client.export_tasks(source.id)
+    by_id = {int(raw["id"]): raw for raw in raws}
+    tasks = [exported_task(raw, users) for raw in raws]
+    wanted = config.label_config(definition)
+    target = client.find_project(into)
+    created = False
+    if target is None:
+        target, created = client.create_project(into, wanted, config.instructions(definition))
+    elif _normalise(target.label_config) != _normalise(wanted):
+        raise ServerError(f"project {into!r} on {client.url} exists with another labeling config: adjudicate "
+                          "into another --into")  # fmt: skip
+    present = {str(meta.get(blinding.META_KEY)) for _, meta in client.task_meta(target.id)}
+    report = AdjudicationReport(target, created)
+    report.items = sum(1 for t in tasks if t.role == STUDY and len(latest(t)) >= 2)
+    new: list[dict[str, Any]] = []
+    for task, judged in disagreements(definition, tasks, rules):
+        report.disagreements += 1
+        report.keys.append(task.key)
+        if task.key in present:
+            report.present += 1
+            continue
+        new.append(adjudication_task(by_id[task.id], judged))
+    for start in range(0, len(new), 500):
+        client.import_tasks(target.id, new[start : start + 500])
+    report.added = len(new)
+    return report
+
+
+def _normalise(xml: str | None) -> str:
+    import re
+
+    return re.sub(r">\s+<", "><", (xml or "").strip())

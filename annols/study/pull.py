@@ -1,0 +1,623 @@
+"""From a Label Studio project back to files: the raw export, the protocol's result files,
+a tidy table of every answer, and a rule-check report.
+
+The raw JSON export is streamed to a file and then read back one task at a time, so a
+100k-task project never sits in memory whole. A pull writes into a folder beside ``DIR``
+and moves its files in only once all of them are written and its counts match the
+server's: a failed pull leaves ``DIR`` as it was. ``convert`` does the same from a saved
+export, without a server.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from annols import files, protocols
+from annols.definition import Definition
+from annols.errors import AnnolsError, InputError, ServerError, WriteError
+from annols.formats import Format, Join, Violation, format_for, join_csv
+from annols.labelstudio import incremental
+from annols.labelstudio.client import LabelStudioClient, Project
+from annols.protocols import config
+from annols.study import hidden_judges, roles
+from annols.study.exports import ANNOTATORS_FILE, EXPORT_FILE, PROJECT_FILE, load_annotators, read_export, tasks_from
+from annols.study.judges import Judges
+from annols.styles import STYLE_MODULES
+from annols.styles.answers import ExportedTask
+
+RESULTS_FILE = "results.csv"
+VIOLATIONS_FILE = "violations.csv"
+# What a pull reads of the project (its counts, checked against the export's, and its overlap).
+COUNT_FIELDS = "task_number,total_annotations_number,skipped_annotations_number,maximum_annotations"
+VIOLATION_COLUMNS = ["task_key", "annotator", "rule", "found"]
+RESULT_COLUMNS = [
+    "task_key", "task_id", "annotator", "annotation_id", "question", "region", "text", "answer",
+    "system", "systems", "lead_time", "created_at", "role",
+]  # fmt: skip
+GOLD_DIR = "gold"  # the protocol's result files of gold items and attention checks, apart from the study's
+
+
+class ProtocolMismatch(AnnolsError):
+    """An export or a project holds the tasks of another protocol than the one given."""
+
+    def __init__(self, message: str, found: str, wanted: str, task: int | None = None) -> None:
+        super().__init__(message)
+        self.found, self.wanted, self.task = found, wanted, task
+
+    @classmethod
+    def of_project(cls, title: str, found: str, wanted: str, task: int | None = None) -> ProtocolMismatch:
+        """The mismatch said of the project the user named (not of a file a pull stages its export in)."""
+        which = f" (task {task})" if task is not None else ""
+        return cls(f"project {title!r} holds {found} tasks{which}, not {wanted}: give the protocol it was pushed as",
+                   found, wanted, task)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Counts:
+    tasks: int
+    annotations: int
+    cancelled: int
+
+
+@dataclass(frozen=True)
+class ConvertReport:
+    counts: Counts
+    files: list[Path]
+    violations: int
+    input_warnings: tuple[str, ...] = ()  # what push's reader tolerated in the input of these tasks
+
+
+@dataclass(frozen=True)
+class PullReport:
+    convert: ConvertReport
+    export: Path
+    server_tasks: int
+    server_annotations: int
+    server_skipped: int
+    changes: incremental.Changes | None = None  # an incremental pull: what it fetched
+    full_reason: str = ""  # why a pull into a folder holding an earlier pull exported in full
+
+
+def tidy_rows(task: ExportedTask, definition: Definition) -> Iterator[dict[str, Any]]:
+    """One row per task x annotator x answer."""
+    for row in _tidy_lists(task, definition, _system_finder(definition)):
+        yield dict(zip(RESULT_COLUMNS, row, strict=True))
+
+
+SystemOf = Callable[[ExportedTask, str, str], str]
+
+
+def _tidy_lists(task: ExportedTask, definition: Definition, system_of: SystemOf) -> list[list[Any]]:
+    """The rows of :func:`tidy_rows` as lists in RESULT_COLUMNS order (what the CSV writer takes fastest),
+    in a stable order: by annotator, annotation, question and region (answers of one cell as given)."""
+    rows = list(_task_rows(task, definition, system_of))
+    rows.sort(key=lambda r: (r[2], r[3], r[4], r[5]))
+    return rows
+
+
+def _task_rows(task: ExportedTask, definition: Definition, system_of: SystemOf) -> Iterator[list[Any]]:
+    systems = " | ".join(task.systems)
+    for a in task.annotations:
+        if a.cancelled:
+            continue
+        lead_time = "" if a.lead_time is None else a.lead_time
+        for item in a.result:
+            for question, region, text, answer in _answers(item):
+                system = system_of(task, question, answer) if task.systems else ""
+                yield [
+                    task.key, task.id, a.annotator, a.id, question, region, text, answer,
+                    system, systems, lead_time, a.created_at, task.role,
+                ]  # fmt: skip
+
+
+def _answers(item: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
+    kind = item.get("type")
+    value = item.get("value") or {}
+    if kind == "relation":
+        labels = item.get("labels") or [""]
+        for label in labels:
+            yield "relation", f"{item.get('from_id')}->{item.get('to_id')}", "", str(label)
+        return
+    question = str(item.get("from_name", ""))
+    region, text = "", ""
+    if "startOffset" in value:
+        region = f"{value.get('start')}:{value.get('startOffset')}-{value.get('end')}:{value.get('endOffset')}"
+        text = str(value.get("text", ""))
+    elif "start" in value:
+        region = f"{value.get('start')}-{value.get('end')}"
+        text = str(value.get("text", ""))
+    if region and item.get("id"):
+        region = f"{item['id']}@{region}"
+    answers = value.get(kind) if isinstance(kind, str) else None
+    if kind == "textarea":
+        answers = ["\n".join(str(t) for t in value.get("text") or [])]
+    if answers is None:
+        answers = [json.dumps(value, ensure_ascii=False)]
+    if not isinstance(answers, list):
+        answers = [answers]
+    for answer in answers:
+        yield question, region, text, str(answer)
+
+
+def _system_finder(definition: Definition) -> SystemOf:
+    """The style's rule for the system an answer is about (a rank or rating cell's candidate,
+    a preference's winner, the one system that wrote a text); "" where it is about none."""
+    style = STYLE_MODULES[definition.style]
+    spec = definition.spec
+
+    def system_of(task: ExportedTask, question: str, answer: str) -> str:
+        found: str = style.system_of(spec, task, question, answer)
+        return found
+
+    return system_of
+
+
+def write_tidy(tasks: Iterable[ExportedTask], definition: Definition, path: Path) -> None:
+    system_of = _system_finder(definition)
+    with files.atomic_open(path) as f:
+        writer = csv.writer(f)
+        writer.writerow(RESULT_COLUMNS)
+        for task in tasks:
+            writer.writerows(_tidy_lists(task, definition, system_of))
+
+
+def validate(export: Path, definition: Definition) -> Iterator[Violation]:
+    """The protocol's rule violations in a saved export."""
+    return check_export(same_protocol(read_export(export, load_annotators(export)), definition, export), definition)
+
+
+# --- which protocol an export or a project holds ------------------------------------------------
+
+_CONTENT_KEY = re.compile(r"^(?P<protocol>[^:]+):[0-9a-f]{20}$")  # formats.content_key: "<protocol>:<digest>"
+
+
+def expected_protocol(definition: Definition) -> str:
+    """The protocol name the keys of this definition's tasks start with (its format's, else its own)."""
+    return definition.format or definition.name
+
+
+def protocol_of(task: ExportedTask) -> str | None:
+    """The protocol a task was pushed as, from its key; None for a task annols did not push."""
+    match = _CONTENT_KEY.match(task.key)
+    return match["protocol"] if match else None
+
+
+def same_protocol(tasks: Iterable[ExportedTask], definition: Definition, source: Path) -> Iterator[ExportedTask]:
+    """The tasks, refused (ProtocolMismatch) as soon as one was pushed as another protocol."""
+    wanted = expected_protocol(definition)
+    for n, task in enumerate(tasks, start=1):
+        found = protocol_of(task)
+        if found is not None and found != wanted:
+            raise ProtocolMismatch(
+                f"{source} holds {found} tasks (task {n}), not {wanted}: give the protocol they were pushed as",
+                found, wanted, n,
+            )  # fmt: skip
+        yield task
+
+
+def check_export_protocol(export: Path, definition: Definition) -> None:
+    """Refuse an export of another protocol, from the first task annols pushed (reads no further)."""
+    for task in same_protocol(read_export(export), definition, export):
+        if protocol_of(task) is not None:
+            return
+
+
+def check_project_protocol(project: Project, definition: Definition) -> None:
+    """Refuse a project whose labeling config is that of another shipped protocol (or variant)."""
+    mine = _normalise(config.label_config(definition))
+    theirs = _normalise(project.label_config or "")
+    if not theirs or theirs == mine:
+        return
+    for other in protocols.all_definitions():
+        if _normalise(config.label_config(other)) == theirs:
+            found = other.name + (f" {other.variant}" if other.variant else "")
+            wanted = definition.name + (f" {definition.variant}" if definition.variant else "")
+            if found != wanted:
+                raise ProtocolMismatch.of_project(project.title, found, wanted)
+    # A config annols does not know (edited by hand, an older annols): the task keys decide at convert.
+
+
+def _normalise(xml: str) -> str:
+    return re.sub(r">\s+<", "><", xml.strip())
+
+
+def check_export(
+    tasks: Iterable[ExportedTask], definition: Definition, fmt: Format | None = None
+) -> Iterator[Violation]:
+    fmt = fmt or format_for(definition)
+    for task in tasks:
+        for a in task.annotations:
+            if not a.cancelled:
+                yield from fmt.check(task, a, definition)
+
+
+def write_violations(violations: Iterable[Violation], path: Path) -> int:
+    count = 0
+    with files.atomic_open(path) as f:
+        writer = csv.writer(f)
+        writer.writerow(VIOLATION_COLUMNS)
+        for v in violations:
+            writer.writerow([v.task_key, v.annotator, v.rule, v.found])
+            count += 1
+    return count
+
+
+def convert(
+    export: Path,
+    definition: Definition,
+    out_dir: Path,
+    users: dict[int, str] | None = None,
+    *,
+    workers: int | None = None,
+    judges: Judges | None = None,
+) -> ConvertReport:
+    """Result files, results.csv and violations.csv from a saved raw JSON export.
+
+    Annotators are named by email from ``users``, else from ``annotators.json`` beside
+    the export (written by pull), else by user id.
+
+    One pass over the export: each task is parsed once and, on its way to the format's
+    result writer, counted and written to results.csv and violations.csv. Every file is
+    still written atomically (none is replaced if any part fails).
+
+    A large export of a format whose result files can be joined is converted in parts
+    side by side, one process per CPU up to ``workers`` (default: the CPUs, at most 4),
+    and the parts' files joined: parsing the export is most of the time. Should a part
+    not be a run of whole tasks (the split is found by pattern), it is converted in one.
+
+    ``judges`` (:mod:`annols.study.hidden_judges`) are added to the tasks they answered as annotators
+    ``judge:<name>``; they are not counted among the annotations (the server's counts).
+    """
+    if users is None:
+        users = load_annotators(export)
+    fmt = format_for(definition)
+    joins: dict[str, Join] | None = getattr(fmt, "joins", None)
+    if workers is None:
+        large = export.is_file() and export.stat().st_size >= PARALLEL_BYTES
+        workers = min(_cpus(), MAX_WORKERS) if large else 1
+    if judges:
+        tasks = map(judges.with_judges, same_protocol(read_export(export, users), definition, export))
+        return _convert_tasks(tasks, definition, out_dir, fmt)  # the caller checks judges.check_used()
+    if joins and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers)
+        if report is not None:
+            return report
+    return _convert_tasks(same_protocol(read_export(export, users), definition, export), definition, out_dir, fmt)
+
+
+MAX_WORKERS = 4
+PARALLEL_BYTES = 16 << 20  # below this, starting processes costs more than it saves
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (fewer than the machine's in a container or under taskset)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path, fmt: Format) -> ConvertReport:
+    totals = [0, 0, 0]  # tasks, annotations, cancelled
+    violations = 0
+    warnings: list[str] = []
+    checks_apart: list[ExportedTask] = []  # gold items and attention checks: their result files go apart
+    with (
+        files.atomic_open(out_dir / RESULTS_FILE) as tidy_file,
+        files.atomic_open(out_dir / VIOLATIONS_FILE) as violations_file,
+    ):
+        tidy = csv.writer(tidy_file)
+        tidy.writerow(RESULT_COLUMNS)
+        system_of = _system_finder(definition)
+        checks = csv.writer(violations_file)
+        checks.writerow(VIOLATION_COLUMNS)
+
+        def tapped() -> Iterator[ExportedTask]:
+            nonlocal violations
+            for task in tasks:
+                totals[0] += 1
+                warnings.extend(task.read_warnings)
+                for a in task.annotations:
+                    if a.source == "human":
+                        totals[2 if a.cancelled else 1] += 1
+                tidy.writerows(_tidy_lists(task, definition, system_of))
+                for v in check_export((task,), definition, fmt):
+                    checks.writerow([v.task_key, v.annotator, v.rule, v.found])
+                    violations += 1
+                if task.role != roles.STUDY:
+                    checks_apart.append(task)
+                    continue
+                yield task
+
+        stream = tapped()
+        written = fmt.write_results(stream, definition, out_dir)
+        for _ in stream:  # a writer that stopped early still gets every task counted and tabled
+            pass
+        if checks_apart:  # the protocol's own files hold the study's items only; gold/ the others
+            written += fmt.write_results(checks_apart, definition, out_dir / GOLD_DIR)
+    return ConvertReport(
+        counts=Counts(*totals),
+        files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
+        violations=violations,
+        input_warnings=tuple(warnings),
+    )
+
+
+# --- converting in parts ---------------------------------------------------------------------
+
+# Where one task of a raw export ends and the next begins: tasks start with their id and
+# annotations (nothing else in an export does), and a quote inside a JSON string is
+# escaped, so this is never inside a string. Each part is then parsed as an array of its
+# own, which fails unless the split is between two whole tasks.
+_TASK_START = re.compile(rb'\}\s*,\s*\{\s*"id"\s*:\s*\d+\s*,\s*"annotations"\s*:')
+_SEARCH_BYTES = 4 << 20  # a split is looked for this far past each equal share
+
+
+def _parts(export: Path, count: int) -> list[tuple[int, int]]:
+    """Byte ranges ``[start, end)`` of the export, each a run of whole tasks but for the brackets."""
+    size = export.stat().st_size
+    starts = [0]
+    with open(export, "rb") as f:
+        for k in range(1, count):
+            offset = max(size * k // count, starts[-1] + 1)
+            f.seek(offset)
+            found = _TASK_START.search(f.read(_SEARCH_BYTES))
+            if found is not None:
+                starts.append(offset + found.start() + found.group().index(b"{"))
+    # A part ends at the "}" of its last task; the next starts at the "{" of its first.
+    ends = [_last_brace(export, start) for start in starts[1:]] + [size]
+    return list(zip(starts, ends, strict=True))
+
+
+def _last_brace(export: Path, start: int) -> int:
+    """One past the "}" before ``start`` (there are only a comma and white space between)."""
+    with open(export, "rb") as f:
+        f.seek(max(0, start - 64))
+        before = f.read(start - max(0, start - 64))
+    return start - len(before) + before.rstrip().rstrip(b",").rstrip().rfind(b"}") + 1
+
+
+class _PartText:
+    """The text of bytes ``[start, end)`` of a file between ``prefix`` and ``suffix``, read in chunks."""
+
+    def __init__(self, raw: IO[bytes], start: int, end: int, prefix: str, suffix: str) -> None:
+        raw.seek(start)
+        self._raw, self._left = raw, end - start
+        self._pending = prefix
+        self._suffix = suffix
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def read(self, size: int = -1) -> str:
+        while not self._pending and (self._left or self._suffix):
+            if self._left:
+                data = self._raw.read(self._left if size < 0 else min(size, self._left))
+                self._left = self._left - len(data) if data else 0
+                self._pending = self._decoder.decode(data, final=not self._left)
+            else:
+                self._pending, self._suffix = self._suffix, ""
+        out, self._pending = self._pending, ""
+        return out
+
+
+# Set in the parent just before the workers are forked; they inherit it.
+_JOB: tuple[Path, list[tuple[int, int]], dict[int, str], Definition, Format, Path] | None = None
+
+
+def _convert_in_parts(
+    export: Path,
+    definition: Definition,
+    out_dir: Path,
+    users: dict[int, str],
+    fmt: Format,
+    joins: dict[str, Join],
+    workers: int,
+) -> ConvertReport | None:
+    """``convert`` in parts side by side, or None if the export does not split into runs of whole tasks."""
+    global _JOB
+    parts = _parts(export, workers)
+    if len(parts) < 2:
+        return None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".annols-parts-", dir=out_dir) as tmp:
+        _JOB = (export, parts, users, definition, fmt, Path(tmp))
+        try:
+            with multiprocessing.get_context("fork").Pool(len(parts)) as pool:
+                outcomes = pool.map(_convert_part, range(len(parts)))
+        finally:
+            _JOB = None
+        if any(o is None for o in outcomes):
+            return None
+        done = [o for o in outcomes if o is not None]
+        names = done[0][2]
+        if any(o[2] != names for o in done) or set(names) != {*joins, RESULTS_FILE, VIOLATIONS_FILE}:
+            return None  # a writer that wrote other files than it said it joins: convert in one
+        every = {**joins, RESULTS_FILE: join_csv, VIOLATIONS_FILE: join_csv}
+        folders = [Path(tmp) / str(i) for i in range(len(parts))]
+        for name in names:  # joined into the first part's files (no copy of those); nothing replaced yet
+            every[name](folders[0] / name, [folder / name for folder in folders[1:]])
+        for name in names:
+            files.replace_durably(folders[0] / name, out_dir / name)
+    totals = [sum(getattr(o[0], f) for o in done) for f in ("tasks", "annotations", "cancelled")]
+    return ConvertReport(
+        counts=Counts(*totals),
+        files=[out_dir / name for name in names],
+        violations=sum(o[1] for o in done),
+        input_warnings=tuple(w for o in done for w in o[3]),
+    )
+
+
+def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] | None:
+    """In a worker: convert part ``index`` into its own folder; None if it is not a run of whole tasks."""
+    assert _JOB is not None
+    export, parts, users, definition, fmt, tmp = _JOB
+    start, end = parts[index]
+    folder = tmp / str(index)
+    try:
+        with open(export, "rb") as raw:
+            text = _PartText(raw, start, end, "[" if index else "", "]" if index < len(parts) - 1 else "")
+            report = _convert_tasks(same_protocol(tasks_from(text, export, users), definition, export), definition,
+                                    folder, fmt)  # fmt: skip
+    except Exception:  # converting in one says what is wrong, with the right task numbers
+        return None
+    return report.counts, report.violations, [str(p.relative_to(folder)) for p in report.files], report.input_warnings
+
+
+def pull(
+    client: LabelStudioClient,
+    definition: Definition,
+    title: str,
+    out_dir: Path,
+    judges_dir: Path | None = None,
+    *,
+    full: bool = False,
+) -> PullReport:
+    """Export the project, convert it, and check the counts against the server's.
+
+    Into a folder that holds an earlier pull of the same project, only the tasks changed
+    since are exported and merged into its export.json (see :mod:`annols.labelstudio.incremental`),
+    unless ``full``; an earlier export that is damaged or of another project is replaced by
+    a full one, and the report says why (``full_reason``).
+
+    Everything is written into a folder beside ``out_dir`` and moved into it only when all
+    of it succeeded: the export ended as a whole JSON array, its counts match the server's,
+    every file is written. A pull that fails leaves ``out_dir`` as it was (an earlier pull
+    in it intact). An export cut short, or one that annotations arriving meanwhile put out
+    of step with the server's counts, is taken again, a bounded number of times.
+
+    ``judges_dir``: a judge store (:func:`annols.study.hidden_judges.store_dir`); the project's hidden
+    judges are written to the result files as annotators ``judge:<name>`` and copied to ``judges/``.
+    """
+    project = client.find_project(title)
+    if project is None:
+        raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
+    check_project_protocol(project, definition)
+    judge_files = hidden_judges.stored(judges_dir, project.id, title) if judges_dir is not None else []
+    judges = Judges.read(definition, judge_files) if judge_files else None
+    out_dir = Path(out_dir)
+    earlier, full_reason = (None, "") if full else incremental.earlier_pull(out_dir, project.id, client.url)
+    fetcher = incremental.Fetcher(client, project.id, earlier)
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.annols-pull-", dir=out_dir.parent))
+    except OSError as e:
+        raise WriteError(out_dir, e) from e
+    try:
+        report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher)
+        if judges is not None:
+            judges.check_used()
+            report.convert.files.extend(hidden_judges.copy_to_pull(judge_files, staging))
+        _move_in(staging, out_dir)
+    except ProtocolMismatch as e:  # found in the task keys of the export staged beside out_dir: name the project
+        raise ProtocolMismatch.of_project(title, e.found, e.wanted, e.task) from None
+    except WriteError as e:
+        target = out_dir / e.path.relative_to(staging) if e.path.is_relative_to(staging) else e.path
+        raise AnnolsError(
+            f"cannot write {target}: {e.cause.strerror or e.cause}; {out_dir} is as it was: free some space "
+            "and pull again"
+        ) from e
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    moved = [out_dir / p.relative_to(staging) for p in report.convert.files]
+    return PullReport(
+        convert=ConvertReport(counts=report.convert.counts, files=moved, violations=report.convert.violations),
+        export=out_dir / EXPORT_FILE,
+        server_tasks=report.server_tasks,
+        server_annotations=report.server_annotations,
+        server_skipped=report.server_skipped,
+        changes=fetcher.changes,
+        full_reason=full_reason or fetcher.full_reason,
+    )
+
+
+def _pull_into(
+    client: LabelStudioClient,
+    definition: Definition,
+    project: Project,
+    staging: Path,
+    out_dir: Path,
+    judges: Judges | None = None,
+    fetcher: incremental.Fetcher | None = None,
+) -> PullReport:
+    """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's."""
+    users = {uid: email for email, uid in client.users().items()}
+    export = staging / EXPORT_FILE
+    attempt = 0
+    while True:
+        before = _server_counts(client.project(project.id, COUNT_FIELDS))
+        try:
+            if fetcher is None:
+                client.export_to(project.id, export)
+            else:
+                fetcher(export, before[0])
+            report = convert(export, definition, staging, users, judges=judges)
+        except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
+            problem = f"the export of project {project.id} from {client.url} was cut short"
+        else:
+            info = client.project(project.id, COUNT_FIELDS)
+            after = _server_counts(info)
+            c = report.counts
+            exported = (c.tasks, c.annotations, c.cancelled)
+            # Annotators may save during the export: it must hold every task, and the server's
+            # counts of a moment between the two readings (equal to them when nobody saves).
+            if exported[0] == before[0] == after[0] and all(
+                min(b, a) <= x <= max(b, a) for x, b, a in zip(exported[1:], before[1:], after[1:], strict=True)
+            ):
+                server = exported
+                break
+            problem = (
+                f"counts differ from the server's: exported {c.tasks} tasks / {c.annotations} annotations / "
+                f"{c.cancelled} skipped, {client.url} reports {after[0]} / {after[1]} / {after[2]}"
+            )
+        attempt += 1
+        if attempt > client.retries:
+            raise ServerError(f"{problem}; {out_dir} is as it was: pull again (annotations may be arriving)")
+        client.pause(problem, attempt, then="exporting again")
+    files.write_text(staging / ANNOTATORS_FILE, json.dumps({str(k): v for k, v in sorted(users.items())}, indent=2))
+    settings = {
+        "title": project.title,
+        "id": project.id,
+        "url": client.url,
+        "protocol": definition.name,
+        "variant": definition.variant,
+        "overlap": info.get("maximum_annotations"),
+    }
+    files.write_text(staging / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    if fetcher is not None:
+        incremental.write_state(staging, project.id, client.url, fetcher.mark, export, fetcher.tasks)
+    return PullReport(
+        convert=report,
+        export=export,
+        server_tasks=server[0],
+        server_annotations=server[1],
+        server_skipped=server[2],
+    )
+
+
+def _server_counts(info: dict[str, Any]) -> tuple[int, int, int]:
+    """Tasks, annotations and skipped annotations, as the server counts them."""
+    tasks, annotations, skipped = (
+        int(info.get(k) or 0) for k in ("task_number", "total_annotations_number", "skipped_annotations_number")
+    )
+    return tasks, annotations, skipped
+
+
+def _move_in(staging: Path, out_dir: Path) -> None:
+    """Move every file of ``staging`` to the same place under ``out_dir`` (the export last)."""
+    found = sorted((p for p in staging.rglob("*") if p.is_file()), key=lambda p: p.name == EXPORT_FILE)
+    for source in found:
+        target = out_dir / source.relative_to(staging)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise WriteError(target.parent, e) from e
+        files.replace_durably(source, target)

@@ -1,0 +1,1064 @@
+"""From a protocol's input files to tasks in a Label Studio project, safely and fast.
+
+A push reads its inputs streaming. The first pass checks every record (any input error
+stops the push before anything is sent) and collects the task keys; the tasks the
+project does not have yet are then imported in batches of one request each. Every task
+carries a stable key in ``meta``, so a re-run adds nothing twice, also after a crash
+mid-push or a batch whose answer was lost: the keys already on the server are listed
+first and skipped.
+
+Speed: the server, not annols, should set the pace (see docs/benchmarks.md).
+
+- Plain tasks are built and serialised to JSON during the first pass, into a temporary
+  spool file, so the server starts as soon as the input is checked and never waits for
+  annols; tasks with judgments or predictions are built in a second pass over the inputs
+  (they need user ids and predictions read after the first pass).
+- Requests are few and large (up to ``--batch-size`` tasks and about 64 MB; the server
+  spends about 0.2 s on each request beyond its tasks), posted by a background thread
+  while the next batch is gathered. Each request body is streamed: spooled tasks are read
+  from the spool as they are sent, built ones are held as bytes (one batch in flight, one
+  being gathered), never joined into one string.
+- Listing the keys of a large project is slow on the server (the Data Manager API loads
+  whole tasks, about 3,000 a second), so a re-push first tries the local manifest: when it
+  names a task id for every input key and the server confirms that every one of those ids
+  is still in the project (a count per run of consecutive ids, one cheap request each),
+  nothing needs listing or building. Anything else falls back to the full listing.
+- Attention checks (``--attention N``) are counted per project, not per push: a push makes
+  N from its input (the same ones on a re-run) and sends only as many as the project lacks.
+  The checks already there are the manifest's (each marked with its role, and confirmed
+  on the server with the push's keys) or, when the project is listed anyway, those whose
+  role tag says so.
+- Reading the input is skipped too when its bytes are those of an earlier push that
+  checked every record (a digest of the input files, the definition and the annols
+  version, kept beside the manifest in ``<project>.scan.json`` with the keys that push
+  found) and the manifest is confirmed: then nothing is sent, so the guarantee that input
+  is checked before anything is sent still holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from annols import __version__, files, jsontext
+from annols.definition import Definition, blinding, fields
+from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
+from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
+from annols.labelstudio.client import FilePart, LabelStudioClient, Project
+from annols.protocols import config
+from annols.study import roles
+from annols.study.exports import META_WARNINGS
+from annols.study.gold import with_roles
+from annols.study.judges import reframe
+
+DEFAULT_BATCH_SIZE = 20000
+# A request carries at most --batch-size tasks and about this many bytes: few requests (the
+# server spends ~0.2 s on each beyond its tasks) and bounded memory (tasks built in a second
+# pass are held in memory: one batch in flight, one being gathered).
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PushOptions:
+    title: str
+    overlap: int | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    seed: int = 0
+    with_annotations: bool = False
+    predictions: tuple[Path, ...] = ()
+    manifest_dir: Path = Path(".annols")
+    gold: tuple[Path, ...] = ()  # gold items (annols.study.gold), mixed in unseen
+    attention: int = 0  # attention checks (annols.study.attention), mixed in unseen
+    change_overlap: bool = False  # a reused project's overlap is changed only when asked
+    overlap_from: str = "--overlap"  # where ``overlap`` came from, for messages
+
+
+@dataclass
+class Scan:
+    """What the first pass found: every key once, and the original annotators."""
+
+    keys: list[str] = field(default_factory=list)
+    duplicates: int = 0
+    annotators: set[str] = field(default_factory=set)
+    annotations: int = 0
+    warnings: list[str] = field(default_factory=list)  # what the readers tolerated, one per file and line
+    spooled: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)  # key, systems, bytes in the spool
+    attention: list[str] = field(default_factory=list)  # the keys of the attention checks made, in queue order
+
+
+@dataclass(frozen=True)
+class PushReport:
+    project: Project
+    created: int
+    present: int
+    total: int
+    duplicates: int
+    annotations: int
+    predictions: int
+    manifest: Path
+    project_created: bool
+    warnings: tuple[str, ...] = ()  # what the readers tolerated in the inputs, one per file and line
+    attention: int = 0  # attention checks in the project after the push
+
+
+def annotator_email(annotator: str) -> str:
+    """The Label Studio user standing for an original annotator of an imported study.
+
+    An annotator already named by an e-mail address (a sheet's ``ann@study.org``) keeps it,
+    so the result files name them as the input did.
+    """
+    if _EMAIL.fullmatch(annotator):
+        return annotator
+    local = re.sub(r"[^A-Za-z0-9._-]+", "-", annotator).strip("-.") or "annotator"
+    return f"{local}@{ANNOTATOR_DOMAIN}"
+
+
+def scan(
+    definition: Definition,
+    inputs: Sequence[Path],
+    spool: IO[bytes] | None = None,
+    seed: int = 0,
+    gold: Sequence[Path] = (),
+    attention: int = 0,
+) -> Scan:
+    """Read every input once, checking it; raises InputError at the first bad record.
+
+    With a ``spool``, each task (first occurrence of its key, without judgments or
+    predictions) is also built and written to it as the JSON a push sends, so that a
+    push needs no second pass over the inputs.
+    """
+    result = Scan()
+    seen: set[str] = set()
+    pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
+    pending_size = 0
+    study = 0
+    for task, role in with_roles(definition, inputs, gold, seed, attention):
+        _check_task(definition, task)
+        result.warnings.extend(str(w) for w in task.warnings)
+        if role in (None, roles.STUDY):
+            study += 1
+        for a in task.annotations:  # a repeated record's too: they are added to its first task
+            result.annotators.add(a.annotator)
+            result.annotations += 1
+        if task.key in seen:
+            result.duplicates += 1
+            continue
+        seen.add(task.key)
+        result.keys.append(task.key)
+        if role == roles.ATTENTION:
+            result.attention.append(task.key)
+        if spool is not None:
+            systems, payload = _payload(definition, task, seed=seed, role=role)
+            data = jsontext.dumps(payload, ensure_ascii=False).encode("utf-8")
+            pending.append(data)
+            pending_size += len(data)
+            if pending_size >= 1 << 20:
+                spool.write(b"".join(pending))
+                pending, pending_size = [], 0
+            result.spooled.append((task.key, systems, len(data)))
+    if not study:  # an empty input is a mistake, not a study of none: refused before anything is written or sent
+        # Named together: a format may read its files as one input (a sheet and its mapping).
+        raise InputError(", ".join(map(str, inputs)), "", "", "holds no records (an empty file or folder, or a "
+                         "header without rows): nothing was written or sent")  # fmt: skip
+    if spool is not None and pending:
+        spool.write(b"".join(pending))
+    return result
+
+
+def _check_task(definition: Definition, task: SourceTask) -> None:
+    missing = [f for f in config.data_fields(definition) if f not in task.data]
+    if missing:  # a format bug rather than bad input, but say where
+        raise InputError(task.location, "", missing[0], "the task lacks this field of the labeling config")
+    candidates = blinding.candidate_fields(definition)
+    if candidates and task.systems and len(task.systems) != len(candidates):
+        raise InputError(task.location, "", "systems", f"{len(task.systems)} systems for {len(candidates)} candidates")
+
+
+def check_with_annotations(definition: Definition, inputs: Sequence[Path], found: Scan) -> None:
+    """``--with-annotations`` on inputs that hold no judgment is refused, not ignored: say what the input needs."""
+    if found.annotations:
+        return
+    needed = getattr(format_for(definition), "annotations_needed", "the judgments of the protocol's own format")
+    raise InputError(
+        inputs[0] if inputs else "", "", "", f"--with-annotations, but the input holds no judgments; it needs {needed}"
+    )
+
+
+def load_predictions(definition: Definition, paths: Sequence[Path]) -> dict[str, SourcePrediction]:
+    if not paths:
+        return {}
+    return dict(format_for(definition).read_predictions(paths, definition))
+
+
+def build_tasks(
+    definition: Definition,
+    inputs: Sequence[Path],
+    *,
+    seed: int = 0,
+    with_annotations: bool = False,
+    predictions: dict[str, SourcePrediction] | None = None,
+    user_ids: dict[str, int] | None = None,
+    gold: Sequence[Path] = (),
+    attention: int = 0,
+) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
+    """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
+
+    ``repeat`` marks a record whose key came earlier in the input: the same task again,
+    whose judgments (if any) belong to the first one.
+    """
+    seen: set[str] = set()
+    # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
+    # such tasks are shuffled like any. The shipped formats' judgments keep the order their annotators saw.
+    moves = with_annotations and bool(getattr(format_for(definition), "moves_judgments", False))
+    for task, role in with_roles(definition, inputs, gold, seed, attention):
+        repeat = task.key in seen
+        seen.add(task.key)
+        prediction = None if repeat else (predictions or {}).get(task.key)
+        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role, moves)
+        yield task.key, systems, payload, repeat
+
+
+def _payload(
+    definition: Definition,
+    task: SourceTask,
+    seed: int = 0,
+    with_annotations: bool = False,
+    prediction: SourcePrediction | None = None,
+    user_ids: dict[str, int] | None = None,
+    role: str | None = None,
+    moves: bool = False,
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries.
+    ``moves``: its judgments move with the shuffled candidates (else a judged task keeps the input order)."""
+    # Judgments already made refer to the input order: keep it for tasks that carry them, or move them.
+    keep = task.fixed_order or (with_annotations and bool(task.annotations) and not moves)
+    data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
+    meta: dict[str, Any] = {blinding.META_KEY: task.key}
+    if task.warnings:  # kept with the task, so a pull can say what was tolerated in its input
+        meta[META_WARNINGS] = [str(w) for w in task.warnings]
+    if systems:
+        meta[blinding.META_SYSTEMS] = blinding.encode_systems(systems)
+        meta[blinding.META_ORDER] = order
+    if role is not None:  # a push with gold items: every task carries a role tag of the same length
+        meta[roles.META_TAG] = roles.encode_tag(task.key, role)
+    payload: dict[str, Any] = {"data": fields.to_label_studio(data), "meta": meta}
+    if with_annotations and task.annotations:
+        payload["annotations"] = [
+            _annotation(reframe(definition, a.result, order, tuples=True) if moves else a.result, a.lead_time,
+                        (user_ids or {}).get(annotator_email(a.annotator)))
+            for a in task.annotations
+        ]  # fmt: skip
+    if prediction is not None:
+        item: dict[str, Any] = {"result": prediction.result, "model_version": prediction.model_version}
+        if prediction.score is not None:
+            item["score"] = prediction.score
+        payload["predictions"] = [item]
+    return systems, payload
+
+
+def _annotation(result: list[dict[str, Any]], lead_time: float | None, user_id: int | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"result": result}
+    if user_id is not None:
+        out["completed_by"] = user_id
+    if lead_time is not None:
+        out["lead_time"] = lead_time
+    return out
+
+
+def manifest_path(manifest_dir: Path, title: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", title).strip("-") or "project"
+    return manifest_dir / f"{slug}.manifest.jsonl"
+
+
+def write_manifest(
+    path: Path,
+    header: dict[str, Any],
+    tasks: dict[str, tuple[int | None, tuple[str, ...]]],
+    attention: Collection[str] = (),
+) -> None:
+    """The local record of a project's tasks: key, task id, systems shown, and the role of the
+    attention checks (``attention``: their keys), so that a later push can count them (no secrets)."""
+    with files.atomic_open(path) as f:
+        f.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for key, (task_id, systems) in tasks.items():
+            row: dict[str, Any] = {"key": key, "task_id": task_id, "systems": list(systems)}
+            if key in attention:
+                row["role"] = roles.ATTENTION
+            f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
+
+
+def read_manifest_tasks(
+    path: Path,
+) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]], set[str]]:
+    """The header, key -> (task id, systems shown), and the keys of the attention checks of a
+    manifest written by push ({}, {} and an empty set if none)."""
+    if not path.exists():
+        return {}, {}, set()
+    tasks: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    attention: set[str] = set()
+    try:
+        with open(path, encoding="utf-8") as f:
+            header = json.loads(next(f, "{}"))
+            for line in f:
+                row = json.loads(line)
+                task_id = row.get("task_id")
+                tasks[row["key"]] = (task_id if isinstance(task_id, int) else None, tuple(row.get("systems") or ()))
+                if row.get("role") == roles.ATTENTION:
+                    attention.add(row["key"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {}, {}, set()  # not ours or damaged: the server listing decides
+    return (header if isinstance(header, dict) else {}), tasks, attention
+
+
+def read_manifest(path: Path) -> dict[str, tuple[str, ...]]:
+    """Key -> systems shown, from a manifest written by push (empty if there is none)."""
+    out: dict[str, tuple[str, ...]] = {}
+    if not path.exists():
+        return out
+    with open(path, encoding="utf-8") as f:
+        next(f, None)  # header
+        for line in f:
+            row = json.loads(line)
+            out[row["key"]] = tuple(row.get("systems") or ())
+    return out
+
+
+def ensure_project(
+    client: LabelStudioClient, definition: Definition, options: PushOptions, found: Future[Project | None] | None = None
+) -> tuple[Project, bool]:
+    """The project titled ``options.title`` (looked up, or ``found`` already): reused if its config matches,
+    created otherwise."""
+    wanted = config.label_config(definition)
+    existing = client.find_project(options.title) if found is None else found.result()
+    if existing is None:
+        project, made = client.create_project(
+            options.title, wanted, config.instructions(definition), overlap=options.overlap or 1
+        )
+        if made:
+            return project, True
+        existing = project  # another push made it at the same moment: checked as any project found
+    if _normalise(existing.label_config) != _normalise(wanted):
+        raise ServerError(
+            f"project {options.title!r} on {client.url} exists with a different labeling config than "
+            f"{definition.name}{' ' + definition.variant if definition.variant else ''}: "
+            "push into another --project, or check the protocol and variant"
+        )
+    if options.overlap is not None:
+        _keep_or_change_overlap(client, existing, options)
+    return existing, False
+
+
+def _keep_or_change_overlap(client: LabelStudioClient, project: Project, options: PushOptions) -> None:
+    """Refuse to change a reused project's overlap unless asked (``change_overlap``); then say so.
+
+    Annotators may already be at work: a different overlap changes which tasks count as done.
+    """
+    current = client.project(project.id).get("maximum_annotations")
+    if current == options.overlap:
+        return
+    if current is None:  # a server that does not say: set it, as there is nothing to keep
+        client.update_project(project.id, maximum_annotations=options.overlap)
+        return
+    if not options.change_overlap:
+        raise AnnolsError(
+            f"project {options.title!r} asks for {current} annotator(s) per task, this push for "
+            f"{options.overlap} ({options.overlap_from}): nothing was sent; add --change-overlap to change the "
+            f"project's overlap, or give --overlap {current} to keep it"
+        )
+    client.update_project(project.id, maximum_annotations=options.overlap)
+    client.notice(f"Changed the overlap of project {options.title!r} from {current} to {options.overlap}")
+
+
+def _normalise(xml: str) -> str:
+    return re.sub(r">\s+<", "><", xml.strip())
+
+
+def ensure_users(client: LabelStudioClient, annotators: set[str]) -> dict[str, int]:
+    """A Label Studio user per original annotator (created if missing): email -> id."""
+    users = client.users()
+    for annotator in sorted(annotators):
+        email = annotator_email(annotator)
+        if email not in users:
+            users[email] = client.create_user(email, first_name=annotator)
+    return users
+
+
+def push(
+    client: LabelStudioClient,
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: PushOptions,
+    on_progress: Callable[[int, int], None] | None = None,
+    on_project: Callable[[Project, bool], None] | None = None,
+) -> PushReport:
+    """Push the inputs into the project; safe to re-run. ``on_project(project, created)`` once the
+    project is there, ``on_progress(done, total)`` after each batch."""
+    if options.batch_size < 1:
+        raise AnnolsError("--batch-size must be at least 1")
+    # Plain tasks are built once, in the first pass, into a temporary spool file; tasks with
+    # judgments or predictions (which need user ids and predictions read later) are built
+    # in a second pass over the inputs.
+    spooling = not options.with_annotations and not options.predictions
+    with contextlib.ExitStack() as stack:
+        spool = stack.enter_context(tempfile.TemporaryFile(prefix="annols-push-")) if spooling else None
+        return _push(client, definition, inputs, options, spool, on_progress, on_project)
+
+
+def _push(
+    client: LabelStudioClient,
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: PushOptions,
+    spool: IO[bytes] | None,
+    on_progress: Callable[[int, int], None] | None,
+    on_project: Callable[[Project, bool], None] | None = None,
+) -> PushReport:
+    manifest = manifest_path(options.manifest_dir, options.title)
+    # The project is looked up (read only) while the inputs are read: the server answers meanwhile.
+    # A daemon thread: bad input is reported at once, even if the server is slow to answer.
+    project = _in_background(client.find_project, options.title)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as beside:
+        found = None
+        if _scan_path(manifest).exists() and not (options.gold or options.attention):
+            found = _cached_scan(client, manifest, input_fingerprint(definition, inputs))
+        from_cache = found is not None
+        if found is None:
+            stamp = _input_stamp(inputs)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention)
+            # The digest is taken while the server imports (hashing releases the GIL); it is
+            # kept only if no input changed meanwhile, so it is the digest of what was checked.
+            fingerprinting = beside.submit(input_fingerprint, definition, inputs)
+        try:
+            return _push_checked(
+                client,
+                definition,
+                inputs,
+                options,
+                spool,
+                on_progress,
+                manifest,
+                found,
+                from_cache,
+                project,
+                on_project,
+            )
+        finally:
+            if not from_cache:
+                fingerprint = fingerprinting.result()
+                if stamp is not None and _input_stamp(inputs) == stamp and not (options.gold or options.attention):
+                    _save_scan(manifest, fingerprint, found)
+
+
+def _in_background(function: Callable[..., T], *args: Any) -> Future[T]:
+    """``function(*args)`` in a daemon thread (one that does not keep the process alive)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args))
+        except BaseException as e:  # handed to whoever asks for the result
+            future.set_exception(e)
+
+    threading.Thread(target=run, name="annols-lookup", daemon=True).start()
+    return future
+
+
+def _push_checked(
+    client: LabelStudioClient,
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: PushOptions,
+    spool: IO[bytes] | None,
+    on_progress: Callable[[int, int], None] | None,
+    manifest: Path,
+    found: Scan,
+    from_cache: bool,
+    project_found: Future[Project | None],
+    on_project: Callable[[Project, bool], None] | None = None,
+) -> PushReport:
+    """The push once the first pass found every input record good (or its findings were cached)."""
+    if options.with_annotations:
+        check_with_annotations(definition, inputs, found)
+    predictions = load_predictions(definition, options.predictions)
+    known = set(found.keys)
+    unknown = [k for k in predictions if k not in known]
+    if unknown:
+        raise InputError(
+            options.predictions[0], "", "", f"{len(unknown)} prediction(s) match no input task (first key {unknown[0]})"
+        )
+
+    if options.with_annotations and options.overlap is None and found.annotators:
+        # An imported study brings its overlap: every task was judged by up to this many annotators.
+        options = dataclasses.replace(options, overlap=len(found.annotators),
+                                      overlap_from="the input's annotators, --with-annotations")  # fmt: skip
+    if project_found.result() is None:  # a new project: checked before it is made
+        _attention_dropped(found.attention, set(), options.attention, inputs)
+    project, created_project = ensure_project(client, definition, options, project_found)
+    if on_project is not None:
+        on_project(project, created_project)
+    user_ids = ensure_users(client, found.annotators) if options.with_annotations else {}
+
+    header = {
+        "protocol": definition.name,
+        "variant": definition.variant,
+        "project": options.title,
+        "project_id": project.id,
+        "url": client.url,
+        "seed": options.seed,
+    }
+    present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    recorded: dict[str, Any] = {}  # the manifest's header, when the manifest is confirmed
+    # A project this push made is empty, unless another push of the same title reused it before
+    # this one looked (it was counted after its creation): then it is listed as any project is.
+    fresh = created_project and not project.task_count
+    # --attention N is the number of attention checks in the project: this push keeps, of the
+    # checks it made, those already there and as many more as the project lacks. Which are
+    # there: the manifest's, confirmed on the server with the push's keys, or else the listing's.
+    recorded_header, recorded_tasks, attention = ({}, {}, set()) if fresh else read_manifest_tasks(manifest)
+    dropped = _attention_dropped(found.attention, attention, options.attention)
+    counted = sorted(attention - set(found.keys)) if options.attention else []  # other pushes' checks
+    keys = [k for k in found.keys if k not in dropped] + counted
+    confirmed = None if fresh else _confirmed_manifest(client, project.id, recorded_header, recorded_tasks, keys)
+    if confirmed is not None:
+        recorded, present = confirmed
+    else:
+        if from_cache:  # the server no longer has them all: check every record, as any push does
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention)
+        attention = set()
+        if not fresh:
+            present = _listed(client, project.id, attention)
+        dropped = _attention_dropped(found.attention, attention, options.attention, inputs)
+    if dropped:
+        found = dataclasses.replace(found, keys=[k for k in found.keys if k not in dropped])
+    attention.update(k for k in found.attention if k not in dropped)
+    already = sum(1 for k in found.keys if k in present)
+    todo = len(found.keys) - already
+    if on_progress:
+        on_progress(0, todo)
+    sent = _Sent()
+    if todo or recorded != header:  # else the manifest already says all there is to say
+        failure: BaseException | None = None
+        try:
+            if todo:
+
+                def progress() -> None:
+                    if on_progress:
+                        on_progress(sent.done, todo)
+
+                # Judgments on a task that appears again later in the input: added once the task exists.
+                repeated: list[tuple[str, dict[str, Any]]] = []
+                before = frozenset(present)
+
+                def tasks() -> Iterator[_Ready]:
+                    """The tasks still missing (asked again after a failed import)."""
+                    if spool is not None:
+                        return _from_spool(spool, found.spooled, present, dropped)
+                    repeated.clear()
+                    return _built(
+                        definition, inputs, options, predictions, user_ids, present, dropped, before, repeated
+                    )
+
+                def recount() -> None:  # after a listing: what this push added, confirmed or not
+                    sent.done = sum(1 for k in found.keys if k in present) - already
+                    sent.count_carried(present)
+
+                # Counted before the keys were listed: any task beyond these, another push's too, is checked.
+                expected = (project.task_count or 0) + todo
+                _import(client, project.id, tasks, options.batch_size, present, sent, progress, recount)
+                _remove_replayed(client, project.id, expected, present, before)
+                for key, a in repeated:
+                    target = present[key][0]
+                    if target is not None:
+                        client.create_annotation(
+                            target, a["result"], completed_by=a.get("completed_by"), lead_time=a.get("lead_time")
+                        )
+                        sent.annotations += 1
+        except BaseException as e:
+            failure = e
+            raise
+        finally:
+            # Whatever happened, record what is known to be in the project.
+            _record(manifest, header, present, attention, project, client.url, sent, failure)
+    return PushReport(
+        project=project,
+        created=sent.done,
+        present=already,
+        total=len(found.keys),
+        duplicates=found.duplicates,
+        annotations=sent.annotations,
+        predictions=sent.predictions,
+        manifest=manifest,
+        project_created=created_project,
+        warnings=tuple(found.warnings),
+        attention=sum(1 for k in attention if k in present),
+    )
+
+
+def _record(
+    manifest: Path,
+    header: dict[str, Any],
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    attention: Collection[str],
+    project: Project,
+    url: str,
+    sent: _Sent,
+    failure: BaseException | None,
+) -> None:
+    """Write the manifest; if it cannot be written after a push that went well, say what was imported."""
+    try:
+        write_manifest(manifest, header, present, attention)
+    except WriteError as e:
+        if failure is not None:
+            return  # the push's own error is the one to report; a re-run lists the project instead
+        raise AnnolsError(
+            f"imported {sent.done} task(s) into project {project.title!r} ({url}/projects/{project.id}), "
+            f"but the manifest could not be written ({e}); free some space and re-run the push: "
+            "it resumes from the server and sends nothing twice"
+        ) from e
+
+
+def _remove_replayed(
+    client: LabelStudioClient,
+    project_id: int,
+    expected: int,
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    before: frozenset[str],
+) -> None:
+    """Remove tasks made twice, keeping the first of each key.
+
+    Two ways a task arrives twice: on SQLite, Label Studio's DatabaseIsLockedRetryMiddleware
+    replays a whole import that hit "database is locked", even after it was committed (the
+    answer names one copy of each task, the project holds two); and another push of the same
+    input may import the same keys at the same moment. Only when the project holds more tasks
+    than it held plus those sent are the keys listed. Of the tasks sharing a key this push
+    added, the lowest id is kept (the same rule in every push, so two pushes at once agree)
+    and the others are deleted, if nobody has annotated them yet. The push whose import ends
+    last lists after every other import was committed, so it sees every copy. A listing
+    runs again while it finds copies: another push's deletions meanwhile shift its pages.
+    """
+    if int(client.project(project_id).get("task_number") or 0) <= expected:
+        return
+    removed = 0
+    for _ in range(3):
+        copies: dict[str, list[tuple[int, int]]] = {}  # key -> (task id, annotations)
+        for task in client.task_fields(project_id, "id,meta,total_annotations"):
+            key = (task.get("meta") or {}).get(blinding.META_KEY)
+            if isinstance(key, str) and key in present and key not in before:  # a key this push sent
+                copies.setdefault(key, []).append((int(task["id"]), int(task.get("total_annotations") or 0)))
+        extra = []
+        for key, found in copies.items():
+            found.sort()
+            extra += [task_id for task_id, annotations in found[1:] if not annotations]
+            present[key] = (found[0][0], present.get(key, (None, ()))[1])
+        if not extra:
+            break
+        client.delete_tasks(project_id, extra)
+        removed += len(extra)
+    if removed:
+        client.notice(
+            f"Removed {removed} task(s) made twice (a replayed import, or another push of this input "
+            "at the same moment): each is there once"
+        )
+
+
+def _import(
+    client: LabelStudioClient,
+    project_id: int,
+    tasks: Callable[[], Iterator[_Ready]],
+    batch_size: int,
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    sent: _Sent,
+    progress: Callable[[], None],
+    recount: Callable[[], None],
+) -> None:
+    """Send ``tasks()`` in batches. An import is never sent again blindly: after one that failed in a
+    way that may pass (its answer lost or timed out, any 5xx), the keys in the project are listed and
+    only the tasks still missing are sent, a bounded number of times without progress.
+
+    A timed-out import may still be running on the server when the keys are listed (SQLite's
+    middleware replays a locked request for up to about 15 minutes): if it commits after the
+    missing tasks were sent again, its copies are removed by :func:`_remove_replayed` only if
+    they arrived before the push ends."""
+    failures = 0
+    while True:
+        done = sent.done
+        try:
+            _send(client, project_id, tasks(), batch_size, present, sent, progress)
+            return
+        except TransientServerError as e:
+            failures = 1 if sent.done > done else failures + 1
+            if failures > client.retries:
+                raise
+            client.pause(f"{e.reason} to an import", failures, then="listing the tasks that arrived")
+            present.update(_listed(client, project_id))
+            recount()
+            progress()
+
+
+def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | None:
+    """A digest of everything that decides what the first pass finds: the annols version, the
+    definition (its config) and the bytes of every input file; None if an input is missing."""
+    digest = hashlib.blake2b(digest_size=24)
+    identity = [__version__, definition.name, definition.variant, definition.format, config.label_config(definition)]
+    digest.update(json.dumps(identity).encode("utf-8"))
+    try:
+        for path in map(Path, inputs):
+            members = _input_files(path)
+            if members is None:
+                return None
+            digest.update(b"\0input\0")
+            for member in members:
+                digest.update(os.fsencode(member.relative_to(path)) + b"\0" if member != path else b"\0")
+                with open(member, "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        digest.update(chunk)
+    except OSError:
+        return None  # the first pass reports it
+    return digest.hexdigest()
+
+
+def _input_files(path: Path) -> list[Path] | None:
+    """The files of one input (a file, or every file below a folder, sorted); None if it is missing."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file())
+    return [path] if path.is_file() else None
+
+
+def _input_stamp(inputs: Sequence[Path]) -> tuple[tuple[str, int, int], ...] | None:
+    """Size and modification time of every input file (None if one is missing): a cheap "unchanged?"."""
+    stamp = []
+    try:
+        for path in map(Path, inputs):
+            members = _input_files(path)
+            if members is None:
+                return None
+            for member in members:
+                info = member.stat()
+                stamp.append((str(member), info.st_size, info.st_mtime_ns))
+    except OSError:
+        return None
+    return tuple(stamp)
+
+
+def _scan_path(manifest: Path) -> Path:
+    return manifest.with_name(manifest.name.removesuffix(".manifest.jsonl") + ".scan.json")
+
+
+def _save_scan(manifest: Path, fingerprint: str | None, found: Scan) -> None:
+    """Remember what the first pass found for these exact inputs (see :func:`_cached_scan`)."""
+    if fingerprint is None:
+        return
+    record = {
+        "fingerprint": fingerprint,
+        "keys": found.keys,
+        "duplicates": found.duplicates,
+        "annotators": sorted(found.annotators),
+        "annotations": found.annotations,
+        "warnings": found.warnings,
+    }
+    with contextlib.suppress(OSError, WriteError):  # only a shortcut: a read-only folder costs speed, not correctness
+        files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False))
+
+
+def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | None) -> Scan | None:
+    """The first pass's findings of an earlier push of the same bytes, when they can stand in for reading.
+
+    Only for a re-push that will send nothing: the manifest of the same project (same id,
+    same server) must name a task id for every key; the server still confirms them
+    before the push trusts it (:func:`_confirmed_manifest`).
+    """
+    if fingerprint is None:
+        return None
+    try:
+        record = json.loads(_scan_path(manifest).read_text(encoding="utf-8"))
+        if record.get("fingerprint") != fingerprint:
+            return None
+        found = Scan(
+            keys=[str(k) for k in record["keys"]],
+            duplicates=int(record["duplicates"]),
+            annotators={str(a) for a in record["annotators"]},
+            annotations=int(record["annotations"]),
+            warnings=[str(w) for w in record.get("warnings", [])],
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    # Which project it is, and whether the server still has those tasks, is confirmed later.
+    header, tasks, _ = read_manifest_tasks(manifest)
+    if header.get("url") != client.url or any(tasks.get(k, (None,))[0] is None for k in found.keys):
+        return None
+    return found
+
+
+@dataclass
+class _Sent:
+    """What the imports of one push created."""
+
+    done: int = 0
+    annotations: int = 0
+    predictions: int = 0
+    # Key -> (annotations, predictions) of every task sent with any, its answer come or lost.
+    carried: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def count_carried(self, present: dict[str, Any]) -> None:
+        """Annotations and predictions of the tasks sent that are in the project (``present``, just
+        listed): a task is imported with its annotations and predictions in one transaction."""
+        arrived = [counts for key, counts in self.carried.items() if key in present]
+        self.annotations = sum(a for a, _ in arrived)
+        self.predictions = sum(p for _, p in arrived)
+
+
+@dataclass
+class _Batch:
+    """Tasks serialised for one import request: each task's JSON bytes, with what the manifest needs."""
+
+    parts: list[bytes | FilePart] = field(default_factory=list)
+    # key, systems shown, annotations, predictions
+    tasks: list[tuple[str, tuple[str, ...], int, int]] = field(default_factory=list)
+    size: int = 0
+
+
+# A task ready to send: key, systems shown, annotations, predictions, its JSON (or where it is).
+_Ready = tuple[str, tuple[str, ...], int, int, bytes | FilePart]
+
+
+def _listed(
+    client: LabelStudioClient, project_id: int, attention: set[str] | None = None
+) -> dict[str, tuple[int | None, tuple[str, ...]]]:
+    """Key -> (task id, systems shown) of every annols task in the project, from the server; the
+    keys of the attention checks (by their role tag) go to ``attention``."""
+    present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    for task_id, meta in client.task_meta(project_id):
+        key = meta.get(blinding.META_KEY)
+        if isinstance(key, str):
+            systems = meta.get(blinding.META_SYSTEMS)
+            present[key] = (task_id, blinding.decode_systems(systems) if isinstance(systems, str) else ())
+            if attention is not None and roles.role_of(meta, key) == roles.ATTENTION:
+                attention.add(key)
+    return present
+
+
+def _attention_dropped(
+    made: Sequence[str], there: set[str], wanted: int, inputs: Sequence[Path] | None = None
+) -> set[str]:
+    """The attention checks this push made (``made``, in queue order) that it leaves out: the
+    project holds ``there`` and should hold ``wanted``, so the first checks it lacks are kept.
+
+    With ``inputs`` (the project's checks are known), an input too small to make the missing
+    checks from is an error, before anything is sent.
+    """
+    missing = max(0, wanted - len(there))
+    new = [k for k in made if k not in there]
+    if inputs is not None and len(new) < missing:
+        raise InputError(inputs[0], "", "", f"--attention {wanted} needs {missing} more attention check(s) than "
+                         f"the project holds ({len(there)}), each made from a study item; the input holds "
+                         f"{len(new)} that are not one already")  # fmt: skip
+    return set(new[missing:])
+
+
+MAX_ID_RUNS = 50  # beyond this many requests, listing the keys is as cheap
+
+
+def _confirmed_manifest(
+    client: LabelStudioClient,
+    project_id: int,
+    header: dict[str, Any],
+    tasks: dict[str, tuple[int | None, tuple[str, ...]]],
+    keys: Sequence[str],
+) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]]] | None:
+    """The manifest's header and tasks if they provably hold every input key, else None (then the server is listed).
+
+    Proof: the manifest was written for this project on this server and names a task id
+    for every key; the server counts every one of those ids in the project (task ids are
+    never reused and annols never changes a task's key), checked per run of consecutive
+    ids with one cheap request; and the tasks at both ends of each run carry the keys the
+    manifest says (against a server whose database was replaced by another one).
+    """
+    if header.get("project_id") != project_id or header.get("url") != client.url:
+        return None
+    key_of: dict[int, str] = {}
+    for key in keys:
+        task_id = tasks.get(key, (None, ()))[0]
+        if task_id is None:
+            return None
+        key_of[task_id] = key
+    runs = _runs(sorted(key_of))
+    if len(runs) > MAX_ID_RUNS:
+        return None
+    for low, high in runs:
+        for start, expected in ((low, high - low + 1), (high, 1)):
+            count, first = client.id_range(project_id, start, high)
+            if count != expected or first is None or first[0] != start:
+                return None
+            if first[1].get(blinding.META_KEY) != key_of[start]:
+                return None
+    return header, tasks
+
+
+def _runs(ids: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted distinct ids as (first, last) runs of consecutive ids."""
+    runs: list[tuple[int, int]] = []
+    for i in ids:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+def _from_spool(
+    spool: IO[bytes], spooled: Sequence[tuple[str, tuple[str, ...], int]], present: dict[str, Any], left: set[str]
+) -> Iterator[_Ready]:
+    """The spooled tasks the project does not have yet, but those ``left`` out, in input order (read when sent)."""
+    spool.flush()
+    offset = 0
+    for key, systems, length in spooled:
+        if key not in present and key not in left:
+            yield key, systems, 0, 0, FilePart(spool.fileno(), offset, length)
+        offset += length
+
+
+def _built(
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: PushOptions,
+    predictions: dict[str, SourcePrediction],
+    user_ids: dict[str, int],
+    present: dict[str, Any],
+    left: set[str],
+    before: frozenset[str],
+    repeated: list[tuple[str, dict[str, Any]]],
+) -> Iterator[_Ready]:
+    """The tasks the project does not have yet, but those ``left`` out, built in a second pass over the inputs.
+
+    Judgments on a repeated record of a task this push adds (not in ``before``) go to ``repeated``.
+    """
+    for key, systems, task, repeat in build_tasks(
+        definition,
+        inputs,
+        seed=options.seed,
+        with_annotations=options.with_annotations,
+        predictions=predictions,
+        user_ids=user_ids,
+        gold=options.gold,
+        attention=options.attention,
+    ):
+        if repeat:
+            if key not in before:
+                repeated.extend((key, a) for a in task.get("annotations", ()))
+            continue
+        if key in present or key in left:
+            continue
+        data = jsontext.dumps(task, ensure_ascii=False).encode("utf-8")
+        yield key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data
+
+
+def _send(
+    client: LabelStudioClient,
+    project_id: int,
+    tasks: Iterator[_Ready],
+    batch_size: int,
+    present: dict[str, tuple[int | None, tuple[str, ...]]],
+    sent: _Sent,
+    progress: Callable[[], None],
+) -> None:
+    """Import the tasks in batches; each batch is gathered while the previous one is sent.
+
+    ``present`` and ``sent`` are updated after each batch the server confirmed, also when
+    a later one fails.
+    """
+    pending: tuple[Future[list[int]], _Batch] | None = None
+
+    def settle() -> None:
+        """Wait for the request in flight and record what it created."""
+        nonlocal pending
+        if pending is None:
+            return
+        future, in_flight = pending
+        pending = None
+        # A busy server (SQLite under annotators' saves) can take minutes: say so.
+        with client.waiting(f"Label Studio is still importing {len(in_flight.tasks)} tasks"):
+            ids = future.result()
+        in_flight.parts.clear()
+        for i, (key, systems, annotated, predicted) in enumerate(in_flight.tasks):
+            present[key] = (ids[i] if i < len(ids) else None, systems)
+            sent.annotations += annotated
+            sent.predictions += predicted
+        sent.done += len(in_flight.tasks)
+        progress()
+
+    batch = _Batch()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-import") as sender:
+
+        def submit() -> None:
+            nonlocal pending, batch
+            settle()
+            for key, _, annotated, predicted in batch.tasks:  # counted once listed, should the answer be lost
+                if annotated or predicted:
+                    sent.carried[key] = (annotated, predicted)
+            pending = (sender.submit(client.import_serialised, project_id, batch.parts), batch)
+            batch = _Batch()
+
+        try:
+            for key, systems, annotated, predicted, data in tasks:
+                length = data.length if isinstance(data, FilePart) else len(data)
+                if batch.tasks and (len(batch.tasks) >= batch_size or batch.size + length > MAX_REQUEST_BYTES):
+                    submit()
+                batch.parts.append(data)
+                batch.tasks.append((key, systems, annotated, predicted))
+                batch.size += length + 1
+            if batch.tasks:
+                submit()
+            settle()
+        finally:
+            if pending is not None:  # an error while gathering: still record the batch in flight
+                with contextlib.suppress(Exception):
+                    settle()
+
+
+def write_task_file(
+    definition: Definition,
+    inputs: Sequence[Path],
+    output: Path,
+    *,
+    seed: int = 0,
+    with_annotations: bool = False,
+    predictions: Sequence[Path] = (),
+    manifest_dir: Path | None = None,
+) -> tuple[int, int, list[str]]:
+    """``annols tasks``: the same tasks as a push, as a Label Studio import file.
+
+    Returns (tasks, duplicates, warnings on the input)."""
+    found = scan(definition, inputs)
+    if with_annotations:
+        check_with_annotations(definition, inputs, found)
+    preds = load_predictions(definition, predictions)
+    systems_of: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    with files.atomic_open(output) as f:
+        f.write("[")
+        written = 0
+        for key, systems, task, repeat in build_tasks(
+            definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds
+        ):
+            if repeat:
+                continue
+            f.write(("," if written else "") + "\n" + jsontext.dumps(task, ensure_ascii=False))
+            written += 1
+            systems_of[key] = (None, systems)
+        f.write("\n]\n")
+    if manifest_dir is not None:
+        header = {"protocol": definition.name, "variant": definition.variant, "tasks_file": str(output), "seed": seed}
+        write_manifest(manifest_path(manifest_dir, output.stem), header, systems_of)
+    return len(found.keys), found.duplicates, found.warnings

@@ -1,0 +1,164 @@
+"""``annols plan``: the simulation against closed forms and independent estimators, the command's output."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+import pytest
+from click.testing import CliRunner
+from scipy.stats import binom, binomtest, norm
+
+from annols import protocols
+from annols.analysis import plan
+from annols.cli import main
+from annols.report import ReportOptions, read_judgments
+from annols.report.sources import read_study, resolve
+from annols.report.style import StyleCollector
+from tests.report import study
+
+
+def brute_sign_power(judgments: int, effect: float, tie_rate: float, alpha: float) -> float:
+    """Every count of decided judgments and of wins, each tested with scipy's binomtest."""
+    q = (1 + effect) / 2
+    total = 0.0
+    for d in range(judgments + 1):
+        rejected = sum(binom.pmf(k, d, q) for k in range(d + 1) if binomtest(k, d).pvalue <= alpha) if d else 0.0
+        total += binom.pmf(d, judgments, 1 - tie_rate) * rejected
+    return total
+
+
+@pytest.mark.parametrize(("items", "annotators", "effect", "tie_rate", "tests"),
+                         [(20, 2, 0.3, 0.2, 1), (30, 1, 0.5, 0.0, 2), (15, 3, 0.2, 0.4, 3)])  # fmt: skip
+def test_pairwise_without_annotator_variance_is_the_exact_sign_test_power(
+    items: int, annotators: int, effect: float, tie_rate: float, tests: int
+) -> None:
+    a = plan.Assumptions("pairwise", effect, tie_rate=tie_rate, tests=tests)
+    sims = 4000
+    simulated = plan.simulate(a, items, annotators, sims, seed=7)
+    exact = brute_sign_power(items * annotators, effect, tie_rate, 0.05 / tests)
+    assert plan.exact_pairwise_power(items * annotators, effect, tie_rate, 0.05 / tests) == pytest.approx(exact)
+    error = math.sqrt(exact * (1 - exact) / sims)
+    assert abs(simulated - exact) < 4 * error  # within Monte Carlo error (4 standard errors)
+    assert 0.05 < exact < 0.95  # a design where the check can fail
+
+
+def test_annotator_variance_costs_power_and_the_grid_finds_the_cheapest() -> None:
+    base = plan.Assumptions("pairwise", 0.3, tie_rate=0.2)
+    noisy = plan.Assumptions("pairwise", 0.3, tie_rate=0.2, annotator_sd=1.5)
+    assert plan.simulate(noisy, 60, 3, 1000, 1) < plan.simulate(base, 60, 3, 1000, 1) - 0.05
+    result = plan.plan(base, (20, 40, 80), (1, 3), simulations=300, seed=3, cost_per_judgment=0.25)
+    table = result.table()
+    assert list(zip(table["items"], table["annotators"], strict=True)) == [(20, 1), (20, 3), (40, 1), (40, 3),
+                                                                          (80, 1), (80, 3)]  # fmt: skip
+    assert list(table["cost"]) == [n * k * 0.25 for n, k in zip(table["items"], table["annotators"], strict=True)]
+    reaching = table[table["power"] >= 0.8]
+    best = result.cheapest
+    assert best is not None and best.judgments == reaching["judgments"].min()
+    assert (
+        plan.plan(base, (20, 40, 80), (1, 3), simulations=300, seed=3).designs
+        == plan.plan(base, (20, 40, 80), (1, 3), simulations=300, seed=3).designs
+    )  # seeded: the same twice
+
+
+def test_ratings_power_matches_the_normal_approximation_of_wilcoxon() -> None:
+    """Ratings without item or annotator variance: per-item means are normal with sd residual / sqrt(k); the
+    Wilcoxon test's power is close to the t-test's at n * 3 / pi samples (Noether), to a few points."""
+    a = plan.Assumptions("ratings", 0.3, item_sd=0.0, annotator_sd=0.0, residual_sd=1.0)
+    n, k = 60, 2
+    d = 0.3 / (1 / math.sqrt(k))
+    z = norm.ppf(1 - 0.025)
+    approx = norm.sf(z - d * math.sqrt(n * 3 / math.pi)) + norm.cdf(-z - d * math.sqrt(n * 3 / math.pi))
+    assert plan.simulate(a, n, k, 2000, 5) == pytest.approx(approx, abs=0.05)
+
+
+def test_ranking_gap_gives_the_asked_mean_rank_difference() -> None:
+    gap = plan.ranking_gap(0.5, 4, 0.3)
+    rng = np.random.default_rng(99)  # another seed than the bisection's
+    a = plan.Assumptions("ranking", 0.5, item_sd=0.3, positions=4)
+    ranks = plan._ranks(gap, a, (100_000, 1), rng)
+    assert float((ranks[..., 1] - ranks[..., 0]).mean()) == pytest.approx(0.5, abs=0.02)
+
+
+def balanced(seed: int, items: int, annotators: int, item_sd: float, annotator_sd: float) -> pd.DataFrame:
+    rng = random.Random(seed)
+    u = [rng.gauss(0, item_sd) for _ in range(items)]
+    b = [rng.gauss(0, annotator_sd) for _ in range(annotators)]
+    rows = [(0.4 + u[i] + b[a] + rng.gauss(0, 1), f"i{i}", f"a{a}") for i in range(items) for a in range(annotators)]
+    return pd.DataFrame(rows, columns=["y", "item", "annotator"])
+
+
+def test_pilot_variance_components_equal_the_anova_estimates_of_a_balanced_design() -> None:
+    table = balanced(4, 40, 5, 0.8, 0.5)
+    item_sd, annotator_sd = plan._components(table)
+    # Independent: expected mean squares of the two-way crossed design, one observation per cell.
+    y = table.pivot(index="item", columns="annotator", values="y").to_numpy()
+    n, k = y.shape
+    grand = y.mean()
+    ms_item = k * ((y.mean(axis=1) - grand) ** 2).sum() / (n - 1)
+    ms_annotator = n * ((y.mean(axis=0) - grand) ** 2).sum() / (k - 1)
+    resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + grand
+    ms_resid = (resid**2).sum() / ((n - 1) * (k - 1))
+    assert item_sd == pytest.approx(math.sqrt((ms_item - ms_resid) / k), rel=1e-3)
+    assert annotator_sd == pytest.approx(math.sqrt((ms_annotator - ms_resid) / n), rel=1e-3)
+
+
+def test_cli_plan_prints_the_grid_and_the_cheapest(tmp_path: Path) -> None:
+    args = ["--items", "30,60", "--annotators", "1,3", "--simulations", "200", "--effect", "0.4"]
+    result = CliRunner().invoke(main, ["plan", "pairwise-aspects", *args, "--cost-per-judgment", "0.5"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = lines.index("items\tannotators\tjudgments\tcost\tpower")
+    rows = [line.split("\t") for line in lines[header + 1 : header + 5]]
+    assert [r[:4] for r in rows] == [["30", "1", "30", "15.00"], ["30", "3", "90", "45.00"],
+                                     ["60", "1", "60", "30.00"], ["60", "3", "180", "90.00"]]  # fmt: skip
+    a = plan.override(plan.assumptions(protocols.load("pairwise-aspects")), effect=0.4)
+    assert a.tests == 3  # Holm across the protocol's three aspects
+    assert [float(r[4]) for r in rows] == [plan.simulate(a, int(r[0]), int(r[1]), 200, 0) for r in rows]
+    assert lines[-1].startswith("Cheapest design reaching power 0.8: ") or lines[-1].startswith("No design")
+
+
+def test_cli_plan_refuses_bad_values_in_one_line() -> None:
+    for args, words in ((["--effect", "1.5"], "between 0 and 1"), (["--residual-sd", "1"], "no such parameter"),
+                        (["--items", "ten"], "comma-separated")):  # fmt: skip
+        result = CliRunner().invoke(main, ["plan", "pairwise-aspects", "--simulations", "10", *args])
+        assert result.exit_code != 0 and words in result.output and "Traceback" not in result.output
+    spans = CliRunner().invoke(main, ["plan", "qa-feedback"])
+    assert spans.exit_code != 0 and "no comparison of two systems" in spans.output
+
+
+def test_cli_plan_from_a_pilot(tmp_path: Path) -> None:
+    generated = study.pairwise()
+    pull = study.write_pull(tmp_path / "pilot", generated.tasks)
+    definition = protocols.load("pairwise-aspects")
+    a = plan.from_pilot(definition, *read_judgments(definition, [pull]), plan.assumptions(definition))
+    # Independent: the tie rate and the smallest |wins - losses| / decided over every pair and aspect.
+    rows = preferences(pull, definition)
+    ties = sum(1 for r in rows if r[3] == "tie") / len(rows)
+    effects = {}
+    for key in {r[:3] for r in rows}:
+        w = sum(1 for r in rows if r[:3] == key and r[3] == "win")
+        lo = sum(1 for r in rows if r[:3] == key and r[3] == "loss")
+        if w + lo and w != lo:
+            effects[key] = abs(w - lo) / (w + lo)
+    assert a.tie_rate == pytest.approx(ties)
+    assert a.effect == pytest.approx(min(effects.values()))
+    assert a.source == str(pull)
+    result = CliRunner().invoke(main, ["plan", "pairwise-aspects", "--pilot", str(pull), "--items", "40",
+                                       "--annotators", "2", "--simulations", "50"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"From: {pull}. effect: the smallest difference in the pilot" in result.output
+
+
+def preferences(pull: Path, definition: Any) -> list[tuple[str, str, str, str]]:
+    """(aspect, system, opponent, outcome) of each preference judgment, read as the report reads it."""
+    collector = StyleCollector(definition, ReportOptions())
+    found = read_study([resolve(pull)], collector.add, None)
+    frame = collector.frame(found)
+    frame = frame[(frame["kind"] == "preference") & (frame["system"] != frame["opponent"])]
+    return [(str(q), str(s), str(o), str(v)) for q, s, o, v in
+            zip(frame["question"], frame["system"], frame["opponent"], frame["value"], strict=True)]  # fmt: skip
