@@ -292,6 +292,7 @@ def _parse_time(value: Any) -> datetime:
 def agreement_tables(definition: Definition, pull_dir: Path) -> list[dict[str, Any]]:
     """The agreement tables of the report of the pull in ``pull_dir`` (title, columns, rows)."""
     from annols.report import build_report
+    from annols.report.model import header, rows
 
     with tempfile.TemporaryDirectory(prefix="annols-status-report-") as tmp:
         result = build_report(definition, [pull_dir], Path(tmp))
@@ -299,7 +300,7 @@ def agreement_tables(definition: Definition, pull_dir: Path) -> list[dict[str, A
     for section in result.sections:
         for table in section.tables:
             if any(word in f"{section.title} {table.title}".lower() for word in AGREEMENT_WORDS):
-                out.append({"title": table.title, "columns": table.header, "rows": table.rows()})
+                out.append({"title": table.title, "columns": header(table), "rows": rows(table)})
     return out
 
 

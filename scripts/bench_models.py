@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from annols.analysis import models  # noqa: E402
+from annols.analysis.options import AnalysisOptions  # noqa: E402
 from annols.judgments import TIDY_COLUMNS  # noqa: E402
-from annols.report.common import ReportOptions  # noqa: E402
 
 LABELS = np.array(["1", "2", "3", "4", "5"], dtype=object)
 ACCURACY = (0.8, 0.7, None)
@@ -62,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     tidy, truth = table(args.items)
     start = time.perf_counter()
-    (section,) = models.sections(tidy, ReportOptions(bootstrap=args.bootstrap))
+    (section,) = models.sections(tidy, AnalysisOptions(bootstrap=args.bootstrap))
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     items = section.tables[1].frame

@@ -4,6 +4,12 @@ Label Studio's open-source edition computes no agreement statistics; this turns 
 several pulls of one protocol into ``REPORTDIR/report.md``, a self-contained
 ``report.html`` (plots embedded), ``plots/*.png`` and ``tables/*.csv``.
 
+The report arranges and renders; it computes no statistic. Every number comes from
+:mod:`annols.analysis`, which returns plain data (findings of tables and figures,
+:mod:`annols.analysis.results`); the report writes each table as CSV, in report.md,
+report.html and paper.tex (:mod:`annols.report.model` writes the cells), and draws each
+figure to a PNG (:mod:`annols.report.plots`) once the analyses are done.
+
 The sources are streamed once (:mod:`annols.report.sources`); while they stream, a
 collector keeps compact rows of each submitted annotation. Every report has the sources,
 annotations and median lead time per annotator, items with fewer annotators than the
@@ -36,15 +42,16 @@ from pathlib import Path
 from annols import __version__, files, hidden_judges
 from annols.analysis import naming
 from annols.analysis.judges import EPSILON
+from annols.analysis.results import Finding
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.judges import Judges
 from annols.pull import check_export_protocol
-from annols.report import paper, render
+from annols.report import paper, plots, render
 from annols.report.adjudicated import adjudicated_sections
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.judges import JudgeCollector
-from annols.report.model import Legend, Section
+from annols.report.model import Legend
 from annols.report.models import ModelsCollector, model_sections
 from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
@@ -59,7 +66,7 @@ class ReportResult:
     files: list[Path]
     items: int
     annotations: int  # judgments counted: one per item and annotator
-    sections: list[Section]
+    sections: list[Finding]
 
 
 _MODULES = {
@@ -151,12 +158,15 @@ def _intro(definition: Definition, study: Study, options: ReportOptions, left_ou
           "the gold items section shows them."] if left_out else [])  # fmt: skip
 
 
-def _write(definition: Definition, study: Study, sections: list[Section], options: ReportOptions,
+def _write(definition: Definition, study: Study, sections: list[Finding], options: ReportOptions,
            out_dir: Path, left_out: list[str] | None = None) -> ReportResult:  # fmt: skip
     written: list[Path] = []
+    pngs: dict[str, bytes] = {}  # drawn here, after the analyses have let their tables go; embedded below
     for section in sections:
         written += [render.write_csv(table, out_dir) for table in section.tables]
-        written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
+        for figure in section.figures:
+            pngs[figure.name] = plots.png(figure)
+            written.append(render.write_plot_png(figure.name, pngs[figure.name], out_dir))
     written += [render.write_csv(table, out_dir) for table in csv_only_tables(study)]
     legend = Legend(*naming.legend(definition.spec))
     written += paper.write(definition, study, sections, out_dir, legend)
@@ -164,5 +174,5 @@ def _write(definition: Definition, study: Study, sections: list[Section], option
     intro += [line for section in sections for line in section.summary]
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
     files.write_text(md, render.markdown(title, intro, sections, legend))
-    files.write_text(page, render.html_document(title, intro, sections, legend))
+    files.write_text(page, render.html_document(title, intro, sections, pngs, legend))
     return ReportResult(out_dir, [md, page, *written], len(study.items), len(study.kept), sections)

@@ -19,12 +19,12 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import analysis, jsontext, memory
 from annols.analysis import best_worst
 from annols.analysis.naming import natural
+from annols.analysis.results import Finding
 from annols.analysis.span_agreement import TOKEN
 from annols.definition import Definition
 from annols.formats import ExportedAnnotation, ExportedTask
 from annols.judgments import TIDY_COLUMNS, decode, tidy
 from annols.report.common import ReportOptions
-from annols.report.model import Section
 from annols.report.sources import Study
 
 KEPT = [c for c in TIDY_COLUMNS if c not in ("text", "region")]
@@ -140,7 +140,7 @@ class StyleCollector:
             memory.release()  # the columns' codes and the conversion's transients
         return self._table
 
-    def sections(self, study: Study) -> list[Section]:
+    def sections(self, study: Study) -> list[Finding]:
         judged = None  # read by the spans sections only (a copy of every counted annotation)
         if self.tokens is not None:
             judged = study.kept[["uid", "task_key", "annotator"]].copy()
