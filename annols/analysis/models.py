@@ -1,7 +1,7 @@
 """Annotator models: Dawid-Skene and MACE on every categorical answer, beside majority vote.
 
 Pure: a judgments table in (:func:`annols.judgments.tidy` rows with ``uid``, ``task_key``
-and ``annotator``), report sections out. The models come from crowd-kit (Toloka's
+and ``annotator``), findings out (plain data). The models come from crowd-kit (Toloka's
 ``crowdkit.aggregation``: ``DawidSkene``, ``MACE``), an optional extra
 (``pip install 'annols[models]'``): it brings transformers, scikit-learn, pyarrow and
 nltk; without it the section says how to get it.

@@ -1,4 +1,4 @@
-"""The collector of a definition reported by its style: judgments in, :mod:`annols.analysis` sections out.
+"""The collector of a definition reported by its style: judgments in, :mod:`annols.analysis` findings out.
 
 Every submitted annotation is decoded (:func:`annols.judgments.decode`) and kept as rows
 of the judgments table (:func:`annols.judgments.tidy`), column by column. Each column
