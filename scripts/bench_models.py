@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from annols.analysis import models
-from annols.report.common import ReportOptions
+from annols.analysis.options import AnalysisOptions
 from annols.styles.judgments import TIDY_COLUMNS
 
 LABELS = np.array(["1", "2", "3", "4", "5"], dtype=object)
@@ -62,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     tidy, truth = table(args.items)
     start = time.perf_counter()
-    (section,) = models.sections(tidy, ReportOptions(bootstrap=args.bootstrap))
+    (section,) = models.sections(tidy, AnalysisOptions(bootstrap=args.bootstrap))
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     items = section.tables[1].frame

@@ -2,7 +2,7 @@
 
 Plain Python (statistics, math, itertools, Counter) and the tests' own formulas
 (tests/report/formulas.py, tests/analysis/independent.py): never annols.analysis or
-annols.report.stats, never the pulled files. Every table is a list of rows, each a dict
+annols.analysis.stats, never the pulled files. Every table is a list of rows, each a dict
 of every column of the report's table: text and integers exact, floats compared at the
 report's rounding, bootstrap bounds as :class:`Low` / :class:`High` of the point estimate.
 """

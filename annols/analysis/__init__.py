@@ -1,4 +1,12 @@
-"""The report's statistics: pure functions from the judgments table to report sections.
+"""Every number a report shows: pure functions from the judgments table to findings, plain data.
+
+The analysis computes and returns data; :mod:`annols.report` arranges and renders it. A
+finding (:class:`~annols.analysis.results.Finding`) holds paragraphs, tables (frames of
+values) and figures (what to draw, not a drawing); nothing here formats a cell, draws, or
+imports :mod:`annols.report`. The statistics are thin wrappers over maintained libraries
+(:mod:`~annols.analysis.stats`: scipy, statsmodels, krippendorff; crowd-kit in
+:mod:`~annols.analysis.models`); the options they read are
+:class:`~annols.analysis.options.AnalysisOptions`.
 
 The input is the tidy table of :func:`annols.styles.judgments.tidy` for the judgments that count
 (one per item and annotator), with ``uid`` (the annotation), ``task_key`` (the item) and
@@ -8,7 +16,7 @@ every task-level choice question; :mod:`~annols.analysis.agreement` and
 results.
 
 =========  ================================================================================
-style      sections
+style      findings
 =========  ================================================================================
 pairwise   win / tie / loss (all judgments, majority, per annotator, bootstrap intervals),
            sign test with Holm, agreement (Fleiss, Krippendorff, Cohen), Bradley-Terry
@@ -31,15 +39,15 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
 from annols.analysis import best_worst, conclusions, pairwise, questions, ranking, ratings, scores, sentences, spans
+from annols.analysis.options import AnalysisOptions
+from annols.analysis.results import Finding
 from annols.definition import Definition
-from annols.report.common import ReportOptions
-from annols.report.model import Section
 
 STYLES = ("pairwise", "ranking", "ratings", "spans", "sentences", "best-worst")
 
 
-def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame | None, options: ReportOptions,
-                   tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Section]:  # fmt: skip
+def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame | None, options: AnalysisOptions,
+                   tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Finding]:  # fmt: skip
     """The sections of a definition's style, then its choice questions.
 
     ``judged`` has every counted annotation (uid, task_key, annotator; optionally the
@@ -71,7 +79,7 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
     elif style == "best-worst":
         out = best_worst.sections(tidy, spec, options)
     else:
-        out = [Section("Judgments", [f"No analysis for the style {style!r}."])]
+        out = [Finding("Judgments", [f"No analysis for the style {style!r}."])]
     out += conclusions.sections(style, tidy, spec, options, rated)
     glance = scores.scores_section(style, out)
     out = scores.bounded(style, ([glance] if glance is not None else []) + out)

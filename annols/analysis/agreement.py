@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import cells
-from annols.report import stats
+from annols.analysis import cells, stats
+from annols.analysis.results import percent
 
 ONE_ANNOTATOR = "each item has one annotator"
 ONE_CATEGORY = "only one category was used"
@@ -69,6 +69,19 @@ def fleiss_and_alpha(counts: np.ndarray, level: str = "nominal", domain: Any = N
     common = int(np.bincount(pairable).argmax())
     full = counts[raters == common]
     return [len(pairable), alpha, len(full), common, stats.fleiss_kappa(full)]
+
+
+def observed_and_chance(counts: np.ndarray) -> tuple[int, float, float, int, float]:
+    """Units x categories rating counts: (units with two or more ratings, the share of agreeing pairs of
+    ratings among them in %, Krippendorff's alpha (nominal), units with the most common number of ratings,
+    Fleiss' kappa over those)."""
+    raters = counts.sum(axis=1) if len(counts) else np.zeros(0)
+    pairable = counts[raters >= 2]
+    m = pairable.sum(axis=1)
+    agree = percent((pairable * (pairable - 1)).sum(), (m * (m - 1)).sum())
+    common = int(np.bincount(m.astype(int)).argmax()) if len(m) else 0
+    full = pairable[m == common] if common else pairable[:0]
+    return len(pairable), float(agree), stats.krippendorff_alpha(counts, "nominal"), len(full), stats.fleiss_kappa(full)
 
 
 def interval_alpha(units: np.ndarray, values: np.ndarray) -> float:

@@ -47,9 +47,8 @@ from scipy.stats import rankdata, spearmanr
 
 from annols.analysis import bootstrap, detectable
 from annols.analysis.naming import by_aspect_text, in_order
-from annols.report import plots
-from annols.report.common import ReportOptions
-from annols.report.model import Section, Table, cell_text, percent
+from annols.analysis.options import AnalysisOptions
+from annols.analysis.results import Estimates, Figure, Finding, Table, cell_text, intervals, percent
 
 ALPHA = 0.01  # the choice model's prior strength (choix's alpha)
 TRIALS = 100  # random splits for split-half reliability
@@ -187,7 +186,7 @@ def rank_biserial(diff: np.ndarray) -> float:
     return float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
 
 
-def paired_tests(rows: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
+def paired_tests(rows: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
     """:data:`PAIRED_COLUMNS`: every pair of candidates per aspect compared over the items that showed both."""
     per_item = item_scores(rows)
     tests = detectable.paired_tests(per_item, "aspect").rename(columns={
@@ -227,25 +226,17 @@ def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame
             + (f" Split-half reliability (Spearman-Brown): {', '.join(rho)}." if rho else ""))  # fmt: skip
 
 
-def _plot(table: pd.DataFrame) -> plots.Plot:
-    panels = [
-        plots.Estimates(
-            str(aspect),
-            list(part["system"]),
-            list(part["score %"]),
-            list(part["score low %"]),
-            list(part["score high %"]),
-        )
-        for aspect, part in table.groupby("aspect", sort=False)
-    ]
-    return plots.intervals("best_worst_scores", "Best-worst scores with 95% intervals", panels,
-                           "score (% best - % worst)")  # fmt: skip
+def _plot(table: pd.DataFrame) -> Figure:
+    panels = [Estimates(str(aspect), list(part["system"]), list(part["score %"]), list(part["score low %"]),
+                        list(part["score high %"])) for aspect, part in table.groupby("aspect", sort=False)]
+    return intervals("best_worst_scores", "Best-worst scores with 95% intervals", panels,
+                     "score (% best - % worst)")  # fmt: skip
 
 
-def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Finding]:
     rows, aspects = named_judgments(tidy, spec)
     if rows.empty:
-        return [Section("Best-worst scores", ["No best-worst answers."])]
+        return [Finding("Best-worst scores", ["No best-worst answers."])]
     table = in_aspect_order(scores(rows), aspects)
     rng = np.random.default_rng(options.seed)
     low, high, model = [], [], []
@@ -276,12 +267,12 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
         "rank-biserial correlation (-1 to 1). Those figures generalise to new items judged by these annotators.",
     ]
     return [
-        Section("Best-worst scores", text, [
+        Finding("Best-worst scores", text, [
             Table("best_worst_scores", "Best-worst scores per aspect", table),
             Table("best_worst_paired_tests", "Paired tests between candidates over items (Wilcoxon signed-rank, "
                   "Holm), with the mean difference's interval and the rank-biserial effect size", tests),
         ], [_plot(table)], summary=[headline(table, tests, reliability)]),
-        Section("Best-worst reliability", [
+        Finding("Best-worst reliability", [
             f"Split-half reliability: each tuple's answers split at random into two halves ({TRIALS} times), "
             "Spearman's rho between the two halves' scores, and the same raised to the whole "
             "(Spearman-Brown). A tuple answered once goes to one half.",

@@ -25,10 +25,9 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import memory
 from annols.analysis import best_worst, detectable, pairwise, ranking, ratings, reliability
 from annols.analysis.naming import by_aspect_text
+from annols.analysis.options import AnalysisOptions
+from annols.analysis.results import Finding, Table, bars
 from annols.analysis.scores import PAIR_ROWS, adjacent
-from annols.report import plots
-from annols.report.common import ReportOptions
-from annols.report.model import Section, Table
 
 DETECTABLE_NOTE = (
     "Per system pair and aspect: the test the report uses, its p after the report's correction, and the smallest "
@@ -78,8 +77,8 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
     return pd.DataFrame(columns=detectable.COLUMNS), []
 
 
-def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions,
-             rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Section]:  # fmt: skip
+def sections(style: str, tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
+             rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Finding]:  # fmt: skip
     """``rated``: the rating rows of a ratings study (:func:`annols.analysis.ratings.rows`) when already made."""
     out = []
     frame, extra = comparisons(style, tidy, spec, rated)
@@ -99,7 +98,7 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions,
         text = [DETECTABLE_NOTE, *(ranking_note if extra else []), *(best_worst_note if style == "best-worst" else [])]
         table = Table("detectable", "Conclusions per system pair and aspect, with the smallest detectable "
                       "difference (80% power)", frame)  # fmt: skip
-        out.append(Section("What the study could detect", text, [table, *extra], summary=summary))
+        out.append(Finding("What the study could detect", text, [table, *extra], summary=summary))
     memory.release()  # the paired tests' transients, before the reliability's
     score = reliability.SCORES.get(style)
     if style == "ratings" and rated is not None:
@@ -109,10 +108,10 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: ReportOptions,
     return out
 
 
-def reliability_section(style: str, scores: pd.DataFrame, options: ReportOptions) -> Section:
+def reliability_section(style: str, scores: pd.DataFrame, options: AnalysisOptions) -> Finding:
     title = "Reliability of the conclusion"
     if not len(scores) or scores["system"].nunique() < 2:
-        return Section(title, ["No reliability: it needs scores of two or more systems."])
+        return Finding(title, ["No reliability: it needs scores of two or more systems."])
     halves = reliability.split_half(scores, options.seed)
     order = reliability.order_probabilities(scores, options.seed, options.bootstrap)
     text = [RELIABILITY_NOTE.format(splits=reliability.SPLITS, scores=SCORE_TEXT.get(style, "the style's score"),
@@ -151,9 +150,8 @@ def reliability_section(style: str, scores: pd.DataFrame, options: ReportOptions
     if len(shown):
         labels = [f"{a}: {h} over {o if h == s else s}" for a, s, o, h in
                   zip(shown["aspect"], shown["system"], shown["opponent"], shown["higher"], strict=True)]  # fmt: skip
-        named = "Probability that each pair's order holds" + (
-            " (systems next in rank)" if len(shown) < len(order[order["P(order holds)"].notna()]) else ""
-        )
-        plot = [plots.bars("reliability_order", named, labels,
-                           list(np.asarray(shown["P(order holds)"], dtype=float)), "P(order holds)")]  # fmt: skip
-    return Section(title, text, tables, plot, summary=summary)
+        named = "Probability that each pair's order holds" + (" (systems next in rank)" if len(shown) < len(
+            order[order["P(order holds)"].notna()]) else "")
+        plot = [bars("reliability_order", named, labels,
+                     list(np.asarray(shown["P(order holds)"], dtype=float)), "P(order holds)")]  # fmt: skip
+    return Finding(title, text, tables, plot, summary=summary)

@@ -54,11 +54,10 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import best_worst
+from annols.analysis import best_worst, stats
 from annols.analysis.naming import natural_systems
+from annols.analysis.results import Finding, Table, percent
 from annols.formats.answers import is_judge
-from annols.report import stats
-from annols.report.model import Section, Table, percent
 
 EPSILON = 0.2  # the paper's value for crowd-workers (0.15 skilled annotators, 0.1 experts)
 ALPHA = 0.05
@@ -458,7 +457,7 @@ def _f1(pairs: list[tuple[Counter[Any], Counter[Any]]]) -> list[Any]:
 
 def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], epsilon: float = EPSILON,
              special: str = "special", spans: bool = False,
-             task_systems: dict[str, str] | None = None) -> list[Section]:  # fmt: skip
+             task_systems: dict[str, str] | None = None) -> list[Finding]:  # fmt: skip
     """The "Judges and humans" section from judgments rows of humans and judges."""
     table = units(frame, special)
     text = [f"Judges: {', '.join(judges)}. Each judge is compared with every annotator and with the human "
@@ -479,4 +478,4 @@ def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], e
     else:
         text.append("Systems: this style has no system-level score to compare.")
     tables.append(disagreements(table, judges))
-    return [Section("Judges and humans", text, tables)]
+    return [Finding("Judges and humans", text, tables)]

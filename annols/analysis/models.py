@@ -1,7 +1,7 @@
 """Annotator models: Dawid-Skene and MACE on every categorical answer, beside majority vote.
 
 Pure: a judgments table in (:func:`annols.styles.judgments.tidy` rows with ``uid``, ``task_key``
-and ``annotator``), report sections out. The models come from crowd-kit (Toloka's
+and ``annotator``), findings out (plain data). The models come from crowd-kit (Toloka's
 ``crowdkit.aggregation``: ``DawidSkene``, ``MACE``), an optional extra
 (``pip install 'annols[models]'``): it brings transformers, scikit-learn, pyarrow and
 nltk; without it the section says how to get it.
@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import bootstrap
-from annols.report.model import Section, Table
+from annols.analysis.results import Finding, Table
 
 MAX_LABELS = 20  # a question with more distinct labels is not categorical (a slider's values)
 METHODS = ("majority", "Dawid-Skene", "MACE")
@@ -277,7 +277,7 @@ def conclusions(table: pd.DataFrame) -> list[str]:
 
 
 def sections(tidy: pd.DataFrame, options: Any, *, tokens: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
-             judged: pd.DataFrame | None = None, known: Mapping[str, str] | None = None) -> list[Section]:  # fmt: skip
+             judged: pd.DataFrame | None = None, known: Mapping[str, str] | None = None) -> list[Finding]:  # fmt: skip
     """The "Annotator models" section for a judgments table (any style).
 
     ``known`` maps units (the items table's ``unit``: ``"<task key> | <question> | ..."``,
@@ -285,7 +285,7 @@ def sections(tidy: pd.DataFrame, options: Any, *, tokens: Mapping[str, tuple[np.
     """
     title = "Annotator models"
     if not available():
-        return [Section(title, [f"Dawid-Skene and MACE need crowd-kit, not installed here: {INSTALL}"])]
+        return [Finding(title, [f"Dawid-Skene and MACE need crowd-kit, not installed here: {INSTALL}"])]
     data = answers(tidy, tokens, judged)
     fits = []
     for question, part in data.groupby("question", sort=False):
@@ -294,7 +294,7 @@ def sections(tidy: pd.DataFrame, options: Any, *, tokens: Mapping[str, tuple[np.
         fits.append((part, fit_question(part, str(question), known=known, reps=options.bootstrap,
                                         seed=options.seed)))  # fmt: skip
     if not fits:
-        return [Section(title, ["No categorical answer with two annotators and two labels to fit a model to."])]
+        return [Finding(title, ["No categorical answer with two annotators and two labels to fit a model to."])]
     competence = pd.concat([f.annotators.assign(question=f.question) for _, f in fits], ignore_index=True)
     competence = competence[["question", *[c for c in competence.columns if c != "question"]]]
     # Known (gold) units inform the fit and are scored below; the study's tables leave them out.
@@ -322,4 +322,4 @@ def sections(tidy: pd.DataFrame, options: Any, *, tokens: Mapping[str, tuple[np.
     if known_rows:
         out.append(Table("models_known", "Accuracy on the known labels",
                          pd.DataFrame(known_rows, columns=["question", "method", "accuracy"])))  # fmt: skip
-    return [Section(title, text, out)]
+    return [Finding(title, text, out)]

@@ -30,11 +30,11 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
+from annols.analysis import stats
 from annols.analysis.agreement import NOTHING, shared_reason, why_not
 from annols.analysis.naming import by_aspect_text, in_order, natural
-from annols.report import plots, stats
-from annols.report.common import ReportOptions
-from annols.report.model import Section, Table, percent
+from annols.analysis.options import AnalysisOptions
+from annols.analysis.results import WIN_TIE_LOSS, Figure, Finding, Panel, Table, percent, stacked_bars
 
 OUTCOMES = ("win", "tie", "loss")
 PAIR = ["aspect", "system", "opponent"]
@@ -50,15 +50,15 @@ def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
     return part.sort_values([*PAIR, "task_key", "annotator"], kind="stable")
 
 
-def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Finding]:
     """The pairwise sections of a judgments table; aspects are named by their text, in the definition's order."""
     tidy, aspects = by_aspect_text(tidy, spec.aspects)
     frame = judgments(tidy, aspects)
     if not len(frame):
-        return [Section("Win / tie / loss", ["No judgments to count."]),
-                Section("Agreement", [f"No agreement statistics: {NOTHING}."])]  # fmt: skip
+        return [Finding("Win / tie / loss", ["No judgments to count."]),
+                Finding("Agreement", [f"No agreement statistics: {NOTHING}."])]  # fmt: skip
     results = win_tie_loss(frame, options)
-    section = Section(
+    section = Finding(
         "Win / tie / loss",
         [f"{len(frame)} judgments. Each pair is written in name order and read from the first system's side "
          f"(win = system wins). 95% intervals: percentile bootstrap over samples, {options.bootstrap} "
@@ -70,7 +70,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
         [_plot(results)] if len(results.frame) else [],
     )  # fmt: skip
     counts = [_category_counts(frame[frame["aspect"] == a]) for a in aspects]
-    agreement = Section(
+    agreement = Finding(
         "Agreement",
         ["Categories: system wins / tie / opponent wins. Fleiss' kappa needs the same number of judgments per "
          "sample, so it uses the samples with the most common number; Krippendorff's alpha (nominal) uses "
@@ -86,7 +86,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
     out = [section, agreement]
     systems = set(frame["system"]) | set(frame["opponent"])
     if len(systems) > 2:
-        out.append(Section(
+        out.append(Finding(
             "Bradley-Terry with ties",
             ["Davidson (1970): P(i beats j) = p_i / D, P(tie) = nu sqrt(p_i p_j) / D, "
              "D = p_i + p_j + nu sqrt(p_i p_j); maximum likelihood over all judgments of an aspect. "
@@ -124,7 +124,7 @@ def _shares(table: pd.DataFrame, total: pd.Series) -> pd.DataFrame:
     return table
 
 
-def win_tie_loss(frame: pd.DataFrame, options: ReportOptions) -> Table:
+def win_tie_loss(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
     counts = _counts(frame, PAIR)
     samples = frame.groupby(PAIR, observed=True)["task_key"].nunique()
     table = counts.copy()
@@ -234,11 +234,11 @@ def bradley_terry(frame: pd.DataFrame, aspects: list[str]) -> Table:
     return Table("pairwise_bradley_terry", "Bradley-Terry strengths with ties (Davidson)", table)
 
 
-def _plot(table: Table) -> plots.Plot:
+def _plot(table: Table) -> Figure:
     frame = table.frame
     panels = []
     for aspect, part in frame.groupby("aspect", observed=True, sort=False):
         rows = [f"{s} vs {o}" for s, o in zip(part["system"], part["opponent"], strict=True)]
-        panels.append(plots.Panel(str(aspect), rows, [list(part[c]) for c in ("win %", "tie %", "loss %")]))
-    return plots.stacked_bars("pairwise_win_tie_loss", "Win / tie / loss per aspect (all judgments)", panels,
-                              ["system wins", "tie", "opponent wins"], plots.WIN_TIE_LOSS)  # fmt: skip
+        panels.append(Panel(str(aspect), rows, [list(part[c]) for c in ("win %", "tie %", "loss %")]))
+    return stacked_bars("pairwise_win_tie_loss", "Win / tie / loss per aspect (all judgments)", panels,
+                              ["system wins", "tie", "opponent wins"], WIN_TIE_LOSS)  # fmt: skip

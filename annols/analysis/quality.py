@@ -23,7 +23,7 @@ item weighs the same), overall and per aspect.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
@@ -112,3 +112,29 @@ def accuracy_table(scores: pd.DataFrame, minimum: float | None = None) -> pd.Dat
     if minimum is not None:
         table["flagged"] = table["accuracy"] < minimum
     return table
+
+
+def adjudication_agreement(items: Iterable[tuple[str, Sequence[Judgment], Mapping[str, Sequence[Judgment]]]],
+                           tolerance: float = 0.0, controls: Sequence[str] = ()) -> pd.DataFrame:  # fmt: skip
+    """Each annotator's agreement on adjudicated items, with the others before and with the verdict after.
+
+    ``items``: (item key, the verdict, annotator -> their judgment), in the order the rows are made.
+    Agreement is the mean unit score of :func:`score_item` (1 when nothing is scored): before, the mean
+    over the item's other annotators; after, against the verdict; each averaged over the annotator's items.
+    """
+    rows = []
+    for key, verdict, per_annotator in items:
+        for annotator, mine in sorted(per_annotator.items()):
+            others = [j for a, j in per_annotator.items() if a != annotator]
+            before = [_mean(score_item(j, mine, tolerance, controls)) for j in others]
+            after = _mean(score_item(verdict, mine, tolerance, controls))
+            rows.append((annotator, key, sum(before) / len(before) if before else float("nan"), after))
+    frame = pd.DataFrame(rows, columns=["annotator", "task_key", "before", "after"])
+    return frame.groupby("annotator").agg(
+        **{"items adjudicated": ("task_key", "nunique"), "agreement with the others (before)": ("before", "mean"),
+           "agreement with the verdict (after)": ("after", "mean")}
+    ).reset_index()  # fmt: skip
+
+
+def _mean(scores: dict[str, float]) -> float:
+    return sum(scores.values()) / len(scores) if scores else 1.0

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import agreement
-from annols.report.model import Section, Table, percent
+from annols.analysis.results import Finding, Table, percent
 
 
 def numeric(code: str) -> float | None:
@@ -56,11 +56,11 @@ def asked(tidy: pd.DataFrame) -> pd.DataFrame:
     return tidy[tidy["kind"].isin(KINDS).to_numpy()]
 
 
-def sections(tidy: pd.DataFrame, spec: Any) -> list[Section]:
+def sections(tidy: pd.DataFrame, spec: Any) -> list[Finding]:
     return task_questions(tidy, spec) + per_span_questions(tidy, spec)
 
 
-def per_span_questions(tidy: pd.DataFrame, spec: Any) -> list[Section]:
+def per_span_questions(tidy: pd.DataFrame, spec: Any) -> list[Finding]:
     questions = span_questions(spec)
     if not questions:
         return []
@@ -75,10 +75,10 @@ def per_span_questions(tidy: pd.DataFrame, spec: Any) -> list[Section]:
     table["spans %"] = percent(table["spans"], table["spans answered"])
     text = ["Questions asked per span: each code's spans as a share of the spans that answered the question. "
             "No agreement statistic: the units, spans, differ between annotators."]  # fmt: skip
-    return [Section("Per-span questions", text, [Table("span_questions_distribution", "Answers per span", table)])]
+    return [Finding("Per-span questions", text, [Table("span_questions_distribution", "Answers per span", table)])]
 
 
-def task_questions(tidy: pd.DataFrame, spec: Any) -> list[Section]:
+def task_questions(tidy: pd.DataFrame, spec: Any) -> list[Finding]:
     questions = choice_questions(spec)
     if not questions:
         return []
@@ -109,4 +109,4 @@ def task_questions(tidy: pd.DataFrame, spec: Any) -> list[Section]:
     if rows:  # undefined cells stay empty; the notes say why
         tables.append(Table("questions_agreement", "Agreement per question",
                             agreement.table_frame(rows, ["question", "level"])))  # fmt: skip
-    return [Section("Questions", text + notes, tables)]
+    return [Finding("Questions", text + notes, tables)]

@@ -25,12 +25,11 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import bootstrap
+from annols.analysis import bootstrap, stats
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.naming import in_order, natural
-from annols.report import plots, stats
-from annols.report.common import ReportOptions
-from annols.report.model import Section, Table, percent
+from annols.analysis.options import AnalysisOptions
+from annols.analysis.results import Figure, Finding, Panel, Table, percent, stacked_bars
 
 AGREEMENT_NOTE = ("Kendall's W per sample over the annotators who ranked all of its outputs on the dimension "
                   "(ties midranked, with the tie correction), summarised over samples; Krippendorff's alpha "
@@ -48,7 +47,7 @@ def judgments(frame: pd.DataFrame, dimensions: list[str], top: int) -> pd.DataFr
     return part[part["dimension"].notna()]
 
 
-def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Section]:
+def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Finding]:
     top = len(spec.positions)
     dimensions = [d.name for d in spec.dimensions]
     frame = judgments(tidy, dimensions, top)
@@ -58,15 +57,15 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions) -> list[Sect
             f"seed {options.seed}. Win rates from ranks: within one ranking, the system ranked better wins; the "
             "same rank is a tie."]  # fmt: skip
     tables = [ranks, mean_rank_intervals(frame, options), pairwise_wins(frame)]
-    out = [Section("Ranks", text, tables, [_plot(ranks, top)] if len(ranks.frame) else [])]
+    out = [Finding("Ranks", text, tables, [_plot(ranks, top)] if len(ranks.frame) else [])]
     if (frame.groupby(["dimension", "task_key", "position"], observed=True).size() >= 2).any():
-        out.append(Section("Agreement", [AGREEMENT_NOTE], [agreement(frame, dimensions, top)]))
+        out.append(Finding("Agreement", [AGREEMENT_NOTE], [agreement(frame, dimensions, top)]))
     else:
-        out.append(Section("Agreement", [f"No agreement statistics: {ONE_ANNOTATOR if len(frame) else NOTHING}."]))
+        out.append(Finding("Agreement", [f"No agreement statistics: {ONE_ANNOTATOR if len(frame) else NOTHING}."]))
     return out
 
 
-def mean_rank_intervals(frame: pd.DataFrame, options: ReportOptions) -> Table:
+def mean_rank_intervals(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
     rows = []
     for i, ((dimension, system), part) in enumerate(frame.groupby(["dimension", "system"], observed=True)):
         per_sample = part.groupby("task_key")["rank"].agg(["sum", "size"]).to_numpy(dtype=float)  # key order
@@ -138,10 +137,10 @@ def agreement(frame: pd.DataFrame, dimensions: list[str], top: int) -> Table:
     return Table("ranking_agreement", "Agreement per dimension", pd.DataFrame(rows, columns=columns))
 
 
-def _plot(table: Table, top: int) -> plots.Plot:
+def _plot(table: Table, top: int) -> Figure:
     panels = []
     for dimension, part in table.frame.groupby("dimension", observed=True, sort=False):
         segments = [list(part[f"rank {r} %"]) for r in range(1, top + 1)]
-        panels.append(plots.Panel(str(dimension), list(part["system"]), segments))
+        panels.append(Panel(str(dimension), list(part["system"]), segments))
     names = [f"rank {r}" for r in range(1, top + 1)]
-    return plots.stacked_bars("ranking_ranks", "Rank distribution per dimension and system", panels, names)
+    return stacked_bars("ranking_ranks", "Rank distribution per dimension and system", panels, names)

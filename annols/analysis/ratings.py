@@ -32,9 +32,8 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import memory
 from annols.analysis import agreement, bootstrap, cells, detectable
 from annols.analysis.naming import by_aspect_text, in_order
-from annols.report import plots
-from annols.report.common import SHOWN_ROWS, ReportOptions
-from annols.report.model import Section, Table, percent
+from annols.analysis.options import AnalysisOptions
+from annols.analysis.results import SHOWN_ROWS, Figure, Finding, Panel, Table, percent, stacked_bars
 
 TENTHS = 10
 
@@ -151,13 +150,13 @@ def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
     return frame["code"].astype(str), codes
 
 
-def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions,
-             rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Section]:  # fmt: skip
+def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
+             rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Finding]:  # fmt: skip
     """The ratings sections; ``rated``: :func:`rows` of ``tidy`` when already made."""
     frame, aspects = rated or rows(tidy, spec)
     if not len(frame):
-        return [Section("Ratings", ["No ratings to count."]),
-                Section("Agreement", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
+        return [Finding("Ratings", ["No ratings to count."]),
+                Finding("Agreement", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
     dist = distribution(frame, spec)
     text = [
         f"{len(frame)} ratings. 95% intervals: percentile bootstrap over samples, {options.bootstrap} resamples, "
@@ -173,7 +172,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: ReportOptions,
     memory.release()
     tables.append(paired_tests(frame))
     memory.release()
-    out = [Section("Ratings", text, tables, [_plot(dist)]), agreement_section(frame, spec, aspects)]
+    out = [Finding("Ratings", text, tables, [_plot(dist)]), agreement_section(frame, spec, aspects)]
     memory.release()
     return out
 
@@ -234,7 +233,7 @@ def _z(rows: pd.DataFrame, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
 MEDIANS = ("median", "median CI low", "median CI high")
 
 
-def summary(frame: pd.DataFrame, options: ReportOptions, whole: bool = True) -> Table:
+def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True) -> Table:
     """``whole``: the scale's codes are whole numbers (not a slider), so are its medians when the two middle
     ratings agree, and the rendered reports show them without decimals."""
     standard = _standardisation(frame)
@@ -282,7 +281,7 @@ def paired_tests(frame: pd.DataFrame) -> Table:
                  table)  # fmt: skip
 
 
-def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Section:
+def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Finding:
     slider = spec.scale == "slider"
     level = "interval" if slider else "ordinal"
     rows, found = [], []  # each aspect's why_not, not its counts (16 MB an aspect at 100,000 tasks)
@@ -308,10 +307,10 @@ def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Sec
                "of ratings.")]  # fmt: skip
     shared = agreement.shared_reason_of(found)
     if shared:
-        return Section("Agreement", [f"No agreement statistics: {shared}."])
+        return Finding("Agreement", [f"No agreement statistics: {shared}."])
     reasons = agreement.reasons_of(aspects, found)
     table = agreement.table_frame(rows, ["aspect", "level"])
-    return Section("Agreement", text + reasons, [Table("ratings_agreement", "Agreement per aspect", table)])
+    return Finding("Agreement", text + reasons, [Table("ratings_agreement", "Agreement per aspect", table)])
 
 
 def _same_or_not(unit: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -324,11 +323,11 @@ def _same_or_not(unit: np.ndarray, values: np.ndarray) -> np.ndarray:
     return counts
 
 
-def _plot(table: Table) -> plots.Plot:
+def _plot(table: Table) -> Figure:
     frame = table.frame
     answers = list(dict.fromkeys(frame["answer"]))
     panels = []
     for aspect, part in frame.groupby("aspect", observed=True, sort=False):
         wide = part.pivot(index="system", columns="answer", values="ratings %").reindex(columns=answers)
-        panels.append(plots.Panel(str(aspect), list(wide.index), [list(wide[a]) for a in answers]))
-    return plots.stacked_bars("ratings_distribution", "Ratings per system and aspect", panels, answers)
+        panels.append(Panel(str(aspect), list(wide.index), [list(wide[a]) for a in answers]))
+    return stacked_bars("ratings_distribution", "Ratings per system and aspect", panels, answers)

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis.naming import natural
-from annols.report.model import Section, Table
+from annols.analysis.results import Finding, Table
 
 # style -> (its long table, the score column, what the score is, whether a higher score is better)
 MAIN: dict[str, tuple[str, str, str, bool]] = {
@@ -32,7 +32,7 @@ TITLE = "Scores at a glance"
 PAIR_ROWS = 30  # a table of pairs longer than this shows the pairs adjacent in rank only
 
 
-def _long(style: str, sections: list[Section]) -> pd.DataFrame | None:
+def _long(style: str, sections: list[Finding]) -> pd.DataFrame | None:
     if style not in MAIN:
         return None
     name = MAIN[style][0]
@@ -40,7 +40,7 @@ def _long(style: str, sections: list[Section]) -> pd.DataFrame | None:
     return None if table is None or not len(table.frame) else table.frame
 
 
-def scores_section(style: str, sections: list[Section]) -> Section | None:
+def scores_section(style: str, sections: list[Finding]) -> Finding | None:
     """The systems x aspects table of the style's main score, or None when the style has none (or no rows)."""
     frame = _long(style, sections)
     if frame is None:
@@ -52,10 +52,10 @@ def scores_section(style: str, sections: list[Section]) -> Section | None:
     wide = wide.rename_axis(index="system", columns=None).reset_index()
     text = [f"Each system's {what} per {question} ({'higher' if higher else 'lower'} is better); the sections "
             "below give the intervals, the tests and the rest."]  # fmt: skip
-    return Section(TITLE, text, [Table("scores", f"Systems by {question}: {what}", wide)])
+    return Finding(TITLE, text, [Table("scores", f"Systems by {question}: {what}", wide)])
 
 
-def adjacent_pairs(style: str, sections: list[Section]) -> set[tuple[str, str, str]] | None:
+def adjacent_pairs(style: str, sections: list[Finding]) -> set[tuple[str, str, str]] | None:
     """(aspect, system, opponent) of each pair of systems next to each other in the main score's order, both
     ways round; None when the style has no main score."""
     frame = _long(style, sections)
@@ -77,7 +77,7 @@ def adjacent(aspects: Any, systems: Any, values: Any) -> set[tuple[str, str, str
     return pairs
 
 
-def bounded(style: str, sections: list[Section]) -> list[Section]:
+def bounded(style: str, sections: list[Finding]) -> list[Finding]:
     """The sections with each long table of pairs showing only the pairs adjacent in rank (see the module)."""
     pairs = adjacent_pairs(style, sections)
     if pairs is None:

@@ -20,8 +20,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import agreement
-from annols.report import plots
-from annols.report.model import Section, Table, percent
+from annols.analysis.results import Finding, Panel, Table, percent, stacked_bars
 
 NO_SPECIAL = "(no special case)"
 HIDDEN = "(special case)"
@@ -49,18 +48,18 @@ def rows_frame(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
     return frame.sort_values(["task_key", "row", "annotator"], kind="stable").reset_index(drop=True)
 
 
-def sections(tidy: pd.DataFrame, spec: Any) -> list[Section]:
+def sections(tidy: pd.DataFrame, spec: Any) -> list[Finding]:
     frame = rows_frame(tidy, spec)
     judged = [spec.special.name, *(q.name for q in spec.columns)]
     if not len(frame):
-        return [Section("Answers", ["No sentence rows to count."]),
-                Section("Agreement per column", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
+        return [Finding("Answers", ["No sentence rows to count."]),
+                Finding("Agreement per column", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
     table = distribution(frame, judged)
-    panels = [plots.Panel(str(c), list(p["answer"]), [list(p["rows %"])])
+    panels = [Panel(str(c), list(p["answer"]), [list(p["rows %"])])
               for c, p in table.frame.groupby("column", sort=False)]  # fmt: skip
-    plot = plots.stacked_bars("sentences_distribution", "Answers per column", panels, ["rows %"])
+    plot = stacked_bars("sentences_distribution", "Answers per column", panels, ["rows %"])
     text = [f"{len(frame)} sentence rows judged ({frame['uid'].nunique()} judgments); each column sums to 100%."]
-    out = [Section("Answers", text, [table], [plot])]
+    out = [Finding("Answers", text, [table], [plot])]
     return [*out, agreement_section(frame, spec, judged)]
 
 
@@ -75,7 +74,7 @@ def distribution(frame: pd.DataFrame, judged: list[str]) -> Table:
     return Table("sentences_distribution", "Answers per column, over sentence rows", table)
 
 
-def agreement_section(frame: pd.DataFrame, spec: Any, judged: list[str]) -> Section:
+def agreement_section(frame: pd.DataFrame, spec: Any, judged: list[str]) -> Finding:
     rows, all_counts = [], []
     for column in judged:
         part = frame if column == spec.special.name else frame[~frame[column].isin([HIDDEN, UNANSWERED])]
@@ -88,11 +87,11 @@ def agreement_section(frame: pd.DataFrame, spec: Any, judged: list[str]) -> Sect
         rows.append([column, float(observed), *agreement.fleiss_and_alpha(counts)])
     shared = agreement.shared_reason(all_counts)
     if shared:
-        return Section("Agreement per column", [f"No agreement statistics: {shared}."])
+        return Finding("Agreement per column", [f"No agreement statistics: {shared}."])
     reasons = agreement.reasons(judged, all_counts)
     text = ["Units are sentence rows of an item. The special-case column counts '(no special case)' as a value; "
             "the other columns count only rows without a special case, and unanswered cells not at all. Observed "
             "agreement: the share of agreeing pairs of annotators."]  # fmt: skip
     table = agreement.table_frame(rows, ["column", "observed agreement %"])
-    return Section("Agreement per column", text + reasons, [Table("sentences_agreement", "Agreement per column",
+    return Finding("Agreement per column", text + reasons, [Table("sentences_agreement", "Agreement per column",
                                                                     table)])  # fmt: skip

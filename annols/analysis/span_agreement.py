@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.report import stats
-from annols.report.model import Table
+from annols.analysis import stats
+from annols.analysis.results import Table
 
 TOKEN = re.compile(r"\S+")
 ALL = "all labels"

@@ -20,8 +20,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols.analysis import span_agreement
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.naming import natural
-from annols.report import plots
-from annols.report.model import Section, Table, percent
+from annols.analysis.results import Finding, Table, bars, percent
 
 ALL_SYSTEMS = "(all)"
 
@@ -46,7 +45,7 @@ def system_of(tidy: pd.DataFrame, judged: pd.DataFrame) -> pd.Series:
 
 
 def sections(tidy: pd.DataFrame, spec: Any, judged: pd.DataFrame,
-             tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Section]:  # fmt: skip
+             tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Finding]:  # fmt: skip
     """``judged``: every counted annotation (uid, task_key, annotator, optional system), spans or not;
     ``tokens``: each item's whitespace tokens (starts, ends) by key, for token alpha."""
     spans = judgments(tidy, spec)
@@ -56,11 +55,11 @@ def sections(tidy: pd.DataFrame, spec: Any, judged: pd.DataFrame,
     text = [f"{len(spans)} spans in {len(judged)} judgments. 'judgments %' is the share of the system's "
             "judgments with at least one span of the label."]  # fmt: skip
     overall = table.frame[table.frame["system"] == ALL_SYSTEMS]
-    plot = plots.bars("spans_labels", "Spans per label", list(overall["label"]), list(overall["spans"]), "spans")
-    out = [Section("Spans", text, [table], [plot])]
+    plot = bars("spans_labels", "Spans per label", list(overall["label"]), list(overall["spans"]), "spans")
+    out = [Finding("Spans", text, [table], [plot])]
     if not (judged.groupby("task_key")["uid"].size() >= 2).any():
         reason = ONE_ANNOTATOR if len(judged) else NOTHING
-        return [*out, Section("Span agreement", [f"No agreement statistics: {reason}."])]
+        return [*out, Finding("Span agreement", [f"No agreement statistics: {reason}."])]
     rows = span_agreement.SpanRows(labels=labels, tokens=dict(tokens or {}))
     rows.spans = list(spans[["uid", "task_key", "label", "start", "end"]].itertuples(index=False, name=None))
     agreement = span_agreement.agreement_table("spans_agreement", rows, judged)
@@ -68,7 +67,7 @@ def sections(tidy: pd.DataFrame, spec: Any, judged: pd.DataFrame,
     if tokens is None:
         agreement = Table(agreement.name, agreement.title, agreement.frame.drop(columns=["token alpha", "token units"]))
         note.append("Token alpha needs the items' texts, which were not given.")
-    return [*out, Section("Span agreement", note, [agreement])]
+    return [*out, Finding("Span agreement", note, [agreement])]
 
 
 def counts(spans: pd.DataFrame, judged: pd.DataFrame, labels: list[str]) -> Table:

@@ -4,6 +4,12 @@ Label Studio's open-source edition computes no agreement statistics; this turns 
 several pulls of one protocol into ``REPORTDIR/report.md``, a self-contained
 ``report.html`` (plots embedded), ``plots/*.png`` and ``tables/*.csv``.
 
+The report arranges and renders; it computes no statistic. Every number comes from
+:mod:`annols.analysis`, which returns plain data (findings of tables and figures,
+:mod:`annols.analysis.results`); the report writes each table as CSV, in report.md,
+report.html and paper.tex (:mod:`annols.report.model` writes the cells), and draws each
+figure to a PNG (:mod:`annols.report.plots`) once the analyses are done.
+
 The sources are streamed once (:mod:`annols.report.sources`); while they stream, a
 collector keeps compact rows of each submitted annotation. Every report has the sources,
 annotations and median lead time per annotator, items with fewer annotators than the
@@ -40,12 +46,13 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import __version__, files
 from annols.analysis import naming
 from annols.analysis.judges import EPSILON
+from annols.analysis.results import Finding
 from annols.definition import Definition
-from annols.report import paper, render
+from annols.report import paper, plots, render
 from annols.report.adjudicated import adjudicated_sections
 from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.judges import JudgeCollector
-from annols.report.model import Legend, Section
+from annols.report.model import Legend, header, rows
 from annols.report.models import ModelsCollector, model_sections
 from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
@@ -64,7 +71,7 @@ class ReportResult:
     files: list[Path]
     items: int
     annotations: int  # judgments counted: one per item and annotator
-    sections: list[Section]
+    sections: list[Finding]
 
 
 _MODULES = {
@@ -156,12 +163,15 @@ def _intro(definition: Definition, study: Study, options: ReportOptions, left_ou
           "the gold items section shows them."] if left_out else [])  # fmt: skip
 
 
-def _write(definition: Definition, study: Study, sections: list[Section], options: ReportOptions,
+def _write(definition: Definition, study: Study, sections: list[Finding], options: ReportOptions,
            out_dir: Path, left_out: list[str] | None = None) -> ReportResult:  # fmt: skip
     written: list[Path] = []
+    pngs: dict[str, bytes] = {}  # drawn here, after the analyses have let their tables go; embedded below
     for section in sections:
         written += [render.write_csv(table, out_dir) for table in section.tables]
-        written += [render.write_plot_png(plot.name, plot.png, out_dir) for plot in section.plots]
+        for figure in section.figures:
+            pngs[figure.name] = plots.png(figure)
+            written.append(render.write_plot_png(figure.name, pngs[figure.name], out_dir))
     written += [render.write_csv(table, out_dir) for table in csv_only_tables(study)]
     legend = Legend(*naming.legend(definition.spec))
     written += paper.write(definition, study, sections, out_dir, legend)
@@ -169,7 +179,7 @@ def _write(definition: Definition, study: Study, sections: list[Section], option
     intro += [line for section in sections for line in section.summary]
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
     files.write_text(md, render.markdown(title, intro, sections, legend))
-    files.write_text(page, render.html_document(title, intro, sections, legend))
+    files.write_text(page, render.html_document(title, intro, sections, pngs, legend))
     return ReportResult(out_dir, [md, page, *written], len(study.items), len(study.kept), sections)
 
 
@@ -195,5 +205,5 @@ def agreement_tables(definition: Definition, pull_dir: Path) -> list[dict[str, A
     for section in result.sections:
         for table in section.tables:
             if any(word in f"{section.title} {table.title}".lower() for word in AGREEMENT_WORDS):
-                out.append({"title": table.title, "columns": table.header, "rows": table.rows()})
+                out.append({"title": table.title, "columns": header(table), "rows": rows(table)})
     return out

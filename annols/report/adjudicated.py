@@ -16,13 +16,14 @@ before and after (:class:`annols.report.quality.AdjudicationCollector`), not the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis
 from annols.analysis.naming import natural
-from annols.report.model import Plot, Section, Table
+from annols.analysis.results import Finding, Table
 from annols.report.quality import AdjudicationCollector
 from annols.report.sources import Study
 from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
@@ -34,7 +35,7 @@ PREFIX = "adjudicated_"
 TITLE = "Adjudicated: "
 
 
-def adjudicated_sections(style: StyleCollector, adjudication: AdjudicationCollector, study: Study) -> list[Section]:
+def adjudicated_sections(style: StyleCollector, adjudication: AdjudicationCollector, study: Study) -> list[Finding]:
     """The style's sections on the judgments with the verdicts standing for their items (none without verdicts)."""
     definition = style.definition
     frame = style.frame(study)
@@ -97,13 +98,11 @@ def _categories(values: pd.Series, order: Callable[[Iterable[Any]], list[Any]] =
     return (order if kinds == {str} else sorted)(set(present))
 
 
-def _renamed(section: Section) -> Section:
-    return Section(
+def _renamed(section: Finding) -> Finding:
+    return Finding(
         TITLE + section.title,
         list(section.text),
-        [
-            Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown, picked=t.picked)
-            for t in section.tables
-        ],
-        [Plot(PREFIX + p.name, f"{p.title} (adjudicated)", p.draw) for p in section.plots],
+        [Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown, picked=t.picked)
+         for t in section.tables],
+        [replace(f, name=PREFIX + f.name, title=f"{f.title} (adjudicated)") for f in section.figures],
     )

@@ -3,7 +3,8 @@
 Also the :class:`Collector` protocol every protocol module implements: ``add`` is called
 once per submitted annotation while the exports stream by (keep compact rows, never the
 task); ``sections`` turns the rows of the judgments that count (``study.kept``) into
-tables and plots.
+findings (:mod:`annols.analysis.results`: tables and figures), their numbers computed by
+:mod:`annols.analysis`.
 """
 
 from __future__ import annotations
@@ -15,21 +16,21 @@ from typing import Any, Protocol
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis import results
+from annols.analysis.annotators import annotator_table
+from annols.analysis.options import AnalysisOptions
+from annols.analysis.results import SHOWN_ROWS, Finding, Table, percent
 from annols.definition import Definition
 from annols.formats import format_for
-from annols.report import plots
-from annols.report.model import Section, Table, percent
 from annols.report.render import TABLES_DIR
 from annols.report.sources import Study
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
-SHOWN_ROWS = 50  # long lists (items short of their overlap) show this many; the CSV has all
-
 
 @dataclass(frozen=True)
-class ReportOptions:
-    seed: int = 0  # of the bootstrap
-    bootstrap: int = 1000  # resamples; 0 turns intervals off
+class ReportOptions(AnalysisOptions):
+    """The analyses' options (the bootstrap's), and what only the report reads."""
+
     overlap: int | None = None  # annotators asked per item, where project.json does not say
     gold: tuple[Path, ...] = ()  # the gold input pushed with --gold (annols.report.quality)
     rating_tolerance: float = 0.0  # a rating within this of the gold one matches
@@ -42,7 +43,7 @@ class ReportOptions:
 class Collector(Protocol):
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None: ...
 
-    def sections(self, study: Study) -> list[Section]: ...
+    def sections(self, study: Study) -> list[Finding]: ...
 
 
 def kept_rows(rows: Sequence[tuple[Any, ...]], columns: list[str], study: Study) -> pd.DataFrame:
@@ -64,7 +65,7 @@ class ViolationCollector:
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         self.rows.extend((uid, v.rule) for v in self.format.check(task, annotation, self.definition))
 
-    def sections(self, study: Study) -> list[Section]:
+    def sections(self, study: Study) -> list[Finding]:
         frame = pd.DataFrame(self.rows, columns=["uid", "rule"])
         frame = frame[frame["uid"].isin(study.kept["uid"])]
         judged = len(study.kept)
@@ -79,14 +80,14 @@ class ViolationCollector:
                 "judgments counted. Every violation is listed in violations.csv of a pull."]  # fmt: skip
         if not len(frame):
             text.append("No rule violations.")
-        return [Section("Rule violations", text, [Table("violations", "Rule violations", table)])]
+        return [Finding("Rule violations", text, [Table("violations", "Rule violations", table)])]
 
 
-def overview_sections(study: Study) -> list[Section]:
+def overview_sections(study: Study) -> list[Finding]:
     return [_sources_section(study), _annotators_section(study), _coverage_section(study)]
 
 
-def _sources_section(study: Study) -> Section:
+def _sources_section(study: Study) -> Finding:
     ann = study.annotations
     rows = []
     for i, source in enumerate(study.sources):
@@ -101,24 +102,17 @@ def _sources_section(study: Study) -> Section:
         f"{len(kept)} judgments counted: one per item and annotator (the latest, if an annotator submitted twice); "
         "skipped annotations do not count.",
     ]
-    return Section("Sources", text, [Table("sources", "Sources", pd.DataFrame(rows, columns=columns))])
+    return Finding("Sources", text, [Table("sources", "Sources", pd.DataFrame(rows, columns=columns))])
 
 
-def _annotators_section(study: Study) -> Section:
-    ann = study.annotations
-    submitted = ann[~ann["cancelled"]]
-    table = pd.DataFrame({"annotator": sorted(ann["annotator"].unique())})
-    by = table["annotator"]
-    table["annotations"] = by.map(submitted.groupby("annotator").size()).fillna(0).astype(int)
-    table["skipped"] = by.map(ann[ann["cancelled"]].groupby("annotator").size()).fillna(0).astype(int)
-    table["items"] = by.map(study.kept.groupby("annotator")["task_key"].nunique()).fillna(0).astype(int)
-    table["median lead time (s)"] = by.map(submitted.groupby("annotator")["lead_time"].median())
+def _annotators_section(study: Study) -> Finding:
+    table = annotator_table(study.annotations, study.kept)
     text = ["Annotations are the submitted ones (skipped ones apart); lead time is Label Studio's time "
             "spent on the annotation, in seconds."]  # fmt: skip
-    section = Section("Annotators", text, [Table("annotators", "Annotations per annotator", table)])
+    section = Finding("Annotators", text, [Table("annotators", "Annotations per annotator", table)])
     if len(table):
-        section.plots.append(plots.bars("annotators", "Annotations per annotator", list(table["annotator"]),
-                                        list(table["annotations"]), "annotations"))  # fmt: skip
+        section.figures.append(results.bars("annotators", "Annotations per annotator", list(table["annotator"]),
+                                            list(table["annotations"]), "annotations"))  # fmt: skip
     return section
 
 
@@ -135,7 +129,7 @@ def csv_only_tables(study: Study) -> list[Table]:
     return [Table("under_annotated", "Items with fewer annotators than asked", listing.reset_index(drop=True))]
 
 
-def _coverage_section(study: Study) -> Section:
+def _coverage_section(study: Study) -> Finding:
     items = study.items
     short = items[items["annotators"] < items["overlap"]]
     summary = items.groupby("overlap").agg(items=("task_key", "size")).reset_index()
@@ -150,13 +144,13 @@ def _coverage_section(study: Study) -> Section:
                    shown=SHOWN_ROWS)  # fmt: skip
     if _all_short(study):  # one line says it all; the CSV (csv_only_tables) still lists them
         asked = ", ".join(str(o) for o in sorted(items["overlap"].unique()))
-        return Section("Items short of their overlap", [
+        return Finding("Items short of their overlap", [
             f"All {len(items)} items have fewer annotators than the overlap asked for ({asked}); "
             f"{TABLES_DIR}/under_annotated.csv lists them."])  # fmt: skip
     text = [f"{len(short)} of {len(items)} items have fewer annotators than the overlap asked for."]
     if len(short) > SHOWN_ROWS:
         text.append(f"The list shows the first {SHOWN_ROWS}; tables/under_annotated.csv has all {len(short)}.")
-    return Section("Items short of their overlap", text, [
+    return Finding("Items short of their overlap", text, [
         Table("coverage", "Items by overlap asked", summary),
         listed,
     ])  # fmt: skip

@@ -13,9 +13,9 @@ from __future__ import annotations
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import judges as analysis
+from annols.analysis.results import Finding
 from annols.definition import Definition
 from annols.report.common import ReportOptions
-from annols.report.model import Section
 from annols.report.sources import Study
 from annols.report.style import StyleCollector
 from annols.study.judges import Judges
@@ -51,7 +51,7 @@ class JudgeCollector:
                     continue  # spans: "none found" is in the span F1 (no spans on both sides)
                 self.rows.append([task.key, found.annotator, *row])
 
-    def sections(self, study: Study) -> list[Section]:
+    def sections(self, study: Study) -> list[Finding]:
         self.judges.check_used()
         humans = self.humans.frame(study)
         mine = pd.DataFrame(self.rows, columns=["task_key", "annotator", *TIDY_COLUMNS])

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import models
-from annols.report.model import Section
+from annols.analysis.results import Finding
 from annols.report.sources import Study, _kept
 from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
 from annols.study.gold import GoldItem
@@ -32,13 +32,13 @@ GOLD_ANNOTATOR = "gold"
 class ModelsCollector(StyleCollector):
     """The judgments table of any definition, for the models only."""
 
-    def sections(self, study: Study) -> list[Section]:
+    def sections(self, study: Study) -> list[Finding]:
         return model_sections(self, study)
 
 
 def model_sections(
     collector: StyleCollector, study: Study, gold: Mapping[str, GoldItem] | None = None
-) -> list[Section]:
+) -> list[Finding]:
     """The models' section; with ``gold``, its items' judgments are fitted with their answers known."""
     known: dict[str, str] = {}
     if gold:

@@ -19,7 +19,7 @@ lines so it can be lifted into a manuscript:
   document's ``thebibliography`` lets it compile without BibTeX.
 
 Every number is the report's cell text as report.md shows it
-(:meth:`annols.report.model.Table.shown_rows`: the CSV's, whole numbers without zero
+(:func:`annols.report.model.shown_rows`: the CSV's, whole numbers without zero
 decimals), an aspect is named by its short label with the full text once, in the legend
 under the results table, and every user string (system, aspect, annotator, protocol
 names) goes through :func:`escape`. A table must fit the text width: a test compiles every
@@ -40,8 +40,10 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import files
 from annols.analysis import detectable
+from annols.analysis.results import Finding, Table, cell_text
 from annols.definition import Definition
-from annols.report.model import NO_LEGEND, Legend, Section, Table, cell_text
+from annols.report import model
+from annols.report.model import NO_LEGEND, Legend
 from annols.report.sources import Study
 
 TEX = "paper.tex"
@@ -251,14 +253,14 @@ def _mark(p: Any) -> str:
     return f"\\textsuperscript{{{stars}}}" if stars else ""
 
 
-def _tables(sections: list[Section]) -> dict[str, Table]:
+def _tables(sections: list[Finding]) -> dict[str, Table]:
     return {t.name: t for s in sections for t in s.tables}
 
 
 def _cells(table: Table, columns: list[str], legend: Legend) -> tuple[list[str], list[list[str]]]:
     """The report's cell texts of some columns, as report.md shows them."""
-    at = [table.header.index(c) for c in columns]
-    return columns, [[row[i] for i in at] for row in table.shown_rows(legend.labels)]
+    at = [model.header(table).index(c) for c in columns]
+    return columns, [[row[i] for i in at] for row in model.shown_rows(table, legend.labels)]
 
 
 WRAPPED = ">{\\raggedright\\arraybackslash}p{0.24\\linewidth}"  # a list of systems wraps, not widening the table
@@ -361,9 +363,9 @@ def results_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[
     generic = next((t for t in tables.values() if t.name not in _OVERVIEW and t.name != "detectable"), None)
     if generic is None:
         return ["No result table."]
-    rows = generic.shown_rows(legend.labels)[:30]
+    rows = model.shown_rows(generic, legend.labels)[:30]
     note = f"The first 30 of {len(generic.frame)} rows (tables/{generic.name}.csv)." if len(generic.frame) > 30 else ""
-    return _tabular("results", escape(generic.title), [escape(h) for h in generic.header],
+    return _tabular("results", escape(generic.title), [escape(h) for h in model.header(generic)],
                     [[escape(c) for c in row] for row in rows], escape(note) + legend_note(legend))  # fmt: skip
 
 
@@ -377,9 +379,9 @@ def scores_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[s
     if "scores" not in tables:
         return []
     table = tables["scores"]
-    rows = [[escape(c) for c in row] for row in table.shown_rows(legend.labels)]
+    rows = [[escape(c) for c in row] for row in model.shown_rows(table, legend.labels)]
     # The aspects' legend is under the results table that follows: the paper gives each text once.
-    return _tabular("scores", escape(table.title) + ".", [escape(legend.label(h)) for h in table.header], rows,
+    return _tabular("scores", escape(table.title) + ".", [escape(legend.label(h)) for h in model.header(table)], rows,
                     keys=1)  # fmt: skip
 
 
@@ -394,7 +396,7 @@ def comparisons_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> l
     units = escape(", ".join(sorted({str(m) for m in frame["measure"]})))
     what = "Every comparison"
     if table.picked is not None:  # many systems: the pairs next in rank, as report.md shows them
-        shown = table.displayed(shown)
+        shown = model.displayed(table, shown)
         what = (f"The {len(shown)} comparisons of systems next to each other in rank "
                 f"({escape('tables/detectable.csv')} has all {len(frame)})")  # fmt: skip
     caption = (
@@ -582,7 +584,7 @@ def bibliography(keys: list[str]) -> str:
     return "\n\n".join(CITATIONS[k] for k in keys) + "\n"
 
 
-def document(definition: Definition, study: Study, sections: list[Section],
+def document(definition: Definition, study: Study, sections: list[Finding],
              legend: Legend = NO_LEGEND) -> tuple[str, str]:  # fmt: skip
     """paper.tex and paper.bib: the bibliography is what the text cites, nothing more."""
     tables = _tables(sections)
@@ -621,7 +623,7 @@ def document(definition: Definition, study: Study, sections: list[Section],
     return "\n".join(lines), bibliography(keys)
 
 
-def write(definition: Definition, study: Study, sections: list[Section], out_dir: Path,
+def write(definition: Definition, study: Study, sections: list[Finding], out_dir: Path,
           legend: Legend = NO_LEGEND) -> list[Path]:  # fmt: skip
     tex, bib = document(definition, study, sections, legend)
     paths = [Path(out_dir) / TEX, Path(out_dir) / BIB]

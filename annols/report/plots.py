@@ -4,34 +4,32 @@ Figures are made with :class:`matplotlib.figure.Figure` and its Agg canvas direc
 never through pyplot, so no global backend or figure state is touched and nothing needs
 a display. PNGs carry no timestamp or software tag, so the same data give the same bytes.
 
-A function here returns a :class:`~annols.report.model.Plot` that draws when it is written:
-matplotlib (about 27 MB) is imported then, after the analyses, not beside their tables.
+The analyses return each figure as plain data (:class:`~annols.analysis.results.Figure`:
+what to draw); :func:`png` draws it when the report writes it: matplotlib (about 27 MB) is
+imported then, after the analyses have let their tables go, not beside them.
 """
 
 from __future__ import annotations
 
-import functools
 import io
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from annols.report.model import Plot
-
-# Ten colours: a slider's tenths are ten segments.
-PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
-           "#79706e")  # fmt: skip
-WIN_TIE_LOSS = ("#54a24b", "#bab0ac", "#e45756")
+from annols.analysis.results import BARS, INTERVALS, PALETTE, STACKED_BARS, Estimates, Figure, Panel
 
 
-@dataclass(frozen=True)
-class Panel:
-    """One block of horizontal bars: a row label per bar, each bar split into segments (percentages)."""
-
-    title: str
-    rows: Sequence[str]
-    segments: Sequence[Sequence[float]]  # one sequence per segment name, a value per row
+def png(figure: Figure) -> bytes:
+    """The figure drawn, as PNG bytes."""
+    if figure.kind == STACKED_BARS:
+        panels = cast(tuple[Panel, ...], figure.panels)
+        return _stacked_bars(figure.title, panels, figure.legend, figure.colors, figure.xlabel)
+    if figure.kind == BARS:
+        (bars,) = cast(tuple[Panel, ...], figure.panels)
+        return _bars(figure.title, bars.rows, bars.segments[0], figure.xlabel)
+    if figure.kind == INTERVALS:
+        return _intervals(figure.title, cast(tuple[Estimates, ...], figure.panels), figure.xlabel)
+    raise ValueError(f"no drawing for a figure of kind {figure.kind!r}")
 
 
 def _figure(**options: Any) -> Any:
@@ -59,13 +57,6 @@ def _font(bars: int) -> dict[str, float]:
 
 def _short(label: str, width: int = 48) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
-
-
-def stacked_bars(name: str, title: str, panels: Sequence[Panel], segment_names: Sequence[str],
-                 colors: Sequence[str] = PALETTE, xlabel: str = "%") -> Plot:  # fmt: skip
-    """Stacked horizontal bars of shares (0-100), one panel per group, a shared legend."""
-    draw = functools.partial(_stacked_bars, title, tuple(panels), tuple(segment_names), tuple(colors), xlabel)
-    return Plot(name=name, title=title, draw=draw)
 
 
 def _stacked_bars(title: str, panels: Sequence[Panel], segment_names: Sequence[str], colors: Sequence[str],
@@ -129,12 +120,6 @@ def _panels(sizes: Sequence[int], sharex: bool = False) -> tuple[Any, list[Any]]
     return fig, [axes[i // 2, i % 2] for i in range(len(sizes))]
 
 
-def bars(name: str, title: str, labels: Sequence[str], values: Sequence[float], xlabel: str) -> Plot:
-    """Horizontal bars, one per label, in the order given (first on top)."""
-    draw = functools.partial(_bars, title, tuple(labels), tuple(float(v) for v in values), xlabel)
-    return Plot(name=name, title=title, draw=draw)
-
-
 def _bars(title: str, labels: Sequence[str], values: Sequence[float], xlabel: str) -> bytes:
     fig = _figure(figsize=(9, min(MAX_HEIGHT, 1.2 + INCH_PER_BAR * max(1, len(labels)))))
     ax = fig.subplots()
@@ -146,22 +131,6 @@ def _bars(title: str, labels: Sequence[str], values: Sequence[float], xlabel: st
     ax.set_title(_short(title, 90), fontsize=12, loc="left")
     fig.tight_layout()
     return _png(fig)
-
-
-@dataclass(frozen=True)
-class Estimates:
-    """One block of point estimates with intervals: a row label, a value, a low and a high end per row."""
-
-    title: str
-    rows: Sequence[str]
-    values: Sequence[float]
-    lows: Sequence[float]
-    highs: Sequence[float]
-
-
-def intervals(name: str, title: str, panels: Sequence[Estimates], xlabel: str) -> Plot:
-    """Each row's value as a point with its interval as a whisker, one panel per group (first row on top)."""
-    return Plot(name=name, title=title, draw=functools.partial(_intervals, title, tuple(panels), xlabel))
 
 
 def _intervals(title: str, panels: Sequence[Estimates], xlabel: str) -> bytes:

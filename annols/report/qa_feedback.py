@@ -20,11 +20,12 @@ import json
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis import results
+from annols.analysis.results import Finding, Table, percent
 from annols.definition import Definition
 from annols.formats.qa_feedback import ERROR_LABELS, MISSING_LABELS, feedback_from_result
-from annols.report import plots, spans
+from annols.report import spans
 from annols.report.common import ReportOptions, kept_rows
-from annols.report.model import Section, Table, percent
 from annols.report.sources import Study
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -62,7 +63,7 @@ class QaFeedbackCollector:
         self.corrected.append((uid, bool(feedback["corrected-prediction"])))
         self.spans.add(uid, task.key, str(task.data.get("prediction", "")), found)
 
-    def sections(self, study: Study) -> list[Section]:
+    def sections(self, study: Study) -> list[Finding]:
         responses = len(study.kept)
         errors = kept_rows(self.errors, ["uid", "type", "evidence"], study)
         missing = kept_rows(self.missing, ["uid", "type", "sentences"], study)
@@ -87,7 +88,7 @@ class QaFeedbackCollector:
         ]
         counts = error_table.frame[error_table.frame["type"] != ANY_ERROR]
         gaps = missing_table.frame[missing_table.frame["type"] != ANY_MISSING]
-        plot = plots.bars(
+        plot = results.bars(
             "qa_feedback_counts",
             "Error spans and missing-information entries per type",
             [*counts["type"], *gaps["type"]],
@@ -95,15 +96,15 @@ class QaFeedbackCollector:
             "count",
         )
         out = [
-            Section("Feedback", text, [Table("qa_responses", "Responses", overview), error_table, missing_table],
+            Finding("Feedback", text, [Table("qa_responses", "Responses", overview), error_table, missing_table],
                     [plot]),
-            Section("Evidence sizes", ["Sentences cited as evidence: by each Wrong-Grounding (Inconsistent Fact) "
+            Finding("Evidence sizes", ["Sentences cited as evidence: by each Wrong-Grounding (Inconsistent Fact) "
                                        "error, and by each missing-information entry."],
                     [_evidence(errors, missing)]),
         ]  # fmt: skip
         if (study.kept.groupby("task_key").size() >= 2).any():
             out.append(
-                Section(
+                Finding(
                     "Span agreement",
                     [spans.AGREEMENT_NOTE],
                     [spans.agreement_table("qa_span_agreement", self.spans, study.kept)],

@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import quality as scoring
+from annols.analysis.results import Finding, Table
 from annols.definition import Definition
-from annols.report.model import Section, Table
 from annols.report.sources import Study
 from annols.study import attention
 from annols.study.gold import GoldItem, gold_items
@@ -76,7 +76,7 @@ class QualityCollector:
                 rows += [(annotator[uid], key, aspect, score) for aspect, score in scored.items()]
         return pd.DataFrame(rows, columns=["annotator", "task_key", "aspect", "score"])
 
-    def section(self, study: Study) -> tuple[Section | None, pd.DataFrame]:
+    def section(self, study: Study) -> tuple[Finding | None, pd.DataFrame]:
         """The gold section (None when the study has no gold items and none were given) and the accuracy table."""
         table = scoring.accuracy_table(self.scores(study), self.minimum)
         if not self.gold and not self.roles:
@@ -102,11 +102,8 @@ class QualityCollector:
             flagged = sorted(table.loc[table[FLAGGED], "annotator"])
             text.append(f"Annotators under a gold accuracy of {self.minimum:g}: "
                         f"{', '.join(flagged) if flagged else 'none'}.")  # fmt: skip
-        return Section(
-            "Gold items and attention checks",
-            text,
-            [Table("gold_accuracy", "Accuracy on gold items and attention checks", table)],
-        ), table
+        return Finding("Gold items and attention checks", text,
+                       [Table("gold_accuracy", "Accuracy on gold items and attention checks", table)]), table
 
 
 def _latest(annotations: pd.DataFrame) -> pd.DataFrame:
@@ -161,7 +158,7 @@ class AdjudicationCollector:
         if task.role == STUDY and task.key in self.verdicts:
             self.given.append((uid, task.key, decode(self.definition, task, annotation)))
 
-    def section(self, study: Study) -> Section | None:
+    def section(self, study: Study) -> Finding | None:
         if not self.verdicts:
             return None
         latest = _latest(study.annotations).set_index("uid")["annotator"]
@@ -169,28 +166,13 @@ class AdjudicationCollector:
         for uid, key, judged in self.given:
             if uid in latest.index:
                 by_item.setdefault(key, {})[latest[uid]] = judged
-        rows = []
-        for key, per_annotator in sorted(by_item.items()):
-            item = self.verdicts[key]
-            verdict = decode(self.definition, item.task, item.annotation)
-            for annotator, mine in sorted(per_annotator.items()):
-                others = [j for a, j in per_annotator.items() if a != annotator]
-                before = [_mean(scoring.score_item(j, mine, self.tolerance, self.controls)) for j in others]
-                after = _mean(scoring.score_item(verdict, mine, self.tolerance, self.controls))
-                rows.append((annotator, key, sum(before) / len(before) if before else float("nan"), after))
-        frame = pd.DataFrame(rows, columns=["annotator", "task_key", "before", "after"])
-        table = frame.groupby("annotator").agg(
-            **{"items adjudicated": ("task_key", "nunique"), "agreement with the others (before)": ("before", "mean"),
-               "agreement with the verdict (after)": ("after", "mean")}
-        ).reset_index()  # fmt: skip
+        items = ((key, decode(self.definition, self.verdicts[key].task, self.verdicts[key].annotation), judged)
+                 for key, judged in sorted(by_item.items()))  # fmt: skip
+        table = scoring.adjudication_agreement(items, self.tolerance, self.controls)
         text = [f"{len(self.verdicts)} adjudicated items ({len(by_item)} of them judged in these pulls). "
                 "Agreement is the share of each judgment's units that match (choices, ranks and codes exactly"
                 f"{f', ratings within {self.tolerance:g}' if self.definition.style == 'ratings' else ''}"
                 ", spans by F1): before, with each other annotator of the item; after, with the adjudicated "
                 "judgment."]  # fmt: skip
-        return Section("Adjudication", text, [Table("adjudication_agreement", "Agreement before and after "
+        return Finding("Adjudication", text, [Table("adjudication_agreement", "Agreement before and after "
                                                     "adjudication", table)])  # fmt: skip
-
-
-def _mean(scores: dict[str, float]) -> float:
-    return sum(scores.values()) / len(scores) if scores else 1.0

@@ -6,7 +6,7 @@ built as an lxml tree, so every text (annotator e-mails, system names, labels) i
 escaped by the serializer; nothing user-given is formatted into markup. Markdown cells
 escape the characters that would end a cell or start markup.
 
-Both show a table's cells as :meth:`annols.report.model.Table.shown_rows` gives them (whole
+Both show a table's cells as :func:`annols.report.model.shown_rows` gives them (whole
 numbers without zero decimals, aspects by their short label); the legend of those labels is
 a section of its own after the introduction.
 """
@@ -16,14 +16,15 @@ from __future__ import annotations
 import base64
 import csv
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lxml import etree, html
 from lxml.html import builder as E
 
 from annols import files
-from annols.report.model import NO_LEGEND, Legend, Section, Table
+from annols.analysis.results import Finding, Table
+from annols.report.model import NO_LEGEND, Legend, displayed, header, rows, shown_rows
 
 TABLES_DIR = "tables"
 PLOTS_DIR = "plots"
@@ -47,8 +48,8 @@ def write_csv(table: Table, out_dir: Path) -> Path:
     path = out_dir / TABLES_DIR / f"{table.name}.csv"
     with files.atomic_open(path) as f:
         writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(table.header)
-        writer.writerows(table.rows())
+        writer.writerow(header(table))
+        writer.writerows(rows(table))
     return path
 
 
@@ -68,21 +69,21 @@ LEGEND_TEXT = "The tables name these aspects by a short label; each is followed 
 
 
 def _md_table(table: Table, legend: Legend) -> list[str]:
-    rows = table.shown_rows(legend.labels)
-    shown = table.displayed(rows)
+    cells = shown_rows(table, legend.labels)
+    shown = displayed(table, cells)
     lines = [f"**{md_cell(table.title)}** (`{TABLES_DIR}/{table.name}.csv`)", ""]
     # The scores table has a column per aspect: its header names them by their label too.
-    lines.append("| " + " | ".join(md_cell(legend.label(h)) for h in table.header) + " |")
-    lines.append("|" + "|".join("---" for _ in table.header) + "|")
+    lines.append("| " + " | ".join(md_cell(legend.label(h)) for h in header(table)) + " |")
+    lines.append("|" + "|".join("---" for _ in header(table)) + "|")
     lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in shown]
-    if len(shown) < len(rows):
-        lines += ["", f"({len(shown)} of {len(rows)} rows shown; the CSV has all.)"]
+    if len(shown) < len(cells):
+        lines += ["", f"({len(shown)} of {len(cells)} rows shown; the CSV has all.)"]
     if table.note:
         lines += ["", md_cell(table.note)]
     return [*lines, ""]
 
 
-def markdown(title: str, intro: Sequence[str], sections: Sequence[Section], legend: Legend = NO_LEGEND) -> str:
+def markdown(title: str, intro: Sequence[str], sections: Sequence[Finding], legend: Legend = NO_LEGEND) -> str:
     lines = [f"# {md_cell(title)}", ""]
     for paragraph in intro:
         lines += [md_cell(paragraph), ""]
@@ -95,8 +96,8 @@ def markdown(title: str, intro: Sequence[str], sections: Sequence[Section], lege
             lines += [md_cell(paragraph), ""]
         for table in section.tables:
             lines += _md_table(table, legend)
-        for plot in section.plots:
-            lines += [f"![{md_cell(plot.title)}]({PLOTS_DIR}/{plot.name}.png)", ""]
+        for figure in section.figures:
+            lines += [f"![{md_cell(figure.title)}]({PLOTS_DIR}/{figure.name}.png)", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -109,22 +110,24 @@ def _is_number(text: str) -> bool:
 
 
 def _html_table(table: Table, legend: Legend) -> list[etree._Element]:
-    rows = table.shown_rows(legend.labels)
-    shown = table.displayed(rows)
+    cells = shown_rows(table, legend.labels)
+    shown = displayed(table, cells)
     body = [E.TR(*[E.TD(c, E.CLASS("n")) if _is_number(c) else E.TD(c) for c in row]) for row in shown]
     out = [E.TABLE(
         E.CAPTION(table.title, " ", E.SPAN(f"({TABLES_DIR}/{table.name}.csv)", E.CLASS("note"))),
-        E.THEAD(E.TR(*[E.TH(legend.label(h)) for h in table.header])),
+        E.THEAD(E.TR(*[E.TH(legend.label(h)) for h in header(table)])),
         E.TBODY(*body),
     )]  # fmt: skip
-    if len(shown) < len(rows):
-        out.append(E.P(f"{len(shown)} of {len(rows)} rows shown; the CSV has all.", E.CLASS("note")))
+    if len(shown) < len(cells):
+        out.append(E.P(f"{len(shown)} of {len(cells)} rows shown; the CSV has all.", E.CLASS("note")))
     if table.note:
         out.append(E.P(table.note, E.CLASS("note")))
     return out
 
 
-def html_document(title: str, intro: Sequence[str], sections: Sequence[Section], legend: Legend = NO_LEGEND) -> str:
+def html_document(title: str, intro: Sequence[str], sections: Sequence[Finding], pngs: Mapping[str, bytes],
+                  legend: Legend = NO_LEGEND) -> str:  # fmt: skip
+    """The page; ``pngs``: each figure's PNG by its name (drawn once, for ``plots/`` and for this page)."""
     body: list[etree._Element] = [E.H1(title), *[E.P(p) for p in intro]]
     if legend.entries:
         items = [E.LI(E.STRONG(label), ": ", text) for label, text in legend.entries]
@@ -133,9 +136,9 @@ def html_document(title: str, intro: Sequence[str], sections: Sequence[Section],
         parts: list[etree._Element] = [E.H2(section.title), *[E.P(p) for p in section.text]]
         for table in section.tables:
             parts += _html_table(table, legend)
-        for plot in section.plots:
-            src = "data:image/png;base64," + base64.b64encode(plot.png).decode("ascii")
-            parts.append(E.FIGURE(E.IMG(src=src, alt=plot.title), E.FIGCAPTION(plot.title)))
+        for figure in section.figures:
+            src = "data:image/png;base64," + base64.b64encode(pngs[figure.name]).decode("ascii")
+            parts.append(E.FIGURE(E.IMG(src=src, alt=figure.title), E.FIGCAPTION(figure.title)))
         body.append(E.SECTION(*parts))
     document = E.HTML(
         E.HEAD(E.META(charset="utf-8"), E.META(name="viewport", content="width=device-width, initial-scale=1"),

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis import agreement as agreeing
+from annols.analysis import results
+from annols.analysis.results import Finding, Table, percent
 from annols.definition import Definition
 from annols.formats.sentence_errors import result_rows
-from annols.report import plots, stats
 from annols.report.common import ReportOptions, kept_rows
-from annols.report.model import Section, Table, percent
 from annols.report.sources import Study
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -52,10 +52,10 @@ class SentenceErrorsCollector:
             self.rows.append((uid, task.key, str(row["variant"]), int(row["sentence"]), special or NO_SPECIAL,
                               mapping, meaning, group))  # fmt: skip
 
-    def sections(self, study: Study) -> list[Section]:
+    def sections(self, study: Study) -> list[Finding]:
         frame = kept_rows(self.rows, COLUMNS, study)
         if not len(frame):
-            return [Section("Answers", ["No judgments to count."])]
+            return [Finding("Answers", ["No judgments to count."])]
         table = distribution(frame)
         text = [
             f"{len(frame)} sentence rows judged ({frame['uid'].nunique()} judgments). Percentages are of the "
@@ -63,12 +63,12 @@ class SentenceErrorsCollector:
         ]
         panels = []
         for (variant, column), part in table.frame.groupby(["variant", "column"], sort=False):
-            panels.append(plots.Panel(f"{variant}: {column}", list(part["answer"]), [list(part["rows %"])]))
-        plot = plots.stacked_bars("sentence_errors_distribution", "Answers per column", panels, ["rows %"])
-        out = [Section("Answers", text, [table], [plot])]
+            panels.append(results.Panel(f"{variant}: {column}", list(part["answer"]), [list(part["rows %"])]))
+        plot = results.stacked_bars("sentence_errors_distribution", "Answers per column", panels, ["rows %"])
+        out = [Finding("Answers", text, [table], [plot])]
         counts = frame.groupby(["task_key", "sentence"]).size()
         if (counts >= 2).any():
-            out.append(Section(
+            out.append(Finding(
                 "Agreement per column",
                 ["Units are sentence rows of an item. The special-case column counts '(no special case)' as a "
                  "value; Mapping and Meaning count only rows without a special case, and unanswered cells not "
@@ -105,14 +105,7 @@ def agreement(frame: pd.DataFrame) -> Table:
     for column in JUDGED:
         part = frame if column == "special case" else frame[~frame[column].isin([HIDDEN, UNANSWERED])]
         counts = part.groupby(["task_key", "sentence", column]).size().unstack(column).fillna(0).to_numpy()
-        raters = counts.sum(axis=1) if len(counts) else np.zeros(0)
-        pairable = counts[raters >= 2]
-        m = pairable.sum(axis=1)
-        agree = percent((pairable * (pairable - 1)).sum(), (m * (m - 1)).sum())
-        common = int(np.bincount(m.astype(int)).argmax()) if len(m) else 0
-        full = pairable[m == common] if common else pairable[:0]
-        rows.append((column, len(pairable), float(agree), stats.krippendorff_alpha(counts, "nominal"), len(full),
-                     stats.fleiss_kappa(full)))  # fmt: skip
+        rows.append((column, *agreeing.observed_and_chance(counts)))
     columns = ["column", "units", "observed agreement %", "Krippendorff alpha", "units (Fleiss)", "Fleiss kappa"]
     return Table("sentence_errors_agreement", "Agreement per column", pd.DataFrame(rows, columns=columns))
 

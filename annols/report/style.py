@@ -1,4 +1,4 @@
-"""The collector of a definition reported by its style: judgments in, :mod:`annols.analysis` sections out.
+"""The collector of a definition reported by its style: judgments in, :mod:`annols.analysis` findings out.
 
 Every submitted annotation is decoded (:func:`annols.styles.judgments.decode`) and kept as rows
 of the judgments table (:func:`annols.styles.judgments.tidy`), column by column. Each column
@@ -19,10 +19,10 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import analysis, jsontext, memory
 from annols.analysis import best_worst
 from annols.analysis.naming import natural
+from annols.analysis.results import Finding
 from annols.analysis.span_agreement import TOKEN
 from annols.definition import Definition
 from annols.report.common import ReportOptions
-from annols.report.model import Section
 from annols.report.sources import Study
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -144,7 +144,7 @@ class StyleCollector:
             memory.release()  # the columns' codes and the conversion's transients
         return self._table
 
-    def sections(self, study: Study) -> list[Section]:
+    def sections(self, study: Study) -> list[Finding]:
         judged = None  # read by the spans sections only (a copy of every counted annotation)
         if self.tokens is not None:
             judged = study.kept[["uid", "task_key", "annotator"]].copy()

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis import results
+from annols.analysis.results import Finding, Table, percent
 from annols.definition import Definition
 from annols.formats.summary_flaws import judgment, names_for
-from annols.report import plots, spans
+from annols.report import spans
 from annols.report.common import ReportOptions, kept_rows
-from annols.report.model import Section, Table, percent
 from annols.report.sources import Study
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -40,7 +41,7 @@ class SummaryFlawsCollector:
         summary = str(task.data.get(self.names.summary, ""))
         self.spans.add(uid, task.key, summary, [(s.label, s.start, s.end) for s in found.spans])
 
-    def sections(self, study: Study) -> list[Section]:
+    def sections(self, study: Study) -> list[Finding]:
         labels = kept_rows(self.labels, ["uid", "label"], study)
         judged = kept_rows(self.judgments, ["uid", "spans", "none identified", "missing"], study)
         n = len(judged)
@@ -64,13 +65,13 @@ class SummaryFlawsCollector:
             "'Yes' among judgments that answered the question ('of' gives each percentage's base)."
         ]
         counts = table[table["label"] != ANY]
-        plot = plots.bars("summary_flaws_labels", "Flaw spans per label", list(counts["label"]),
-                          list(counts["spans"]), "spans")  # fmt: skip
-        out = [Section("Flaws", text, [Table("flaws_overview", "Summaries", overview),
+        plot = results.bars("summary_flaws_labels", "Flaw spans per label", list(counts["label"]),
+                            list(counts["spans"]), "spans")  # fmt: skip
+        out = [Finding("Flaws", text, [Table("flaws_overview", "Summaries", overview),
                                        Table("flaws_labels", "Flaw labels", table)], [plot])]  # fmt: skip
         if (study.kept.groupby("task_key").size() >= 2).any():
             out.append(
-                Section(
+                Finding(
                     "Span agreement",
                     [spans.AGREEMENT_NOTE],
                     [spans.agreement_table("flaws_span_agreement", self.spans, study.kept)],

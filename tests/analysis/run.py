@@ -8,16 +8,16 @@ import numpy as np
 import pandas as pd
 
 from annols.analysis import style_sections
-from annols.report.common import ReportOptions
-from annols.report.model import Section
+from annols.analysis.options import AnalysisOptions
+from annols.analysis.results import Finding
 from tests.analysis import planted
 
-OPTIONS = ReportOptions(seed=7, bootstrap=300)
+OPTIONS = AnalysisOptions(seed=7, bootstrap=300)
 
 
 @dataclass
 class Analysed:
-    sections: list[Section]
+    sections: list[Finding]
 
     def table(self, name: str) -> pd.DataFrame:
         found = [t.frame for s in self.sections for t in s.tables if t.name == name]
@@ -30,7 +30,7 @@ class Analysed:
         assert len(hit) == 1, f"{name}: {match} matches {len(hit)} rows"
         return hit.iloc[0]
 
-    def section(self, title: str) -> Section:
+    def section(self, title: str) -> Finding:
         found = [s for s in self.sections if s.title == title]
         assert len(found) == 1, title
         return found[0]
@@ -41,6 +41,6 @@ class Analysed:
 
 
 def analyse(toml: str, study: planted.Study, tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
-            options: ReportOptions = OPTIONS) -> Analysed:  # fmt: skip
+            options: AnalysisOptions = OPTIONS) -> Analysed:  # fmt: skip
     frame, judged = planted.frames(study)
     return Analysed(style_sections(planted.definition(toml), frame, judged, options, tokens))

@@ -41,3 +41,15 @@ def test_reasons_where_agreement_cannot_be_computed() -> None:
     assert agreement.shared_reason([one, np.array([[2, 0]])]) == ""  # one category is said per group, not shared
     assert agreement.reasons(["x", "y"], [one, np.array([[2, 1]])]) == [
         "x: no agreement statistic, each item has one annotator."]  # fmt: skip
+
+
+def test_observed_and_chance_agreement_of_nominal_counts_by_hand() -> None:
+    # Units x categories: a unit of one rating is not pairable; the others have 2, 2 and 3 ratings.
+    counts = np.array([[2, 0], [1, 1], [3, 0], [0, 1]])
+    units, observed, alpha, fleiss_units, kappa = agreement.observed_and_chance(counts)
+    assert (units, fleiss_units) == (3, 2)  # Fleiss over the units of the most common count (2)
+    assert observed == pytest.approx(100 * (2 + 0 + 6) / (2 + 2 + 6))  # agreeing ordered pairs of all pairs
+    # Krippendorff (nominal): coincidences o_00 = 2 + 0 + 3 = 5, o_01 = o_10 = 1, o_11 = 0; n = 7.
+    assert alpha == pytest.approx(1 - (7 - 1) * 2 / (6 * 1 * 2))
+    # Fleiss over [[2, 0], [1, 1]]: P = (1 + 0) / 2, p = (3/4, 1/4), Pe = 10/16.
+    assert kappa == pytest.approx((0.5 - 10 / 16) / (1 - 10 / 16))

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import best_worst
+from annols.analysis.options import AnalysisOptions
 from annols.definition import design
-from annols.report.common import ReportOptions
 
 SYSTEMS = [f"S{i}" for i in range(5)]
 STUDIES = 120
@@ -42,7 +42,7 @@ def null_study(rng: np.random.Generator, quality_sd: float, tuples: list[tuple[i
 
 def rejection_rate(unit_is_tuple: bool, seed: int) -> float:
     rng = np.random.default_rng(seed)
-    options = ReportOptions(bootstrap=0)
+    options = AnalysisOptions(bootstrap=0)
     tuples = design.tuples(len(SYSTEMS), 4, 8, seed=seed)  # each pool's design (which systems meet where)
     rejected = tested = 0
     for _ in range(STUDIES):

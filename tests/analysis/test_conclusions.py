@@ -235,7 +235,7 @@ def test_split_half_and_order_probabilities_equal_an_independent_computation() -
     assert section.summary[0] == (f"Coherence: the ranking of the 3 systems is {verdict}: "
                                   f"split-half r = {first['split-half r']:.2f} [{first['CI low']:.2f}, "
                                   f"{first['CI high']:.2f}].")  # fmt: skip
-    assert [p.name for p in section.plots] == ["reliability_order"]
+    assert [p.name for p in section.figures] == ["reliability_order"]
 
 
 def test_split_half_splits_items_when_each_has_one_annotator() -> None:

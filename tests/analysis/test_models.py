@@ -14,7 +14,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from annols.analysis import models
-from annols.report.common import ReportOptions
+from annols.analysis.options import AnalysisOptions
 from annols.styles.judgments import TIDY_COLUMNS, Answer, BestWorst, Judgment, Preference, Rank, Rating, Row, Span, tidy
 
 ITEMS = 150
@@ -211,7 +211,7 @@ def test_majority_vote_equals_an_independent_count_and_ties_go_to_the_first_labe
 def test_known_labels_are_scored_and_the_report_section_says_whether_a_conclusion_changes() -> None:
     frame, _ = study("choice", [0.85, 0.8, 0.9, None])
     known = {f"item{i}{models.UNIT_SEP}verdict{models.UNIT_SEP}sys-b": ["good", "bad"][i % 2] for i in range(10)}
-    (section,) = models.sections(frame, ReportOptions(bootstrap=50), known=known)
+    (section,) = models.sections(frame, AnalysisOptions(bootstrap=50), known=known)
     names = [t.name for t in section.tables]
     assert names == ["models_competence", "models_items", "models_tables", "models_known"]
     acc = section.tables[-1].frame.set_index("method")["accuracy"]
@@ -233,7 +233,7 @@ def test_slider_values_are_not_categories() -> None:
 def test_without_crowd_kit_the_section_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
     frame, _ = study("choice", [0.85, 0.8, 0.9, None])
     monkeypatch.setattr(models, "available", lambda: False)
-    (section,) = models.sections(frame, ReportOptions(bootstrap=0))
+    (section,) = models.sections(frame, AnalysisOptions(bootstrap=0))
     assert section.tables == [] and section.text == [
         "Dawid-Skene and MACE need crowd-kit, not installed here: pip install 'annols[models]'"
     ]

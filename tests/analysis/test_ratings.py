@@ -119,7 +119,7 @@ def test_distribution_and_ordinal_agreement_on_a_scale(scale: Analysis) -> None:
         )
         full = [[u.count(k) for k in range(1, 6)] for u in units.values() if len(u) == 3]
         assert row["Fleiss kappa"] == pytest.approx(formulas.fleiss_kappa(full))
-    assert [p.name for s in result.sections for p in s.plots] == ["ratings_distribution", "reliability_order"]
+    assert [p.name for s in result.sections for p in s.figures] == ["ratings_distribution", "reliability_order"]
 
 
 def test_slider_tenths_and_interval_agreement(slider: Analysis) -> None:

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pandas as pd
 
 from annols.analysis import naming
+from annols.analysis.results import Table, cell_text
 from annols.definition import Aspect
-from annols.report.model import Table, cell_text, whole_text
+from annols.report.model import rows, shown_rows, whole_text
 
 
 def test_cells_are_rounded_by_column_and_small_p_values_keep_their_size() -> None:
@@ -30,10 +31,10 @@ def test_whole_number_statistics_are_shown_without_zero_decimals_and_the_csv_kee
     frame = pd.DataFrame({"aspect": ["Which response is more helpful?", "Brief"], "median": [5.0, 4.5],
                           "mean": [5.0, 4.25], "ratings": [3, 4]})  # fmt: skip
     table = Table("t", "T", frame, whole=("median",))
-    assert table.rows() == [["Which response is more helpful?", "5.0000", "5.0000", "3"],
+    assert rows(table) == [["Which response is more helpful?", "5.0000", "5.0000", "3"],
                             ["Brief", "4.5000", "4.2500", "4"]]  # fmt: skip
     labels = {"Which response is more helpful?": "helpful"}
-    assert table.shown_rows(labels) == [["helpful", "5", "5.0000", "3"], ["Brief", "4.5", "4.2500", "4"]]
+    assert shown_rows(table, labels) == [["helpful", "5", "5.0000", "3"], ["Brief", "4.5", "4.2500", "4"]]
     assert [whole_text(t) for t in ("-2.0000", "0.0000", "12", "", "1.41e-05")] == ["-2", "0", "12", "", "1.41e-05"]
 
 

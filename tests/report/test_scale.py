@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from annols.analysis import results
 from annols.analysis.naming import natural, natural_systems
 from annols.report import ReportOptions, build_report, plots
 from tests.report import scaled
@@ -133,13 +134,13 @@ def test_paper_has_the_compact_table_and_the_comparisons_next_in_rank(out: Path)
 def test_plots_of_120_pairs_per_aspect_stay_within_the_height(tmp_path: Path) -> None:
     # A pairwise study of 16 systems: a bar per pair and aspect, 4 x 120 bars.
     pairs = [f"M{a} vs M{b}" for a in range(16) for b in range(a + 1, 16)]
-    panels = [plots.Panel(f"aspect {k}", pairs, [[30.0] * len(pairs), [70.0] * len(pairs)]) for k in range(4)]
-    estimates = [plots.Estimates(f"aspect {k}", pairs, [0.5] * len(pairs), [0.4] * len(pairs), [0.6] * len(pairs))
+    panels = [results.Panel(f"aspect {k}", pairs, [[30.0] * len(pairs), [70.0] * len(pairs)]) for k in range(4)]
+    estimates = [results.Estimates(f"aspect {k}", pairs, [0.5] * len(pairs), [0.4] * len(pairs), [0.6] * len(pairs))
                  for k in range(4)]  # fmt: skip
-    for n, plot in enumerate([plots.stacked_bars("a", "A", panels, ["win", "loss"]),
-                              plots.intervals("b", "B", estimates, "score"),
-                              plots.bars("c", "C", pairs * 4, [1.0] * len(pairs) * 4, "n")]):  # fmt: skip
+    for n, figure in enumerate([results.stacked_bars("a", "A", panels, ["win", "loss"]),
+                                results.intervals("b", "B", estimates, "score"),
+                                results.bars("c", "C", pairs * 4, [1.0] * len(pairs) * 4, "n")]):  # fmt: skip
         path = tmp_path / f"{n}.png"
-        path.write_bytes(plot.png)
+        path.write_bytes(plots.png(figure))
         width, height = png_size(path)
-        assert height <= PLOT_PIXELS and width <= PLOT_PIXELS, plot.name
+        assert height <= PLOT_PIXELS and width <= PLOT_PIXELS, figure.name

@@ -1,4 +1,4 @@
-"""Each statistic of annols.report.stats against worked textbook examples and the tests' own formulas."""
+"""Each statistic of annols.analysis.stats against worked textbook examples and the tests' own formulas."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import aggregate_raters
 
-from annols.report import stats
+from annols.analysis import stats
 from tests.report import formulas
 
 # Wikipedia, "Fleiss' kappa", worked example: 10 subjects, 14 raters, 5 categories; kappa = 0.210.
