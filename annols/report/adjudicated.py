@@ -22,11 +22,10 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis
 from annols.analysis.naming import natural
-from annols.judgments import TIDY_COLUMNS, decode, tidy
 from annols.report.model import Plot, Section, Table
 from annols.report.quality import AdjudicationCollector
 from annols.report.sources import Study
-from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
+from annols.report.style import KEPT, StyleCollector, judgment_rows
 
 ADJUDICATED = "adjudicated"  # the annotator annols.pull names the verdicts by
 PREFIX = "adjudicated_"
@@ -52,10 +51,8 @@ def adjudicated_sections(style: StyleCollector, adjudication: AdjudicationCollec
         if style.tokens is not None:
             verdict["system"] = item.task.systems[0] if len(item.task.systems) == 1 else ""
         verdicts.append(verdict)
-        for row in tidy(decode(definition, item.task, item.annotation)):
-            if row[0] in SKIPPED_KINDS:
-                continue
-            values = {c: row[TIDY_COLUMNS.index(c)] for c in KEPT}
+        for row in judgment_rows(definition, item.task, item.annotation):
+            values = dict(zip(KEPT, row, strict=True))
             rows.append({"uid": uid, "task_key": key, **values, "annotator": ADJUDICATED})
     tidy_frame = _merged(frame, rows, keys)
     judged_frame = pd.concat([judged[~judged["task_key"].isin(keys)], pd.DataFrame(verdicts)], ignore_index=True)
@@ -100,7 +97,9 @@ def _renamed(section: Section) -> Section:
     return Section(
         TITLE + section.title,
         list(section.text),
-        [Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown, picked=t.picked)
-         for t in section.tables],
+        [
+            Table(PREFIX + t.name, f"{t.title} (adjudicated)", t.frame, t.note, t.shown, picked=t.picked)
+            for t in section.tables
+        ],
         [Plot(PREFIX + p.name, f"{p.title} (adjudicated)", p.draw) for p in section.plots],
     )

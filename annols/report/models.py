@@ -1,9 +1,5 @@
-"""The "Annotator models" section of every report (:mod:`annols.analysis.models`).
-
-A definition reported by its style shares the style's judgments table; a protocol with its
-own collector (qa-feedback, summary-flaws, sentence-errors) gets a :class:`ModelsCollector`
-beside it, which decodes each annotation by its style (:func:`annols.judgments.decode`) as
-the style collector does.
+"""The "Annotator models" section of every report (:mod:`annols.analysis.models`), on the style's
+judgments table (:class:`annols.report.style.StyleCollector`).
 
 Gold items (``annols report --gold``) are known labels: the annotators' judgments on them
 join the fit (they tell the models how reliable each annotator is), the gold answers are
@@ -18,20 +14,12 @@ from collections.abc import Mapping
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import models
-from annols.judgments import TIDY_COLUMNS, decode, tidy
 from annols.quality import GOLD, GoldItem
 from annols.report.model import Section
 from annols.report.sources import Study, _kept
-from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
+from annols.report.style import KEPT, StyleCollector, judgment_rows
 
 GOLD_ANNOTATOR = "gold"
-
-
-class ModelsCollector(StyleCollector):
-    """The judgments table of any definition, for the models only."""
-
-    def sections(self, study: Study) -> list[Section]:
-        return model_sections(self, study)
 
 
 def model_sections(
@@ -59,14 +47,11 @@ def known_labels(collector: StyleCollector, gold: Mapping[str, GoldItem]) -> dic
     """unit -> the gold answer's label, units as :func:`annols.analysis.models.answers` names them."""
     rows = []
     for uid, item in enumerate(gold.values(), start=1):
-        for row in tidy(decode(collector.definition, item.task, item.annotation)):
-            if row[0] not in SKIPPED_KINDS:
-                rows.append([-uid, item.key, GOLD_ANNOTATOR, *row])
+        rows += [[-uid, item.key, GOLD_ANNOTATOR, *row]
+                 for row in judgment_rows(collector.definition, item.task, item.annotation)]  # fmt: skip
     if not rows:
         return {}
-    frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", *TIDY_COLUMNS])[
-        ["uid", "task_key", "annotator", *KEPT]
-    ]
+    frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", *KEPT])
     judged = frame.drop_duplicates("uid")[["uid", "task_key", "annotator"]]
     answers = models.answers(frame, collector.tokens, judged)
     return dict(zip(answers["unit"].astype(str), answers["label"].astype(str), strict=True))
