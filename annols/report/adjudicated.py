@@ -1,16 +1,16 @@
 """The study's tables again, with each adjudicated item's judgments replaced by the verdict.
 
-``annols report ... --adjudicated DIR`` (the pull of the adjudication project) adds, for a
-definition reported by its style (:class:`annols.report.style.StyleCollector`), the
-style's sections computed on the judgments where every item with a verdict has that
-verdict as its one judgment, by annotator ``adjudicated``; items without a verdict keep
-their annotators' judgments. Every table and plot of these sections is named with the
-prefix ``adjudicated_`` (``tables/adjudicated_pairwise_win_tie_loss.csv`` beside
-``tables/pairwise_win_tie_loss.csv``), every section title with "Adjudicated: ".
-
-Protocols with a collector of their own (qa-feedback, summary-flaws, sentence-errors)
-count what their result files hold, not the style's judgments: they get the agreement
-before and after (:class:`annols.report.quality.AdjudicationCollector`), not these tables.
+``annols report ... --adjudicated DIR`` (the pull of the adjudication project) adds, for
+every definition (all are reported by their style, :class:`annols.report.style.StyleCollector`),
+the sections of :func:`annols.analysis.style_sections` computed on the judgments where every
+item with a verdict has that verdict as its one judgment, by annotator ``adjudicated``; items
+without a verdict keep their annotators' judgments. That includes the tables of their own of
+qa-feedback, summary-flaws and sentence-errors (:func:`annols.analysis.protocol_sections`).
+Every table and plot of these sections is named with the prefix ``adjudicated_``
+(``tables/adjudicated_pairwise_win_tie_loss.csv`` beside ``tables/pairwise_win_tie_loss.csv``,
+``tables/adjudicated_qa_error_types.csv`` beside ``tables/qa_error_types.csv``), every
+section title with "Adjudicated: ". The agreement before and after adjudication is
+:class:`annols.report.quality.AdjudicationCollector`'s.
 """
 
 from __future__ import annotations
