@@ -33,8 +33,7 @@ from annols.report.sources import Study
 
 KEPT = [c for c in TIDY_COLUMNS if c != "text"]
 SKIPPED_KINDS = ("cell-text",)  # free text: nothing to count
-_AT = [TIDY_COLUMNS.index(c) for c in KEPT]
-_KIND, _VALUE, _REGION = (TIDY_COLUMNS.index(c) for c in ("kind", "value", "region"))
+_KIND, _VALUE, _TEXT, _REGION = (TIDY_COLUMNS.index(c) for c in ("kind", "value", "text", "region"))
 
 
 def judgment_rows(definition: Definition, task: ExportedTask, annotation: ExportedAnnotation) -> Iterator[list[Any]]:
@@ -54,7 +53,8 @@ def judgment_rows(definition: Definition, task: ExportedTask, annotation: Export
         elif kind == "link":
             row[_VALUE] = number(row[_VALUE])
         row[_REGION] = number(row[_REGION])
-        yield [row[at] for at in _AT]
+        del row[_TEXT]  # the one column of TIDY_COLUMNS not in KEPT
+        yield row
 
 
 class Column:
