@@ -79,8 +79,8 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
 
     ``judged`` has every counted annotation (uid, task_key, annotator; optionally the
     system of a spans item), including those without a judgment row: only the spans style
-    reads it (None for the others); ``tokens`` are the spans target's whitespace tokens per
-    item key, for token-level alpha.
+    (and qa-feedback's and summary-flaws' own tables) reads it (None for the others);
+    ``tokens`` are the spans target's whitespace tokens per item key, for token-level alpha.
     """
     spec = definition.spec
     style = definition.style
