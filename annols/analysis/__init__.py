@@ -30,6 +30,13 @@ best-worst counting scores (% best - % worst) with intervals (plot), Bradley-Ter
            Wilcoxon signed-rank over items (pools) between candidates with Holm, effect sizes and
            intervals, split-half reliability
 =========  ================================================================================
+
+Three shipped protocols have tables of their own before their style's, read from the same
+table (:data:`PROTOCOLS`, by the definition's format, each module with ``sections`` and
+``RESTATED``): the error types of qa-feedback
+(:mod:`~annols.analysis.qa_feedback`), the flaw counts of summary-flaws
+(:mod:`~annols.analysis.summary_flaws`), the answer table of sentence-errors per variant
+(:mod:`~annols.analysis.sentence_errors`). They stand for the style's sections they restate.
 """
 
 from __future__ import annotations
@@ -38,25 +45,54 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import best_worst, conclusions, pairwise, questions, ranking, ratings, scores, sentences, spans
+from annols.analysis import (
+    best_worst,
+    conclusions,
+    pairwise,
+    qa_feedback,
+    questions,
+    ranking,
+    ratings,
+    scores,
+    sentence_errors,
+    sentences,
+    spans,
+    summary_flaws,
+)
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Finding
 from annols.definition import Definition
 
 STYLES = ("pairwise", "ranking", "ratings", "spans", "sentences", "best-worst")
+PROTOCOLS = {"qa-feedback": qa_feedback, "summary-flaws": summary_flaws, "sentence-errors": sentence_errors}
+
+
+def restated(definition: Definition) -> tuple[str, ...]:
+    """Titles of the style's sections that the format's own tables restate, and stand for."""
+    module = PROTOCOLS.get(definition.format or "")
+    return module.RESTATED if module is not None else ()
+
+
+def protocol_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame | None,
+                      tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Finding]:  # fmt: skip
+    """The tables of the definition's own format (:data:`PROTOCOLS`), none for any other."""
+    module = PROTOCOLS.get(definition.format or "")
+    return module.sections(definition, tidy, judged, tokens) if module is not None else []
 
 
 def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame | None, options: AnalysisOptions,
                    tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Finding]:  # fmt: skip
-    """The sections of a definition's style, then its choice questions.
+    """The sections of the definition's own format (:func:`protocol_sections`), of its style, then its
+    choice questions.
 
     ``judged`` has every counted annotation (uid, task_key, annotator; optionally the
     system of a spans item), including those without a judgment row: only the spans style
-    reads it (None for the others); ``tokens`` are the spans target's whitespace tokens per
-    item key, for token-level alpha.
+    (and qa-feedback's and summary-flaws' own tables) reads it (None for the others);
+    ``tokens`` are the spans target's whitespace tokens per item key, for token-level alpha.
     """
     spec = definition.spec
     style = definition.style
+    own = protocol_sections(definition, tidy, judged, tokens)
     rated = None
     if style == "ratings":
         rated = ratings.rows(tidy, spec)  # made once, read by the ratings tables, detectable and reliability
@@ -80,7 +116,8 @@ def style_sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFr
         out = best_worst.sections(tidy, spec, options)
     else:
         out = [Finding("Judgments", [f"No analysis for the style {style!r}."])]
+    out = [s for s in out if s.title not in restated(definition)]
     out += conclusions.sections(style, tidy, spec, options, rated)
     glance = scores.scores_section(style, out)
     out = scores.bounded(style, ([glance] if glance is not None else []) + out)
-    return out + questions.sections(tidy, spec)
+    return own + out + questions.sections(tidy, spec)

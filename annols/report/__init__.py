@@ -13,31 +13,26 @@ figure to a PNG (:mod:`annols.report.plots`) once the analyses are done.
 The sources are streamed once (:mod:`annols.report.sources`); while they stream, a
 collector keeps compact rows of each submitted annotation. Every report has the sources,
 annotations and median lead time per annotator, items with fewer annotators than the
-overlap asked for, and the protocol's rule violations. Then:
-
-- a definition is reported by its style (:mod:`annols.report.style`): each annotation is
-  decoded into judgments (:func:`annols.styles.judgments.decode`) and the style's tables come
-  from :mod:`annols.analysis`. This covers definitions of one's own and the shipped
-  pairwise-aspects and extractive-ranking, which are plain pairwise and ranking
-  definitions;
-- three shipped protocols have tables of their own, from rows parsed with their format's
-  functions so the report counts what the result files hold:
-
-=====================  =========================================================
 protocol               module
 =====================  =========================================================
 qa-feedback            :mod:`annols.report.qa_feedback`
 summary-flaws          :mod:`annols.report.summary_flaws`
 sentence-errors        :mod:`annols.report.sentence_errors`
 =====================  =========================================================
+=======
+overlap asked for, and the protocol's rule violations. Then every definition is reported
+by its style (:mod:`annols.report.style`): each annotation is decoded into judgments
+(:func:`annols.styles.decode`) and the style's tables come from :mod:`annols.analysis`.
+This covers definitions of one's own and every shipped protocol; qa-feedback,
+summary-flaws and sentence-errors have tables of their own besides, read from the same
+judgments (:func:`annols.analysis.protocol_sections`).
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +45,10 @@ from annols.analysis.results import Finding
 from annols.definition import Definition
 from annols.report import paper, plots, render
 from annols.report.adjudicated import adjudicated_sections
-from annols.report.common import Collector, ReportOptions, ViolationCollector, csv_only_tables, overview_sections
+from annols.report.common import ReportOptions, ViolationCollector, csv_only_tables, overview_sections
 from annols.report.judges import JudgeCollector
 from annols.report.model import Legend, header, rows
-from annols.report.models import ModelsCollector, model_sections
+from annols.report.models import model_sections
 from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
@@ -74,22 +69,6 @@ class ReportResult:
     sections: list[Finding]
 
 
-_MODULES = {
-    "qa-feedback": "qa_feedback",
-    "summary-flaws": "summary_flaws",
-    "sentence-errors": "sentence_errors",
-}
-
-
-def _collector(definition: Definition, options: ReportOptions) -> Collector:
-    """The protocol's own collector (its module's ``COLLECTOR`` class), else the style's."""
-    module = _MODULES.get(definition.format or "")
-    if module is None:
-        return StyleCollector(definition, options)
-    factory: Callable[[Definition, ReportOptions], Collector] = import_module(f"annols.report.{module}").COLLECTOR
-    return factory(definition, options)
-
-
 def build_report(definition: Definition, sources: list[Path], out_dir: Path,
                  options: ReportOptions | None = None, judges: Sequence[Path] = (),
                  epsilon: float = EPSILON) -> ReportResult:  # fmt: skip
@@ -106,15 +85,11 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         check_export_protocol(source.export, definition)  # a bare export: its task keys name the protocol
     judge_files = [*(p for s in resolved for p in hidden_judges.pulled(s.export.parent)), *judges]
     judge_set = Judges.read(definition, judge_files) if judge_files else None
-    protocol = _collector(definition, options)
+    protocol = StyleCollector(definition, options)
     violations = ViolationCollector(definition)
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
     beside = JudgeCollector(definition, judge_set, epsilon) if judge_set else None
     adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
-    # Annotator models: on the style's table, or on one of their own beside a protocol's collector.
-    modelled: StyleCollector | None = None
-    if options.models:
-        modelled = protocol if isinstance(protocol, StyleCollector) else ModelsCollector(definition, options)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         violations.add(task, annotation, uid)
@@ -123,16 +98,14 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         if beside is not None:
             beside.add(task, annotation, uid)
         adjudication.add(task, annotation, uid)
-        if modelled is not None and modelled is not protocol:
-            modelled.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
     gold, accuracy = quality.section(study)
     left_out = excluded(options.exclude_annotators, accuracy)
     study = without(study, left_out)
     sections = overview_sections(study) + protocol.sections(study)
-    if modelled is not None:
-        sections += model_sections(modelled, study, quality.gold)
+    if options.models:
+        sections += model_sections(protocol, study, quality.gold)
     sections += violations.sections(study)
     if gold is not None:
         sections.insert(3, gold)
@@ -141,8 +114,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     adjudicated = adjudication.section(study)
     if adjudicated is not None:
         sections.append(adjudicated)
-        if isinstance(protocol, StyleCollector):
-            sections += adjudicated_sections(protocol, adjudication, study)
+        sections += adjudicated_sections(protocol, adjudication, study)
     return _write(definition, study, sections, options, Path(out_dir), left_out)
 
 

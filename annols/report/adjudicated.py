@@ -1,16 +1,16 @@
 """The study's tables again, with each adjudicated item's judgments replaced by the verdict.
 
-``annols report ... --adjudicated DIR`` (the pull of the adjudication project) adds, for a
-definition reported by its style (:class:`annols.report.style.StyleCollector`), the
-style's sections computed on the judgments where every item with a verdict has that
-verdict as its one judgment, by annotator ``adjudicated``; items without a verdict keep
-their annotators' judgments. Every table and plot of these sections is named with the
-prefix ``adjudicated_`` (``tables/adjudicated_pairwise_win_tie_loss.csv`` beside
-``tables/pairwise_win_tie_loss.csv``), every section title with "Adjudicated: ".
-
-Protocols with a collector of their own (qa-feedback, summary-flaws, sentence-errors)
-count what their result files hold, not the style's judgments: they get the agreement
-before and after (:class:`annols.report.quality.AdjudicationCollector`), not these tables.
+``annols report ... --adjudicated DIR`` (the pull of the adjudication project) adds, for
+every definition (all are reported by their style, :class:`annols.report.style.StyleCollector`),
+the sections of :func:`annols.analysis.style_sections` computed on the judgments where every
+item with a verdict has that verdict as its one judgment, by annotator ``adjudicated``; items
+without a verdict keep their annotators' judgments. That includes the tables of their own of
+qa-feedback, summary-flaws and sentence-errors (:func:`annols.analysis.protocol_sections`).
+Every table and plot of these sections is named with the prefix ``adjudicated_``
+(``tables/adjudicated_pairwise_win_tie_loss.csv`` beside ``tables/pairwise_win_tie_loss.csv``,
+``tables/adjudicated_qa_error_types.csv`` beside ``tables/qa_error_types.csv``), every
+section title with "Adjudicated: ". The agreement before and after adjudication is
+:class:`annols.report.quality.AdjudicationCollector`'s.
 """
 
 from __future__ import annotations
@@ -26,9 +26,7 @@ from annols.analysis.naming import natural
 from annols.analysis.results import Finding, Table
 from annols.report.quality import AdjudicationCollector
 from annols.report.sources import Study
-from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
-from annols.styles import decode
-from annols.styles.judgments import TIDY_COLUMNS, tidy
+from annols.report.style import KEPT, StyleCollector, judgment_rows
 
 ADJUDICATED = "adjudicated"  # the annotator annols.study.pull names the verdicts by
 PREFIX = "adjudicated_"
@@ -54,10 +52,8 @@ def adjudicated_sections(style: StyleCollector, adjudication: AdjudicationCollec
         if style.tokens is not None:
             verdict["system"] = item.task.systems[0] if len(item.task.systems) == 1 else ""
         verdicts.append(verdict)
-        for row in tidy(decode(definition, item.task, item.annotation)):
-            if row[0] in SKIPPED_KINDS:
-                continue
-            values = {c: row[TIDY_COLUMNS.index(c)] for c in KEPT}
+        for row in judgment_rows(definition, item.task, item.annotation):
+            values = dict(zip(KEPT, row, strict=True))
             rows.append({"uid": uid, "task_key": key, **values, "annotator": ADJUDICATED})
     tidy_frame = _merged(frame, rows, keys)
     judged_frame = pd.concat([judged[~judged["task_key"].isin(keys)], pd.DataFrame(verdicts)], ignore_index=True)

@@ -1,9 +1,5 @@
-"""The "Annotator models" section of every report (:mod:`annols.analysis.models`).
-
-A definition reported by its style shares the style's judgments table; a protocol with its
-own collector (qa-feedback, summary-flaws, sentence-errors) gets a :class:`ModelsCollector`
-beside it, which decodes each annotation by its style (:func:`annols.styles.judgments.decode`) as
-the style collector does.
+"""The "Annotator models" section of every report (:mod:`annols.analysis.models`), on the style's
+judgments table (:class:`annols.report.style.StyleCollector`).
 
 Gold items (``annols report --gold``) are known labels: the annotators' judgments on them
 join the fit (they tell the models how reliable each annotator is), the gold answers are
@@ -20,20 +16,11 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols.analysis import models
 from annols.analysis.results import Finding
 from annols.report.sources import Study, _kept
-from annols.report.style import KEPT, SKIPPED_KINDS, StyleCollector
+from annols.report.style import KEPT, StyleCollector, judgment_rows
 from annols.study.gold import GoldItem
 from annols.study.roles import GOLD
-from annols.styles import decode
-from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 GOLD_ANNOTATOR = "gold"
-
-
-class ModelsCollector(StyleCollector):
-    """The judgments table of any definition, for the models only."""
-
-    def sections(self, study: Study) -> list[Finding]:
-        return model_sections(self, study)
 
 
 def model_sections(
@@ -61,14 +48,11 @@ def known_labels(collector: StyleCollector, gold: Mapping[str, GoldItem]) -> dic
     """unit -> the gold answer's label, units as :func:`annols.analysis.models.answers` names them."""
     rows = []
     for uid, item in enumerate(gold.values(), start=1):
-        for row in tidy(decode(collector.definition, item.task, item.annotation)):
-            if row[0] not in SKIPPED_KINDS:
-                rows.append([-uid, item.key, GOLD_ANNOTATOR, *row])
+        rows += [[-uid, item.key, GOLD_ANNOTATOR, *row]
+                 for row in judgment_rows(collector.definition, item.task, item.annotation)]  # fmt: skip
     if not rows:
         return {}
-    frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", *TIDY_COLUMNS])[
-        ["uid", "task_key", "annotator", *KEPT]
-    ]
+    frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", *KEPT])
     judged = frame.drop_duplicates("uid")[["uid", "task_key", "annotator"]]
     answers = models.answers(frame, collector.tokens, judged)
     return dict(zip(answers["unit"].astype(str), answers["label"].astype(str), strict=True))

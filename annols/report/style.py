@@ -3,14 +3,18 @@
 Every submitted annotation is decoded (:func:`annols.styles.judgments.decode`) and kept as rows
 of the judgments table (:func:`annols.styles.judgments.tidy`), column by column. Each column
 stores small integer codes into a list of its distinct values, so a value repeated over
-a study (a system, an aspect, "win") is held once; free text (explanations, text
-answers, a span's text) is not analysed and not kept. For a spans definition the
-target text's whitespace tokens are kept per item, for token-level agreement.
+a study (a system, an aspect, "win") is held once; free text (explanations, a span's
+text) is not analysed and not kept, and a text answer is kept as answered with its text
+left out. A span's region id is kept as its number within the annotation ("0", "1", ...;
+links name their target the same way), so the regions of a study share a few values.
+For a spans definition the target text's whitespace tokens are kept per item, for
+token-level agreement.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -28,9 +32,30 @@ from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import TIDY_COLUMNS, tidy
 
-KEPT = [c for c in TIDY_COLUMNS if c not in ("text", "region")]
-SKIPPED_KINDS = ("text", "cell-text")  # free text: nothing to count
-_AT = [TIDY_COLUMNS.index(c) for c in KEPT]
+KEPT = [c for c in TIDY_COLUMNS if c != "text"]
+SKIPPED_KINDS = ("cell-text",)  # free text: nothing to count
+_KIND, _VALUE, _TEXT, _REGION = (TIDY_COLUMNS.index(c) for c in ("kind", "value", "text", "region"))
+
+
+def judgment_rows(definition: Definition, task: ExportedTask, annotation: ExportedAnnotation) -> Iterator[list[Any]]:
+    """The annotation's rows of the judgments table, in :data:`KEPT` order: free text left out (a text
+    answer is kept as answered, value ""), region ids numbered within the annotation."""
+    regions: dict[Any, str] = {}
+
+    def number(region: Any) -> str:
+        return regions.setdefault(region, str(len(regions))) if region != "" else ""
+
+    for row in tidy(decode(definition, task, annotation)):
+        kind = row[_KIND]
+        if kind in SKIPPED_KINDS:
+            continue
+        if kind == "text":
+            row[_VALUE] = ""
+        elif kind == "link":
+            row[_VALUE] = number(row[_VALUE])
+        row[_REGION] = number(row[_REGION])
+        del row[_TEXT]  # the one column of TIDY_COLUMNS not in KEPT
+        yield row
 
 
 class Column:
@@ -94,13 +119,11 @@ class StyleCollector:
         self._table: pd.DataFrame | None = None  # made from the columns by table(), which empties them
 
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
-        for row in tidy(decode(self.definition, task, annotation)):
-            if row[0] in SKIPPED_KINDS:
-                continue
+        for row in judgment_rows(self.definition, task, annotation):
             self.uids.append(uid)
             self.columns["task_key"].append(task.key)
-            for name, at in zip(KEPT, _AT, strict=True):
-                self.columns[name].append(row[at])
+            for name, value in zip(KEPT, row, strict=True):
+                self.columns[name].append(value)
         if self.units is not None and task.key not in self.units:
             context = [str(task.data.get(p.name, "")) for p in self.definition.spec.context]
             self.units[task.key] = jsontext.dumps(context) if context else task.key

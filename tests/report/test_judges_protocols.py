@@ -1,4 +1,4 @@
-"""`report --judge` on each shipped protocol (its own collector beside the style's): a judge
+"""`report --judge` on each shipped protocol: a judge
 answering what annotator A answered is set beside the humans; the protocol's own tables do
 not change, and where the protocol does not blind, the judge agrees with A on everything."""
 

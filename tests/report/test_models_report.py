@@ -1,5 +1,5 @@
 """``annols report --models``: the annotator models' section for an own definition of every style
-and for the protocols with their own collectors (qa-feedback, summary-flaws, sentence-errors),
+and for the protocols with tables of their own (qa-feedback, summary-flaws, sentence-errors),
 from exports built here (no server). The numbers are tested in tests/analysis/test_models.py;
 here every report gets the section, each table names every annotator, and without the option
 nothing changes."""
@@ -55,8 +55,8 @@ def test_every_style_gets_the_models_section(style: str, tmp_path: Path) -> None
     ("summary-flaws", None, study.summary_flaws),
     ("sentence-errors", "abstract", study.sentence_errors),
 ])  # fmt: skip
-def test_protocols_with_their_own_collectors_get_it_too(protocol: str, variant: str | None, make: object,
-                                                        tmp_path: Path) -> None:  # fmt: skip
+def test_protocols_with_tables_of_their_own_get_it_too(protocol: str, variant: str | None, make: object,
+                                                         tmp_path: Path) -> None:  # fmt: skip
     gen = make()  # type: ignore[operator]
     pull = study.write_pull(tmp_path / "pull", gen.tasks)
     options = ReportOptions(bootstrap=50, models=True)
