@@ -1,7 +1,7 @@
 """The report's gold section, and the annotators it leaves out of every other table.
 
 Judgments on gold items (and attention checks) are decoded by the definition's style
-(:func:`annols.styles.judgments.decode`) and scored against the gold judgments read from
+(:func:`annols.styles.decode`) and scored against the gold judgments read from
 ``--gold`` (:mod:`annols.analysis.quality`): one row per annotator in
 ``tables/gold_accuracy.csv``. They never count in the study's tables
 (:mod:`annols.report.sources` keeps study items only). ``--min-gold-accuracy`` flags

@@ -1,6 +1,6 @@
 """The collector of a definition reported by its style: judgments in, :mod:`annols.analysis` findings out.
 
-Every submitted annotation is decoded (:func:`annols.styles.judgments.decode`) and kept as rows
+Every submitted annotation is decoded (:func:`annols.styles.decode`) and kept as rows
 of the judgments table (:func:`annols.styles.judgments.tidy`), column by column. Each column
 stores small integer codes into a list of its distinct values, so a value repeated over
 a study (a system, an aspect, "win") is held once; free text (explanations, a span's

@@ -2,7 +2,7 @@
 
 ``annols adjudicate PROTOCOL --project P --into "P adjudication"`` reads project P from
 the server, decodes each annotator's latest submitted judgment of each study item with
-the definition's style (:func:`annols.styles.judgments.decode`), and keeps the items on which two
+the definition's style (:func:`annols.styles.decode`), and keeps the items on which two
 annotators disagree by the style's rule (:func:`disagree`, built on the unit scores of
 :mod:`annols.analysis.quality`):
 

@@ -132,7 +132,7 @@ EXPORT_FILE = "export.json"
 
 
 def gold_items(definition: Definition, paths: Sequence[Path]) -> dict[str, GoldItem]:
-    """Key -> the gold task and its judgment, ready for :func:`annols.styles.judgments.decode`.
+    """Key -> the gold task and its judgment, ready for :func:`annols.styles.decode`.
 
     Each path is the gold input pushed with ``--gold``, or a pull of annotated gold tasks
     (a folder with ``export.json``, or an ``export.json``: e.g. an expert's judgments made

@@ -21,7 +21,7 @@ from annols.report import ReportOptions, build_report
 from annols.study.pull import convert
 from tests.report import study
 from tests.report.test_study_numbers import close, pct
-from tests.test_pull_parts import DEV, SUMMARY_FLAWS_INPUT, raw_export
+from tests.study.test_pull_parts import DEV, SUMMARY_FLAWS_INPUT, raw_export
 
 
 def table(out: Path, name: str) -> dict[str, dict[str, str]]:

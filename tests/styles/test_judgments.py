@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
-from annols import protocols
+from annols import protocols, styles
 from annols.definition import Definition
 from annols.errors import DefinitionError
 from annols.formats.generic import FORMAT as GENERIC
 from annols.study.pull import tidy_rows
-from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import Answer, Preference, Rank, Row, Span
 from tests.conftest import DATA
@@ -32,7 +31,7 @@ def choice(name: str, *codes: str) -> dict[str, Any]:
 
 
 def decode(d: Definition, t: ExportedTask) -> list[judgments.Judgment]:
-    return judgments.decode(d, t, t.annotations[0])
+    return styles.decode(d, t, t.annotations[0])
 
 
 ARENA = MINIMAL.replace(
