@@ -7,13 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 from annols import protocols
 from annols.definition import Definition
+from annols.definition import fields as fields_module
 from annols.errors import ServerError
 from annols.labelstudio.client import LabelStudioClient
 from annols.protocols import config
+from annols.styles import STYLE_MODULES
 from tests.conftest import DATA
+from tests.styles.test_question_kinds import STYLES as KIND_STYLES
+from tests.styles.test_question_kinds import style_definition as kind_definition
 
 DEFINITIONS = protocols.all_definitions()
 IDS = [config.config_filename(d) for d in DEFINITIONS]
@@ -68,3 +73,31 @@ def test_wrong_key_and_dead_server_give_one_line_errors(label_studio) -> None:  
     with pytest.raises(ServerError) as info:
         LabelStudioClient(dead, "whatever-token").whoami()
     assert f"cannot reach Label Studio at {dead}" in str(info.value)
+
+
+@pytest.mark.parametrize("style", list(KIND_STYLES))
+def test_questions_of_every_kind_per_item_and_candidate_are_accepted(
+    client: LabelStudioClient, tmp_path: Path, style: str
+) -> None:
+    """Sliders, numbers, scales, choices and text, per item and per candidate, in each style's config: the server
+    takes the config and a task, and stores a per-candidate slider's answer as the editor saves it."""
+    d = kind_definition(tmp_path, style)
+    project, _ = client.create_project(f"kinds {style}", config.label_config(d), config.instructions(d))
+    fields = STYLE_MODULES[d.style].data_fields(d.spec)
+    [task_id] = client.import_tasks(
+        project.id, [{"data": fields_module.to_label_studio({f: "Ein Satz." for f in fields})}]
+    )
+    name, to_name = first_slider(d)
+    number = {"id": "n1", "from_name": name, "to_name": to_name, "type": "number", "value": {"number": 64},
+              "origin": "manual"}  # fmt: skip
+    client.create_annotation(task_id, [number], completed_by=client.whoami()["id"])
+    (exported,) = client.export_tasks(project.id)
+    assert exported["annotations"][0]["result"] == [number]
+    stored = client.find_project(f"kinds {style}")
+    assert stored is not None and stored.label_config.strip() == config.label_config(d).strip()
+
+
+def first_slider(d: Definition) -> tuple[str, str]:
+    """The first slider's control name and the object it is asked of."""
+    slider = next(etree.fromstring(config.label_config(d).encode()).iter("Number"))
+    return str(slider.get("name")), str(slider.get("toName"))

@@ -31,13 +31,15 @@ def numeric(code: str) -> float | None:
 
 
 def choice_questions(spec: Any) -> list[Any]:
-    return [q for q in getattr(spec, "questions", ()) if q.kind == "choice"]
+    """The choice questions asked once per task (per candidate: :mod:`annols.analysis.asked`)."""
+    return [q for q in getattr(spec, "questions", ()) if q.kind == "choice" and not q.per_candidate]
 
 
 def span_questions(spec: Any) -> list[Any]:
     """The choice questions asked per span, once each (labels of the target and of context panes)."""
     labels = [*getattr(spec, "labels", ()), *(lab for p in getattr(spec, "context", ()) for lab in p.labels)]
     found = {lab.question.name: lab.question for lab in labels if lab.question and lab.question.kind == "choice"}
+    found.update({q.name: q for q in getattr(spec, "span_questions", ()) if q.kind == "choice"})
     return list(found.values())
 
 

@@ -13,6 +13,7 @@ frozen spec with the :class:`Table` helpers defined here.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -84,6 +85,13 @@ class Table:
     def number(self, key: str, default: Any = None, *, required: bool = False) -> Any:
         return self._get(key, _REQUIRED if required else default, int, "a whole number")
 
+    def real(self, key: str, default: Any = None) -> Any:
+        """A number, whole or not (a float is kept as given)."""
+        value = self._get(key, default, (int, float), "a number")
+        if isinstance(value, bool):
+            raise self.fail(key, f"expected a number, got {_describe(value)}")
+        return value
+
     def strings(self, key: str, *, required: bool = False) -> tuple[str, ...]:
         values = self._get(key, _REQUIRED if required else [], list, "a list of strings")
         for i, value in enumerate(values):
@@ -144,13 +152,20 @@ class Choice:
     hint: str = ""
 
 
+KINDS = ("choice", "scale", "number", "slider", "text")
+NUMERIC_KINDS = ("scale", "number", "slider")  # answers that are numbers: analysed like ratings
+PLACES = ("item", "candidate")
+
+
 @dataclass(frozen=True)
 class Question:
-    """A question: single or multiple choice, or free text (``kind = "text"``)."""
+    """A question: single or multiple choice, a scale of numeric codes (Likert), a number or a
+    slider in a range, or free text (``kind``); asked once per task (``per = "item"``) or once
+    per candidate shown (``per = "candidate"``)."""
 
     name: str
     text: str
-    kind: str = "choice"  # "choice" | "text"
+    kind: str = "choice"  # one of KINDS
     choices: tuple[Choice, ...] = ()
     groups: tuple[tuple[str, tuple[Choice, ...]], ...] = ()  # titled groups of choices
     required: bool = False
@@ -158,10 +173,48 @@ class Question:
     hint: str = ""
     options_from: str | None = None  # choices read from this task field at labeling time
     placeholder: str = ""
+    per: str = "item"  # "item" | "candidate"
+    min: float | None = None  # number and slider: the range and the step
+    max: float | None = None
+    step: float | None = None
+    low: str = ""  # slider: anchor texts at its ends
+    high: str = ""
 
     @property
     def all_choices(self) -> tuple[Choice, ...]:
         return self.choices + tuple(c for _, group in self.groups for c in group)
+
+    @property
+    def numeric(self) -> bool:
+        """Its answer is a number (a scale's code, a number, a slider): analysed like a rating."""
+        return self.kind in NUMERIC_KINDS
+
+    @property
+    def per_candidate(self) -> bool:
+        return self.per == "candidate"
+
+    def control(self, candidate: str | None = None) -> str:
+        """The control name of its answer: its name, or ``{name}_{candidate}`` when asked per candidate of
+        a task that shows several (the candidate pane's name)."""
+        return f"{self.name}_{candidate}" if candidate is not None and self.per_candidate else self.name
+
+    def value_code(self, code: Any) -> Any:
+        """A scale's answer by its code (a result may store the shown text)."""
+        return next((c.code for c in self.all_choices if code in (c.code, c.text)), code)
+
+    def value(self, code: Any) -> float | None:
+        """A numeric answer as a number, or None when it is not one the question takes."""
+        if isinstance(code, bool):
+            return None
+        if self.kind == "scale":
+            known = {c.code: c for c in self.all_choices} | {c.text: c for c in self.all_choices}
+            choice = known.get(str(code))
+            return float(choice.code) if choice is not None else None
+        if not isinstance(code, int | float) or not math.isfinite(code):
+            return None
+        low = -math.inf if self.min is None else self.min
+        high = math.inf if self.max is None else self.max
+        return float(code) if low <= code <= high else None
 
 
 @dataclass(frozen=True)
@@ -223,8 +276,11 @@ def parse_choice(t: Table) -> Choice:
 
 def parse_question(t: Table) -> Question:
     kind = t.text("kind", "choice")
-    if kind not in ("choice", "text"):
-        raise t.fail("kind", f"{kind!r} is not one of 'choice', 'text'")
+    if kind not in KINDS:
+        raise t.fail("kind", f"{kind!r} is not one of {', '.join(repr(k) for k in KINDS)}")
+    per = t.text("per", "item")
+    if per not in PLACES:
+        raise t.fail("per", f"{per!r} is not one of 'item', 'candidate'")
     name = t.name("name")
     text = t.text("text", required=True)
     choices = tuple(parse_choice(c) for c in t.tables("choices"))
@@ -245,17 +301,55 @@ def parse_question(t: Table) -> Question:
         hint=t.text("hint", ""),
         options_from=options_from,
         placeholder=t.text("placeholder", ""),
+        per=per,
+        **_range(t, kind),
     )
     if kind == "choice" and not question.all_choices and not options_from:
         raise t.fail("choices", "a choice question needs choices (or options_from)")
-    if kind == "text" and (question.all_choices or options_from):
-        raise t.fail("choices", "a text question takes no choices")
+    if kind in ("text", "number", "slider") and (question.all_choices or options_from):
+        raise t.fail("choices", f"a {kind} question takes no choices")
+    if kind == "scale":
+        _check_scale(t, question)
     codes = [c.code for c in question.all_choices]
     duplicate = next((c for c in codes if codes.count(c) > 1), None)
     if duplicate is not None:
         raise t.fail("choices", f"answer code {duplicate!r} appears twice")
     t.check_unknown()
     return question
+
+
+def _range(t: Table, kind: str) -> dict[str, Any]:
+    """``min``, ``max``, ``step`` (and a slider's ``low`` and ``high`` anchors) of a number or slider question."""
+    if kind not in ("number", "slider"):
+        return {}
+    default = 0 if kind == "slider" else None
+    found = {"min": t.real("min", default), "max": t.real("max", 100 if kind == "slider" else None),
+             "step": t.real("step", 1)}  # fmt: skip
+    for key in ("min", "max"):
+        if found[key] is None:
+            raise t.fail(key, "missing; a number question needs its range (min and max)")
+    if found["max"] <= found["min"]:
+        raise t.fail("max", f"{found['max']} must be above min ({found['min']})")
+    if found["step"] <= 0:
+        raise t.fail("step", f"{found['step']} must be above 0")
+    if kind == "slider":
+        found.update(low=t.text("low", ""), high=t.text("high", ""))
+    return found
+
+
+def _check_scale(t: Table, q: Question) -> None:
+    """A scale's codes are numbers, lowest first (Likert: 1 to 5), a single choice."""
+    previous: float | None = None
+    if q.multiple or q.options_from or len(q.all_choices) < 2:
+        raise t.fail("choices", "a scale is one answer of two or more numeric codes, listed lowest first")
+    for i, c in enumerate(q.all_choices):
+        try:
+            value = float(c.code)
+        except ValueError:
+            raise t.fail(f"choices[{i}].code", f"{c.code!r} is not a number; a scale's codes are numbers") from None
+        if previous is not None and value <= previous:
+            raise t.fail(f"choices[{i}].code", f"{c.code!r} must be higher than the code before it")
+        previous = value
 
 
 def parse_label(t: Table) -> Label:

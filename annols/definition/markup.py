@@ -8,6 +8,8 @@ order the builders set them, no timestamps, no ids from memory addresses).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from lxml import etree
@@ -159,9 +161,65 @@ def question_block(q: Question, to_name: str, *, name: str | None = None, **choi
         block.append(header(q.hint, size=6, style="font-weight: normal; color: #555"))
     if q.kind == "text":
         block.append(textarea_el(q, to_name, name=name))
+    elif q.kind in ("number", "slider"):
+        block.append(number_el(q, to_name, name=name))
+    elif q.kind == "scale":
+        block.append(choices_el(q, to_name, name=name, **{**choice_opts, "inline": True, "radio": True}))
     else:
         block.append(choices_el(q, to_name, name=name, **choice_opts))
     return block
+
+
+# The editor's range input is narrow by default; a line for direct assessment should be long.
+# Until moved it holds no value (its ``value`` attribute is empty) but its thumb rests
+# mid-way: faded, it does not look like a score of 50.
+SLIDER_CSS = (
+    ".lsf-number { flex: 1 1 auto; } .lsf-number input[type=range] { flex: 1 1 auto; min-width: 16em; } "
+    '.lsf-number input[type=range][value=""] { opacity: 0.35; }'
+)
+
+
+def slider_style() -> etree._Element:
+    node = el("Style")
+    node.text = SLIDER_CSS
+    return node
+
+
+def has_slider(questions: Iterable[Question]) -> bool:
+    return any(q.kind == "slider" for q in questions)
+
+
+def _number(value: float | None) -> str | None:
+    return None if value is None else f"{value:g}"
+
+
+def number_el(q: Question, to_name: str, *, name: str | None = None) -> etree._Element:
+    """A number in a range (Label Studio's Number), or a slider with its anchors at either end; required
+    answers are refused empty by the editor (an untouched slider holds no value)."""
+    number = el("Number", name=name or q.name, toName=to_name, slider=q.kind == "slider", min=_number(q.min),
+                max=_number(q.max), step=_number(q.step), required=q.required or None,
+                requiredMessage=f"Please answer: {q.text}" if q.required else None)  # fmt: skip
+    if q.kind != "slider":
+        return number
+    line = el("View", style="display: flex; align-items: center; gap: 1em")
+    line.append(header(q.low or _number(q.min) or "", size=6, style="font-weight: normal; white-space: nowrap"))
+    line.append(number)
+    line.append(header(q.high or _number(q.max) or "", size=6, style="font-weight: normal; white-space: nowrap"))
+    return line
+
+
+def for_candidate(q: Question, candidate: Pane, several: bool) -> Question:
+    """A per-candidate question as asked of one candidate pane: its own control, named in its text when the
+    task shows several candidates."""
+    if not several:
+        return q
+    return replace(q, name=q.control(candidate.name), text=f"{q.text}, {candidate.title}")
+
+
+def candidate_blocks(questions: Sequence[Question], candidate: Pane, several: bool) -> list[etree._Element]:
+    """The per-candidate questions of one candidate pane, each a block asked of its text."""
+    return [question_block(for_candidate(q, candidate, several), candidate.name, radio=True)
+            for q in questions if q.per_candidate]  # fmt: skip
 
 
 # --- guideline text -> instructions HTML -------------------------------------------------

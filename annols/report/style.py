@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis, jsontext, memory
-from annols.analysis import best_worst
+from annols.analysis import asked, best_worst
+from annols.analysis.by_system import sections as asked_sections
 from annols.analysis.naming import natural
 from annols.analysis.results import Finding
 from annols.analysis.span_agreement import TOKEN
@@ -114,8 +115,10 @@ class StyleCollector:
         self.columns = {name: Column() for name in ["task_key", *KEPT]}
         self.judged_system: dict[int, str] = {}  # uid -> the system a spans item's text is by
         self.tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = {} if definition.style == "spans" else None
-        # best-worst: each task's item, the pool its tuple was drawn from (its context), the unit of the tests
-        self.units: dict[str, str] | None = {} if definition.style == "best-worst" else None
+        # best-worst, and the questions analysed by system (annols.analysis.asked): each task's item (its context),
+        # the unit of the tests
+        self.covered = asked.covered(definition.spec)
+        self.units: dict[str, str] | None = {} if definition.style == "best-worst" or self.covered else None
         self._table: pd.DataFrame | None = None  # made from the columns by table(), which empties them
 
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
@@ -172,14 +175,26 @@ class StyleCollector:
         if self.tokens is not None:
             judged = study.kept[["uid", "task_key", "annotator"]].copy()
             judged["system"] = [self.judged_system.get(u, "") for u in judged["uid"]]
-        return analysis.style_sections(self.definition, self._last_frame(study), judged, self.options, self.tokens)
+            if self.covered and self.units is not None:
+                judged[asked.UNIT] = judged["task_key"].astype(str).map(self.units)
+        taken: list[Any] = []  # what the questions' sections read of the table, taken before it is handed over
+        out = analysis.style_sections(self.definition, self._last_frame(study, taken), judged, self.options,
+                                      self.tokens)  # fmt: skip
+        if not taken:
+            return out
+        return out + asked_sections(taken[0], taken[1], self.definition.spec, self.options, judged, self.tokens)
 
-    def _last_frame(self, study: Study) -> pd.DataFrame:
+    def _last_frame(self, study: Study, taken: list[Any] | None = None) -> pd.DataFrame:
         """:meth:`frame`, and the collector lets its table go when nothing asks for it again (the annotator
-        models and the adjudicated tables do): the analyses then hold the only reference and may free it."""
+        models and the adjudicated tables do): the analyses then hold the only reference and may free it.
+        ``taken``: given the rows :mod:`annols.analysis.asked` reads and the target's spans (None but for spans),
+        for a definition it covers."""
         frame = self.frame(study)
         if self.units is not None:
             frame = frame.assign(**{best_worst.UNIT: frame["task_key"].astype(str).map(self.units)})
+        if taken is not None and self.covered:
+            spec = self.definition.spec
+            taken += [asked.kept(frame, spec), asked.span_rows(frame, spec) if self.tokens is not None else None]
         if not self.options.models and not self.options.adjudicated:
             self._table = None
         return frame

@@ -38,9 +38,25 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
-from annols.definition.markup import choices_el, el, header, pane, question_block
+from annols.definition.markup import (
+    candidate_blocks,
+    choices_el,
+    el,
+    has_slider,
+    header,
+    pane,
+    question_block,
+    slider_style,
+)
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import BestWorst, Judgment, choices_by_name, question_answers, shown_systems
+from annols.styles.judgments import (
+    BestWorst,
+    Judgment,
+    candidate_system,
+    choices_by_name,
+    question_answers,
+    shown_systems,
+)
 
 MAX_TUPLE = 10
 
@@ -115,7 +131,9 @@ def _names(spec: BestWorstSpec) -> Iterator[tuple[str, str, str]]:
         for end in ("best", "worst"):
             yield spec.control(a, end), f"the {end} answer of aspect {a.name!r}", f"aspects[{i}].name"
     for i, q in enumerate(spec.questions):
-        yield q.name, "the question", f"questions[{i}].name"
+        panes: list[str | None] = [spec.field(p) for p in range(spec.tuple_size)] if q.per_candidate else [None]
+        for pane_name in panes:
+            yield q.control(pane_name), "the question", f"questions[{i}].name"
 
 
 def data_fields(spec: BestWorstSpec) -> list[str]:
@@ -127,6 +145,8 @@ def data_fields(spec: BestWorstSpec) -> list[str]:
 def build_config(d: Definition) -> etree._Element:
     spec: BestWorstSpec = d.spec
     root = el("View")
+    if has_slider(spec.questions):
+        root.append(slider_style())
     for p in spec.context:
         root.append(pane(p))
     tuple_view = el("View", style="display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0.5em 1em")
@@ -134,6 +154,7 @@ def build_config(d: Definition) -> etree._Element:
         shown = Pane(name=spec.field(position), title=spec.title(position))
         box = el("View", style="border: 1px solid #ccc; border-radius: 4px; padding: 0.5em")
         box.append(pane(shown))
+        box.extend(candidate_blocks(spec.questions, shown, several=True))
         tuple_view.append(box)
     root.append(tuple_view)
     to_name = spec.field(0)
@@ -150,7 +171,8 @@ def build_config(d: Definition) -> etree._Element:
             block.append(line)
         root.append(block)
     for q in spec.questions:
-        root.append(question_block(q, to_name, radio=True))
+        if not q.per_candidate:
+            root.append(question_block(q, to_name, radio=True))
     return root
 
 
@@ -177,12 +199,18 @@ def decode(spec: BestWorstSpec, task: ExportedTask, annotation: ExportedAnnotati
         if best is None or worst is None:
             continue
         out.append(BestWorst(aspect=aspect.name, systems=tuple(systems), best=best, worst=worst))
-    out.extend(question_answers(spec.questions, annotation.result))
+    panes = [spec.field(i) for i in range(spec.tuple_size)]
+    out.extend(question_answers(spec.questions, annotation.result, candidates=list(zip(panes, systems, strict=True))))
     return out
 
 
 def system_of(spec: BestWorstSpec, task: ExportedTask, from_name: str, answer: str) -> str:
     """The candidate a results.csv best or worst answer names (its position, unblinded), "" otherwise."""
+    if len(task.systems) == spec.tuple_size:
+        panes = [spec.field(i) for i in range(spec.tuple_size)]
+        about = candidate_system(spec.questions, from_name, list(zip(panes, task.systems, strict=True)))
+        if about is not None:
+            return about
     if not (from_name.endswith("_best") or from_name.endswith("_worst")) or len(task.systems) != spec.tuple_size:
         return ""
     letter = {spec.title(i): x for i, x in enumerate(spec.letters)}.get(answer, answer)

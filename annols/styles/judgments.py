@@ -223,17 +223,59 @@ def _per_region(item: dict[str, Any]) -> bool:
     return "start" in value or "startOffset" in value
 
 
-def question_answers(questions: Iterable[Any], result: Sequence[dict[str, Any]], system: str = "") -> list[Judgment]:
-    """Answers to the definition's task-level questions (``Question`` objects); unanswered ones are left out."""
-    chosen, written = choices_by_name(result), texts_by_name(result)
+def numbers_by_name(result: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """from_name -> the numbers given (Number, slider), for task-level (not per-region) results."""
+    out: dict[str, list[Any]] = {}
+    for item in result:
+        if item.get("type") == "number" and not _per_region(item):
+            out.setdefault(str(item.get("from_name")), []).append((item.get("value") or {}).get("number"))
+    return out
+
+
+def number_code(value: float) -> str:
+    """A number as an answer stores it: ``73`` for a whole number, ``73.5`` otherwise."""
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def question_answers(questions: Iterable[Any], result: Sequence[dict[str, Any]], system: str = "",
+                     candidates: Sequence[tuple[str, str]] = ()) -> list[Judgment]:  # fmt: skip
+    """Answers to the definition's task-level questions (``Question`` objects); unanswered ones are left out.
+
+    ``system``: what a question asked once per task is about (the one system of a spans or sentences task).
+    ``candidates``: (pane name, system) of each candidate a task shows: a per-candidate question is
+    answered once for each (control ``{question}_{pane}`` when there are several). A numeric answer
+    (scale, number, slider) is a :class:`Rating` of its system; any other an :class:`Answer`."""
+    chosen, written, numbers = choices_by_name(result), texts_by_name(result), numbers_by_name(result)
     out: list[Judgment] = []
     for q in questions:
-        if q.kind == "text":
-            if written.get(q.name):
-                out.append(Answer(q.name, text=written[q.name], system=system))
-        elif chosen.get(q.name):
-            out.append(Answer(q.name, codes=tuple(chosen[q.name]), system=system))
+        places = [("", q.name, system)]
+        if q.per_candidate and candidates:
+            several = len(candidates) > 1
+            places = [(pane, q.control(pane) if several else q.name, about) for pane, about in candidates]
+        for pane, control, about in places:
+            if q.numeric:
+                given = chosen.get(control, []) if q.kind == "scale" else numbers.get(control, [])
+                value = q.value(given[0]) if len(given) == 1 else None
+                if value is not None:  # unanswered, answered twice, or off the range: no rating
+                    code = str(q.value_code(given[0])) if q.kind == "scale" else number_code(value)
+                    out.append(Rating(aspect=q.name, candidate=pane, system=about, value=value, code=code))
+            elif q.kind == "text":
+                if written.get(control):
+                    out.append(Answer(q.name, text=written[control], system=about))
+            elif chosen.get(control):
+                out.append(Answer(q.name, codes=tuple(chosen[control]), system=about))
     return out
+
+
+def candidate_system(questions: Iterable[Any], from_name: str, candidates: Sequence[tuple[str, str]]) -> str | None:
+    """The system a per-candidate question's control is about, None when it is no such control."""
+    several = len(candidates) > 1
+    for q in questions:
+        if q.per_candidate:
+            for pane, about in candidates:
+                if from_name == (q.control(pane) if several else q.name):
+                    return about
+    return None
 
 
 def shown_systems(task: ExportedTask, count: int, fallback: Sequence[str]) -> tuple[str, ...]:

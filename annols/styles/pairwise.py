@@ -27,7 +27,7 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
-from annols.definition.markup import el, pane, question_block
+from annols.definition.markup import candidate_blocks, el, has_slider, pane, question_block, slider_style
 from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -81,18 +81,22 @@ def data_fields(spec: PairwiseSpec) -> list[str]:
 def build_config(d: Definition) -> etree._Element:
     spec: PairwiseSpec = d.spec
     root = el("View")
+    if has_slider(spec.questions):
+        root.append(slider_style())
     for p in spec.context:
         root.append(pane(p))
     side_by_side = el("View", style="display: flex; gap: 1em; align-items: flex-start")
     for c in spec.candidates:
         column = el("View", style="flex: 1 1 0; min-width: 0")
         column.append(pane(c))
+        column.extend(candidate_blocks(spec.questions, c, several=True))
         side_by_side.append(column)
     root.append(side_by_side)
     for aspect in spec.aspects:
         root.append(question_block(spec.question(aspect), spec.candidates[0].name, inline=True, radio=True))
     for q in spec.questions:
-        root.append(question_block(q, spec.candidates[0].name, radio=True))
+        if not q.per_candidate:
+            root.append(question_block(q, spec.candidates[0].name, radio=True))
     return root
 
 
@@ -113,13 +117,21 @@ def decode(spec: PairwiseSpec, task: ExportedTask, annotation: ExportedAnnotatio
         codes = [code_of_text.get(c, c) for c in given.get(aspect.name, [])]
         if len(codes) == 1 and codes[0] in meaning:
             out.append(judgments.Preference(aspect.name, shown, codes[0], meaning[codes[0]]))
-    return out + judgments.question_answers(spec.questions, annotation.result)
+    return out + judgments.question_answers(spec.questions, annotation.result,
+                                            candidates=list(zip(_panes(spec), shown, strict=True)))
+
+
+def _panes(spec: PairwiseSpec) -> list[str]:
+    return [c.name for c in spec.candidates]
 
 
 def system_of(spec: PairwiseSpec, task: ExportedTask, from_name: str, answer: str) -> str:
     """The system an answer row of results.csv is about: the preferred one (a tie: none)."""
-    if not task.systems or from_name not in {a.name for a in spec.aspects}:
+    if not task.systems:
         return ""
+    if from_name not in {a.name for a in spec.aspects}:
+        shown = list(zip(_panes(spec), task.systems, strict=False))
+        return judgments.candidate_system(spec.questions, from_name, shown) or ""
     code_of_text = {a.text: a.code for a in spec.answers}
     meaning = dict(zip((a.code for a in spec.answers), spec.prefers, strict=True))
     preferred = meaning.get(code_of_text.get(answer, answer))

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from lxml import etree
 
 from annols.definition import Choice, Definition, Pane, Question, Table, parse_panes, parse_question
-from annols.definition.markup import choices_el, el, header, pane, question_block
+from annols.definition.markup import (
+    candidate_blocks,
+    choices_el,
+    el,
+    has_slider,
+    header,
+    pane,
+    question_block,
+    slider_style,
+)
 from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -73,6 +82,8 @@ def data_fields(spec: RankingSpec) -> list[str]:
 def build_config(d: Definition) -> etree._Element:
     spec: RankingSpec = d.spec
     root = el("View")
+    if has_slider(spec.questions):
+        root.append(slider_style())
     for p in spec.context:
         root.append(pane(p))
     for position in spec.positions:
@@ -92,8 +103,12 @@ def build_config(d: Definition) -> etree._Element:
             line.append(choices_el(cell, spec.field(position), inline=True, radio=True))
             block.append(line)
         root.append(block)
+    for position in spec.positions:
+        title = spec.candidate_title.replace("{position}", position)
+        root.extend(candidate_blocks(spec.questions, Pane(name=spec.field(position), title=title), several=True))
     for q in spec.questions:
-        root.append(question_block(q, spec.field(spec.positions[0]), radio=True))
+        if not q.per_candidate:
+            root.append(question_block(q, spec.field(spec.positions[0]), radio=True))
     return root
 
 
@@ -117,13 +132,19 @@ def decode(spec: RankingSpec, task: ExportedTask, annotation: ExportedAnnotation
             codes = given.get(spec.cell(dimension, position), [])
             if len(codes) == 1 and codes[0].isdigit() and 1 <= int(codes[0]) <= top:
                 out.append(judgments.Rank(dimension.name, position, shown[i], int(codes[0])))
-    return out + judgments.question_answers(spec.questions, annotation.result)
+    panes = [spec.field(p) for p in spec.positions]
+    return out + judgments.question_answers(spec.questions, annotation.result,
+                                            candidates=list(zip(panes, shown, strict=True)))
 
 
 def system_of(spec: RankingSpec, task: ExportedTask, from_name: str, answer: str) -> str:
     """The system a rank cell is about."""
     if not task.systems:
         return ""
+    panes = [spec.field(p) for p in spec.positions]
+    about = judgments.candidate_system(spec.questions, from_name, list(zip(panes, task.systems, strict=False)))
+    if about is not None:
+        return about
     for dimension in spec.dimensions:
         for i, position in enumerate(spec.positions):
             if from_name == spec.cell(dimension, position) and i < len(task.systems):

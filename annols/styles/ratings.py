@@ -53,21 +53,21 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
-from annols.definition.markup import choices_el, el, header, pane, question_block
+from annols.definition.markup import (
+    SLIDER_CSS,
+    candidate_blocks,
+    choices_el,
+    el,
+    has_slider,
+    header,
+    pane,
+    question_block,
+)
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import Judgment, Rating, question_answers, shown_systems
+from annols.styles.judgments import Judgment, Rating, candidate_system, number_code, question_answers, shown_systems
 
 SCALES = ("choices", "slider")
 SYSTEM_FIELD = "system"  # with [groups]: the input field naming the system behind an output
-
-# The editor's range input is narrow by default; a line for direct assessment should be long.
-# Until moved it holds no value (its ``value`` attribute is empty) but its thumb rests
-# mid-way: faded, it does not look like a score of 50.
-SLIDER_CSS = (
-    ".lsf-number { flex: 1 1 auto; } .lsf-number input[type=range] { flex: 1 1 auto; min-width: 16em; } "
-    '.lsf-number input[type=range][value=""] { opacity: 0.35; }'
-)
-
 
 @dataclass(frozen=True)
 class Slider:
@@ -222,8 +222,11 @@ def _names(spec: RatingsSpec) -> Iterator[tuple[str, str, str]]:
     for i, a in enumerate(spec.aspects):
         for c in spec.candidates:
             yield spec.cell(a, c), f"the rating of aspect {a.name!r} for candidate {c.name!r}", f"aspects[{i}].name"
+    several = len(spec.candidates) > 1
     for i, q in enumerate(spec.questions):
-        yield q.name, "the question", f"questions[{i}].name"
+        panes: list[str | None] = [c.name for c in spec.candidates] if q.per_candidate and several else [None]
+        for pane_name in panes:
+            yield q.control(pane_name), "the question", f"questions[{i}].name"
 
 
 def _number(code: str) -> float | None:
@@ -243,7 +246,7 @@ def data_fields(spec: RatingsSpec) -> list[str]:
 def build_config(d: Definition) -> etree._Element:
     spec: RatingsSpec = d.spec
     root = el("View")
-    if spec.slider is not None:
+    if spec.slider is not None or has_slider(spec.questions):
         style = el("Style")
         style.text = SLIDER_CSS
         root.append(style)
@@ -254,9 +257,11 @@ def build_config(d: Definition) -> etree._Element:
         block.append(pane(c))
         for aspect in spec.aspects:
             block.append(_cell(spec, aspect, c))
+        block.extend(candidate_blocks(spec.questions, c, len(spec.candidates) > 1))
         root.append(block)
     for q in spec.questions:
-        root.append(question_block(q, spec.candidates[0].name, radio=True))
+        if not q.per_candidate:
+            root.append(question_block(q, spec.candidates[0].name, radio=True))
     return root
 
 
@@ -303,7 +308,8 @@ def decode(spec: RatingsSpec, task: ExportedTask, annotation: ExportedAnnotation
             if value is None:
                 continue  # unanswered, answered twice, or off the scale: no rating
             out.append(Rating(aspect=aspect.name, candidate=candidate.name, system=systems[i], value=value, code=code))
-    out.extend(question_answers(spec.questions, annotation.result))
+    out.extend(question_answers(spec.questions, annotation.result,
+                                candidates=[(c.name, systems[i]) for i, c in enumerate(spec.candidates)]))
     return out
 
 
@@ -338,14 +344,18 @@ def _on_slider(number: Any, slider: Slider) -> float | None:
     return float(number) if slider.min <= number <= slider.max else None
 
 
-def _code(number: float) -> str:
-    """The slider's number as stored: ``73`` for a whole number, ``73.5`` otherwise."""
-    return str(int(number)) if number.is_integer() else repr(number)
+_code = number_code  # the slider's number as stored
 
 
 def system_of(spec: RatingsSpec, task: ExportedTask, from_name: str, answer: str) -> str:
     """The system a results.csv answer row is about: the candidate shown in a rating cell, "" otherwise."""
     cell = spec.cells().get(from_name)
-    if cell is None or len(task.systems) != len(spec.candidates):
+    if len(task.systems) != len(spec.candidates):
         return ""
+    if cell is None:
+        return candidate_system(spec.questions, from_name, list(zip(_panes(spec), task.systems, strict=True))) or ""
     return task.systems[cell[1]]
+
+
+def _panes(spec: RatingsSpec) -> list[str]:
+    return [c.name for c in spec.candidates]

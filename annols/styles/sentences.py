@@ -13,7 +13,7 @@ from lxml import etree
 
 from annols.definition import Definition, Pane, Question, Table, parse_pane, parse_panes, parse_question
 from annols.definition.fields import variable
-from annols.definition.markup import choices_el, el, header, pane, question_block, textarea_el
+from annols.definition.markup import choices_el, el, has_slider, header, pane, question_block, slider_style, textarea_el
 from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -77,6 +77,8 @@ def data_fields(spec: SentencesSpec) -> list[str]:
 def build_config(d: Definition) -> etree._Element:
     spec: SentencesSpec = d.spec
     root = el("View")
+    if has_slider(spec.questions):
+        root.append(slider_style())
     for p in spec.context:
         root.append(pane(p))
     root.append(pane(spec.generated))

@@ -8,6 +8,7 @@ questions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,9 +27,28 @@ from annols.definition import (
     parse_question,
 )
 from annols.definition.fields import variable
-from annols.definition.markup import choices_el, el, header, labels_el, pane, question_block, textarea_el
+from annols.definition.markup import (
+    choices_el,
+    el,
+    has_slider,
+    header,
+    labels_el,
+    pane,
+    question_block,
+    slider_style,
+    textarea_el,
+)
 from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+
+
+@dataclass(frozen=True)
+class Weight:
+    """What a span weighs in the error score (MQM): spans with this label and/or this per-span answer code."""
+
+    weight: float
+    label: str | None = None
+    answer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -39,6 +59,17 @@ class SpansSpec:
     labels: tuple[Label, ...]
     none_answer: str | None
     questions: tuple[Question, ...]
+    weights: tuple[Weight, ...] = ()  # [[spans.weights]]: a span's weight is the most specific that matches
+    span_questions: tuple[Question, ...] = ()  # [[spans.questions]]: asked of every span of the target
+
+    def weight_of(self, label: str, answers: Iterable[str]) -> float:
+        """A span's weight: the entry naming its label and one of its answer codes, else its label only,
+        else one of its answers only; 0 when none matches (a span the definition does not score)."""
+        codes = set(answers)
+        for entry in sorted(self.weights, key=lambda w: -((w.label is not None) * 2 + (w.answer is not None))):
+            if (entry.label is None or entry.label == label) and (entry.answer is None or entry.answer in codes):
+                return entry.weight
+        return 0.0
 
 
 def parse(t: Table) -> SpansSpec:
@@ -56,9 +87,34 @@ def parse(t: Table) -> SpansSpec:
         labels=parse_labels(spans, "labels", required=True),
         none_answer=spans.text("none_answer"),
         questions=tuple(parse_question(q) for q in t.tables("questions")),
+        weights=_parse_weights(spans),
+        span_questions=tuple(parse_question(q) for q in spans.tables("questions")),
     )
     spans.check_unknown()
     return spec
+
+
+def _parse_weights(spans: Table) -> tuple[Weight, ...]:
+    labels = parse_labels(spans, "labels", required=True)
+    values = [lab.value for lab in labels]
+    asked = [lab.question for lab in labels if lab.question]
+    asked += [parse_question(q) for q in spans.tables("questions")]
+    codes = {c.code for q in asked for c in q.all_choices}
+    out = []
+    for w in spans.tables("weights"):
+        weight = w.real("weight", None)
+        if weight is None:
+            raise w.fail("weight", "missing; expected a number")
+        entry = Weight(weight=weight, label=w.text("label"), answer=w.text("answer"))
+        w.check_unknown()
+        if entry.label is None and entry.answer is None:
+            raise w.fail("label", "a weight names a label, an answer code of a per-span question, or both")
+        if entry.label is not None and entry.label not in values:
+            raise w.fail("label", f"{entry.label!r} is not one of the labels {values}")
+        if entry.answer is not None and entry.answer not in codes:
+            raise w.fail("answer", f"{entry.answer!r} is not an answer code of a per-span question {sorted(codes)}")
+        out.append(entry)
+    return tuple(out)
 
 
 def data_fields(spec: SpansSpec) -> list[str]:
@@ -72,6 +128,8 @@ def data_fields(spec: SpansSpec) -> list[str]:
 def build_config(d: Definition) -> etree._Element:
     spec: SpansSpec = d.spec
     root = el("View")
+    if has_slider(spec.questions):  # a per-item or per-candidate slider (ESA's score)
+        root.append(slider_style())
     for p in spec.context:
         root.append(pane(p))
 
@@ -101,6 +159,8 @@ def build_config(d: Definition) -> etree._Element:
         for label in p.labels:
             if label.question:
                 root.append(_region_question(label, label.question, f"{p.name}_labels", p.name))
+    for q in spec.span_questions:
+        root.append(_region_question(None, q, spec.labels_name, spec.target.name))
 
     none_q = none_question(spec)
     if none_q is not None:
@@ -110,13 +170,15 @@ def build_config(d: Definition) -> etree._Element:
     return root
 
 
-def _region_question(label: Label, q: Question, labels_name: str, to_name: str) -> etree._Element:
-    """A per-span question, visible (and required) only for spans with this label.
+def _region_question(label: Label | None, q: Question, labels_name: str, to_name: str) -> etree._Element:
+    """A per-span question, visible (and required) only for spans with this label (any label: None).
 
     The visibility attributes sit on the control itself as well as on its View: the
     editor's per-region ``required`` check reads them from the control only.
     """
-    when: dict[str, Any] = {"visibleWhen": "region-selected", "whenTagName": labels_name, "whenLabelValue": label.value}
+    when: dict[str, Any] = {"visibleWhen": "region-selected", "whenTagName": labels_name}
+    if label is not None:
+        when["whenLabelValue"] = label.value
     block = el("View", style="margin-top: 0.5em", **when)
     block.append(header(q.text, size=5))
     if q.hint:

@@ -13,6 +13,7 @@ from annols.definition import Definition
 from annols.errors import DefinitionError
 from annols.formats.generic import FORMAT as GENERIC
 from annols.study.pull import tidy_rows
+from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import Answer, Preference, Rank, Row, Span
 from tests.conftest import DATA

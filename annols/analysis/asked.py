@@ -1,0 +1,185 @@
+"""Every question of a definition by system, wherever it sits (task, candidate, span), and the error score of
+weighted spans: the tables as DataFrames (:mod:`annols.analysis.by_system` arranges them into sections).
+
+Reads the judgments table (:func:`annols.styles.judgments.tidy`) with a ``unit`` column naming each row's item
+(the content of the definition's context panes, set by the report's collector; the task where there is none):
+items are the unit of every test, an item's judgments combined first.
+
+- A numeric question (``kind`` scale, number or slider), per candidate or per item: :func:`rating_rows` are what
+  the ratings analysis reads (:mod:`annols.analysis.ratings`: means with intervals, annotator z-scores, Wilcoxon
+  signed-rank over items with Holm, agreement: ordinal alpha for a scale, interval alpha for a number or slider).
+- A choice question asked per candidate: each system's distribution of answers (:func:`choice_by_system`); a
+  test of association between system and answer over items (:func:`association`; each item's answer for a
+  system is its judgments' most common code, ties to the code listed first): Fisher's exact test for two systems
+  and two answers, else Pearson's chi-square (``scipy.stats``).
+- A text question: how many judgments answered it, per system (:func:`text_answers`).
+- Spans with weights (``[[spans.weights]]``, MQM): each judged candidate's error score, the sum of its spans'
+  weights (0 without spans), and per 100 words of the target text (:func:`error_scores`), compared across
+  systems like a rating (:func:`score_frame`); beside it, and beside every numeric per-candidate question (ESA's
+  score), the spans per candidate by label (:func:`side_by_side`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+from scipy import stats  # type: ignore[import-untyped, unused-ignore]
+
+from annols.analysis import ratings
+from annols.definition import Question
+
+UNIT = "unit"  # the column naming each row's item (annols.analysis.best_worst.UNIT)
+SCORE = "error score"
+PER_100 = "error score per 100 words"
+SCORES = (SCORE, PER_100)
+
+
+def questions_of(spec: Any) -> list[Question]:
+    return list(getattr(spec, "questions", ()))
+
+
+def covered(spec: Any) -> bool:
+    """Whether the definition asks anything this module analyses (so the report's collector keeps items)."""
+    return bool(getattr(spec, "weights", ())) or any(
+        q.numeric or q.per_candidate or q.kind == "text" for q in questions_of(spec)
+    )
+
+
+def kept(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
+    """The rows this module reads, taken before a style's analyses let the rest of the table go: numeric
+    answers (rating rows of the questions), per-candidate choices, text answers."""
+    qs = questions_of(spec)
+    numeric = [q.name for q in qs if q.numeric]
+    choices = [q.name for q in qs if q.kind == "choice" and q.per_candidate]
+    texts = [q.name for q in qs if q.kind == "text"]
+    kind, question = tidy["kind"].astype(str), tidy["question"].astype(str)
+    rows = ((kind == "rating") & question.isin(numeric)) | ((kind == "choice") & question.isin(choices))
+    rows |= (kind == "text") & question.isin(texts)
+    part = tidy[rows.to_numpy()]
+    columns = {c: part[c].astype(object).to_numpy() for c in part.columns}
+    frame = pd.DataFrame(columns, index=range(len(part)))
+    if UNIT not in frame.columns:
+        frame[UNIT] = frame["task_key"] if len(frame) else pd.Series(dtype=object)
+    return frame
+
+
+def rating_rows(frame: pd.DataFrame, aspect: str) -> pd.DataFrame:
+    """One aspect's rating rows as the ratings tables read them, the item as their sample."""
+    part = frame[(frame["kind"] == "rating") & (frame["question"] == aspect)]
+    part = part.assign(task_key=part[UNIT].astype(str))
+    return ratings.judgments(part, [aspect], uid=False)
+
+
+def choice_by_system(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
+    """Per system and code: the judgments that chose it, as a share of the system's judgments answering."""
+    part = frame[(frame["kind"] == "choice") & (frame["question"] == q.name)]
+    codes = [c.code for c in q.all_choices] + sorted(set(part["value"].astype(str)) - {c.code for c in q.all_choices})
+    counts = part.groupby(["system", "value"]).size().unstack("value", fill_value=0)
+    counts = counts.reindex(columns=codes, fill_value=0)
+    answered = part.drop_duplicates(["uid", "system"]).groupby("system").size()
+    table = counts.stack().rename("judgments").reset_index().rename(columns={"value": "answer"})
+    table["answered"] = table["system"].map(answered).astype(int)
+    table["judgments %"] = 100 * table["judgments"] / table["answered"].where(table["answered"] > 0)
+    return table.assign(question=q.name)[["question", "system", "answer", "judgments", "answered", "judgments %"]]
+
+
+def item_answers(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
+    """Each (item, system)'s answer: the code its judgments chose most often, ties to the code listed first."""
+    part = frame[(frame["kind"] == "choice") & (frame["question"] == q.name)]
+    order = {c.code: i for i, c in enumerate(q.all_choices)}
+    counts = part.groupby([UNIT, "system", "value"]).size().rename("n").reset_index()
+    counts["order"] = counts["value"].map(lambda c: order.get(c, len(order)))
+    counts = counts.sort_values([UNIT, "system", "n", "order", "value"], ascending=[True, True, False, True, True])
+    return counts.drop_duplicates([UNIT, "system"])[[UNIT, "system", "value"]].reset_index(drop=True)
+
+
+def association(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
+    """The test of association between system and answer over items (one answer per item and system)."""
+    table = pd.crosstab(item_answers(frame, q)["system"], item_answers(frame, q)["value"])
+    table = table.loc[table.sum(axis=1) > 0, table.sum(axis=0) > 0]
+    test, statistic, p = "", np.nan, np.nan
+    if table.shape == (2, 2):
+        test = "Fisher's exact"
+        statistic, p = stats.fisher_exact(table.to_numpy())
+    elif min(table.shape) >= 2:
+        test = "chi-square"
+        result = stats.chi2_contingency(table.to_numpy())
+        statistic, p = result[0], result[1]
+    return pd.DataFrame(
+        [[q.name, int(table.to_numpy().sum()), table.shape[0], table.shape[1], test, float(statistic), float(p)]],
+        columns=["question", "item answers", "systems", "answers", "test", "statistic", "p (test)"],
+    )
+
+
+def text_answers(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
+    part = frame[(frame["kind"] == "text") & (frame["question"] == q.name)]
+    counts = part.groupby("system").size().rename("judgments answering").reset_index()
+    return counts.assign(question=q.name)[["question", "system", "judgments answering"]]
+
+
+def span_rows(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
+    """The target's spans, one row each: uid, label, weight (a span is its annotation and offsets, its answers the
+    span-answer rows at the same offsets)."""
+    kind = tidy["kind"].astype(str)
+    spans = tidy[(kind == "span").to_numpy() & (tidy["question"].astype(str) == spec.labels_name).to_numpy()]
+    spans = pd.DataFrame({c: spans[c].astype(object).to_numpy() for c in ("uid", "value", "start", "end")})
+    answers = tidy[(kind == "span-answer").to_numpy()]
+    codes: dict[tuple[Any, Any, Any], list[str]] = {}
+    for uid, start, end, value in zip(answers["uid"], answers["start"], answers["end"], answers["value"], strict=True):
+        codes.setdefault((uid, start, end), []).append(str(value))
+    weights = getattr(spec, "weights", ())
+    spans["weight"] = [spec.weight_of(str(label), codes.get((u, s, e), ())) if weights else 0.0
+                       for u, label, s, e in zip(spans["uid"], spans["value"], spans["start"], spans["end"],
+                                                 strict=True)]  # fmt: skip
+    return spans.rename(columns={"value": "label"})[["uid", "label", "weight"]]
+
+
+def error_scores(spans: pd.DataFrame, judged: pd.DataFrame,
+                 tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None) -> pd.DataFrame:  # fmt: skip
+    """One row per judged candidate (counted annotation): its item, system, annotator, spans, error score (the sum
+    of its spans' weights, :func:`span_rows`) and the score per 100 words of its target text (whitespace
+    tokens)."""
+    per = spans.groupby("uid").agg(spans=("weight", "size"), score=("weight", "sum"))
+    out = judged[["uid", "task_key", "annotator", "system"]].copy()
+    out[UNIT] = judged[UNIT] if UNIT in judged.columns else judged["task_key"]
+    out["spans"] = out["uid"].map(per["spans"]).fillna(0).astype(int)
+    out[SCORE] = out["uid"].map(per["score"]).fillna(0.0).astype(float)
+    words = [len(tokens[str(k)][0]) if tokens and str(k) in tokens else 0 for k in out["task_key"]]
+    out["words"] = words
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[PER_100] = np.where(out["words"] > 0, 100 * out[SCORE] / out["words"].clip(lower=1), np.nan)
+    return out.reset_index(drop=True)
+
+
+def score_frame(scores: pd.DataFrame) -> pd.DataFrame:
+    """The error scores as rating rows (each score and its per-100-words form an aspect), the item the sample."""
+    parts = []
+    for aspect in SCORES:
+        values = scores[aspect].to_numpy(dtype=float)
+        parts.append(pd.DataFrame({"task_key": scores[UNIT].astype(str).to_numpy(), "annotator": scores["annotator"],
+                                   "aspect": aspect, "system": scores["system"], "rating": values,
+                                   "code": [f"{v:g}" for v in values]})[np.isfinite(values)])  # fmt: skip
+    frame = pd.concat(parts, ignore_index=True)
+    frame["aspect"] = pd.Categorical(frame["aspect"], categories=list(SCORES), ordered=True)
+    return frame.sort_values(["aspect", "system", "task_key", "annotator"], kind="stable").reset_index(drop=True)
+
+
+def side_by_side(frame: pd.DataFrame, spec: Any, scores: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
+    """Per system: judged candidates, spans per candidate by label, mean error score (with weights) and the mean of
+    every numeric per-candidate question (ESA's score beside its span counts). ``spans``: :func:`span_rows`."""
+    out = scores.groupby("system").agg(candidates=("uid", "size"), spans=("spans", "mean"))
+    out = out.rename(columns={"spans": "spans per candidate"})
+    system = spans["uid"].map(scores.set_index("uid")["system"])
+    counts = spans.assign(system=system).groupby(["system", "label"]).size().unstack("label", fill_value=0)
+    for label in [lab.value for lab in spec.labels]:
+        found = counts[label] if label in counts.columns else pd.Series(dtype=float)
+        out[f"{label} per candidate"] = (found.reindex(out.index).fillna(0) / out["candidates"]).astype(float)
+    if getattr(spec, "weights", ()):
+        out[f"mean {SCORE}"] = scores.groupby("system")[SCORE].mean()
+    for q in questions_of(spec):
+        if q.numeric and q.per_candidate:
+            part = frame[(frame["kind"] == "rating") & (frame["question"] == q.name)]
+            out[f"mean {q.name}"] = pd.to_numeric(part["value"]).groupby(part["system"]).mean().reindex(out.index)
+    return out.reset_index()
