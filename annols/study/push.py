@@ -27,7 +27,7 @@ Speed: the server, not annols, should set the pace (see docs/benchmarks.md).
   N from its input (the same ones on a re-run) and sends only as many as the project lacks.
   The checks already there are the manifest's (each marked with its role, and confirmed
   on the server with the push's keys) or, when the project is listed anyway, those whose
-  role tag says so.
+  key is that of a check made from another listed task (:func:`annols.study.attention.key_for`).
 - Reading the input is skipped too when its bytes are those of an earlier push that
   checked every record (a digest of the input files, the definition and the annols
   version, kept beside the manifest in ``<project>.scan.json`` with the keys that push

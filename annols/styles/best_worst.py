@@ -12,7 +12,7 @@ Mohammad 2017; a pool of exactly ``tuple_size`` candidates is one tuple) tune th
 
 Task fields: the context panes' fields and ``{candidate}_1`` .. ``{candidate}_N`` (the
 tuple, in the order shown, shuffled per task from ``--seed`` like the other styles; the
-candidate behind each position travels base64-encoded in the task meta). Controls:
+candidate behind each position is kept in the coordinator's manifest, not on the server). Controls:
 ``{aspect}_best`` and ``{aspect}_worst``, each a required single choice of the positions
 (answer codes ``A``, ``B``, ...). Label Studio cannot say that best and worst must
 differ: ``annols validate`` flags a tuple where they are the same candidate.
