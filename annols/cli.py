@@ -576,7 +576,9 @@ def tasks_command(
     """Write the tasks a push would send as a Label Studio import file (JSON), offline.
 
     The tasks carry the same keys and blinding as `annols push`; the manifest is written
-    too, so results can be unblinded after importing the file through the web UI.
+    too (DIR/<output name>.manifest.jsonl), and only it says which system is shown where.
+    After importing the file into project P through the web UI, `annols manifest import
+    DIR/<output name>.manifest.jsonl --project P` lets `annols pull` unblind.
 
     \b
     Example:
@@ -747,7 +749,8 @@ def _print_convert(report: pull_lib.ConvertReport, written: Sequence[Path] = ())
     click.echo(f"{c.tasks} tasks, {c.annotations} annotations ({c.cancelled} skipped)")
     for path in [*written, *report.files]:
         click.echo(f"wrote {path}")
-    _print_warnings(report.input_warnings, "from push (task meta in export.json), listed above")
+    _print_warnings(report.input_warnings, "from push (blinding.jsonl, or the task meta of earlier pushes), "
+                    "listed above")  # fmt: skip
     if report.violations:
         click.echo(f"{report.violations} rule violation(s): see {report.files[-1]}")
 
@@ -791,12 +794,14 @@ def manifest_export(title: str, output: Path, manifest_dir: Path) -> None:
 @click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
               show_default=True, help="Where pull (and push) look for it.")  # fmt: skip
 @click.option("--replace", is_flag=True, help="Replace a different manifest of the same project.")
-def manifest_import(file: Path, manifest_dir: Path, replace: bool) -> None:
-    """Put a manifest from `annols manifest export` where pull looks for it.
+@click.option("--project", "title", help="The project it is of, for the manifest `annols tasks` wrote (its header "
+              "names none): the project you imported the tasks file into.")  # fmt: skip
+def manifest_import(file: Path, manifest_dir: Path, replace: bool, title: str | None) -> None:
+    """Put a manifest from `annols manifest export` (or `annols tasks`) where pull looks for it.
 
     The file is a secret of the study: keep it from annotators, and delete the copy you were sent.
     """
-    target, title, count = manifest_lib.import_manifest(file, manifest_dir, replace)
+    target, title, count = manifest_lib.import_manifest(file, manifest_dir, replace, title)
     click.echo(f"Imported the manifest of {title!r} ({count} tasks) to {target}")
 
 

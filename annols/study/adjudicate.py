@@ -191,8 +191,9 @@ def _record(manifest_dir: Path, definition: Definition, into: str, project_id: i
             continue
         tasks[key] = (task_id, tuple(row.get("systems") or ()))
         if "order" in row and "role" in row:
-            shown[key] = manifest.Shown(tuple(row.get("systems") or ()), list(row["order"]), str(row.get("role")),
-                                        manifest.meta_digest(task["meta"]))  # fmt: skip
+            systems, warnings = tuple(row.get("systems") or ()), tuple(row.get("warnings") or ())
+            digest = manifest.meta_digest(task["meta"])
+            shown[key] = manifest.Shown(systems, list(row["order"]), str(row["role"]), digest, warnings)
     manifest.write_manifest(path, header, tasks, shown=shown, earlier=earlier)
 
 

@@ -29,7 +29,7 @@ EXPORT_FILE = "export.json"
 ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no server
 PROJECT_FILE = "project.json"  # title, id, url, overlap: what a report needs to know
 BLINDING_FILE = "blinding.jsonl"  # task id -> key, systems, order, role: from the manifest, a secret of the study
-META_WARNINGS = "annols_warnings"  # what push's reader tolerated in a task's input, in its meta
+META_WARNINGS = "annols_warnings"  # what push's reader tolerated in a task's input, in the meta of earlier pushes
 ADJUDICATION_META, ADJUDICATED = "annols_adjudication", "adjudicated"  # as annols.study.adjudicate writes them
 
 
@@ -63,14 +63,16 @@ def exported_task(raw: dict[str, Any], users: dict[int, str], blind: dict[int, d
     systems: tuple[str, ...]
     order: Any
     known = None if blind is None else blind.get(int(raw["id"]), _UNKNOWN)
+    warnings = meta.get(META_WARNINGS)
     if known is _UNKNOWN:  # not a task the push made (added on the server): nothing of the meta is believed
         key = str(meta.get(blinding.META_KEY) or f"task-{raw['id']}")
-        systems, order, role = (), [], roles.STUDY
+        systems, order, role, warnings = (), [], roles.STUDY, ()
     elif known is not None:
         key = str(known["key"])
         systems = tuple(known.get("systems") or ())
         order = known["order"] if "order" in known else meta.get(blinding.META_ORDER)
         role = str(known["role"]) if "role" in known else roles.role_of(meta, key)
+        warnings = known.get("warnings", warnings)
     else:
         key = str(meta.get(blinding.META_KEY) or f"task-{raw['id']}")
         encoded = meta.get(blinding.META_SYSTEMS)
@@ -87,7 +89,7 @@ def exported_task(raw: dict[str, Any], users: dict[int, str], blind: dict[int, d
         systems=systems,
         annotations=annotations,
         source_systems=blinding.source_order(systems, order) if isinstance(order, list) else (),
-        read_warnings=_read_warnings(meta.get(META_WARNINGS)),
+        read_warnings=_read_warnings(warnings),
         role=role,
     )
 
@@ -145,6 +147,6 @@ def write_blinding(folder: Path, rows: Iterable[dict[str, Any]]) -> Path:
     kept = sorted((r for r in rows if isinstance(r.get("task_id"), int)), key=lambda r: r["task_id"])
     with files.atomic_open(path) as f:
         for row in kept:
-            entry = {k: row[k] for k in ("task_id", "key", "systems", "order", "role") if k in row}
+            entry = {k: row[k] for k in ("task_id", "key", "systems", "order", "role", "warnings") if k in row}
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
     return path

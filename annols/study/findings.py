@@ -154,7 +154,7 @@ def _task_findings(
             yield Finding("key-changed", f"its meta says key {meta.get(blinding.META_KEY)!r}", task_id, key)
         if "meta" in row:
             if meta_digest(meta) != row["meta"]:
-                extra = sorted(k for k in meta if k not in (blinding.META_KEY, "annols_warnings"))
+                extra = sorted(k for k in meta if k != blinding.META_KEY)
                 what = f" (it holds {', '.join(extra)})" if extra else ""
                 yield Finding("meta-changed", f"its meta is not what push sent{what}", task_id, key)
         else:  # pushed before the manifest kept a digest: the meta's systems and role tag against the manifest

@@ -3,10 +3,9 @@
 Push writes ``<manifest dir>/<project>.manifest.jsonl``: a header (protocol, project, server,
 seed) and one row per task: its key, its task id, the systems shown in position order, the
 order they were placed in, its role (study item, gold item, attention check) and a digest of
-the meta push sent. The server holds none of that but the key: every task's meta is
-``{"annols_key": ...}`` (and ``annols_warnings`` when the reader tolerated something in its
-input), whatever its role. Pull unblinds from the manifest and checks the server against it
-(:mod:`annols.study.findings`).
+the meta push sent, and what the reader tolerated in its input. The server holds none of
+that but the key: every task's meta is ``{"annols_key": ...}``, whatever its role. Pull
+unblinds from the manifest and checks the server against it (:mod:`annols.study.findings`).
 
 The manifest is a secret of the study: whoever holds it can unblind every task. Team-mates
 who pull from another machine get it with ``annols manifest export`` / ``import``.
@@ -38,6 +37,7 @@ class Shown(NamedTuple):
     order: list[int]  # position i shows input candidate order[i]; empty when nothing is blinded
     role: str
     meta: str  # digest of the meta sent (meta_digest)
+    warnings: tuple[str, ...] = ()  # what the reader tolerated in the task's input (file, line)
 
 
 def meta_digest(meta: Mapping[str, Any]) -> str:
@@ -69,9 +69,11 @@ def write_manifest(
             known = (shown or {}).get(key)
             if known is not None:  # the server holds no systems: those listed from it are none
                 row.update(systems=list(known.systems), order=known.order, role=known.role, meta=known.meta)
+                if known.warnings:
+                    row["warnings"] = list(known.warnings)
             else:
                 before = (earlier or {}).get(key, {})
-                row.update({k: before[k] for k in ("systems", "order", "role", "meta") if k in before and
+                row.update({k: before[k] for k in ("systems", "order", "role", "meta", "warnings") if k in before and
                             (k != "systems" or not systems)})  # fmt: skip
             if key in attention:
                 row["role"] = roles.ATTENTION
@@ -144,14 +146,18 @@ def export_manifest(manifest_dir: Path, title: str, out: Path) -> int:
     return len(rows)
 
 
-def import_manifest(file: Path, manifest_dir: Path, replace: bool = False) -> tuple[Path, str, int]:
+def import_manifest(file: Path, manifest_dir: Path, replace: bool = False, title: str | None = None
+                    ) -> tuple[Path, str, int]:  # fmt: skip
     """Put an exported manifest where push and pull look for it: (its path, the project, tasks).
 
-    A different manifest of the same project already there is kept unless ``replace``."""
+    ``title``: the project it is of, when its header names none (the manifest ``annols tasks``
+    writes, whose tasks were imported by hand into a project). A different manifest of the
+    same project already there is kept unless ``replace``."""
     header, rows = read_rows(file)
-    title = header.get("project")
+    title = title or header.get("project")
     if not isinstance(title, str) or not title:
-        raise InputError(file, "line 1", "project", "the header names no project: not a manifest of annols push")
+        raise InputError(file, "line 1", "project", "the header names no project (a manifest of annols tasks?): "
+                         "give --project, the project its tasks were imported into")  # fmt: skip
     target = manifest_path(manifest_dir, title)
     data = file.read_bytes()
     if target.exists() and target.read_bytes() != data and not replace:

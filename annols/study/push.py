@@ -59,7 +59,6 @@ from annols.labelstudio.client import FilePart, LabelStudioClient, Project
 from annols.protocols import config
 from annols.study import roles
 from annols.study.attention import key_for
-from annols.study.exports import META_WARNINGS
 from annols.study.gold import with_roles
 from annols.study.judges import reframe
 from annols.study.manifest import (
@@ -261,14 +260,14 @@ def _payload(
     # Judgments already made refer to the input order: keep it for tasks that carry them, or move them.
     keep = task.fixed_order or (with_annotations and bool(task.annotations) and not moves)
     data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
-    # Only the key (and what the reader tolerated) goes to the server: the systems shown, their
-    # order and the task's role stay in the coordinator's manifest (annols.study.manifest), so
-    # every task, study, gold or attention check, carries meta of the same keys.
+    # Only the key goes to the server: the systems shown, their order, the task's role and what
+    # the reader tolerated in its input (which names the input file and line) stay in the
+    # coordinator's manifest (annols.study.manifest), so every task, study item, gold item or
+    # attention check, carries meta of the same keys and lengths.
     meta: dict[str, Any] = {blinding.META_KEY: task.key}
-    if task.warnings:  # kept with the task, so a pull can say what was tolerated in its input
-        meta[META_WARNINGS] = [str(w) for w in task.warnings]
     if shown is not None:
-        shown[task.key] = Shown(systems, order, role or roles.STUDY, meta_digest(meta))
+        warnings = tuple(str(w) for w in task.warnings)
+        shown[task.key] = Shown(systems, order, role or roles.STUDY, meta_digest(meta), warnings)
     payload: dict[str, Any] = {"data": fields.to_label_studio(data), "meta": meta}
     if with_annotations and task.annotations:
         payload["annotations"] = [

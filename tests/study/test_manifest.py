@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from annols.cli import main
 from annols.definition import blinding
 from annols.protocols import parse_definition
-from annols.study import findings, manifest, push, roles
+from annols.study import findings, manifest, pull, push, roles
 from annols.study.exports import read_export, write_blinding
 from annols.study.manifest import Shown, meta_digest
 from tests.definition.test_definition import MINIMAL
@@ -220,3 +220,27 @@ def test_the_study_unblinds_from_the_manifest_never_from_tampered_meta(tmp_path:
     (folder / "blinding.jsonl").unlink()
     legacy = next(iter(read_export(export)))
     assert (legacy.systems, legacy.source_systems, legacy.role) == (SYSTEMS[::-1], SYSTEMS, roles.GOLD)
+
+
+def test_the_manifest_of_a_tasks_file_is_imported_for_its_project_and_matched_by_key(tmp_path: Path) -> None:
+    study, _ = _inputs(tmp_path)
+    out = tmp_path / "tasks.json"
+    push.write_task_file(DEFINITION, [study], out, seed=3, manifest_dir=tmp_path / "m")
+    written = manifest.manifest_path(tmp_path / "m", "tasks")
+    runner = CliRunner()
+    result = runner.invoke(main, ["manifest", "import", str(written), "--manifest-dir", str(tmp_path / "d")])
+    assert result.exit_code == 1 and "--project" in result.stderr and len(result.stderr.splitlines()) == 1
+    result = runner.invoke(main, ["manifest", "import", str(written), "--manifest-dir", str(tmp_path / "d"),
+                                  "--project", "By hand"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = _rows(manifest.manifest_path(tmp_path / "d", "By hand"))
+    assert all(r["task_id"] is None for r in rows)  # imported through the web UI: pull finds them by key
+    tasks = [{"id": 300 + n, **t, "annotations": []} for n, t in enumerate(json.loads(out.read_text("utf-8")))]
+    export = _export(tmp_path / "pull", tasks)
+    pull._fill_task_ids(rows, export)
+    write_blinding(export.parent, rows)
+    systems = {r["key"]: tuple(r["systems"]) for r in rows}
+    read = list(read_export(export))
+    assert [t.id for t in read] == [300 + n for n in range(6)]
+    assert all(t.systems == systems[t.key] and sorted(t.systems) == sorted(SYSTEMS) for t in read)
+    assert findings.check(export, rows, {}) == []

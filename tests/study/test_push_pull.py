@@ -95,8 +95,8 @@ def test_push_is_idempotent_blinded_and_pulls_tidy_rows(
     assert orders == {SYSTEMS, SYSTEMS[::-1]}
 
     manifest = tmp_path / ".annols" / "headlines-blinded.manifest.jsonl"
-    rows = [json.loads(line) for line in manifest.read_text("utf-8").splitlines()]
-    assert rows[0]["project_id"] == project.id and len(rows) == 41
+    lines = [json.loads(line) for line in manifest.read_text("utf-8").splitlines()]
+    assert lines[0]["project_id"] == project.id and len(lines) == 41
     assert label_studio.api_key not in manifest.read_text("utf-8")
 
     # Three annotators, each prefers bart in "fluency" whatever its position.
