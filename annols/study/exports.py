@@ -28,7 +28,7 @@ from annols.styles.answers import ExportedAnnotation, ExportedTask
 EXPORT_FILE = "export.json"
 ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no server
 PROJECT_FILE = "project.json"  # title, id, url, overlap: what a report needs to know
-BLINDING_FILE = "blinding.jsonl"  # task id -> key, systems, order, role: from the manifest, a secret of the study
+BLINDING_FILE = "blinding.jsonl"  # task id -> the manifest's row (key, systems, order, role...): a secret of the study
 META_WARNINGS = "annols_warnings"  # what push's reader tolerated in a task's input, in the meta of earlier pushes
 ADJUDICATION_META, ADJUDICATED = "annols_adjudication", "adjudicated"  # as annols.study.adjudicate writes them
 
@@ -147,6 +147,6 @@ def write_blinding(folder: Path, rows: Iterable[dict[str, Any]]) -> Path:
     kept = sorted((r for r in rows if isinstance(r.get("task_id"), int)), key=lambda r: r["task_id"])
     with files.atomic_open(path) as f:
         for row in kept:
-            entry = {k: row[k] for k in ("task_id", "key", "systems", "order", "role", "warnings") if k in row}
+            entry = {k: row[k] for k in ("task_id", "key", "systems", "order", "role", "warnings", "meta") if k in row}
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
     return path

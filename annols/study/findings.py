@@ -100,16 +100,17 @@ def check(
     users: Mapping[int, str],
     earlier: Seen | None = None,
     trusted: Iterable[int] = (),
+    why: str = "no manifest of this project: systems and roles were read from the server's task meta, unchecked; "
+    "import it with `annols manifest import`",
 ) -> list[Finding]:
-    """The findings of a raw JSON export against the manifest's ``rows`` (None: pull had no manifest).
+    """The findings of a raw JSON export against the manifest's ``rows`` (None: pull had no manifest, ``why``).
 
     ``earlier``: the annotations an earlier pull into the same folder saw; ``trusted``: users whose
     edits of others' annotations are no finding (the coordinator's own account, which pull runs as).
     """
     found: list[Finding] = []
     if rows is None:
-        found.append(Finding("no-manifest", "no manifest of this project: systems and roles were read from the "
-                             "server's task meta, unchecked; import it with `annols manifest import`"))  # fmt: skip
+        found.append(Finding("no-manifest", why))
     by_id = {int(r["task_id"]): r for r in rows or () if isinstance(r.get("task_id"), int)}
     trust = set(trusted)
     seen: set[int] = set()

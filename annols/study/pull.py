@@ -38,6 +38,7 @@ from annols.study.exports import (
     EXPORT_FILE,
     PROJECT_FILE,
     load_annotators,
+    load_blinding,
     read_export,
     tasks_from,
     write_blinding,
@@ -533,7 +534,7 @@ def pull(
     judge_files = hidden_judges.stored(judges_dir, project.id, title) if judges_dir is not None else []
     judges = Judges.read(definition, judge_files) if judge_files else None
     out_dir = Path(out_dir)
-    rows, unknown = _manifest_rows(manifest, project)
+    rows, unknown = _manifest_rows(manifest, project, out_dir, client.url)
     seen_before, gone_before = _earlier_annotations(out_dir, project, client.url)
     earlier, full_reason = (None, "") if full else incremental.earlier_pull(out_dir, project.id, client.url)
     fetcher = incremental.Fetcher(client, project.id, earlier)
@@ -545,9 +546,7 @@ def pull(
     try:
         report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher, rows)
         users = load_annotators(staging / EXPORT_FILE)
-        found = checks.check(staging / EXPORT_FILE, rows, users, seen_before, [int(client.whoami()["id"])])
-        if unknown:
-            found.insert(0, checks.Finding("no-manifest", unknown))
+        found = checks.check(staging / EXPORT_FILE, rows, users, seen_before, [int(client.whoami()["id"])], unknown)
         found += [f for f in gone_before if f not in found]
         if judges is not None:
             deleted = {f.task_key for f in found if f.kind == "task-deleted"}
@@ -668,8 +667,17 @@ def _fill_task_ids(rows: list[dict[str, Any]], export: Path) -> None:
             row["task_id"] = task.id
 
 
-def _manifest_rows(manifest: Path | None, project: Project) -> tuple[list[dict[str, Any]] | None, str]:
-    """The manifest's rows (None if there is none, or it is of another project) and, then, why not."""
+def _manifest_rows(
+    manifest: Path | None, project: Project, out_dir: Path, url: str
+) -> tuple[list[dict[str, Any]] | None, str]:
+    """The manifest's rows (None if there is none, or it is of another project) and, then, why not.
+
+    Without the manifest, the rows an earlier pull of the project into ``out_dir`` wrote from it
+    (``blinding.jsonl``) stand in: a pull into that folder unblinds and checks as that one did."""
+    if manifest is None or not manifest.exists():
+        earlier = _earlier_blinding(out_dir, project, url)
+        if earlier is not None:
+            return earlier, ""
     if manifest is None:
         return None, "pull was given no manifest: systems and roles were read from the server's task meta, unchecked"
     if not manifest.exists():
@@ -682,14 +690,29 @@ def _manifest_rows(manifest: Path | None, project: Project) -> tuple[list[dict[s
     return rows, ""
 
 
+def _same_project(out_dir: Path, project: Project, url: str) -> bool:
+    """Whether ``out_dir`` holds an earlier pull of this project on this server."""
+    try:
+        earlier = json.loads((out_dir / PROJECT_FILE).read_text(encoding="utf-8"))
+        return bool(earlier.get("id") == project.id and str(earlier.get("url", "")).rstrip("/") == url.rstrip("/"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _earlier_blinding(out_dir: Path, project: Project, url: str) -> list[dict[str, Any]] | None:
+    if not _same_project(out_dir, project, url):
+        return None
+    try:
+        known = load_blinding(out_dir / EXPORT_FILE)
+    except InputError:
+        return None
+    return None if known is None else list(known.values())
+
+
 def _earlier_annotations(out_dir: Path, project: Project, url: str) -> tuple[checks.Seen, list[checks.Finding]]:
     """The annotations of the earlier pull in ``out_dir`` (if it is of this project), and its findings
     of annotations gone (kept: the export that saw them is replaced)."""
-    try:
-        earlier = json.loads((out_dir / PROJECT_FILE).read_text(encoding="utf-8"))
-        if earlier.get("id") != project.id or str(earlier.get("url", "")).rstrip("/") != url.rstrip("/"):
-            return {}, []
-    except (OSError, ValueError, AttributeError):
+    if not _same_project(out_dir, project, url):
         return {}, []
     try:
         gone = [f for f in checks.read(out_dir / checks.FINDINGS_FILE) if f.kind == "annotation-gone"]

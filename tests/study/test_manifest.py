@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from annols.cli import main
 from annols.definition import blinding
+from annols.labelstudio.client import Project
 from annols.protocols import parse_definition
 from annols.study import findings, manifest, pull, push, roles
 from annols.study.exports import read_export, write_blinding
@@ -244,3 +245,22 @@ def test_the_manifest_of_a_tasks_file_is_imported_for_its_project_and_matched_by
     assert [t.id for t in read] == [300 + n for n in range(6)]
     assert all(t.systems == systems[t.key] and sorted(t.systems) == sorted(SYSTEMS) for t in read)
     assert findings.check(export, rows, {}) == []
+
+
+def test_a_pull_folder_unblinds_a_later_pull_without_the_manifest(tmp_path: Path) -> None:
+    folder = tmp_path / "pull"
+    _export(folder, [_task(1, {"annols_key": "k:1"})])
+    (folder / "project.json").write_text(json.dumps({"id": 7, "url": "http://x"}), encoding="utf-8")
+    written = _rows(_manifest(tmp_path))
+    write_blinding(folder, written)
+    project = Project(7, "Study one", "")
+    rows, why = pull._manifest_rows(None, project, folder, "http://x")
+    assert why == "" and rows == [{k: r[k] for k in ("task_id", "key", "systems", "order", "role", "meta")}
+                                  for r in written]  # fmt: skip
+    deleted = findings.Finding("task-deleted", "a task the push made is no longer on the server", 2, "k:2")
+    assert findings.check(folder / "export.json", rows, {}) == [deleted]
+    # Of another project, or no folder: nothing stands in for the manifest, and pull says so.
+    rows, why = pull._manifest_rows(tmp_path / "nowhere.jsonl", Project(8, "Other", ""), folder, "http://x")
+    assert rows is None and why.startswith(f"no manifest {tmp_path / 'nowhere.jsonl'}: ")
+    (only,) = findings.check(folder / "export.json", rows, {}, why=why)
+    assert (only.kind, only.detail) == ("no-manifest", why)
