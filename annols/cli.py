@@ -23,6 +23,8 @@ from annols.labelstudio import server as server_lib
 from annols.protocols import config as configs_lib
 from annols.study import demo as demo_lib
 from annols.study import exports
+from annols.study import findings as findings_lib
+from annols.study import manifest as manifest_lib
 from annols.study import pull as pull_lib
 from annols.study import push as push_lib
 
@@ -377,7 +379,7 @@ MANIFEST_DIR = click.option(
     type=click.Path(file_okay=False, path_type=Path),
     default=Path(".annols"),
     show_default=True,
-    help="Where the local manifest (task keys, task ids, systems shown) is written.",
+    help="Where the local manifest (task keys, task ids, systems shown, roles) is written: a secret of the study.",
 )
 
 
@@ -574,7 +576,9 @@ def tasks_command(
     """Write the tasks a push would send as a Label Studio import file (JSON), offline.
 
     The tasks carry the same keys and blinding as `annols push`; the manifest is written
-    too, so results can be unblinded after importing the file through the web UI.
+    too (DIR/<output name>.manifest.jsonl), and only it says which system is shown where.
+    After importing the file into project P through the web UI, `annols manifest import
+    DIR/<output name>.manifest.jsonl --project P` lets `annols pull` unblind.
 
     \b
     Example:
@@ -601,9 +605,12 @@ def tasks_command(
     type=click.Path(file_okay=False, path_type=Path),
     default=Path(".annols"),
     show_default=True,
-    help="Where push kept the project's hidden judges (push --judge), added as annotators judge:<name>.",
-)
+    help="Where push kept the project's manifest (systems, order and role of each task; from another machine: "
+         "annols manifest import) and hidden judges (push --judge), added as annotators judge:<name>.",
+)  # fmt: skip
 @click.option("--full", is_flag=True, help="Export every task, even into a folder holding an earlier pull.")
+@click.option("--strict", is_flag=True, help="Fail on any finding (the server's tasks or annotations not as the "
+              "push left them), writing nothing; without it findings are warnings, in findings.csv.")  # fmt: skip
 @connection_options
 def pull_command(
     protocol: str,
@@ -612,6 +619,7 @@ def pull_command(
     variant: str | None,
     manifest_dir: Path,
     full: bool,
+    strict: bool,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -620,6 +628,12 @@ def pull_command(
 
     Also writes violations.csv (protocol rules the server does not check) and checks the
     counts against the server's.
+
+    Systems, order and roles come from the manifest push wrote, never from the server; the
+    server is checked against it: tasks added, deleted or whose meta changed, annotations
+    saved by another user than the one they are credited to, annotations an earlier pull
+    saw that are gone. Each finding is a warning line naming the task and annotation, and a
+    row of findings.csv; --strict fails on any.
 
     Into a folder holding an earlier pull of the same project, only the tasks changed
     since (new, edited, skipped, deleted) are exported and merged; --full exports all.
@@ -634,7 +648,14 @@ def pull_command(
     from annols.study import hidden_judges
 
     store = hidden_judges.store_dir(manifest_dir, title)
-    report = pull_lib.pull(client, d, title, out_dir, judges_dir=store, full=full)  # moved in once counts match
+    manifest = manifest_lib.manifest_path(manifest_dir, title)
+    report = pull_lib.pull(client, d, title, out_dir, judges_dir=store, full=full, manifest=manifest,
+                           strict=strict)  # moved in once counts match  # fmt: skip
+    for finding in report.findings:
+        click.echo(f"warning: {finding.line()}", err=True)
+    if report.findings:
+        click.echo(f"{len(report.findings)} finding(s) (docs/security.md), in {out_dir / findings_lib.FINDINGS_FILE}",
+                   err=True)  # fmt: skip
     _print_pull_kind(report)
     _print_convert(report.convert, [report.export, out_dir / exports.ANNOTATORS_FILE, out_dir / exports.PROJECT_FILE])
     c = report.convert.counts
@@ -728,9 +749,60 @@ def _print_convert(report: pull_lib.ConvertReport, written: Sequence[Path] = ())
     click.echo(f"{c.tasks} tasks, {c.annotations} annotations ({c.cancelled} skipped)")
     for path in [*written, *report.files]:
         click.echo(f"wrote {path}")
-    _print_warnings(report.input_warnings, "from push (task meta in export.json), listed above")
+    _print_warnings(report.input_warnings, "from push (blinding.jsonl, or the task meta of earlier pushes), "
+                    "listed above")  # fmt: skip
     if report.violations:
         click.echo(f"{report.violations} rule violation(s): see {report.files[-1]}")
+
+
+@main.group("manifest")
+def manifest_group() -> None:
+    """Hand a project's manifest to a team-mate who pulls from another machine.
+
+    The manifest (written by push into --manifest-dir) holds what blinding depends on: the
+    systems shown in each task, their order, and which tasks are gold items and attention
+    checks. The server holds none of it, so a pull needs the manifest to unblind.
+
+    The exported file is a secret of the study: whoever reads it can unblind every task.
+    Never give it to annotators; send it the way you would send a password.
+
+    \b
+    Examples:
+      annols manifest export --project "Study 1" -o study1.manifest.jsonl
+      annols manifest import study1.manifest.jsonl
+    """
+
+
+@manifest_group.command("export")
+@click.option("--project", "title", required=True, help="Project title, as pushed.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The file to write (readable by you only): a secret of the study.")  # fmt: skip
+@click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
+              show_default=True, help="Where push wrote the manifest.")  # fmt: skip
+def manifest_export(title: str, output: Path, manifest_dir: Path) -> None:
+    """Write the project's manifest to a file, for a team-mate's `annols manifest import`.
+
+    The file is a secret of the study: whoever reads it can unblind every task.
+    """
+    count = manifest_lib.export_manifest(manifest_dir, title, output)
+    click.echo(f"Wrote the manifest of {title!r} ({count} tasks) to {output}: a secret of the study, keep it from "
+               "annotators")  # fmt: skip
+
+
+@manifest_group.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
+              show_default=True, help="Where pull (and push) look for it.")  # fmt: skip
+@click.option("--replace", is_flag=True, help="Replace a different manifest of the same project.")
+@click.option("--project", "title", help="The project it is of, for the manifest `annols tasks` wrote (its header "
+              "names none): the project you imported the tasks file into.")  # fmt: skip
+def manifest_import(file: Path, manifest_dir: Path, replace: bool, title: str | None) -> None:
+    """Put a manifest from `annols manifest export` (or `annols tasks`) where pull looks for it.
+
+    The file is a secret of the study: keep it from annotators, and delete the copy you were sent.
+    """
+    target, title, count = manifest_lib.import_manifest(file, manifest_dir, replace, title)
+    click.echo(f"Imported the manifest of {title!r} ({count} tasks) to {target}")
 
 
 @main.group("users")
@@ -999,6 +1071,9 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
     help="Spans agree when the F1 of their exact (label, start, end) matches reaches this.",
 )  # fmt: skip
 @VARIANT
+@click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
+              show_default=True, help="Where push kept the study's manifest; the adjudication project's manifest "
+              "is written there too.")  # fmt: skip
 @connection_options
 def adjudicate_command(
     protocol: str,
@@ -1007,6 +1082,7 @@ def adjudicate_command(
     rating_tolerance: float,
     span_f1: float,
     variant: str | None,
+    manifest_dir: Path,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -1027,7 +1103,7 @@ def adjudicate_command(
     d = _load(protocol, variant)
     client = _connect(url, api_key, data_dir)
     rules = adjudicate_lib.Rules(tolerance=rating_tolerance, span_f1=span_f1)
-    report = adjudicate_lib.adjudicate(client, d, title, into, rules)
+    report = adjudicate_lib.adjudicate(client, d, title, into, rules, manifest_dir)
     click.echo(f"{report.disagreements} of {report.items} items with two or more annotators disagree")
     click.echo(f"{'created' if report.created else 'updated'} {client.url}/projects/{report.project.id}/: "
                f"added {report.added}, already present {report.present}")  # fmt: skip

@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 from annols import protocols
-from annols.definition import blinding
 from annols.labelstudio.client import LabelStudioClient
 from annols.protocols import config
 from annols.study.exports import read_export
 from annols.styles import decode
 from annols.styles.judgments import BestWorst
 from tests.conftest import ROOT, LiveServer
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 EXAMPLE = ROOT / "examples" / "summary-best-worst.toml"
 INPUT = ROOT / "examples" / "summary-best-worst.jsonl"
@@ -65,9 +64,10 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
     orders = set()
     users = {email: client.users().get(email) or client.create_user(email) for email in ORDERS}
     planted: list[tuple[str, tuple[str, ...], int, int]] = []  # (aspect, shown, best, worst) that count
+    manifest = shown_by_task(tmp_path / ".annols", title)  # what blinding depends on is not on the server
     for n, t in enumerate(sorted(tasks, key=lambda t: t["id"])):
-        shown = blinding.decode_systems(t["meta"][blinding.META_SYSTEMS])
-        orders.add(tuple(t["meta"][blinding.META_ORDER]))
+        shown = tuple(manifest[t["id"]]["systems"])
+        orders.add(tuple(manifest[t["id"]]["order"]))
         assert not any(s in json.dumps(t["data"]) for s in shown)
         for i, system in enumerate(shown):
             assert t["data"][f"summary_{i + 1}"] == text[(t["data"]["document"], system)]
@@ -82,7 +82,7 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
     assert len(orders) > 1  # shuffled per task
 
     pulled = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", str(EXAMPLE), "--project", title, "-o", str(pulled))
+    code, out, err = cli(label_studio, "pull", str(EXAMPLE), "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     assert "Counts match the server: 15 tasks, 45 annotations, 0 skipped." in out
     exported = list(read_export(pulled / "export.json"))
@@ -134,7 +134,7 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
     judge = tmp_path / "judge.jsonl"
     lines, agree, units = [], Counter[str](), Counter[str]()
     for t in tasks:
-        shown = blinding.decode_systems(t["meta"][blinding.META_SYSTEMS])
+        shown = tuple(manifest[t["id"]]["systems"])
         answers = {}
         for aspect in ("informativeness", "fluency"):
             mine, theirs = answer(shown, ORDERS["bws1@example.org"], aspect), answer(shown, ORDERS["bws2@example.org"],

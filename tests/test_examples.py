@@ -22,7 +22,7 @@ from annols.study.exports import read_export
 from annols.styles import decode
 from annols.styles.judgments import Preference, Rating
 from tests.conftest import ROOT, LiveServer
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 from tests.styles.test_ratings import NASTY, SMALL
 
 EXAMPLES = ROOT / "examples"
@@ -91,8 +91,9 @@ def test_example_pushes_pulls_and_unblinds(
     records = {json.dumps(json.loads(line)["id"]): json.loads(line) for line in inputs.read_text("utf-8").splitlines()}
     me = client.whoami()
     shown_orders = set()
+    manifest = shown_by_task(tmp_path / ".annols", title)  # what blinding depends on is not on the server
     for t in tasks:
-        shown = blinding.decode_systems(t["meta"][blinding.META_SYSTEMS])
+        shown = tuple(manifest[t["id"]]["systems"])
         shown_orders.add(shown)
         # What each candidate pane shows is the text of the system recorded for it.
         record = records[json.dumps(t["data"]["record"]["id"])]
@@ -105,7 +106,7 @@ def test_example_pushes_pulls_and_unblinds(
         assert len(shown_orders) > 1  # blinded: the order changes from task to task
 
     out_dir = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(out_dir))
+    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(out_dir), cwd=tmp_path)
     assert code == 0, err
     assert "Counts match the server: 6 tasks, 6 annotations, 0 skipped." in out
     rows = read_csv(out_dir / "results.csv")

@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from annols import protocols
-from annols.definition import blinding
 from annols.labelstudio.client import LabelStudioClient
 from annols.protocols import config
 from annols.study.exports import read_export
 from annols.styles import decode
 from annols.styles.judgments import Rating
 from tests.conftest import ROOT, LiveServer
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 EXAMPLE = ROOT / "examples" / "da-groups.toml"
 INPUT = ROOT / "examples" / "da-groups.jsonl"
@@ -69,8 +68,9 @@ def test_six_systems_three_panes_with_a_reference_round_trip(
     met: Counter[tuple[str, str]] = Counter()
     reference_at = set()
     users = {email: client.users().get(email) or client.create_user(email) for email in ANNOTATORS}
+    manifest = shown_by_task(tmp_path / ".annols", title)  # what blinding depends on is not on the server
     for t in tasks:
-        shown = blinding.decode_systems(t["meta"][blinding.META_SYSTEMS])
+        shown = tuple(manifest[t["id"]]["systems"])
         assert not any(s in json.dumps(t["data"]) for s in shown)  # hidden from annotators
         # The meta's systems are the ones whose input text each pane shows.
         assert shown == tuple(SYSTEM_OF[(t["data"]["source_text"], t["data"][f"translation_{i}"])]
@@ -87,7 +87,7 @@ def test_six_systems_three_panes_with_a_reference_round_trip(
     assert sorted(met.values()) == [1] * 12 + [2] * 3  # 18 meetings over 15 pairs: the most even spread
 
     pulled = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled))
+    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     assert "Counts match the server: 18 tasks, 36 annotations, 0 skipped." in out
     exported = {task.key: task for task in read_export(pulled / "export.json")}

@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 
-from annols.definition import blinding
 from annols.labelstudio.client import LabelStudioClient
 from tests import judges_expected as expect
 from tests.conftest import LiveServer
 from tests.judges_study import MAJORITY_JUDGE, RANDOM_JUDGE, write_judges
 from tests.own_study import ANNOTATORS, ITEMS, STUDIES, OwnStudy
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 from tests.test_own_studies import close
 
 
@@ -57,14 +56,14 @@ def judged(request: pytest.FixtureRequest, label_studio: LiveServer, client: Lab
     assert project is not None
     users = client.users()
     ids = {a: users.get(expect.email(a)) or client.create_user(expect.email(a)) for a in ANNOTATORS}
+    manifest = shown_by_task(tmp / ".annols", title)  # what blinding depends on is not on the server
     for task in client.export_tasks(project.id):
         item = task["data"]["record"]["item"]
-        encoded = task["meta"].get(blinding.META_SYSTEMS)
-        shown = blinding.decode_systems(encoded) if encoded else ()
+        shown = tuple(manifest[task["id"]]["systems"])
         for a in ANNOTATORS:
             client.create_annotation(task["id"], study.result(study.truth(item, a), shown), completed_by=ids[a])
     folder = tmp / "pulled"
-    code, _, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(folder))
+    code, _, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(folder), cwd=tmp)
     assert code == 0, err
     item_of = {}
     for line in (folder / f"{study.name}.jsonl").read_text("utf-8").splitlines():

@@ -76,7 +76,7 @@ def imported(label_studio: LiveServer, tmp_path_factory: pytest.TempPathFactory)
     assert code == 0, err
     assert out.splitlines()[-1].startswith(f"created 0, already present {articles}, total {articles}")
     folder = tmp / "pulled"
-    code, out, err = cli(label_studio, "pull", str(DEFINITION), "--project", title, "-o", str(folder))
+    code, out, err = cli(label_studio, "pull", str(DEFINITION), "--project", title, "-o", str(folder), cwd=tmp)
     assert code == 0, err
     assert f"Counts match the server: {articles} tasks, {articles * 3} annotations, 0 skipped." in out
     report = tmp / "report"
@@ -153,7 +153,8 @@ def test_a_pulled_judgments_file_pushes_the_same_study_again(
     total = f"created {articles}, already present 0, total {articles}"
     assert out.splitlines()[-1] == f"{total} ({articles * 3} annotations)"
     again = tmp_path / "again"
-    code, out, err = cli(label_studio, "pull", str(DEFINITION), "--project", title, "-o", str(again))
+    code, out, err = cli(label_studio, "pull", str(DEFINITION), "--project", title, "-o", str(again),
+                         cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     assert f"Counts match the server: {articles} tasks, {articles * 3} annotations, 0 skipped." in out
 

@@ -16,14 +16,13 @@ from typing import Any
 
 import pytest
 
-from annols.definition import blinding
 from annols.labelstudio.client import LabelStudioClient
 from tests import own_study
 from tests import own_study_expected as expect
 from tests.conftest import LiveServer
 from tests.own_study import ANNOTATORS, ITEMS, STUDIES, OwnStudy
 from tests.report import formulas
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 
 @dataclass(frozen=True)
@@ -79,10 +78,10 @@ def pulled(request: pytest.FixtureRequest, label_studio: LiveServer, client: Lab
     ids = {a: users.get(email(a)) or client.create_user(email(a)) for a in ANNOTATORS}
     shown: dict[int, tuple[str, ...]] = {}
     by_task: dict[str, tuple[str, ...]] = {}
+    manifest = shown_by_task(tmp / ".annols", title)  # what blinding depends on is not on the server
     for task in client.export_tasks(project.id):
         item = task["data"]["record"]["item"]
-        encoded = task["meta"].get(blinding.META_SYSTEMS)
-        shown[item] = by_task[str(task["id"])] = blinding.decode_systems(encoded) if encoded else ()
+        shown[item] = by_task[str(task["id"])] = tuple(manifest[task["id"]]["systems"])
         for a in ANNOTATORS:
             result = study.result(study.truth(item, a), shown[item])
             client.create_annotation(task["id"], result, completed_by=ids[a], lead_time=10.0)
@@ -90,7 +89,7 @@ def pulled(request: pytest.FixtureRequest, label_studio: LiveServer, client: Lab
         assert len({s for s in shown.values()}) > 1
 
     folder = tmp / "pulled"
-    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(folder))
+    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(folder), cwd=tmp)
     assert code == 0, err
     assert f"Counts match the server: {ITEMS} tasks, {ITEMS * 3} annotations, 0 skipped." in out
     report = tmp / "report"

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from annols import protocols
-from annols.definition import Definition, blinding
+from annols.definition import Definition
 from annols.labelstudio.client import LabelStudioClient
 from annols.protocols import config
 from annols.study import demo
 from tests.conftest import DATA, LiveServer
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 DEFINITIONS = protocols.all_definitions()
 IDS = [config.config_filename(d).removesuffix(".xml") for d in DEFINITIONS]
@@ -74,7 +74,7 @@ def test_example_input_push_annotate_pull(
         client.create_annotation(task["id"], result, completed_by=user_id, lead_time=7.5)
 
     out_dir = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", *protocol_args, "--project", title, "-o", str(out_dir))
+    code, out, err = cli(label_studio, "pull", *protocol_args, "--project", title, "-o", str(out_dir), cwd=tmp_path)
     assert code == 0, err
     assert f"Counts match the server: {created} tasks, 3 annotations, 0 skipped." in out
     for name in EXPECTED_FILES[d.name]:
@@ -90,7 +90,7 @@ def test_example_input_push_annotate_pull(
     assert {r["task_id"] for r in rows} == {str(task["id"])}
     assert {r["question"] for r in rows} == {item.get("from_name", "relation") for item in result}
     if d.style in ("pairwise", "ranking"):
-        shown = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+        shown = tuple(shown_by_task(tmp_path / ".annols", title)[task["id"]]["systems"])
         assert all(r["systems"] == " | ".join(shown) for r in rows)
     if d.style == "ranking":
         for r in rows:  # each rank cell is about the system shown at that position

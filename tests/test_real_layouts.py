@@ -143,5 +143,6 @@ def test_seed001_release_with_typos_pushes_pulls_and_converts_with_every_judgmen
     code, out, err = cli(label_studio, "convert", "pairwise-aspects", str(pulled / "export.json"),
                          "-o", str(tmp_path / "again"))  # fmt: skip
     assert code == 0, err
-    assert f"{len(TYPOS)} input warning(s), from push (task meta in export.json), listed above" in out
+    said = "input warning(s), from push (blinding.jsonl, or the task meta of earlier pushes), listed above"
+    assert f"{len(TYPOS)} {said}" in out
     assert err.count("warning: ") == len(TYPOS)

@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 
 from annols import protocols
-from annols.definition import blinding
 from annols.formats import summary_flaws
 from annols.labelstudio.client import LabelStudioClient
 from tests.conftest import SHARED, LiveServer
 from tests.formats.seed001_fixture import make_seed001_study
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 DEV_FEEDBACK = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
 
@@ -27,7 +26,8 @@ DEV_FEEDBACK = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
 def pull_and_convert(server: LiveServer, protocol_args: list[str], title: str, tmp_path: Path) -> Path:
     """Pull, then convert the saved export elsewhere: every file must come out the same."""
     out = tmp_path / "pulled"
-    code, stdout, err = cli(server, "pull", *protocol_args, "--project", title, "-o", str(out))
+    code, stdout, err = cli(server, "pull", *protocol_args, "--project", title, "-o", str(out), "--strict",
+                            cwd=tmp_path)  # the manifest push wrote there; nothing to find  # fmt: skip
     assert code == 0, err
     assert "Counts match the server" in stdout
     again = tmp_path / "converted"
@@ -196,8 +196,9 @@ def test_extractive_ranking_blinded_ranks_with_ties(
     users = client.users()
     ids = {e: users.get(e) or client.create_user(e) for e in ("r1@example.org", "r2@example.org")}
     shuffled = 0
+    manifest = shown_by_task(tmp_path / ".annols", title)
     for task in client.export_tasks(project.id):
-        shown = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+        shown = tuple(manifest[task["id"]]["systems"])
         shuffled += list(shown) != systems
         for email, user_id in ids.items():
             result = []

@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+from annols.study import manifest
 from tests.test_cli import run
 from tests.test_protocol_mismatch import summary_flaws_export
 
@@ -55,4 +56,6 @@ def test_tasks_prints_the_warnings_on_the_input_too(tmp_path: Path) -> None:
     assert err.count("warning: ") == len(TYPOS)
     assert out.splitlines()[-1].startswith(f"{len(TYPOS)} input warning(s), listed above")
     tasks = json.loads((tmp_path / "tasks.json").read_text("utf-8"))
-    assert sum(len(t["meta"].get("annols_warnings", [])) for t in tasks) == len(TYPOS)
+    assert {tuple(t["meta"]) for t in tasks} == {("annols_key",)}  # they name input files and lines: not on the server
+    rows = manifest.read_rows(tmp_path / "m" / "tasks.manifest.jsonl")[1]
+    assert sum(len(r.get("warnings", [])) for r in rows) == len(TYPOS)

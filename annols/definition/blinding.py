@@ -3,9 +3,12 @@
 For the pairwise, ranking and ratings styles the annotator sees candidates by position only
 ("Summary #1", "Output A"). Each task's order is a permutation drawn from
 ``random.Random(f"{seed}:{key}")``, so the same seed and input give the same order on
-every run and machine. The systems shown, in position order, travel with the task in
-``meta`` (base64 JSON: no system name appears as plain text in what the editor loads)
-and in the local manifest; pull reads them back to unblind.
+every run and machine. The systems shown, in position order, and the order are kept in
+the coordinator's manifest only (:mod:`annols.study.manifest`), never on the server; pull
+unblinds from it.
+
+Projects pushed before that carried them in ``meta`` (:data:`META_SYSTEMS`, base64 JSON,
+and :data:`META_ORDER`): :func:`decode_systems` still reads those exports.
 """
 
 from __future__ import annotations

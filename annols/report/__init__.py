@@ -46,6 +46,7 @@ from annols.definition import Definition
 from annols.report import paper, plots, render
 from annols.report.adjudicated import adjudicated_sections
 from annols.report.common import ReportOptions, ViolationCollector, csv_only_tables, overview_sections
+from annols.report.findings import findings_section
 from annols.report.judges import JudgeCollector
 from annols.report.model import Legend, header, rows
 from annols.report.models import model_sections
@@ -107,6 +108,9 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     if options.models:
         sections += model_sections(protocol, study, quality.gold)
     sections += violations.sections(study)
+    found = findings_section([s.export.parent for s in resolved])
+    if found is not None:  # only then: a pull without findings gives the report it always gave
+        sections.append(found)
     if gold is not None:
         sections.insert(3, gold)
     if beside is not None:

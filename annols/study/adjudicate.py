@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 from annols.analysis.quality import score_item
@@ -37,6 +38,7 @@ from annols.errors import ServerError
 from annols.formats import original_annotator
 from annols.labelstudio.client import LabelStudioClient, Project
 from annols.protocols import config
+from annols.study import manifest
 from annols.study.roles import STUDY
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -119,9 +121,18 @@ def adjudication_task(raw: dict[str, Any], annotations: dict[str, ExportedAnnota
 
 
 def adjudicate(
-    client: LabelStudioClient, definition: Definition, title: str, into: str, rules: Rules = Rules()
+    client: LabelStudioClient,
+    definition: Definition,
+    title: str,
+    into: str,
+    rules: Rules = Rules(),
+    manifest_dir: Path | None = None,
 ) -> AdjudicationReport:
-    """Put the disagreements of project ``title`` into project ``into`` (created or reused)."""
+    """Put the disagreements of project ``title`` into project ``into`` (created or reused).
+
+    With ``manifest_dir``, the study's manifest says each task's systems and role (the server
+    holds neither), and the tasks added to ``into`` go into its own manifest there, so that
+    its pull unblinds them as the study's."""
     from annols.study.exports import exported_task
     from annols.study.pull import check_project_protocol
 
@@ -132,7 +143,10 @@ def adjudicate(
     users = {uid: email for email, uid in client.users().items()}
     raws = client.export_tasks(source.id)
     by_id = {int(raw["id"]): raw for raw in raws}
-    tasks = [exported_task(raw, users) for raw in raws]
+    study = manifest.manifest_path(manifest_dir, title) if manifest_dir is not None else None
+    rows = manifest.rows_by_key(study) if study is not None else {}
+    blind = {int(r["task_id"]): r for r in rows.values() if isinstance(r.get("task_id"), int)} if rows else None
+    tasks = [exported_task(raw, users, blind) for raw in raws]
     wanted = config.label_config(definition)
     target = client.find_project(into)
     created = False
@@ -152,10 +166,35 @@ def adjudicate(
             report.present += 1
             continue
         new.append(adjudication_task(by_id[task.id], judged))
+    ids: list[int] = []
     for start in range(0, len(new), 500):
-        client.import_tasks(target.id, new[start : start + 500])
+        ids += client.import_tasks(target.id, new[start : start + 500])
     report.added = len(new)
+    if manifest_dir is not None and rows:
+        _record(manifest_dir, definition, into, target.id, client.url, rows, new, ids)
     return report
+
+
+def _record(manifest_dir: Path, definition: Definition, into: str, project_id: int, url: str,
+            rows: dict[str, dict[str, Any]], new: list[dict[str, Any]], ids: list[int]) -> None:  # fmt: skip
+    """The adjudication project's manifest: its earlier rows, and each task added with the study row of its key."""
+    path = manifest.manifest_path(manifest_dir, into)
+    header, tasks, _ = manifest.read_manifest_tasks(path)
+    earlier = manifest.rows_by_key(path)
+    header = {"protocol": definition.name, "variant": definition.variant, "project": into, "project_id": project_id,
+              "url": url, "seed": header.get("seed")}  # fmt: skip
+    shown: dict[str, manifest.Shown] = {}
+    for task, task_id in zip(new, ids, strict=False):
+        key = str(task["meta"].get(blinding.META_KEY))
+        row = rows.get(key)
+        if row is None:
+            continue
+        tasks[key] = (task_id, tuple(row.get("systems") or ()))
+        if "order" in row and "role" in row:
+            systems, warnings = tuple(row.get("systems") or ()), tuple(row.get("warnings") or ())
+            digest = manifest.meta_digest(task["meta"])
+            shown[key] = manifest.Shown(systems, list(row["order"]), str(row["role"]), digest, warnings)
+    manifest.write_manifest(path, header, tasks, shown=shown, earlier=earlier)
 
 
 def _normalise(xml: str | None) -> str:

@@ -8,6 +8,10 @@ its own, the role ``attention`` in the same opaque meta tag as gold items
 project: a push adds only those the project lacks (:mod:`annols.study.push`), so a study pushed
 in batches, or pushed again, holds N.
 
+A check carries only the fields the labeling config shows: no record id, row number or
+original cells of the study item it was made from. It is still recognisable by design: the
+same text twice (docs/security.md).
+
 The right answer follows from the copy itself, so no gold input is needed:
 
 - pairwise: a tie on every aspect;
@@ -30,6 +34,7 @@ from typing import Any
 from annols.definition import Definition
 from annols.errors import AnnolsError
 from annols.formats import SourceTask, content_key
+from annols.protocols import config
 from annols.styles.answers import ExportedTask
 from annols.styles.judgments import Judgment, Preference, Rank, Rating
 
@@ -54,16 +59,24 @@ def check_possible(definition: Definition) -> None:
                           "candidates")  # fmt: skip
 
 
+def key_for(study_key: str) -> str:
+    """The key of the attention check made from the study item of ``study_key``."""
+    return content_key(study_key.rsplit(":", 1)[0], {"attention": study_key})
+
+
 def make_check(definition: Definition, task: SourceTask) -> SourceTask:
-    """The attention check made from a study task: its second candidate replaced by its first."""
+    """The attention check made from a study task: its second candidate replaced by its first, and
+    none of the fields the labeling config does not show (a record id, a row number, the original
+    cells): nothing on the server names the study item it was made from."""
     first, second = candidate_fields(definition)[:2]
-    data = {**task.data, second: task.data[first]}
-    prefix = task.key.rsplit(":", 1)[0]
+    shown = set(config.data_fields(definition))
+    data = {k: v for k, v in task.data.items() if k in shown}
+    data[second] = task.data[first]
     systems = task.systems
     if len(systems) >= 2:
         systems = (systems[0], systems[0], *systems[2:])
     return dataclasses.replace(
-        task, key=content_key(prefix, {"attention": task.key}), data=data, systems=systems, annotations=(),
+        task, key=key_for(task.key), data=data, systems=systems, annotations=(),
         location=f"{task.location} (attention check)",
     )  # fmt: skip
 

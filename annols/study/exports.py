@@ -2,19 +2,23 @@
 
 A pull folder holds ``export.json`` (Label Studio's raw JSON export, as the server gave it),
 ``annotators.json`` (user id -> email, so a convert or report needs no server) and
-``project.json`` (title, id, url, overlap). :func:`read_export` streams the export's tasks
-with the blinding undone and each task's role known; the report, gold items, adjudication
-and convert all read pulls through it.
+``project.json`` (title, id, url, overlap) and, when pull had the coordinator's manifest,
+``blinding.jsonl`` (per task id: key, systems shown, order, role; the server holds none of
+them, see :mod:`annols.study.manifest`). :func:`read_export` streams the export's tasks with
+the blinding undone and each task's role known, from ``blinding.jsonl`` when it is there, else
+from the task meta (exports of projects pushed before the manifest kept them); the report,
+gold items, adjudication and convert all read pulls through it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from annols import files
 from annols.definition import blinding, fields
 from annols.errors import InputError
 from annols.jsonstream import JSONStreamError, TextReader, iter_json_array
@@ -24,7 +28,8 @@ from annols.styles.answers import ExportedAnnotation, ExportedTask
 EXPORT_FILE = "export.json"
 ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no server
 PROJECT_FILE = "project.json"  # title, id, url, overlap: what a report needs to know
-META_WARNINGS = "annols_warnings"  # what push's reader tolerated in a task's input, in its meta
+BLINDING_FILE = "blinding.jsonl"  # task id -> the manifest's row (key, systems, order, role...): a secret of the study
+META_WARNINGS = "annols_warnings"  # what push's reader tolerated in a task's input, in the meta of earlier pushes
 ADJUDICATION_META, ADJUDICATED = "annols_adjudication", "adjudicated"  # as annols.study.adjudicate writes them
 
 
@@ -38,30 +43,54 @@ def read_export(path: Path, users: dict[int, str] | None = None) -> Iterator[Exp
 
 
 def tasks_from(f: TextReader, path: Path, users: dict[int, str]) -> Iterator[ExportedTask]:
+    blind = load_blinding(path)
     try:
         for raw in iter_json_array(f):
-            yield exported_task(raw, users)
+            yield exported_task(raw, users, blind)
     except JSONStreamError as e:
         raise InputError(path, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
 
 
-def exported_task(raw: dict[str, Any], users: dict[int, str]) -> ExportedTask:
+_UNKNOWN: dict[str, Any] = {}
+
+
+def exported_task(raw: dict[str, Any], users: dict[int, str], blind: dict[int, dict[str, Any]] | None = None
+                  ) -> ExportedTask:  # fmt: skip
+    """One task of an export, unblinded from ``blind`` (task id -> what the manifest says; a task it
+    does not know has no systems and is a study item), else from its meta (an export pulled without
+    a manifest, or of a project pushed before the manifest kept the blinding)."""
     meta = raw.get("meta") or {}
-    encoded = meta.get(blinding.META_SYSTEMS)
-    systems = blinding.decode_systems(encoded) if isinstance(encoded, str) else ()
-    order = meta.get(blinding.META_ORDER)
+    systems: tuple[str, ...]
+    order: Any
+    known = None if blind is None else blind.get(int(raw["id"]), _UNKNOWN)
+    warnings = meta.get(META_WARNINGS)
+    if known is _UNKNOWN:  # not a task the push made (added on the server): nothing of the meta is believed
+        key = str(meta.get(blinding.META_KEY) or f"task-{raw['id']}")
+        systems, order, role, warnings = (), [], roles.STUDY, ()
+    elif known is not None:
+        key = str(known["key"])
+        systems = tuple(known.get("systems") or ())
+        order = known["order"] if "order" in known else meta.get(blinding.META_ORDER)
+        role = str(known["role"]) if "role" in known else roles.role_of(meta, key)
+        warnings = known.get("warnings", warnings)
+    else:
+        key = str(meta.get(blinding.META_KEY) or f"task-{raw['id']}")
+        encoded = meta.get(blinding.META_SYSTEMS)
+        systems = blinding.decode_systems(encoded) if isinstance(encoded, str) else ()
+        order = meta.get(blinding.META_ORDER)
+        role = roles.role_of(meta, str(meta.get(blinding.META_KEY) or ""))
     annotations = tuple(_annotation(a, users) for a in raw.get("annotations") or ())
     if meta.get(ADJUDICATION_META):  # a task of an adjudication project (annols.study.adjudicate): one verdict
         annotations = tuple(dataclasses.replace(a, annotator=ADJUDICATED) for a in annotations)
     return ExportedTask(
         id=int(raw["id"]),
-        key=str(meta.get(blinding.META_KEY) or f"task-{raw['id']}"),
+        key=key,
         data=fields.from_label_studio(raw.get("data") or {}),
         systems=systems,
         annotations=annotations,
         source_systems=blinding.source_order(systems, order) if isinstance(order, list) else (),
-        read_warnings=_read_warnings(meta.get(META_WARNINGS)),
-        role=roles.role_of(meta, str(meta.get(blinding.META_KEY) or "")),
+        read_warnings=_read_warnings(warnings),
+        role=role,
     )
 
 
@@ -94,3 +123,30 @@ def load_annotators(export: Path) -> dict[int, str]:
         return {int(k): str(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
     except (ValueError, AttributeError):
         raise InputError(path, "", "", "not a JSON object of user id -> email") from None
+
+
+def load_blinding(export: Path) -> dict[int, dict[str, Any]] | None:
+    """Task id -> key, systems, order, role: what pull wrote beside an export from the manifest (None if none)."""
+    path = export.parent / BLINDING_FILE
+    if not path.exists():
+        return None
+    out: dict[int, dict[str, Any]] = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            try:
+                row = json.loads(line)
+                out[int(row["task_id"])] = row
+            except (ValueError, KeyError, TypeError):
+                raise InputError(path, f"line {n}", "task_id", "not a row of a pull's blinding file") from None
+    return out
+
+
+def write_blinding(folder: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    """``blinding.jsonl`` in a pull folder: the manifest's rows of the tasks it knows an id of, by id."""
+    path = folder / BLINDING_FILE
+    kept = sorted((r for r in rows if isinstance(r.get("task_id"), int)), key=lambda r: r["task_id"])
+    with files.atomic_open(path) as f:
+        for row in kept:
+            entry = {k: row[k] for k in ("task_id", "key", "systems", "order", "role", "warnings", "meta") if k in row}
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    return path

@@ -8,7 +8,7 @@ definition a ``result`` field of Label Studio result items), and takes its one
 annotator's judgment as the gold one. The judgment never goes to the server: the report
 reads GOLD again (``annols report ... --gold GOLD``).
 
-The role of each task is in its meta, tagged (:mod:`annols.study.roles`).
+The role of each task is kept in the coordinator's manifest, never on the server (:mod:`annols.study.roles`).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -270,12 +270,18 @@ class Judges:
         found = self.annotations(task)
         return replace(task, annotations=(*task.annotations, *found)) if found else task
 
-    def check_used(self) -> None:
-        """Every judge line must have met its task: a line that met none is refused by its location."""
+    def check_used(self, gone: Collection[str] = ()) -> list[str]:
+        """Every judge line must have met its task: a line that met none is refused by its location,
+        but for one whose task (by key) is in ``gone`` (deleted on the server): their locations."""
+        skipped = []
         for answer in self.answers:
             if id(answer) not in self.used:
+                if answer.task and answer.task in gone:
+                    skipped.append(f"{answer.source}, {answer.location}")
+                    continue
                 what = f"task {answer.task!r}" if answer.task else f"id {answer.record_id!r}"
                 raise answer.fail("task" if answer.task else "id", f"{what} is no task of this study")
+        return skipped
 
 
 def _placed(answer: JudgeAnswer, control: str, to_name: str, span: dict[str, Any], task: ExportedTask,

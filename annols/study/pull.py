@@ -30,9 +30,11 @@ from annols.formats import Format, Join, Violation, format_for, join_csv
 from annols.labelstudio import incremental
 from annols.labelstudio.client import LabelStudioClient, Project
 from annols.protocols import config
+from annols.study import findings as checks
 from annols.study import hidden_judges, roles
-from annols.study.exports import ANNOTATORS_FILE, EXPORT_FILE, PROJECT_FILE, load_annotators, read_export, tasks_from
+from annols.study.exports import ANNOTATORS_FILE, BLINDING_FILE, EXPORT_FILE, PROJECT_FILE, load_annotators, load_blinding, read_export, tasks_from, write_blinding
 from annols.study.judges import Judges
+from annols.study.manifest import read_rows
 from annols.styles import STYLE_MODULES
 from annols.styles.answers import ExportedTask
 
@@ -87,6 +89,17 @@ class PullReport:
     server_skipped: int
     changes: incremental.Changes | None = None  # an incremental pull: what it fetched
     full_reason: str = ""  # why a pull into a folder holding an earlier pull exported in full
+    findings: tuple[checks.Finding, ...] = ()  # what the server holds that the manifest contradicts
+
+
+class Findings(AnnolsError):
+    """A pull with ``strict`` found the server's tasks or annotations not as the push left them."""
+
+    def __init__(self, found: list[checks.Finding], out_dir: Path) -> None:
+        lines = "".join(f"\nfinding: {f.line()}" for f in found)
+        super().__init__(f"--strict: {len(found)} finding(s), the server's tasks or annotations are not as the push "
+                         f"left them (docs/security.md); {out_dir} is as it was{lines}")  # fmt: skip
+        self.findings = found
 
 
 def tidy_rows(task: ExportedTask, definition: Definition) -> Iterator[dict[str, Any]]:
@@ -480,6 +493,8 @@ def pull(
     judges_dir: Path | None = None,
     *,
     full: bool = False,
+    manifest: Path | None = None,
+    strict: bool = False,
 ) -> PullReport:
     """Export the project, convert it, and check the counts against the server's.
 
@@ -496,6 +511,11 @@ def pull(
 
     ``judges_dir``: a judge store (:func:`annols.study.hidden_judges.store_dir`); the project's hidden
     judges are written to the result files as annotators ``judge:<name>`` and copied to ``judges/``.
+
+    ``manifest``: the coordinator's manifest of the project (:mod:`annols.study.manifest`). Systems,
+    order and roles come from it (written to the pull folder as ``blinding.jsonl``), and the server
+    is checked against it (:mod:`annols.study.findings`): the findings are in ``findings.csv`` and
+    the report; with ``strict`` any finding fails the pull (Findings), leaving ``out_dir`` as it was.
     """
     project = client.find_project(title)
     if project is None:
@@ -504,6 +524,8 @@ def pull(
     judge_files = hidden_judges.stored(judges_dir, project.id, title) if judges_dir is not None else []
     judges = Judges.read(definition, judge_files) if judge_files else None
     out_dir = Path(out_dir)
+    rows, unknown = _manifest_rows(manifest, project, out_dir, client.url)
+    seen_before, gone_before = _earlier_annotations(out_dir, project, client.url)
     earlier, full_reason = (None, "") if full else incremental.earlier_pull(out_dir, project.id, client.url)
     fetcher = incremental.Fetcher(client, project.id, earlier)
     try:
@@ -512,10 +534,23 @@ def pull(
     except OSError as e:
         raise WriteError(out_dir, e) from e
     try:
-        report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher)
+        report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher, rows)
+        users = load_annotators(staging / EXPORT_FILE)
+        found = checks.check(staging / EXPORT_FILE, rows, users, seen_before, [int(client.whoami()["id"])], unknown)
+        found += [f for f in gone_before if f not in found]
         if judges is not None:
-            judges.check_used()
+            deleted = {f.task_key for f in found if f.kind == "task-deleted"}
+            for answer in judges.check_used(gone=deleted):
+                found.append(checks.Finding("judge-task-deleted", f"hidden judge answer at {answer} not added: its "
+                                            "task was deleted"))  # fmt: skip
             report.convert.files.extend(hidden_judges.copy_to_pull(judge_files, staging))
+        found.sort(key=lambda f: (-1 if f.task_id is None else f.task_id, f.annotation_id or 0, f.kind))
+        if strict and found:
+            raise Findings(found, out_dir)
+        checks.write(found, staging / checks.FINDINGS_FILE)
+        report.convert.files.append(staging / checks.FINDINGS_FILE)
+        if rows is not None:
+            report.convert.files.append(staging / BLINDING_FILE)
         _move_in(staging, out_dir)
     except ProtocolMismatch as e:  # found in the task keys of the export staged beside out_dir: name the project
         raise ProtocolMismatch.of_project(title, e.found, e.wanted, e.task) from None
@@ -536,6 +571,7 @@ def pull(
         server_skipped=report.server_skipped,
         changes=fetcher.changes,
         full_reason=full_reason or fetcher.full_reason,
+        findings=tuple(found),
     )
 
 
@@ -547,8 +583,12 @@ def _pull_into(
     out_dir: Path,
     judges: Judges | None = None,
     fetcher: incremental.Fetcher | None = None,
+    rows: list[dict[str, Any]] | None = None,
 ) -> PullReport:
-    """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's."""
+    """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's.
+
+    ``rows``: the manifest's, written beside the export for convert (task ids filled in from the
+    export's keys for a manifest of ``annols tasks``, whose tasks were imported by hand)."""
     users = {uid: email for email, uid in client.users().items()}
     export = staging / EXPORT_FILE
     attempt = 0
@@ -559,6 +599,9 @@ def _pull_into(
                 client.export_to(project.id, export)
             else:
                 fetcher(export, before[0])
+            if rows is not None:  # read by convert: the study's tables use the manifest, never the meta
+                _fill_task_ids(rows, export)
+                write_blinding(staging, rows)
             report = convert(export, definition, staging, users, judges=judges)
         except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
             problem = f"the export of project {project.id} from {client.url} was cut short"
@@ -601,6 +644,71 @@ def _pull_into(
         server_annotations=server[1],
         server_skipped=server[2],
     )
+
+
+def _fill_task_ids(rows: list[dict[str, Any]], export: Path) -> None:
+    """Task ids for the manifest rows that have none (a manifest of ``annols tasks``), by the export's keys."""
+    missing = {r["key"]: r for r in rows if not isinstance(r.get("task_id"), int)}
+    if not missing:
+        return
+    for task in read_export(export):
+        row = missing.pop(task.key, None)
+        if row is not None:
+            row["task_id"] = task.id
+
+
+def _manifest_rows(
+    manifest: Path | None, project: Project, out_dir: Path, url: str
+) -> tuple[list[dict[str, Any]] | None, str]:
+    """The manifest's rows (None if there is none, or it is of another project) and, then, why not.
+
+    Without the manifest, the rows an earlier pull of the project into ``out_dir`` wrote from it
+    (``blinding.jsonl``) stand in: a pull into that folder unblinds and checks as that one did."""
+    if manifest is None or not manifest.exists():
+        earlier = _earlier_blinding(out_dir, project, url)
+        if earlier is not None:
+            return earlier, ""
+    if manifest is None:
+        return None, "pull was given no manifest: systems and roles were read from the server's task meta, unchecked"
+    if not manifest.exists():
+        return None, (f"no manifest {manifest}: systems and roles were read from the server's task meta, unchecked; "
+                      "import it with `annols manifest import`")  # fmt: skip
+    header, rows = read_rows(manifest)
+    if header.get("project_id") not in (None, project.id):
+        return None, (f"{manifest} is of project {header.get('project_id')}, not {project.id}: systems and roles "
+                      "were read from the server's task meta, unchecked")  # fmt: skip
+    return rows, ""
+
+
+def _same_project(out_dir: Path, project: Project, url: str) -> bool:
+    """Whether ``out_dir`` holds an earlier pull of this project on this server."""
+    try:
+        earlier = json.loads((out_dir / PROJECT_FILE).read_text(encoding="utf-8"))
+        return bool(earlier.get("id") == project.id and str(earlier.get("url", "")).rstrip("/") == url.rstrip("/"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _earlier_blinding(out_dir: Path, project: Project, url: str) -> list[dict[str, Any]] | None:
+    if not _same_project(out_dir, project, url):
+        return None
+    try:
+        known = load_blinding(out_dir / EXPORT_FILE)
+    except InputError:
+        return None
+    return None if known is None else list(known.values())
+
+
+def _earlier_annotations(out_dir: Path, project: Project, url: str) -> tuple[checks.Seen, list[checks.Finding]]:
+    """The annotations of the earlier pull in ``out_dir`` (if it is of this project), and its findings
+    of annotations gone (kept: the export that saw them is replaced)."""
+    if not _same_project(out_dir, project, url):
+        return {}, []
+    try:
+        gone = [f for f in checks.read(out_dir / checks.FINDINGS_FILE) if f.kind == "annotation-gone"]
+    except InputError:
+        gone = []
+    return checks.annotations_of(out_dir / EXPORT_FILE), gone
 
 
 def _server_counts(info: dict[str, Any]) -> tuple[int, int, int]:

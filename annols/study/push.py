@@ -27,7 +27,7 @@ Speed: the server, not annols, should set the pace (see docs/benchmarks.md).
   N from its input (the same ones on a re-run) and sends only as many as the project lacks.
   The checks already there are the manifest's (each marked with its role, and confirmed
   on the server with the push's keys) or, when the project is listed anyway, those whose
-  role tag says so.
+  key is that of a check made from another listed task (:func:`annols.study.attention.key_for`).
 - Reading the input is skipped too when its bytes are those of an earlier push that
   checked every record (a digest of the input files, the definition and the annols
   version, kept beside the manifest in ``<project>.scan.json`` with the keys that push
@@ -58,9 +58,10 @@ from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, forma
 from annols.labelstudio.client import FilePart, LabelStudioClient, Project
 from annols.protocols import config
 from annols.study import roles
-from annols.study.exports import META_WARNINGS
+from annols.study.attention import key_for
 from annols.study.gold import with_roles
 from annols.study.judges import reframe
+from annols.study.manifest import Shown, manifest_path, meta_digest, read_manifest_tasks, rows_by_key, write_manifest
 
 DEFAULT_BATCH_SIZE = 20000
 # A request carries at most --batch-size tasks and about this many bytes: few requests (the
@@ -97,6 +98,7 @@ class Scan:
     warnings: list[str] = field(default_factory=list)  # what the readers tolerated, one per file and line
     spooled: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)  # key, systems, bytes in the spool
     attention: list[str] = field(default_factory=list)  # the keys of the attention checks made, in queue order
+    shown: dict[str, Shown] = field(default_factory=dict)  # key -> order, role, meta digest (spooled tasks)
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def scan(
         if role == roles.ATTENTION:
             result.attention.append(task.key)
         if spool is not None:
-            systems, payload = _payload(definition, task, seed=seed, role=role)
+            systems, payload = _payload(definition, task, seed=seed, role=role, shown=result.shown)
             data = jsontext.dumps(payload, ensure_ascii=False).encode("utf-8")
             pending.append(data)
             pending_size += len(data)
@@ -213,11 +215,13 @@ def build_tasks(
     user_ids: dict[str, int] | None = None,
     gold: Sequence[Path] = (),
     attention: int = 0,
+    shown: dict[str, Shown] | None = None,
 ) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
     """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
 
     ``repeat`` marks a record whose key came earlier in the input: the same task again,
-    whose judgments (if any) belong to the first one.
+    whose judgments (if any) belong to the first one. ``shown`` gets each task's order, role
+    and meta digest (for the manifest).
     """
     seen: set[str] = set()
     # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
@@ -227,7 +231,8 @@ def build_tasks(
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
-        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role, moves)
+        systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role, moves,
+                                    None if repeat else shown)  # fmt: skip
         yield task.key, systems, payload, repeat
 
 
@@ -240,20 +245,22 @@ def _payload(
     user_ids: dict[str, int] | None = None,
     role: str | None = None,
     moves: bool = False,
+    shown: dict[str, Shown] | None = None,
 ) -> tuple[tuple[str, ...], dict[str, Any]]:
     """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries.
-    ``moves``: its judgments move with the shuffled candidates (else a judged task keeps the input order)."""
+    ``moves``: its judgments move with the shuffled candidates (else a judged task keeps the input order).
+    ``shown``: gets the task's order, role and meta digest, for the manifest."""
     # Judgments already made refer to the input order: keep it for tasks that carry them, or move them.
     keep = task.fixed_order or (with_annotations and bool(task.annotations) and not moves)
     data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
+    # Only the key goes to the server: the systems shown, their order, the task's role and what
+    # the reader tolerated in its input (which names the input file and line) stay in the
+    # coordinator's manifest (annols.study.manifest), so every task, study item, gold item or
+    # attention check, carries meta of the same keys and lengths.
     meta: dict[str, Any] = {blinding.META_KEY: task.key}
-    if task.warnings:  # kept with the task, so a pull can say what was tolerated in its input
-        meta[META_WARNINGS] = [str(w) for w in task.warnings]
-    if systems:
-        meta[blinding.META_SYSTEMS] = blinding.encode_systems(systems)
-        meta[blinding.META_ORDER] = order
-    if role is not None:  # a push with gold items: every task carries a role tag of the same length
-        meta[roles.META_TAG] = roles.encode_tag(task.key, role)
+    if shown is not None:
+        warnings = tuple(str(w) for w in task.warnings)
+        shown[task.key] = Shown(systems, order, role or roles.STUDY, meta_digest(meta), warnings)
     payload: dict[str, Any] = {"data": fields.to_label_studio(data), "meta": meta}
     if with_annotations and task.annotations:
         payload["annotations"] = [
@@ -275,64 +282,6 @@ def _annotation(result: list[dict[str, Any]], lead_time: float | None, user_id: 
         out["completed_by"] = user_id
     if lead_time is not None:
         out["lead_time"] = lead_time
-    return out
-
-
-def manifest_path(manifest_dir: Path, title: str) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", title).strip("-") or "project"
-    return manifest_dir / f"{slug}.manifest.jsonl"
-
-
-def write_manifest(
-    path: Path,
-    header: dict[str, Any],
-    tasks: dict[str, tuple[int | None, tuple[str, ...]]],
-    attention: Collection[str] = (),
-) -> None:
-    """The local record of a project's tasks: key, task id, systems shown, and the role of the
-    attention checks (``attention``: their keys), so that a later push can count them (no secrets)."""
-    with files.atomic_open(path) as f:
-        f.write(json.dumps(header, ensure_ascii=False) + "\n")
-        for key, (task_id, systems) in tasks.items():
-            row: dict[str, Any] = {"key": key, "task_id": task_id, "systems": list(systems)}
-            if key in attention:
-                row["role"] = roles.ATTENTION
-            f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
-
-
-def read_manifest_tasks(
-    path: Path,
-) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]], set[str]]:
-    """The header, key -> (task id, systems shown), and the keys of the attention checks of a
-    manifest written by push ({}, {} and an empty set if none)."""
-    if not path.exists():
-        return {}, {}, set()
-    tasks: dict[str, tuple[int | None, tuple[str, ...]]] = {}
-    attention: set[str] = set()
-    try:
-        with open(path, encoding="utf-8") as f:
-            header = json.loads(next(f, "{}"))
-            for line in f:
-                row = json.loads(line)
-                task_id = row.get("task_id")
-                tasks[row["key"]] = (task_id if isinstance(task_id, int) else None, tuple(row.get("systems") or ()))
-                if row.get("role") == roles.ATTENTION:
-                    attention.add(row["key"])
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return {}, {}, set()  # not ours or damaged: the server listing decides
-    return (header if isinstance(header, dict) else {}), tasks, attention
-
-
-def read_manifest(path: Path) -> dict[str, tuple[str, ...]]:
-    """Key -> systems shown, from a manifest written by push (empty if there is none)."""
-    out: dict[str, tuple[str, ...]] = {}
-    if not path.exists():
-        return out
-    with open(path, encoding="utf-8") as f:
-        next(f, None)  # header
-        for line in f:
-            row = json.loads(line)
-            out[row["key"]] = tuple(row.get("systems") or ())
     return out
 
 
@@ -528,6 +477,7 @@ def _push_checked(
     # checks it made, those already there and as many more as the project lacks. Which are
     # there: the manifest's, confirmed on the server with the push's keys, or else the listing's.
     recorded_header, recorded_tasks, attention = ({}, {}, set()) if fresh else read_manifest_tasks(manifest)
+    earlier_rows = {} if fresh else rows_by_key(manifest)  # what the manifest knew of tasks this push does not build
     dropped = _attention_dropped(found.attention, attention, options.attention)
     counted = sorted(attention - set(found.keys)) if options.attention else []  # other pushes' checks
     keys = [k for k in found.keys if k not in dropped] + counted
@@ -567,9 +517,8 @@ def _push_checked(
                     if spool is not None:
                         return _from_spool(spool, found.spooled, present, dropped)
                     repeated.clear()
-                    return _built(
-                        definition, inputs, options, predictions, user_ids, present, dropped, before, repeated
-                    )
+                    return _built(definition, inputs, options, predictions, user_ids, present, dropped, before,
+                                  repeated, found.shown)  # fmt: skip
 
                 def recount() -> None:  # after a listing: what this push added, confirmed or not
                     sent.done = sum(1 for k in found.keys if k in present) - already
@@ -591,7 +540,8 @@ def _push_checked(
             raise
         finally:
             # Whatever happened, record what is known to be in the project.
-            _record(manifest, header, present, attention, project, client.url, sent, failure)
+            _record(manifest, header, present, attention, project, client.url, sent, failure, found.shown,
+                    earlier_rows)  # fmt: skip
     return PushReport(
         project=project,
         created=sent.done,
@@ -616,10 +566,12 @@ def _record(
     url: str,
     sent: _Sent,
     failure: BaseException | None,
+    shown: dict[str, Shown],
+    earlier: dict[str, dict[str, Any]],
 ) -> None:
     """Write the manifest; if it cannot be written after a push that went well, say what was imported."""
     try:
-        write_manifest(manifest, header, present, attention)
+        write_manifest(manifest, header, present, attention, shown, earlier)
     except WriteError as e:
         if failure is not None:
             return  # the push's own error is the one to report; a re-run lists the project instead
@@ -838,7 +790,9 @@ def _listed(
     client: LabelStudioClient, project_id: int, attention: set[str] | None = None
 ) -> dict[str, tuple[int | None, tuple[str, ...]]]:
     """Key -> (task id, systems shown) of every annols task in the project, from the server; the
-    keys of the attention checks (by their role tag) go to ``attention``."""
+    keys of the attention checks go to ``attention``: their role is not on the server, but a
+    check's key is made from the key of the study item it copies (or, pushed by an earlier
+    annols, its meta holds a role tag)."""
     present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     for task_id, meta in client.task_meta(project_id):
         key = meta.get(blinding.META_KEY)
@@ -847,6 +801,9 @@ def _listed(
             present[key] = (task_id, blinding.decode_systems(systems) if isinstance(systems, str) else ())
             if attention is not None and roles.role_of(meta, key) == roles.ATTENTION:
                 attention.add(key)
+    if attention is not None:
+        made = {key_for(k) for k in present}
+        attention.update(k for k in present if k in made)
     return present
 
 
@@ -940,6 +897,7 @@ def _built(
     left: set[str],
     before: frozenset[str],
     repeated: list[tuple[str, dict[str, Any]]],
+    shown: dict[str, Shown],
 ) -> Iterator[_Ready]:
     """The tasks the project does not have yet, but those ``left`` out, built in a second pass over the inputs.
 
@@ -954,6 +912,7 @@ def _built(
         user_ids=user_ids,
         gold=options.gold,
         attention=options.attention,
+        shown=shown,
     ):
         if repeat:
             if key not in before:
@@ -1046,11 +1005,12 @@ def write_task_file(
         check_with_annotations(definition, inputs, found)
     preds = load_predictions(definition, predictions)
     systems_of: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    shown: dict[str, Shown] = {}
     with files.atomic_open(output) as f:
         f.write("[")
         written = 0
         for key, systems, task, repeat in build_tasks(
-            definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds
+            definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds, shown=shown
         ):
             if repeat:
                 continue
@@ -1060,5 +1020,5 @@ def write_task_file(
         f.write("\n]\n")
     if manifest_dir is not None:
         header = {"protocol": definition.name, "variant": definition.variant, "tasks_file": str(output), "seed": seed}
-        write_manifest(manifest_path(manifest_dir, output.stem), header, systems_of)
+        write_manifest(manifest_path(manifest_dir, output.stem), header, systems_of, shown=shown)
     return len(found.keys), found.duplicates, found.warnings

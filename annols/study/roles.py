@@ -1,15 +1,13 @@
-"""A task's role (study item, gold item, attention check), tagged in its meta so that nothing shown names it.
+"""A task's role: study item, gold item or attention check.
 
-What the server holds is only the role. Every task of a push with gold items carries
-one more meta key, :data:`META_TAG`, of the same length for every task: two bytes (role
-and a spare) masked by a digest of the task's key, then ten bytes of that digest, base64.
-No value names a role, gold tasks have the same keys in the same order as study tasks,
-and they sit at random places among them (from ``--seed``), not at the end. As with
-blinding (systems base64 in meta) this hides the role from what the editor shows and
-loads, not from someone who reads annols' source and decodes the task JSON by hand.
+The role is kept in the coordinator's manifest (:mod:`annols.study.manifest`), never on the
+server: gold items and attention checks carry the same meta as study items and sit at
+random places among them (from ``--seed``), not at the end. Pull reads the role from the
+manifest into :attr:`annols.styles.answers.ExportedTask.role`.
 
-Pull reads the tag back into :attr:`annols.styles.answers.ExportedTask.role`; a task without one
-is a study task.
+Projects pushed before that carried the role in meta, :data:`META_TAG`: a tag an annotator
+who reads annols' source could decode (a digest of the task's key). :func:`decode_tag`
+still reads the exports of those projects; a task without a tag is a study task.
 """
 
 from __future__ import annotations

@@ -34,5 +34,5 @@ class ExportedTask:
     systems: tuple[str, ...]  # system shown at each candidate position (empty if not blinded)
     annotations: tuple[ExportedAnnotation, ...]
     source_systems: tuple[str, ...] = ()  # the same systems in the input's order (empty if unknown)
-    read_warnings: tuple[str, ...] = ()  # what push's reader tolerated in this task's input (task meta)
+    read_warnings: tuple[str, ...] = ()  # what push's reader tolerated in this task's input (manifest or task meta)
     role: str = "study"  # "study", "gold" or "attention" (annols.study.gold): from the task's meta tag

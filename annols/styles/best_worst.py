@@ -12,7 +12,7 @@ Mohammad 2017; a pool of exactly ``tuple_size`` candidates is one tuple) tune th
 
 Task fields: the context panes' fields and ``{candidate}_1`` .. ``{candidate}_N`` (the
 tuple, in the order shown, shuffled per task from ``--seed`` like the other styles; the
-candidate behind each position travels base64-encoded in the task meta). Controls:
+candidate behind each position is kept in the coordinator's manifest, not on the server). Controls:
 ``{aspect}_best`` and ``{aspect}_worst``, each a required single choice of the positions
 (answer codes ``A``, ``B``, ...). Label Studio cannot say that best and worst must
 differ: ``annols validate`` flags a tuple where they are the same candidate.
@@ -26,37 +26,10 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from annols.definition import (
-    Aspect,
-    Choice,
-    Definition,
-    Pane,
-    Question,
-    Table,
-    parse_aspects,
-    parse_pane,
-    parse_panes,
-    parse_question,
-)
-from annols.definition.markup import (
-    candidate_blocks,
-    choices_el,
-    el,
-    has_slider,
-    header,
-    pane,
-    question_block,
-    slider_style,
-)
+from annols.definition import Aspect, Choice, Definition, Pane, Question, Table, parse_aspects, parse_pane, parse_panes, parse_question
+from annols.definition.markup import candidate_blocks, choices_el, el, has_slider, header, pane, question_block, slider_style
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import (
-    BestWorst,
-    Judgment,
-    candidate_system,
-    choices_by_name,
-    question_answers,
-    shown_systems,
-)
+from annols.styles.judgments import BestWorst, Judgment, candidate_system, choices_by_name, question_answers, shown_systems
 
 MAX_TUPLE = 10
 

@@ -30,7 +30,7 @@ from annols.definition import blinding
 from annols.labelstudio import server
 from annols.labelstudio.client import LabelStudioClient
 from tests.conftest import ROOT, LiveServer
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -113,8 +113,9 @@ class LabelingView:
 
     @property
     def shown_systems(self) -> tuple[str, ...]:
-        """The systems at each candidate position (read from meta; the annotator never sees them)."""
-        return blinding.decode_systems(self.task["meta"][blinding.META_SYSTEMS])
+        """The systems at each candidate position (from the coordinator's manifest; not on the server)."""
+        folder, title = PUSHED_FROM[int(self.task["project"])]
+        return tuple(shown_by_task(folder / ".annols", title)[int(self.task["id"])]["systems"])
 
     # --- gestures -------------------------------------------------------------------------
 
@@ -323,18 +324,26 @@ def labeling(
         context.close()
 
 
+# Project id -> the folder it was pushed from and its title: that folder's .annols holds the
+# manifest, which pull and the tests read the blinding from (the server holds none of it).
+PUSHED_FROM: dict[int, tuple[Path, str]] = {}
+
+
 def push(live: LiveServer, args: list[str], title: str, cwd: Path) -> int:
     """``annols push ... --project TITLE`` through the CLI; returns the project id."""
     code, out, err = cli(live, "push", *args, "--project", title, cwd=cwd)
     assert code == 0, err
     match = re.search(r"/projects/(\d+)/", out)
     assert match, out
+    PUSHED_FROM[int(match.group(1))] = (cwd, title)
     return int(match.group(1))
 
 
 def pull(live: LiveServer, protocol: list[str], title: str, out_dir: Path) -> Path:
-    """``annols pull`` through the CLI; the counts must match the server's."""
-    code, out, err = cli(live, "pull", *protocol, "--project", title, "-o", str(out_dir))
+    """``annols pull`` through the CLI, from the folder the project was pushed from; the counts must match."""
+    project = live.client().find_project(title)
+    cwd = PUSHED_FROM[project.id][0] if project is not None and project.id in PUSHED_FROM else None
+    code, out, err = cli(live, "pull", *protocol, "--project", title, "-o", str(out_dir), cwd=cwd)
     assert code == 0, err
     assert "Counts match the server" in out, out
     return out_dir

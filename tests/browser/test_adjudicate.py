@@ -19,7 +19,7 @@ from pathlib import Path
 from playwright.sync_api import Locator
 
 from annols.labelstudio.client import LabelStudioClient
-from tests.browser.conftest import LabelingView, pull, push
+from tests.browser.conftest import PUSHED_FROM, LabelingView, pull, push
 from tests.conftest import LiveServer
 from tests.formats.seed001_fixture import ANNOTATORS, ASPECTS, canonical_file, make_seed001_study
 from tests.study.test_push_pull import cli
@@ -68,11 +68,13 @@ def test_adjudicator_picks_a_version_edits_and_submits(
     title = "browser adjudication"
     push(label_studio, ["pairwise-aspects", str(study.root), "--with-annotations"], title, tmp_path)
     into = f"{title} adjudication"
-    code, out, err = cli(label_studio, "adjudicate", "pairwise-aspects", "--project", title, "--into", into)
+    code, out, err = cli(label_studio, "adjudicate", "pairwise-aspects", "--project", title, "--into", into,
+                         cwd=tmp_path)  # the study's manifest is there; the adjudication project's goes beside it
     assert code == 0, err
     assert out.splitlines()[0] == "1 of 1 items with two or more annotators disagree"
     project = client.find_project(into)
     assert project is not None
+    PUSHED_FROM[project.id] = (tmp_path, into)
     (task,) = client.export_tasks(project.id)
 
     page = labeling.page

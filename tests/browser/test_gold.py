@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from annols.labelstudio.client import LabelStudioClient
-from annols.study.roles import GOLD, STUDY, role_of
+from annols.study.roles import GOLD, STUDY
 from tests.browser.conftest import LabelingView, push, responses
 from tests.conftest import LiveServer
 from tests.formats.seed001_fixture import ANNOTATORS, make_seed001_study
+from tests.study.test_push_pull import shown_by_task
 
 ROLE_WORDS = re.compile(r"\b(gold|attention|annols_role|study item)\b", re.IGNORECASE)
 # The app's inline settings quote the server's build, which Label Studio takes from the git
@@ -69,7 +70,8 @@ def test_gold_items_look_like_study_items(
                    title, tmp_path)  # fmt: skip
 
     tasks = sorted(client.export_tasks(project), key=lambda t: t["id"])
-    roles = [role_of(t["meta"], t["meta"]["annols_key"]) for t in tasks]
+    manifest = shown_by_task(tmp_path / ".annols", title)  # roles are not on the server
+    roles = [manifest[t["id"]]["role"] for t in tasks]
     assert roles.count(GOLD) == 4 and roles.count(STUDY) == 6
     assert roles[-4:] != [GOLD] * 4  # spread through the queue
     gold_task = next(t for t, r in zip(tasks, roles, strict=True) if r == GOLD)

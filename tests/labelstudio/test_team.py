@@ -44,7 +44,6 @@ import yaml
 from click.testing import CliRunner
 
 from annols.cli import main
-from annols.definition import blinding
 from annols.errors import AnnolsError, InputError, ServerError
 from annols.labelstudio import users
 from annols.labelstudio.client import LabelStudioClient
@@ -52,6 +51,7 @@ from annols.labelstudio.server import HARDENING, free_port, healthy, port_in_use
 from tests.conftest import DATA, ROOT
 from tests.definition.test_definition import MINIMAL
 from tests.labelstudio.test_hardening import assert_signup_needs_the_invite_link
+from tests.study.test_push_pull import shown_by_task
 
 COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / ".env.example"
@@ -471,8 +471,9 @@ def pilot(team_stack: TeamStack, annotators: Annotators) -> Pilot:
             token = session.get("api/current-user/token").json()["token"]
         own = LabelStudioClient(team_stack.url, token)
         assert own.whoami()["email"] == email
+        manifest = shown_by_task(team_stack.workdir / ".annols", title)  # blinding is not on the server
         for task in tasks:
-            shown = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+            shown = tuple(manifest[task["id"]]["systems"])
             choice = "1" if shown[0] == "bart" else "2"  # everyone prefers bart, wherever it is shown
             judgment = [{"id": "f", "from_name": "fluency", "to_name": "headline_1", "type": "choices",
                          "value": {"choices": [choice]}, "origin": "manual"}]  # fmt: skip

@@ -19,6 +19,8 @@ from typing import Any
 from annols import protocols
 from annols.definition import Definition
 from annols.study import push
+from annols.study.exports import write_blinding
+from annols.study.manifest import Shown
 from tests.conftest import ROOT
 from tests.report import study
 
@@ -84,9 +86,13 @@ def study_input(name: str, folder: Path) -> Path:
 def pull(name: str, folder: Path) -> Path:
     """A pull folder of the example ``name`` (a key of :data:`PLANTED`), every task answered by every annotator."""
     tasks, next_id = [], 1000
-    built = push.build_tasks(definition(name), [study_input(name, folder.parent / "input")], seed=3)
-    for n, (_, shown, payload, _) in enumerate(built):
+    manifest: dict[str, Shown] = {}  # what push keeps off the server: the pull unblinds from it
+    built = push.build_tasks(definition(name), [study_input(name, folder.parent / "input")], seed=3, shown=manifest)
+    rows = []
+    for n, (key, shown, payload, _) in enumerate(built):
         task: dict[str, Any] = {"id": 500 + n, **payload, "annotations": []}
+        rows.append({"task_id": 500 + n, "key": key, "systems": list(shown), "order": manifest[key].order,
+                     "role": manifest[key].role})  # fmt: skip
         for annotator in study.ANNOTATORS:
             next_id += 1
             task["annotations"].append({
@@ -95,4 +101,6 @@ def pull(name: str, folder: Path) -> Path:
                 "was_cancelled": False,
             })  # fmt: skip
         tasks.append(task)
-    return study.write_pull(folder, tasks)
+    study.write_pull(folder, tasks)
+    write_blinding(folder, rows)
+    return folder

@@ -1,8 +1,9 @@
 """Attention checks: made at push (two identical candidates), scored in the report.
 
 A seed-001 pairwise study of 12 samples pushed (as tasks, through ``push.build_tasks``)
-with ``attention=4``: 4 copies of study items whose two summaries are the same text, tagged
-``attention``, among the study's tasks. In a planted pull of those tasks, A ties every
+with ``attention=4``: 4 copies of study items whose two summaries are the same text, with
+the role ``attention`` in the manifest (nothing in their meta tells them apart), among the
+study's tasks. In a planted pull of those tasks, A ties every
 aspect of every check; C answers with random codes: C's score is the share of C's codes
 that are the tie code, counted here from the raw results. Ranking and ratings are scored
 by :func:`annols.study.attention.score` from planted judgments below.
@@ -22,7 +23,9 @@ from annols.errors import AnnolsError
 from annols.protocols import load
 from annols.report import ReportOptions, build_report
 from annols.study import attention, push
-from annols.study.roles import ATTENTION, META_TAG, STUDY, decode_tag
+from annols.study.exports import write_blinding
+from annols.study.manifest import Shown
+from annols.study.roles import ATTENTION, STUDY
 from annols.styles.answers import ExportedTask
 from annols.styles.judgments import Rank
 from tests.formats.seed001_fixture import make_seed001_study
@@ -36,11 +39,15 @@ A, C = ANNOTATORS[0], ANNOTATORS[2]
 def test_checks_made_mixed_in_and_scored(tmp_path: Path) -> None:
     definition = load("pairwise-aspects")
     seed001 = make_seed001_study(tmp_path / "study", samples=12, seed=5, gaps=False)
-    built = list(push.build_tasks(definition, [seed001.root], seed=2, attention=4))
-    roles = [decode_tag(p["meta"]["annols_key"], p["meta"][META_TAG])[0] for _, _, p, _ in built]
+    manifest: dict[str, Shown] = {}
+    built = list(push.build_tasks(definition, [seed001.root], seed=2, attention=4, shown=manifest))
+    roles = [manifest[key].role for key, _, _, _ in built]
     assert roles.count(ATTENTION) == 4 and roles.count(STUDY) == 12
     assert roles[-4:] != [ATTENTION] * 4
-    assert len({tuple(p["meta"]) for _, _, p, _ in built}) == 1
+    assert {tuple(p["meta"]) for _, _, p, _ in built} == {("annols_key",)}  # the role is not on the server
+    assert len({len(p["meta"]["annols_key"]) for _, _, p, _ in built}) == 1
+    checks = [p["data"] for (_, _, p, _), r in zip(built, roles, strict=True) if r == ATTENTION]
+    assert all("sample" not in data for data in checks)  # no study item's record id on a check
     study_docs = {p["data"]["document"] for (_, _, p, _), r in zip(built, roles, strict=True) if r == STUDY}
     for (_, _, payload, _), role in zip(built, roles, strict=True):
         if role == ATTENTION:
@@ -62,6 +69,9 @@ def test_checks_made_mixed_in_and_scored(tmp_path: Path) -> None:
                                         "was_cancelled": False})  # fmt: skip
         tasks.append(task)
     pulled = study.write_pull(tmp_path / "pull", tasks, overlap=2)
+    write_blinding(pulled, [{"task_id": n + 1, "key": key, "systems": list(manifest[key].systems),
+                             "order": manifest[key].order, "role": manifest[key].role}
+                            for n, (key, _, _, _) in enumerate(built)])  # fmt: skip
     out = tmp_path / "report"
     build_report(definition, [pulled], out, ReportOptions(bootstrap=0, min_gold_accuracy=0.9))
     with open(out / "tables" / "gold_accuracy.csv", encoding="utf-8", newline="") as f:

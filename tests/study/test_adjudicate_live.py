@@ -35,7 +35,7 @@ def adjudicate(server: LiveServer, client: LabelStudioClient, protocol: str, tit
                pick: Any, tmp_path: Path) -> tuple[Path, list[dict[str, Any]], str]:  # fmt: skip
     """Adjudicate, let ``pick(task) -> model_version`` choose a version per task, pull."""
     into = f"{title} adjudication"
-    code, out, err = cli(server, "adjudicate", protocol, "--project", title, "--into", into)
+    code, out, err = cli(server, "adjudicate", protocol, "--project", title, "--into", into, cwd=tmp_path)
     assert code == 0, err
     project = client.find_project(into)
     assert project is not None
@@ -45,11 +45,12 @@ def adjudicate(server: LiveServer, client: LabelStudioClient, protocol: str, tit
         versions = {p["model_version"]: p["result"] for p in client.task_predictions(task["id"])}
         client.create_annotation(task["id"], versions[pick(task)], completed_by=me, lead_time=3.0)
     # A second run adds nothing: the items are there already.
-    code, again, err = cli(server, "adjudicate", protocol, "--project", title, "--into", into)
+    code, again, err = cli(server, "adjudicate", protocol, "--project", title, "--into", into, cwd=tmp_path)
     assert code == 0, err
     assert again.splitlines()[-1].endswith(f"added 0, already present {len(tasks)}")
     pulled = tmp_path / "adjudicated"
-    code, pull_out, err = cli(server, "pull", protocol, "--project", into, "-o", str(pulled))
+    code, pull_out, err = cli(server, "pull", protocol, "--project", into, "-o", str(pulled), "--strict",
+                              cwd=tmp_path)  # the manifest adjudicate wrote beside the study's  # fmt: skip
     assert code == 0, err
     assert "Counts match the server" in pull_out
     return pulled, tasks, out

@@ -20,22 +20,23 @@ import pytest
 
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import push as push_lib
-from annols.study.roles import ATTENTION, STUDY, role_of
+from annols.study.roles import ATTENTION, STUDY
 from tests.conftest import LiveServer
 from tests.own_study import STUDIES, choice
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 TITLE = "attention per project"
 real_listed = push_lib._listed
 CAREFUL = "attentive@example.org"
 
 
-def roles(client: LabelStudioClient, title: str) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """Key -> role of every task of the project, from the server's export; and the tasks."""
+def roles(client: LabelStudioClient, title: str, manifests: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """Key -> role (from the coordinator's manifest) of every task of the project's export; and the tasks."""
     project = client.find_project(title)
     assert project is not None
     tasks = client.export_tasks(project.id)
-    return {t["meta"]["annols_key"]: role_of(t["meta"], t["meta"]["annols_key"]) for t in tasks}, tasks
+    rows = shown_by_task(manifests, title)
+    return {t["meta"]["annols_key"]: rows[t["id"]]["role"] for t in tasks}, tasks
 
 
 def test_attention_checks_are_counted_per_project(
@@ -57,7 +58,7 @@ def test_attention_checks_are_counted_per_project(
 
     assert push(batches[0], "--attention", "3") == \
         "created 13, already present 0, total 13 (3 attention checks in the project)"  # fmt: skip
-    first, _ = roles(client, TITLE)
+    first, _ = roles(client, TITLE, tmp_path / ".annols")
     made = {k for k, r in first.items() if r == ATTENTION}
     assert len(made) == 3 and len(first) == 13
     # A re-push, also with another seed (other items would be chosen): nothing added.
@@ -70,7 +71,7 @@ def test_attention_checks_are_counted_per_project(
         "created 10, already present 0, total 10 (3 attention checks in the project)"  # fmt: skip
     assert push(batches[1], "--attention", "3", "--manifest-dir", str(tmp_path / "elsewhere")) == \
         "created 0, already present 10, total 10 (3 attention checks in the project)"  # fmt: skip
-    found, tasks = roles(client, TITLE)
+    found, tasks = roles(client, TITLE, tmp_path / ".annols")
     assert {k for k, r in found.items() if r == ATTENTION} == made
     assert len(found) == 23 and list(found.values()).count(STUDY) == 20
 
@@ -88,7 +89,7 @@ def test_attention_checks_are_counted_per_project(
                          "--attention", "8", cwd=tmp_path)  # fmt: skip
     assert code == 1 and "created" not in out and err.startswith("Error: ") and len(err.splitlines()) == 1
     assert "--attention 8 needs 3 more attention check(s) than the project holds (5)" in err
-    found, tasks = roles(client, TITLE)
+    found, tasks = roles(client, TITLE, tmp_path / ".annols")
     checks = {k for k, r in found.items() if r == ATTENTION}
     assert len(found) == 25 and len(checks) == 5 and made < checks
     batch2 = {study.record(i)["response_a"] for i in range(10, 20)}
@@ -107,7 +108,7 @@ def test_attention_checks_are_counted_per_project(
     for task in tasks:
         client.create_annotation(task["id"], tie, completed_by=careful, lead_time=3.0)
     pulled = tmp_path / "pulled"
-    code, _, err = cli(label_studio, "pull", str(definition), "--project", TITLE, "-o", str(pulled))
+    code, _, err = cli(label_studio, "pull", str(definition), "--project", TITLE, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     with open(pulled / "results.csv", encoding="utf-8", newline="") as f:
         reader = csv.reader(f)

@@ -3,8 +3,8 @@
 QA-Feedback: 16 study records and 6 gold records (with their ``feedback``) from the
 dev set. Checked here:
 
-- every task carries the same meta keys in the same order, gold tasks sit among the
-  study tasks (not at the end), and no gold task holds its feedback;
+- every task carries the same meta (its key only: roles are in the manifest), gold tasks
+  sit among the study tasks (not at the end), and no gold task holds its feedback;
 - pull: ``results.csv`` says each row's role (last column); the protocol's own files hold
   the study's records only, ``gold/`` the gold ones, both in the dataset's format;
 - report --gold: the annotator who copies the gold feedback scores 1, the one who answers
@@ -20,9 +20,9 @@ from pathlib import Path
 from annols import protocols
 from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
-from annols.study.roles import GOLD, STUDY, role_of
+from annols.study.roles import GOLD, STUDY
 from tests.conftest import SHARED, LiveServer
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 DEV_FEEDBACK = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
 STUDY_RECORDS, GOLD_RECORDS = range(0, 16), range(16, 22)
@@ -63,10 +63,11 @@ def test_gold_items_pushed_unseen_pulled_apart_and_scored(
     project = client.find_project(title)
     assert project is not None
     tasks = sorted(client.export_tasks(project.id), key=lambda t: t["id"])
-    roles = [role_of(t["meta"], t["meta"]["annols_key"]) for t in tasks]
+    manifest = shown_by_task(tmp_path / ".annols", title)
+    roles = [manifest[t["id"]]["role"] for t in tasks]
     assert roles.count(GOLD) == len(GOLD_RECORDS) and roles.count(STUDY) == len(STUDY_RECORDS)
     assert roles[-len(GOLD_RECORDS) :] != [GOLD] * len(GOLD_RECORDS)  # spread, not appended
-    assert len({tuple(t["meta"]) for t in tasks}) == 1  # the same keys, in the same order
+    assert {tuple(t["meta"]) for t in tasks} == {("annols_key",)}  # the same keys: the role is not on the server
     assert len({tuple(len(str(v)) for v in t["meta"].values()) for t in tasks}) == 1
     for task in tasks:
         assert json.loads(task["data"]["record"])["feedback"] is None
@@ -83,7 +84,7 @@ def test_gold_items_pushed_unseen_pulled_apart_and_scored(
                                  lead_time=5.0)  # fmt: skip
 
     pulled = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", "qa-feedback", "--project", title, "-o", str(pulled))
+    code, out, err = cli(label_studio, "pull", "qa-feedback", "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     with open(pulled / "results.csv", encoding="utf-8", newline="") as f:
         reader = csv.reader(f)

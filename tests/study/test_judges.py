@@ -124,6 +124,17 @@ def test_spans_off_the_text_and_lines_about_no_task_are_refused_when_set_beside_
     assert (found.value.location, found.value.field) == ("line 2", "id") and "no task of this study" in str(found.value)
 
 
+def test_a_judge_answer_whose_task_was_deleted_is_skipped_and_named(tmp_path: Path) -> None:
+    d = definition("spans")
+    path = write(tmp_path, {"task": "k0", "judge": "j", "answers": {"adequacy": "2"}},
+                 {"task": "k-deleted", "judge": "j", "answers": {"adequacy": "2"}})  # fmt: skip
+    judges = Judges.read(d, [path])
+    judges.annotations(task("spans", 0))
+    assert judges.check_used(gone={"k-deleted"}) == [f"{path}, line 2"]  # a warning of pull, not a failure
+    with pytest.raises(InputError):
+        judges.check_used()
+
+
 def test_a_judge_answering_a_task_twice_is_refused(tmp_path: Path) -> None:
     line = {"task": "k0", "judge": "j", "answers": {"helpful": "A"}}
     with pytest.raises(InputError) as found:

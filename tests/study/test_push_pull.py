@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +21,7 @@ from annols import protocols
 from annols.cli import main
 from annols.definition import blinding
 from annols.labelstudio.client import LabelStudioClient
+from annols.study import manifest
 from tests.conftest import LiveServer
 from tests.definition.test_definition import MINIMAL
 
@@ -55,6 +57,11 @@ def cli(server: LiveServer, *args: str, cwd: Path | None = None) -> tuple[int, s
     return result.exit_code, result.stdout, result.stderr
 
 
+def shown_by_task(manifest_dir: Path, title: str) -> dict[int, dict[str, Any]]:
+    """Task id -> the manifest's row (key, systems shown, order, role): what blinding depends on is kept there."""
+    return {int(r["task_id"]): r for r in manifest.read_rows(manifest.manifest_path(manifest_dir, title))[1]}
+
+
 def test_push_is_idempotent_blinded_and_pulls_tidy_rows(
     label_studio: LiveServer, client: LabelStudioClient, study: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -76,28 +83,28 @@ def test_push_is_idempotent_blinded_and_pulls_tidy_rows(
     keys = [t["meta"][blinding.META_KEY] for t in tasks]
     assert len(set(keys)) == 40
 
-    # Blinding: both orders occur, the text shown matches the recorded systems, and no
-    # system name is in what the editor shows.
+    # Blinding: both orders occur, the text shown matches the systems the manifest records, and
+    # no system name is in the meta: it holds the key only.
     orders = set()
+    rows = shown_by_task(tmp_path / ".annols", title)
     for t in tasks:
-        shown = blinding.decode_systems(t["meta"][blinding.META_SYSTEMS])
+        shown = tuple(rows[t["id"]]["systems"])
         orders.add(shown)
         assert ("by bart" in t["data"]["headline_1"]) == (shown[0] == "bart")
-        assert "pegasus" not in json.dumps(t["meta"]) and "bart" not in json.dumps(t["meta"])
+        assert list(t["meta"]) == [blinding.META_KEY] and rows[t["id"]]["key"] == t["meta"][blinding.META_KEY]
     assert orders == {SYSTEMS, SYSTEMS[::-1]}
 
     manifest = tmp_path / ".annols" / "headlines-blinded.manifest.jsonl"
-    rows = [json.loads(line) for line in manifest.read_text("utf-8").splitlines()]
-    assert rows[0]["project_id"] == project.id and len(rows) == 41
+    lines = [json.loads(line) for line in manifest.read_text("utf-8").splitlines()]
+    assert lines[0]["project_id"] == project.id and len(lines) == 41
     assert label_studio.api_key not in manifest.read_text("utf-8")
 
     # Three annotators, each prefers bart in "fluency" whatever its position.
     emails = [f"rater{i}@example.org" for i in range(3)]
     users = client.users()
     ids = {e: users.get(e) or client.create_user(e) for e in emails}
-    by_id = {t["id"]: t for t in tasks}
-    for task_id, t in list(by_id.items())[:5]:
-        shown = blinding.decode_systems(t["meta"][blinding.META_SYSTEMS])
+    for task_id in [t["id"] for t in tasks][:5]:
+        shown = tuple(rows[task_id]["systems"])
         code_for_bart = "1" if shown[0] == "bart" else "2"
         for e in emails:
             result = [{"id": "f", "from_name": "fluency", "to_name": "headline_1", "type": "choices",
@@ -105,7 +112,8 @@ def test_push_is_idempotent_blinded_and_pulls_tidy_rows(
             client.create_annotation(task_id, result, completed_by=ids[e], lead_time=3.0)
 
     out_dir = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(out_dir))
+    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(out_dir), "--strict",
+                         cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     assert "Counts match the server: 40 tasks, 15 annotations, 0 skipped." in out
     with open(out_dir / "results.csv", encoding="utf-8", newline="") as f:
@@ -220,8 +228,10 @@ def test_tasks_writes_the_same_tasks_offline(study: tuple[Path, Path], tmp_path:
     assert len(tasks) == 40
     d = protocols.load(str(definition))
     assert all(set(t["data"]) >= {"headline_1", "headline_2"} for t in tasks)
-    shown = [blinding.decode_systems(t["meta"][blinding.META_SYSTEMS]) for t in tasks]
-    assert set(shown) == {SYSTEMS, SYSTEMS[::-1]}
+    assert all(list(t["meta"]) == [blinding.META_KEY] for t in tasks)
+    rows = manifest.read_rows(manifest.manifest_path(tmp_path / "m", "tasks"))[1]
+    assert [r["key"] for r in rows] == [t["meta"][blinding.META_KEY] for t in tasks]
+    assert {tuple(r["systems"]) for r in rows} == {SYSTEMS, SYSTEMS[::-1]}
     assert d.name == "headline-check"
 
 

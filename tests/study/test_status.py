@@ -84,7 +84,7 @@ def test_status_counts_match_the_server(
 
     # Text output, and the agreement tables of a pull.
     pulled = tmp_path / "pulled"
-    code, _, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled))
+    code, _, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--pull", str(pulled))
     assert code == 0, err

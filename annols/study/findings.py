@@ -1,0 +1,214 @@
+"""What a pull checks it can trust: the server's tasks and annotations against the coordinator's manifest.
+
+On Label Studio's community edition every account may do what the coordinator may: edit or
+delete another annotator's annotation, post one in another's name, rewrite a task's meta,
+add or delete tasks. None of that can be prevented there (docs/security.md); a pull makes it
+visible. Each finding is one line naming the task (and the annotation):
+
+- ``no-manifest``: pull had no manifest of the project, so nothing below about tasks could be checked;
+- ``task-added``: a task the push did not make (its id is in no manifest row);
+- ``task-deleted``: a task the push made that the server no longer holds;
+- ``key-changed``: a task whose meta key is not the manifest's for its id;
+- ``meta-changed``: a task whose meta is not what push sent (a digest in the manifest), e.g.
+  systems or a role tag written into it; for a project pushed before the manifest kept them,
+  ``systems-changed`` / ``role-changed`` when the meta's systems or role tag contradict the manifest;
+- ``edited-by-other``: an annotation last saved (``updated_by``) by another user than the one it is
+  credited to (``completed_by``): an edit of someone else's annotation, or one posted in their name;
+- ``annotation-gone``: an annotation an earlier pull into the same folder saw that the server no
+  longer holds;
+- ``judge-task-deleted``: a hidden judge's answer whose task was deleted (a warning, not a failed pull).
+
+The study's tables do not depend on any of this: they are unblinded from the manifest, never
+from the meta (:mod:`annols.study.exports`).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from annols import files
+from annols.definition import blinding
+from annols.errors import InputError
+from annols.jsonstream import JSONStreamError, iter_json_array
+from annols.study import roles
+from annols.study.manifest import meta_digest
+
+FINDINGS_FILE = "findings.csv"
+COLUMNS = ["task_id", "task_key", "annotation_id", "finding", "detail"]
+KINDS = (
+    "no-manifest", "task-added", "task-deleted", "key-changed", "meta-changed", "systems-changed", "role-changed",
+    "edited-by-other", "annotation-gone", "judge-task-deleted",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    detail: str
+    task_id: int | None = None
+    task_key: str = ""
+    annotation_id: int | None = None
+
+    def line(self) -> str:
+        """One line naming the task and annotation: ``task 12 (key) annotation 34: kind: detail``."""
+        where = "project"
+        if self.task_id is not None:
+            where = f"task {self.task_id}" + (f" ({self.task_key})" if self.task_key else "")
+        if self.annotation_id is not None:
+            where += f" annotation {self.annotation_id}"
+        return f"{where}: {self.kind}: {self.detail}"
+
+    def row(self) -> list[Any]:
+        blank = ""
+        return [blank if self.task_id is None else self.task_id, self.task_key,
+                blank if self.annotation_id is None else self.annotation_id, self.kind, self.detail]  # fmt: skip
+
+
+Seen = dict[int, dict[int, Any]]  # task id -> annotation id -> its completed_by
+
+
+def _user(value: Any) -> int | None:
+    """A user id from an export's ``completed_by`` / ``updated_by`` (an id, or an object with one)."""
+    if isinstance(value, dict):
+        value = value.get("id")
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def annotations_of(export: Path) -> Seen:
+    """Task id -> annotation id -> completed_by, of every task of a raw JSON export (empty if it is unreadable)."""
+    seen: Seen = {}
+    try:
+        with open(export, encoding="utf-8") as f:
+            for raw in iter_json_array(f):
+                seen[int(raw["id"])] = {int(a["id"]): _user(a.get("completed_by"))
+                                        for a in raw.get("annotations") or () if "id" in a}  # fmt: skip
+    except (OSError, JSONStreamError, ValueError, KeyError, TypeError):
+        return {}  # no earlier pull to compare with, or not one annols can read: nothing is said about it
+    return seen
+
+
+def check(
+    export: Path,
+    rows: Iterable[Mapping[str, Any]] | None,
+    users: Mapping[int, str],
+    earlier: Seen | None = None,
+    trusted: Iterable[int] = (),
+    why: str = "no manifest of this project: systems and roles were read from the server's task meta, unchecked; "
+    "import it with `annols manifest import`",
+) -> list[Finding]:
+    """The findings of a raw JSON export against the manifest's ``rows`` (None: pull had no manifest, ``why``).
+
+    ``earlier``: the annotations an earlier pull into the same folder saw; ``trusted``: users whose
+    edits of others' annotations are no finding (the coordinator's own account, which pull runs as).
+    """
+    found: list[Finding] = []
+    if rows is None:
+        found.append(Finding("no-manifest", why))
+    by_id = {int(r["task_id"]): r for r in rows or () if isinstance(r.get("task_id"), int)}
+    trust = set(trusted)
+    seen: set[int] = set()
+    try:
+        with open(export, encoding="utf-8") as f:
+            for raw in iter_json_array(f):
+                task_id = int(raw["id"])
+                seen.add(task_id)
+                found.extend(_task_findings(raw, task_id, by_id.get(task_id), rows is not None, users, trust))
+                found.extend(_gone(task_id, _key_of(raw, by_id.get(task_id)), raw, (earlier or {}).get(task_id, {})))
+    except JSONStreamError as e:
+        raise InputError(export, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
+    for task_id, row in sorted(by_id.items()):
+        if task_id not in seen:
+            before = len((earlier or {}).get(task_id, {}))
+            also = f", with the {before} annotation(s) an earlier pull saw" if before else ""
+            found.append(Finding("task-deleted", f"a task the push made is no longer on the server{also}",
+                                 task_id, str(row["key"])))  # fmt: skip
+    return found
+
+
+def _key_of(raw: Mapping[str, Any], row: Mapping[str, Any] | None) -> str:
+    if row is not None:
+        return str(row["key"])
+    return str((raw.get("meta") or {}).get(blinding.META_KEY) or "")
+
+
+def _task_findings(
+    raw: Mapping[str, Any],
+    task_id: int,
+    row: Mapping[str, Any] | None,
+    checked: bool,
+    users: Mapping[int, str],
+    trusted: set[int],
+) -> Iterator[Finding]:
+    meta = raw.get("meta") or {}
+    key = _key_of(raw, row)
+    if checked and row is None:
+        yield Finding("task-added", "a task the push did not make (added on the server since)", task_id, key)
+    elif row is not None:
+        if meta.get(blinding.META_KEY) != row["key"]:
+            yield Finding("key-changed", f"its meta says key {meta.get(blinding.META_KEY)!r}", task_id, key)
+        if "meta" in row:
+            if meta_digest(meta) != row["meta"]:
+                extra = sorted(k for k in meta if k != blinding.META_KEY)
+                what = f" (it holds {', '.join(extra)})" if extra else ""
+                yield Finding("meta-changed", f"its meta is not what push sent{what}", task_id, key)
+        else:  # pushed before the manifest kept a digest: the meta's systems and role tag against the manifest
+            encoded = meta.get(blinding.META_SYSTEMS)
+            if isinstance(encoded, str) and _decoded(encoded) != tuple(row.get("systems") or ()):
+                yield Finding("systems-changed", "its meta's systems are not the manifest's", task_id, key)
+            if "role" in row and roles.META_TAG in meta and roles.role_of(meta, str(row["key"])) != row["role"]:
+                yield Finding("role-changed", f"its meta's role tag is not the manifest's ({row['role']})", task_id,
+                              key)  # fmt: skip
+    for a in raw.get("annotations") or ():
+        by, changed = _user(a.get("completed_by")), _user(a.get("updated_by"))
+        if changed is not None and changed != by and changed not in trusted:
+            yield Finding("edited-by-other", f"credited to {_name(by, users)}, last saved by {_name(changed, users)}",
+                          task_id, key, _user(a.get("id")))  # fmt: skip
+
+
+def _decoded(encoded: str) -> tuple[str, ...] | None:
+    try:
+        return blinding.decode_systems(encoded)
+    except ValueError:
+        return None
+
+
+def _gone(task_id: int, key: str, raw: Mapping[str, Any], before: Mapping[int, Any]) -> Iterator[Finding]:
+    now = {_user(a.get("id")) for a in raw.get("annotations") or ()}
+    for annotation_id, by in sorted(before.items()):
+        if annotation_id not in now:
+            yield Finding("annotation-gone", f"an annotation by user {by} an earlier pull saw is no longer on the "
+                          "server", task_id, key, annotation_id)  # fmt: skip
+
+
+def _name(user: int | None, users: Mapping[int, str]) -> str:
+    return "nobody" if user is None else users.get(user, f"user {user}")
+
+
+def write(findings: Iterable[Finding], path: Path) -> None:
+    with files.atomic_open(path) as f:
+        writer = csv.writer(f)
+        writer.writerow(COLUMNS)
+        rows = sorted((x.row() for x in findings), key=lambda r: (str(r[0]).zfill(12), str(r[2]).zfill(12), str(r[3])))
+        writer.writerows(rows)
+
+
+def read(path: Path) -> list[Finding]:
+    """The findings a pull wrote (empty if it wrote none, or is from before pulls wrote them)."""
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8", newline="") as f:
+        for n, row in enumerate(csv.DictReader(f), start=2):
+            try:
+                task_id, annotation_id = (int(row[c]) if row[c] else None for c in ("task_id", "annotation_id"))
+                out.append(Finding(row["finding"], row["detail"], task_id, row["task_key"], annotation_id))
+            except (KeyError, ValueError, TypeError):
+                raise InputError(path, f"line {n}", "", "not a row of a pull's findings") from None
+    return out

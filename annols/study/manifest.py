@@ -1,0 +1,169 @@
+"""The coordinator's manifest: what blinding depends on, kept off the server.
+
+Push writes ``<manifest dir>/<project>.manifest.jsonl``: a header (protocol, project, server,
+seed) and one row per task: its key, its task id, the systems shown in position order, the
+order they were placed in, its role (study item, gold item, attention check) and a digest of
+the meta push sent, and what the reader tolerated in its input. The server holds none of
+that but the key: every task's meta is ``{"annols_key": ...}``, whatever its role. Pull
+unblinds from the manifest and checks the server against it (:mod:`annols.study.findings`).
+
+The manifest is a secret of the study: whoever holds it can unblind every task. Team-mates
+who pull from another machine get it with ``annols manifest export`` / ``import``.
+
+Manifests written before this (systems, order and a role tag in the task meta; rows without
+``order``, ``role`` or ``meta``) are still read: what a row lacks is read from the meta.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from annols import files, jsontext
+from annols.errors import AnnolsError, InputError
+from annols.study import roles
+
+SUFFIX = ".manifest.jsonl"
+
+
+class Shown(NamedTuple):
+    """What push did with one task that only the manifest keeps."""
+
+    systems: tuple[str, ...]  # shown, in position order
+    order: list[int]  # position i shows input candidate order[i]; empty when nothing is blinded
+    role: str
+    meta: str  # digest of the meta sent (meta_digest)
+    warnings: tuple[str, ...] = ()  # what the reader tolerated in the task's input (file, line)
+
+
+def meta_digest(meta: Mapping[str, Any]) -> str:
+    """A digest of a task's meta, to tell at pull whether anyone changed it on the server."""
+    canonical = json.dumps(meta, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(canonical.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def manifest_path(manifest_dir: Path, title: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", title).strip("-") or "project"
+    return manifest_dir / f"{slug}{SUFFIX}"
+
+
+def write_manifest(
+    path: Path,
+    header: dict[str, Any],
+    tasks: dict[str, tuple[int | None, tuple[str, ...]]],
+    attention: Collection[str] = (),
+    shown: Mapping[str, Shown] | None = None,
+    earlier: Mapping[str, dict[str, Any]] | None = None,
+) -> None:
+    """The local record of a project's tasks: key, task id, systems shown, and, from ``shown`` (this
+    push) or ``earlier`` (the rows of the manifest it replaces), order, role and meta digest;
+    ``attention``: the keys of the attention checks."""
+    with files.atomic_open(path) as f:
+        f.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for key, (task_id, systems) in tasks.items():
+            row: dict[str, Any] = {"key": key, "task_id": task_id, "systems": list(systems)}
+            known = (shown or {}).get(key)
+            if known is not None:  # the server holds no systems: those listed from it are none
+                row.update(systems=list(known.systems), order=known.order, role=known.role, meta=known.meta)
+                if known.warnings:
+                    row["warnings"] = list(known.warnings)
+            else:
+                before = (earlier or {}).get(key, {})
+                row.update({k: before[k] for k in ("systems", "order", "role", "meta", "warnings") if k in before and
+                            (k != "systems" or not systems)})  # fmt: skip
+            if key in attention:
+                row["role"] = roles.ATTENTION
+            f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
+
+
+def read_rows(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and rows of a manifest; InputError naming the line if it is not one."""
+    rows: list[dict[str, Any]] = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            header = json.loads(next(f, "null"))
+            for n, line in enumerate(f, start=2):
+                row = json.loads(line)
+                if not isinstance(row, dict) or not isinstance(row.get("key"), str):
+                    raise InputError(path, f"line {n}", "key", "not a manifest row (a JSON object with a key)")
+                rows.append(row)
+    except FileNotFoundError:
+        raise InputError(path, "", "", "file not found") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(path, "", "", f"not a manifest written by annols push ({e})") from None
+    if not isinstance(header, dict) or "protocol" not in header:
+        raise InputError(path, "line 1", "", "not a manifest written by annols push (no header)")
+    return header, rows
+
+
+def read_manifest_tasks(
+    path: Path,
+) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]], set[str]]:
+    """The header, key -> (task id, systems shown), and the keys of the attention checks of a
+    manifest written by push ({}, {} and an empty set if none)."""
+    if not path.exists():
+        return {}, {}, set()
+    tasks: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    attention: set[str] = set()
+    try:
+        header, rows = read_rows(path)
+        for row in rows:
+            task_id = row.get("task_id")
+            tasks[row["key"]] = (task_id if isinstance(task_id, int) else None, tuple(row.get("systems") or ()))
+            if row.get("role") == roles.ATTENTION:
+                attention.add(row["key"])
+    except (InputError, KeyError, TypeError, AttributeError):
+        return {}, {}, set()  # not ours or damaged: the server listing decides
+    return header, tasks, attention
+
+
+def rows_by_key(path: Path) -> dict[str, dict[str, Any]]:
+    """Key -> row of a manifest (empty if there is none or it is damaged)."""
+    if not path.exists():
+        return {}
+    try:
+        return {row["key"]: row for row in read_rows(path)[1]}
+    except InputError:
+        return {}
+
+
+# --- handing the manifest to a team-mate -------------------------------------------------------
+
+
+def export_manifest(manifest_dir: Path, title: str, out: Path) -> int:
+    """Copy the project's manifest to ``out`` (a secret of the study); the number of tasks it holds."""
+    source = manifest_path(manifest_dir, title)
+    if not source.exists():
+        raise AnnolsError(f"no manifest of project {title!r} in {manifest_dir} ({source.name}): export it on the "
+                          "machine that pushed, or give its --manifest-dir")  # fmt: skip
+    _, rows = read_rows(source)
+    files.write_bytes(out, source.read_bytes())
+    out.chmod(0o600)  # whoever reads it can unblind the study
+    return len(rows)
+
+
+def import_manifest(file: Path, manifest_dir: Path, replace: bool = False, title: str | None = None
+                    ) -> tuple[Path, str, int]:  # fmt: skip
+    """Put an exported manifest where push and pull look for it: (its path, the project, tasks).
+
+    ``title``: the project it is of, when its header names none (the manifest ``annols tasks``
+    writes, whose tasks were imported by hand into a project). A different manifest of the
+    same project already there is kept unless ``replace``."""
+    header, rows = read_rows(file)
+    title = title or header.get("project")
+    if not isinstance(title, str) or not title:
+        raise InputError(file, "line 1", "project", "the header names no project (a manifest of annols tasks?): "
+                         "give --project, the project its tasks were imported into")  # fmt: skip
+    target = manifest_path(manifest_dir, title)
+    data = file.read_bytes()
+    if target.exists() and target.read_bytes() != data and not replace:
+        raise AnnolsError(f"{target} already holds another manifest of project {title!r}: nothing was changed; "
+                          "add --replace to replace it")  # fmt: skip
+    manifest_dir.mkdir(parents=True, exist_ok=True)
+    files.write_bytes(target, data)
+    target.chmod(0o600)
+    return target, title, len(rows)
