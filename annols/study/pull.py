@@ -32,7 +32,17 @@ from annols.labelstudio.client import LabelStudioClient, Project
 from annols.protocols import config
 from annols.study import findings as checks
 from annols.study import hidden_judges, roles
-from annols.study.exports import ANNOTATORS_FILE, BLINDING_FILE, EXPORT_FILE, PROJECT_FILE, load_annotators, load_blinding, read_export, tasks_from, write_blinding
+from annols.study.exports import (
+    ANNOTATORS_FILE,
+    BLINDING_FILE,
+    EXPORT_FILE,
+    PROJECT_FILE,
+    load_annotators,
+    load_blinding,
+    read_export,
+    tasks_from,
+    write_blinding,
+)
 from annols.study.judges import Judges
 from annols.study.manifest import read_rows
 from annols.styles import STYLE_MODULES

@@ -26,10 +26,37 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from annols.definition import Aspect, Choice, Definition, Pane, Question, Table, parse_aspects, parse_pane, parse_panes, parse_question
-from annols.definition.markup import candidate_blocks, choices_el, el, has_slider, header, pane, question_block, slider_style
+from annols.definition import (
+    Aspect,
+    Choice,
+    Definition,
+    Pane,
+    Question,
+    Table,
+    parse_aspects,
+    parse_pane,
+    parse_panes,
+    parse_question,
+)
+from annols.definition.markup import (
+    candidate_blocks,
+    choices_el,
+    el,
+    has_slider,
+    header,
+    pane,
+    question_block,
+    slider_style,
+)
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import BestWorst, Judgment, candidate_system, choices_by_name, question_answers, shown_systems
+from annols.styles.judgments import (
+    BestWorst,
+    Judgment,
+    candidate_system,
+    choices_by_name,
+    question_answers,
+    shown_systems,
+)
 
 MAX_TUPLE = 10
 
