@@ -59,7 +59,7 @@ RELIABILITY_NOTE = (
     "a pair differs is the corrected test's to say, and the headline gives both."
 )  # fmt: skip
 RANKS_NOTE = (
-    "Each system's mean score ({scores}) per question, its rank (1 is best) and the 95% interval of its rank over "
+    "Per question, each system's rank by its mean score ({scores}; 1 is best) and the 95% interval of its rank over "
     "{reps} bootstrap resamples of the items (seed {seed}; percentiles rounded outwards to whole ranks). Group: "
     "systems sharing a letter cannot be told apart by the paired tests above, Holm-corrected across every pair of "
     "the question (compact letter display, Piepho 2004)."
