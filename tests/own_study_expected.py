@@ -201,8 +201,8 @@ def bt_wins_ties(aspect: str) -> tuple[Counter[tuple[str, str]], Counter[frozens
 
 
 def bradley_terry_counts(aspect: str, found: Any) -> list[Row]:
-    """The count columns of pairwise_bradley_terry; strength, log strength and nu are checked apart
-    (Davidson's likelihood equations), so they are left out here."""
+    """The count columns of pairwise_bradley_terry; the fitted columns are checked apart (the Bradley-Terry
+    likelihood equations, ties as half wins), so they are left out here."""
     wins, ties = bt_wins_ties(aspect)
     rows = []
     for s in sorted(SYSTEMS):

@@ -153,7 +153,8 @@ def split_half(frame: pd.DataFrame, trials: int = TRIALS, seed: int = 0) -> pd.D
                 if np.isfinite(rho):
                     rhos.append(float(rho))
         mean = float(np.mean(rhos)) if rhos else np.nan
-        corrected = 2 * mean / (1 + mean) if rhos and mean > -1 else np.nan
+        # Spearman-Brown only on a positive rho: on rho <= 0 it would leave [-1, 1] and mean nothing.
+        corrected = 2 * mean / (1 + mean) if rhos and mean > 0 else np.nan
         out.append([aspect, part["system"].nunique(), len(rhos), mean, corrected])
     return pd.DataFrame(out, columns=["aspect", "candidates", "splits", "split-half rho", "Spearman-Brown"])
 
@@ -219,8 +220,9 @@ def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame
         above = f"all {others} others" if beaten == others and others > 1 else f"{beaten} of the {others} others"
         parts.append(f"on {aspect}, {top['system']} scored highest ({cell_text(top['score %'], '%')}{interval}), "
                      f"significantly above {above}")  # fmt: skip
-    rho = [f"{a} {cell_text(r, 'r')}" for a, r in zip(reliability["aspect"], reliability["Spearman-Brown"],
-                                                         strict=True) if r == r]  # fmt: skip
+    rho = [f"{a} {cell_text(r, 'r')}" if r == r else f"{a} unreliable (rho = {cell_text(raw, 'r')}, not corrected)"
+           for a, r, raw in zip(reliability["aspect"], reliability["Spearman-Brown"], reliability["split-half rho"],
+                                strict=True) if raw == raw]  # fmt: skip
     return ("Best-worst scores (% chosen best - % chosen worst, 95% interval over items; paired Wilcoxon tests over "
             f"items, Holm-corrected): {'; '.join(parts)}."
             + (f" Split-half reliability (Spearman-Brown): {', '.join(rho)}." if rho else ""))  # fmt: skip
@@ -275,6 +277,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
         Finding("Best-worst reliability", [
             f"Split-half reliability: each tuple's answers split at random into two halves ({TRIALS} times), "
             "Spearman's rho between the two halves' scores, and the same raised to the whole "
-            "(Spearman-Brown). A tuple answered once goes to one half.",
+            "(Spearman-Brown) when rho is positive; a rho of zero or below is left uncorrected and called "
+            "unreliable. A tuple answered once goes to one half.",
         ], [Table("best_worst_split_half", "Split-half reliability per aspect", reliability)]),
     ]  # fmt: skip

@@ -67,3 +67,18 @@ def median(units: np.ndarray, values: np.ndarray, reps: int, rng: np.random.Gene
         high = (running <= total // 2).sum(axis=1)
         out.append((distinct[low] + distinct[high]) / 2)
     return _tails(np.concatenate(out), level)
+
+
+def means(sums: np.ndarray, counts: np.ndarray, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """reps x columns: each resample's mean per column, from units x columns ``sums`` and ``counts`` of the
+    values (a column without values in a resample is nan); drawn in chunks (bounded memory)."""
+    n = len(sums)
+    if reps <= 0 or n == 0:
+        return np.zeros((0, sums.shape[1]))
+    out = []
+    chunk = max(1, CHUNK // n)
+    for done in range(0, reps, chunk):
+        times = _times(rng, n, min(chunk, reps - done))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.append((times @ sums) / (times @ counts))
+    return np.concatenate(out)

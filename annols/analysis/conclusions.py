@@ -10,7 +10,12 @@ its reliability being its own split-half, :mod:`annols.analysis.best_worst`):
   (could detect >= X)". Table ``detectable``; ranking adds ``ranking_paired_tests``.
 - "Reliability of the conclusion" (:mod:`annols.analysis.reliability`): split-half
   reliability of the system scores per aspect (``reliability``), the bootstrap probability
-  that each pair's order holds (``reliability_order``) and its plot.
+  that each pair's order holds (``reliability_order``) and its plot; its summary is one
+  headline per question (:func:`headline`) reconciling the order, the corrected test and
+  what the study could detect: significant, inconclusive or unreliable.
+- "Ranks and groups" (:mod:`annols.analysis.rankings`; ratings, ranking, best-worst): each
+  system's rank with its bootstrap interval and its letters (``rankings``). Pairwise ranks
+  by Bradley-Terry in its own section.
 
 Each section's ``summary`` lines go to the top of the report.
 """
@@ -23,7 +28,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import best_worst, detectable, pairwise, ranking, ratings, reliability
+from annols.analysis import best_worst, detectable, pairwise, ranking, rankings, ratings, reliability
 from annols.analysis.naming import by_aspect_text
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Finding, Table, bars
@@ -40,15 +45,28 @@ DETECTABLE_NOTE = (
     "efficiency 3/pi (an approximation), the difference in the scale's units."
 )  # fmt: skip
 RELIABILITY_NOTE = (
-    "Split-half reliability: the annotators (or, where no item has two, the items) are split into two halves at "
-    "random {splits} times; each half's mean score per system is correlated with the other's (Pearson, over the "
-    "systems) and Spearman-Brown corrected (2r / (1 + r)); the median over splits is shown with the 2.5th and "
-    "97.5th percentiles. It needs three or more systems. Scores: {scores}. Order probability: the share of "
-    "{reps} bootstrap resamples of the items (seed {seed}) in which a pair keeps the study's order, a tie "
-    "counting half. Stable means r >= 0.9, fairly stable r >= 0.7."
+    "Split-half reliability: the annotators are split into two halves when some item has two or more of them and "
+    "they can be halved at least {min_distinct} distinct ways; otherwise the items are (with 3 annotators there "
+    "are only 3 distinct 1 | 2 splits). With at most {splits} distinct splits each is used once, and the spread "
+    "is their range; otherwise {splits} random splits and their 2.5th-97.5th percentiles. Each half's mean score "
+    "per system is correlated with the other's (Pearson, over the systems); the median r is Spearman-Brown "
+    "corrected (2r / (1 + r)) only when positive: r <= 0 is shown as it is and the ranking called unreliable. The "
+    "spread shows how much the answer depends on the split, not how it would vary over new items. It needs three "
+    "or more systems. Scores: {scores}. Words (Koo & Li 2016) follow the low end of the spread: stable from 0.9, "
+    "reliable from 0.75, moderately reliable from 0.5, unreliable below. Order probability: the share of {reps} "
+    "bootstrap resamples of the items (seed {seed}) in which a pair keeps the study's order, a tie counting half, "
+    "as 1 - (misses + 1) / (resamples + 1): a finite bootstrap never shows certainty. It is not a test: whether "
+    "a pair differs is the corrected test's to say, and the headline gives both."
+)  # fmt: skip
+RANKS_NOTE = (
+    "Per question, each system's rank by its mean score ({scores}; 1 is best) and the 95% interval of its rank over "
+    "{reps} bootstrap resamples of the items (seed {seed}; percentiles rounded outwards to whole ranks). Group: "
+    "systems sharing a letter cannot be told apart by the paired tests above, Holm-corrected across every pair of "
+    "the question (compact letter display, Piepho 2004)."
 )  # fmt: skip
 SCORE_TEXT = {"pairwise": "1 for a win, 0.5 for a tie, 0 for a loss", "ratings": "the rating",
-              "ranking": "N + 1 - rank (higher is better)"}  # fmt: skip
+              "ranking": "N + 1 - rank (higher is better)",
+              "best-worst": "100 for chosen best, -100 for worst, 0 otherwise: the best-worst score %"}  # fmt: skip
 
 
 def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
@@ -101,30 +119,50 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: AnalysisOptions
         out.append(Finding("What the study could detect", text, [table, *extra], summary=summary))
     memory.release()  # the paired tests' transients, before the reliability's
     score = reliability.SCORES.get(style)
+    scores = None
     if style == "ratings" and rated is not None:
-        out.append(reliability_section(style, reliability.scores_of_ratings(*rated), options))
+        scores = reliability.scores_of_ratings(*rated)
     elif score is not None:
-        out.append(reliability_section(style, score(tidy, spec), options))
+        scores = score(tidy, spec)
+    elif style == "best-worst":
+        scores = reliability.best_worst_scores(tidy, spec)
+    if scores is not None and style in reliability.SCORES:
+        out.append(reliability_section(style, scores, options, frame))
+    if scores is not None and style != "pairwise" and len(scores):  # pairwise ranks by Bradley-Terry, in its section
+        out.append(ranks_section(style, scores, frame, options))
     return out
 
 
-def reliability_section(style: str, scores: pd.DataFrame, options: AnalysisOptions) -> Finding:
+def ranks_section(style: str, scores: pd.DataFrame, tests: pd.DataFrame, options: AnalysisOptions) -> Finding:
+    text = [RANKS_NOTE.format(scores=SCORE_TEXT.get(style, "the style's score"), reps=options.bootstrap,
+                              seed=options.seed)]  # fmt: skip
+    table = rankings.table(scores, tests, options.seed, options.bootstrap)
+    text.append("Each cell: the system's rank, [the 95% interval of its rank] and its letters.")
+    return Finding("Ranks and groups", text, [
+        Table("rankings", "Ranks with 95% intervals and letter groups, per system and question",
+              rankings.wide(table)),
+    ])  # fmt: skip
+
+
+def reliability_section(style: str, scores: pd.DataFrame, options: AnalysisOptions,
+                        tests: pd.DataFrame | None = None) -> Finding:  # fmt: skip
+    """``tests``: the ``detectable`` frame of the style, for the headline per question."""
     title = "Reliability of the conclusion"
     if not len(scores) or scores["system"].nunique() < 2:
         return Finding(title, ["No reliability: it needs scores of two or more systems."])
     halves = reliability.split_half(scores, options.seed)
     order = reliability.order_probabilities(scores, options.seed, options.bootstrap)
     text = [RELIABILITY_NOTE.format(splits=reliability.SPLITS, scores=SCORE_TEXT.get(style, "the style's score"),
-                                    reps=options.bootstrap, seed=options.seed)]  # fmt: skip
+                                    reps=options.bootstrap, seed=options.seed,
+                                    min_distinct=reliability.MIN_DISTINCT)]  # fmt: skip
     summary = []
-    for row in halves.itertuples(index=False):
-        r, low, high = row[5], row[6], row[7]
-        if r == r:
-            summary.append(f"{row[0]}: the ranking of the {row[1]} systems is {reliability.verdict(r)}: "
-                           f"split-half r = {r:.2f} [{low:.2f}, {high:.2f}].")  # fmt: skip
-        else:
-            why = "it needs three or more systems" if row[1] < 3 else "no split had every system in both halves"
-            text.append(f"{row[0]}: no split-half reliability, {why}.")
+    for row in halves.to_dict("records"):
+        mine = order[order["aspect"] == row["aspect"]]
+        pairs = tests[tests["aspect"].astype(str) == row["aspect"]] if tests is not None else None
+        summary.append(headline(row, mine, pairs))
+        if row["split-half r"] != row["split-half r"]:
+            why = "it needs three or more systems" if row["systems"] < 3 else "no split had every system in both halves"
+            text.append(f"{row['aspect']}: no split-half reliability, {why}.")
     tables = [
         Table("reliability", "Split-half reliability of the system scores", halves),
         Table("reliability_order", "Probability that each pair's order holds (bootstrap over items)", order),
@@ -155,3 +193,58 @@ def reliability_section(style: str, scores: pd.DataFrame, options: AnalysisOptio
         plot = [bars("reliability_order", named, labels,
                      list(np.asarray(shown["P(order holds)"], dtype=float)), "P(order holds)")]  # fmt: skip
     return Finding(title, text, tables, plot, summary=summary)
+
+
+def headline(halves: dict[str, Any], order: pd.DataFrame, tests: pd.DataFrame | None) -> str:
+    """One line per question that reconciles the order's stability, the corrected test and what the study could
+    detect, for the two systems with the highest scores, then the split-half reliability with its words.
+    It opens with the case: significant, inconclusive or unreliable (split-half reliability below 0.5)."""
+    aspect = halves["aspect"]
+    parts, case = [], ""
+    ranked = _scores_of(order).sort_values(ascending=False, kind="stable")
+    if len(ranked) >= 2:
+        a, b = str(ranked.index[0]), str(ranked.index[1])
+        pair = order[((order["system"] == a) & (order["opponent"] == b)) | ((order["system"] == b) &
+                                                                           (order["opponent"] == a))]  # fmt: skip
+        p_order = float(pair["P(order holds)"].iloc[0]) if len(pair) else np.nan
+        if p_order == p_order:
+            said = f"{a} ranks above {b} in {100 * p_order:.1f}% of item resamples"
+        else:
+            said = f"{a} and {b} have the same score"
+        test = _pair_row(tests, a, b)
+        if test is None:
+            parts.append(said)
+        else:
+            p, m = float(test["p (corrected)"]), int(test["tests corrected for"])
+            holm = f"after Holm across {m} test{'s' if m != 1 else ''}"
+            if p == p and p < detectable.ALPHA:
+                case = "significant"
+                parts.append(f"{said}, and {holm} the difference is significant (p = {p:.2g})")
+            else:
+                case = detectable.INCONCLUSIVE.split()[0]
+                parts.append(f"{said}, but {holm} the difference is not significant: {test['conclusion']}")
+    r = halves["split-half r"]
+    if r == r:
+        word = halves["verdict"]
+        if word == reliability.UNRELIABLE:
+            case = reliability.UNRELIABLE
+        what = (f"split-half r = {halves['r (median)']:.2f}, not corrected as it is not positive"
+                if halves["r (median)"] <= 0 else f"split-half reliability {r:.2f}")
+        parts.append(f"the ranking of the {halves['systems']} systems is {word} ({what}; spread "
+                     f"{halves['low']:.2f} to {halves['high']:.2f}: {halves['spread']} of the {halves['split']})")
+    body = "; ".join(parts) if parts else "no comparison"
+    return f"{aspect}: {case + ': ' if case else ''}{body}."
+
+
+def _scores_of(order: pd.DataFrame) -> pd.Series:
+    both = pd.concat([order[["system", "system score"]].set_axis(["system", "score"], axis=1),
+                      order[["opponent", "opponent score"]].set_axis(["system", "score"], axis=1)])  # fmt: skip
+    return both.drop_duplicates("system").set_index("system")["score"].astype(float)
+
+
+def _pair_row(tests: pd.DataFrame | None, a: str, b: str) -> dict[str, Any] | None:
+    if tests is None:
+        return None
+    mine = tests[((tests["system"] == a) & (tests["opponent"] == b)) | ((tests["system"] == b) &
+                                                                         (tests["opponent"] == a))]  # fmt: skip
+    return mine.iloc[0].to_dict() if len(mine) else None

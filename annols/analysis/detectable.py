@@ -136,10 +136,16 @@ def conclusion(p: float, difference: float, better: str, worse: str, detectable:
     return f"{INCONCLUSIVE} (could detect ≥ {_text(detectable, unit)})"
 
 
+def pairwise_family(frame: pd.DataFrame) -> list[str]:
+    """The columns that make one Holm family of pairwise sign tests: the aspects of a pair of systems; with more
+    than two systems, every pair of an aspect (all pairwise tests of a question form one family)."""
+    return ["aspect"] if len(set(frame["system"]) | set(frame["opponent"])) > 2 else ["system", "opponent"]
+
+
 def pairwise_table(sign_test: pd.DataFrame, alpha: float = ALPHA, power: float = POWER) -> pd.DataFrame:
     """From the pairwise sign-test table: each pair and aspect's difference, detectable difference, conclusion."""
     rows = []
-    family = sign_test.groupby(["system", "opponent"], observed=True)["p (sign test)"].transform("count")
+    family = sign_test.groupby(pairwise_family(sign_test), observed=True)["p (sign test)"].transform("count")
     for (_, row), m in zip(sign_test.iterrows(), family, strict=True):
         wins, losses = int(row["wins"]), int(row["losses"])
         decided = wins + losses

@@ -11,13 +11,15 @@ nothing about either and is left out.
   without one is counted as "no majority" and left out of the percentages.
 - Sign test: exact two-sided binomial test of wins against losses over all judgments
   (``scipy.stats.binomtest``, p = 1/2), ties set aside; Holm's correction
-  (``statsmodels ... multipletests``) across the aspects of each system pair.
+  (``statsmodels ... multipletests``) across the aspects of each system pair, or, with more
+  than two systems, across every pair of systems of an aspect (one family per question).
 - Agreement over the three categories (system wins / tie / opponent wins): Fleiss' kappa
   over the samples with the most common number of judgments (it needs the same number
   per sample), Krippendorff's alpha (nominal) over all samples with two or more, and
   Cohen's kappa for every pair of annotators over the samples both judged.
-- With more than two systems, Bradley-Terry strengths with ties (Davidson 1970) per
-  aspect, from all judgments.
+- With more than two systems, Bradley-Terry strengths per aspect from all judgments (choix,
+  ties as half wins), with bootstrap intervals over items, rank intervals and letter groups
+  (:mod:`annols.analysis.rankings`).
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
-from annols.analysis import stats
+from annols.analysis import detectable, rankings, stats
 from annols.analysis.agreement import NOTHING, shared_reason, why_not
-from annols.analysis.naming import by_aspect_text, in_order, natural
+from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import WIN_TIE_LOSS, Figure, Finding, Panel, Table, percent, stacked_bars
 
@@ -58,6 +60,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
         return [Finding("Win / tie / loss", ["No judgments to count."]),
                 Finding("Agreement", [f"No agreement statistics: {NOTHING}."])]  # fmt: skip
     results = win_tie_loss(frame, options)
+    signs = sign_test(frame)
     section = Finding(
         "Win / tie / loss",
         [f"{len(frame)} judgments. Each pair is written in name order and read from the first system's side "
@@ -65,8 +68,9 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
          f"resamples, seed {options.seed}. Majority: more than half of a sample's judgments agree.",
          "Sign test: exact two-sided binomial test of wins against losses over all judgments; ties are set "
          "aside (not counted for either side), and p is empty where every judgment was a tie. p (Holm) corrects "
-         "for the aspects of each system pair."],
-        [results, majority(frame), per_annotator(frame), sign_test(frame)],
+         + ("across every pair of systems of an aspect (more than two systems: one family per question)."
+            if detectable.pairwise_family(frame) == ["aspect"] else "for the aspects of each system pair.")],
+        [results, majority(frame), per_annotator(frame), signs],
         [_plot(results)] if len(results.frame) else [],
     )  # fmt: skip
     counts = [_category_counts(frame[frame["aspect"] == a]) for a in aspects]
@@ -86,12 +90,16 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     out = [section, agreement]
     systems = set(frame["system"]) | set(frame["opponent"])
     if len(systems) > 2:
+        tests = detectable.pairwise_table(signs.frame)
         out.append(Finding(
             "Bradley-Terry with ties",
-            ["Davidson (1970): P(i beats j) = p_i / D, P(tie) = nu sqrt(p_i p_j) / D, "
-             "D = p_i + p_j + nu sqrt(p_i p_j); maximum likelihood over all judgments of an aspect. "
-             "Strengths sum to 1 per aspect; nu is the tie parameter."],
-            [bradley_terry(frame, aspects)],
+            ["Bradley-Terry strengths by maximum likelihood over all judgments of an aspect (choix), a tie "
+             "counting as half a win for each system; strengths sum to 1 per aspect. Intervals (95%): percentile "
+             f"bootstrap over items, {options.bootstrap} resamples, seed {options.seed}; the rank interval is "
+             "that of each resample's rank (1 is best). Group: systems sharing a letter cannot be told apart by "
+             "the sign test, Holm-corrected across every pair of the aspect (compact letter display, Piepho "
+             "2004)."],
+            [bradley_terry(frame, aspects, tests, options)],
         ))  # fmt: skip
     return out
 
@@ -103,11 +111,12 @@ def sign_test(frame: pd.DataFrame) -> Table:
     counts["ties set aside"] = counts.pop("ties")
     counts["p (sign test)"] = p
     counts["p (Holm)"] = np.nan
-    for _, part in counts.groupby(["system", "opponent"], sort=False):
+    for _, part in counts.groupby(detectable.pairwise_family(counts), sort=False, observed=True):
         tested = part[part["p (sign test)"].notna()]
         if len(tested):
             counts.loc[tested.index, "p (Holm)"] = multipletests(tested["p (sign test)"], method="holm")[1]
-    return Table("pairwise_sign_test", "Sign test of wins against losses (ties set aside), Holm across aspects",
+    across = "the pairs of an aspect" if detectable.pairwise_family(counts) == ["aspect"] else "aspects"
+    return Table("pairwise_sign_test", f"Sign test of wins against losses (ties set aside), Holm across {across}",
                  counts)  # fmt: skip
 
 
@@ -208,30 +217,10 @@ def cohen(frame: pd.DataFrame, aspects: list[str]) -> Table:
     return Table("pairwise_cohen", "Cohen's kappa per pair of annotators", pd.DataFrame(rows, columns=columns))
 
 
-def bradley_terry(frame: pd.DataFrame, aspects: list[str]) -> Table:
-    rows = []
-    for aspect in aspects:
-        part = frame[frame["aspect"] == aspect]
-        systems = natural(set(part["system"]) | set(part["opponent"]))
-        if len(systems) < 2:
-            continue
-        at = {s: i for i, s in enumerate(systems)}
-        wins = np.zeros((len(systems), len(systems)))
-        ties = np.zeros_like(wins)
-        i, j = part["system"].map(at).to_numpy(dtype=np.int64), part["opponent"].map(at).to_numpy(dtype=np.int64)
-        outcome = part["outcome"].to_numpy(dtype=object)
-        np.add.at(wins, (i[outcome == "win"], j[outcome == "win"]), 1)
-        np.add.at(wins, (j[outcome == "loss"], i[outcome == "loss"]), 1)
-        np.add.at(ties, (i[outcome == "tie"], j[outcome == "tie"]), 1)
-        both_ways = ties + ties.T
-        fit = stats.bradley_terry_ties(wins, both_ways)
-        for s, k in at.items():
-            rows.append((aspect, s, int(wins[k].sum() + wins[:, k].sum() + both_ways[k].sum()), int(wins[k].sum()),
-                         int(both_ways[k].sum()), int(wins[:, k].sum()), float(fit.strength[k]),
-                         float(fit.log_strength[k]), fit.tie))  # fmt: skip
-    columns = ["aspect", "system", "judgments", "wins", "ties", "losses", "strength", "log strength", "tie nu"]
-    table = pd.DataFrame(rows, columns=columns)
-    return Table("pairwise_bradley_terry", "Bradley-Terry strengths with ties (Davidson)", table)
+def bradley_terry(frame: pd.DataFrame, aspects: list[str], tests: pd.DataFrame, options: AnalysisOptions) -> Table:
+    """Strengths and ranks with intervals, and letter groups (:func:`annols.analysis.rankings.bradley_terry`)."""
+    table = rankings.bradley_terry(frame, aspects, tests, options.seed, options.bootstrap)
+    return Table("pairwise_bradley_terry", "Bradley-Terry strengths (ties as half wins), ranks and groups", table)
 
 
 def _plot(table: Table) -> Figure:

@@ -8,7 +8,7 @@ Cohen's kappa              ``statsmodels.stats.inter_rater.cohens_kappa`` (conti
 Krippendorff's alpha       ``krippendorff.alpha`` (value counts); see :func:`krippendorff_alpha`
                            for large inputs
 Kendall's W                tie-corrected formula below; midranks by ``scipy.stats.rankdata``
-Bradley-Terry with ties    Davidson (1970) likelihood, maximised by ``scipy.optimize.minimize``
+Bradley-Terry (ties half)  ``choix.ilsr_pairwise_dense``, in :mod:`annols.analysis.rankings`
 bootstrap intervals        percentile bootstrap over units, ``numpy.random.default_rng(seed)``
 =========================  ===========================================================
 
@@ -21,12 +21,10 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import krippendorff
 import numpy as np
-from scipy import optimize
 from scipy.stats import rankdata
 from statsmodels.stats import inter_rater
 
@@ -145,61 +143,6 @@ def kendall_w(ranks: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         w = np.where(denominator > 0, 12 * s / np.where(denominator > 0, denominator, 1), np.nan)
     return np.asarray(w)
-
-
-@dataclass(frozen=True)
-class DavidsonFit:
-    """Bradley-Terry strengths with ties (Davidson 1970): ``strength`` sums to 1, ``tie`` is nu."""
-
-    strength: np.ndarray
-    log_strength: np.ndarray  # centred: mean 0
-    tie: float
-    converged: bool
-
-
-def bradley_terry_ties(wins: np.ndarray, ties: np.ndarray, prior: float = 1e-6) -> DavidsonFit:
-    """Fit Davidson's (1970) Bradley-Terry model with ties by maximum likelihood.
-
-    ``wins[i, j]`` is how often i beat j, ``ties[i, j]`` (symmetric) how often they tied.
-    The model: P(i beats j) = p_i / D, P(tie) = nu sqrt(p_i p_j) / D with
-    D = p_i + p_j + nu sqrt(p_i p_j). The log-likelihood of theta = log p and
-    lambda = log nu is maximised by ``scipy.optimize.minimize`` (BFGS, analytic
-    gradient). statsmodels has no Bradley-Terry model. ``prior`` adds a tiny ridge
-    penalty on theta so a system that never lost still gets a finite score; at the
-    default its effect on the estimates is far below the precision a report shows.
-    """
-    wins = np.asarray(wins, dtype=float)
-    ties = np.asarray(ties, dtype=float)
-    k = wins.shape[0]
-    iu, ju = np.triu_indices(k, 1)
-    w_ij, w_ji, t_ij = wins[iu, ju], wins[ju, iu], (ties[iu, ju] + ties[ju, iu]) / 2
-    n_ij = w_ij + w_ji + t_ij
-    keep = n_ij > 0
-    iu, ju, w_ij, w_ji, t_ij, n_ij = iu[keep], ju[keep], w_ij[keep], w_ji[keep], t_ij[keep], n_ij[keep]
-
-    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
-        theta, lam = x[:k], x[k]
-        ti, tj = theta[iu], theta[ju]
-        tie_term = np.exp(lam + (ti + tj) / 2)
-        d = np.exp(ti) + np.exp(tj) + tie_term
-        ll = (w_ij * ti + w_ji * tj + t_ij * (lam + (ti + tj) / 2) - n_ij * np.log(d)).sum()
-        ll -= prior * (theta**2).sum()
-        gi = w_ij + t_ij / 2 - n_ij * (np.exp(ti) + tie_term / 2) / d
-        gj = w_ji + t_ij / 2 - n_ij * (np.exp(tj) + tie_term / 2) / d
-        grad = np.zeros(k + 1)
-        np.add.at(grad, iu, gi)
-        np.add.at(grad, ju, gj)
-        grad[:k] -= 2 * prior * theta
-        grad[k] = (t_ij - n_ij * tie_term / d).sum()
-        return -float(ll), -grad
-
-    start = np.zeros(k + 1)
-    if t_ij.sum() == 0:
-        start[k] = -30.0  # no ties at all: nu -> 0
-    fit = optimize.minimize(objective, start, jac=True, method="BFGS", options={"gtol": 1e-10, "maxiter": 10_000})
-    theta = fit.x[:k] - fit.x[:k].mean()
-    strength = np.exp(theta) / np.exp(theta).sum()
-    return DavidsonFit(strength=strength, log_strength=theta, tie=float(np.exp(fit.x[k])), converged=bool(fit.success))
 
 
 def bootstrap_shares(counts: np.ndarray, reps: int, rng: np.random.Generator, level: float = 0.95) -> np.ndarray:

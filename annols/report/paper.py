@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import files
-from annols.analysis import detectable
+from annols.analysis import detectable, reliability
 from annols.analysis.results import Finding, Table, cell_text
 from annols.definition import Definition
 from annols.report import model
@@ -137,6 +137,20 @@ CITATIONS: dict[str, str] = {
   volume = {65}, number = {329}, pages = {317--328},
   year = {1970}
 }""",
+    "koo2016": """@article{koo2016,
+  author = {Koo, Terry K. and Li, Mae Y.},
+  title = {A Guideline of Selecting and Reporting Intraclass Correlation Coefficients for Reliability Research},
+  journal = {Journal of Chiropractic Medicine},
+  volume = {15}, number = {2}, pages = {155--163},
+  year = {2016}
+}""",
+    "piepho2004": """@article{piepho2004,
+  author = {Piepho, Hans-Peter},
+  title = {An Algorithm for a Letter-Based Representation of All-Pairwise Comparisons},
+  journal = {Journal of Computational and Graphical Statistics},
+  volume = {13}, number = {2}, pages = {456--466},
+  year = {2004}
+}""",
     "efron1993": """@book{efron1993,
   author = {Efron, Bradley and Tibshirani, Robert J.},
   title = {An Introduction to the Bootstrap},
@@ -201,6 +215,10 @@ _BIBITEMS = {
     "davidson1970": "R. R. Davidson. On extending the Bradley-Terry model to accommodate ties in paired "
                     "comparison experiments. \\emph{Journal of the American Statistical Association}, "
                     "65(329):317--328, 1970.",
+    "koo2016": "T. K. Koo and M. Y. Li. A guideline of selecting and reporting intraclass correlation coefficients "
+               "for reliability research. \\emph{Journal of Chiropractic Medicine}, 15(2):155--163, 2016.",
+    "piepho2004": "H.-P. Piepho. An algorithm for a letter-based representation of all-pairwise comparisons. "
+                  "\\emph{Journal of Computational and Graphical Statistics}, 13(2):456--466, 2004.",
     "efron1993": "B. Efron and R. J. Tibshirani. \\emph{An Introduction to the Bootstrap}. Chapman \\& Hall, 1993.",
     "spearman1910": "C. Spearman. Correlation calculated from faulty data. \\emph{British Journal of Psychology}, "
                     "3(3):271--295, 1910.",
@@ -371,7 +389,7 @@ def results_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[
 
 _OVERVIEW = {"sources", "annotators", "coverage", "under_annotated", "violations", "violations_by_rule"}
 COMPARISON_COLUMNS = ["aspect", "system", "opponent", "units", "difference", "p (corrected)", "detectable difference"]
-RELIABILITY_COLUMNS = ["aspect", "systems", "split", "split-half r", "CI low", "CI high"]
+RELIABILITY_COLUMNS = ["aspect", "systems", "split", "split-half r", "low", "high", "distinct splits", "verdict"]
 
 
 def scores_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
@@ -411,8 +429,8 @@ def reliability_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> l
         return []
     header, rows = _cells(tables["reliability"], RELIABILITY_COLUMNS, legend)
     rows = [r for r, v in zip(rows, tables["reliability"].frame["split-half r"], strict=True) if v == v]
-    return _tabular("reliability", "Split-half reliability of the system scores (Spearman-Brown corrected, median "
-                    "and 95\\% interval over random splits).", [escape(h) for h in header],
+    return _tabular("reliability", "Split-half reliability of the system scores (median over splits, Spearman-Brown "
+                    "corrected where positive; low and high: the spread over the splits).", [escape(h) for h in header],
                     [[escape(c) for c in r] for r in rows])  # fmt: skip
 
 
@@ -479,8 +497,10 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
         text.append(f"Systems were compared by {' and '.join(tests)}, with Holm's correction \\citep{{holm1979}} "
                     "across the comparisons of a family.")  # fmt: skip
     if "pairwise_bradley_terry" in tables and tables["pairwise_bradley_terry"].frame["strength"].notna().any():
-        text.append("System strengths were also fitted by the Bradley-Terry model \\citep{bradley1952} with "
-                    "Davidson's extension to ties \\citep{davidson1970}.")  # fmt: skip
+        text.append("System strengths were also fitted by the Bradley-Terry model \\citep{bradley1952} (a tie as "
+                    "half a win for each system), with 95\\% intervals of strengths and ranks by the bootstrap over "
+                    "items \\citep{efron1993} and groups of systems the tests cannot tell apart by a compact letter "
+                    "display \\citep{piepho2004}.")  # fmt: skip
     if "detectable" in tables and len(tables["detectable"].frame):
         frame = tables["detectable"].frame
         finite = frame["detectable difference"][frame["detectable difference"].abs() < float("inf")].dropna()
@@ -498,12 +518,13 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
         rel = tables["reliability"].frame.dropna(subset=["split-half r"])
         if len(rel):
             parts = [f"{escape(legend.label(a))}: {cell_text(r, 'r')} [{cell_text(lo, 'r')}, {cell_text(hi, 'r')}]"
-                     for a, r, lo, hi in zip(rel["aspect"], rel["split-half r"], rel["CI low"], rel["CI high"],
+                     for a, r, lo, hi in zip(rel["aspect"], rel["split-half r"], rel["low"], rel["high"],
                                              strict=True)]  # fmt: skip
             text.append("The reliability of the system ranking is the split-half correlation of the system scores "
-                        "over random halves of the annotators (or items), Spearman-Brown corrected "
-                        "\\citep{spearman1910,brown1910}, with the bootstrap \\citep{efron1993} probability that each "
-                        f"pair's order holds; split-half r was {'; '.join(parts)}.")  # fmt: skip
+                        "over halves of the items (or of the annotators, where they can be halved in many distinct "
+                        "ways), Spearman-Brown corrected where positive \\citep{spearman1910,brown1910} and read by "
+                        "the bands of \\citet{koo2016}, with the bootstrap \\citep{efron1993} probability that each "
+                        f"pair's order holds; split-half r was {'; '.join(parts)} (the spread over the splits).")
     if "best_worst_split_half" in tables:
         rel = tables["best_worst_split_half"].frame.dropna(subset=["Spearman-Brown"])
         if len(rel):
@@ -557,9 +578,10 @@ def limitations_block(study: Study, tables: dict[str, Table], legend: Legend = N
                     if short else f"Every one of the {len(items)} items has the overlap asked for.")  # fmt: skip
     if "reliability" in tables:
         weak = tables["reliability"].frame
-        weak = weak[weak["split-half r"] < 0.7]
+        weak = weak[weak["low"] < reliability.BANDS[1][0]]
         if len(weak):
-            text.append("The system ranking is not stable (split-half r below 0.7) for "
+            text.append(f"The system ranking is less than reliable (split-half spread reaching below "
+                        f"{reliability.BANDS[1][0]}) for "
                         f"{', '.join(escape(legend.label(a)) for a in weak['aspect'])}.")  # fmt: skip
     return [" ".join(text) if text else "None found in the report's tables."]
 

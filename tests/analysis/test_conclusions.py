@@ -140,19 +140,21 @@ def per_sample_differences(study: planted.Study, aspect_text: str, system: str, 
 # ----------------------------------------------------------------------------- reliability
 
 RELIABILITY_ANNOTATORS = ("a", "b", "c", "d")
+MANY_ANNOTATORS = tuple("abcdefgh")  # 8: 35 distinct 4 | 4 splits, enough to split the annotators
 
 
-def one_better(seed: int = 21, items: int = 30) -> planted.Study:
+def one_better(seed: int = 21, items: int = 30, annotators: tuple[str, ...] = RELIABILITY_ANNOTATORS
+               ) -> planted.Study:  # fmt: skip
     """``best`` rated about 4.3, the twins about 2.5; ``twin2`` gets exactly ``twin1``'s ratings of the next item
     (so the same ratings overall), but one of them a point higher: the twins differ by 1 / (4 x 30)."""
     rng = random.Random(seed)
     draws = {(item, annotator, aspect, system): float(min(5, max(1, round((4.3 if system == "best" else 2.5)
                                                                            + rng.gauss(0, 0.9)))))
-             for item in range(items) for annotator in RELIABILITY_ANNOTATORS for aspect in ("coherence", "fluency")
+             for item in range(items) for annotator in annotators for aspect in ("coherence", "fluency")
              for system in ("best", "twin1")}  # fmt: skip
     out: planted.Study = {}
     for item in range(items):
-        for annotator in RELIABILITY_ANNOTATORS:
+        for annotator in annotators:
             judged: list[Judgment] = []
             for aspect in ("coherence", "fluency"):
                 twin2 = draws[((item + 1) % items, annotator, aspect, "twin1")]
@@ -167,24 +169,38 @@ def one_better(seed: int = 21, items: int = 30) -> planted.Study:
     return out
 
 
-def independent_split_half(study: planted.Study, aspect: str, seed: int, aspect_index: int) -> list[float]:
+def independent_split_half(study: planted.Study, aspect: str, by: str, seed: int, aspect_index: int
+                           ) -> list[float]:  # fmt: skip
+    """Uncorrected r of every split: all distinct halvings when there are at most 200 (mirrors once), else 200
+    random ones drawn as the module documents; ``by`` "annotator" or "item"."""
     scores: dict[tuple[str, str], list[float]] = {}
-    for (_, annotator), js in study.items():
+    for (item, annotator), js in study.items():
         for j in js:
             if isinstance(j, Rating) and j.aspect == aspect:
-                scores.setdefault((annotator, j.system), []).append(j.value)
-    annotators = sorted({a for a, _ in scores})
+                unit = annotator if by == "annotator" else planted.key(item)
+                scores.setdefault((unit, j.system), []).append(j.value)
+    units = sorted({u for u, _ in scores})
     systems = sorted({s for _, s in scores})
+    n = len(units)
+    ways = math.comb(n, n // 2) // (1 if n % 2 else 2)
+    if ways <= reliability.SPLITS:
+        every = [set(c) for c in itertools.combinations(units, n // 2) if n % 2 or units[0] in c]
+    else:
+        every = []
+        for i in range(reliability.SPLITS):
+            order = np.random.default_rng([seed, aspect_index, i]).permutation(n)
+            every.append({units[k] for k in order[: n // 2]})
     values = []
-    for i in range(reliability.SPLITS):
-        order = np.random.default_rng([seed, aspect_index, i]).permutation(len(annotators))
-        first = {annotators[k] for k in order[: len(annotators) // 2]}
+    for first in every:
         halves = []
-        for half in (first, set(annotators) - first):
-            halves.append([np.mean([v for a in sorted(half) for v in scores[(a, s)]]) for s in systems])
-        r = float(np.corrcoef(halves[0], halves[1])[0, 1])
-        values.append(2 * r / (1 + r))
+        for half in (first, set(units) - first):
+            halves.append([np.mean([v for u in sorted(half) for v in scores[(u, s)]]) for s in systems])
+        values.append(float(np.corrcoef(halves[0], halves[1])[0, 1]))
     return values
+
+
+def corrected(r: float) -> float:
+    return 2 * r / (1 + r) if r > 0 else r
 
 
 def independent_order(study: planted.Study, aspect: str, seed: int, aspect_index: int, reps: int) -> dict:
@@ -206,36 +222,78 @@ def independent_order(study: planted.Study, aspect: str, seed: int, aspect_index
     out = {}
     for a, b in itertools.combinations(systems, 2):
         sign = np.sign(full[a] - full[b])
-        hits = [1.0 if np.sign(m[a] - m[b]) == sign else 0.5 if m[a] == m[b] else 0.0 for m in resamples]
-        out[(a, b)] = float(np.mean(hits))
+        misses = [0.0 if np.sign(m[a] - m[b]) == sign else 0.5 if m[a] == m[b] else 1.0 for m in resamples]
+        out[(a, b)] = 1 - (sum(misses) + 1) / (len(resamples) + 1)  # a Monte Carlo p-value is never 0
     return out
 
 
 def test_split_half_and_order_probabilities_equal_an_independent_computation() -> None:
+    # 4 annotators halve only 3 distinct ways: the items are split (issue 28: never "200 splits" of 3 ways).
     study = one_better()
     result = analyse(planted.RATINGS, study)
     halves = result.table("reliability")
     order = result.table("reliability_order")
     for index, (aspect, text) in enumerate((("coherence", "Coherence"), ("fluency", "Fluency"))):
-        values = independent_split_half(study, aspect, OPTIONS.seed, index)
+        values = independent_split_half(study, aspect, "item", OPTIONS.seed, index)
         row = halves[halves["aspect"] == text].iloc[0]
-        assert (row["systems"], row["split"], row["units"], row["splits"]) == (3, "annotators", 4, len(values))
-        assert row["split-half r"] == pytest.approx(np.median(values))
-        assert (row["CI low"], row["CI high"]) == pytest.approx(tuple(np.percentile(values, [2.5, 97.5])))
+        assert (row["systems"], row["split"], row["units"], row["splits"]) == (3, "items", 30, len(values))
+        assert row["distinct splits"] == math.comb(30, 15) // 2
+        assert row["r (median)"] == pytest.approx(np.median(values))
+        assert row["split-half r"] == pytest.approx(corrected(float(np.median(values))))
+        low, high = np.percentile(values, [2.5, 97.5])
+        assert (row["low"], row["high"]) == pytest.approx((corrected(low), corrected(high)))
+        assert row["spread"] == "2.5th-97.5th percentile of 200 random splits"
         assert row["split-half r"] > 0.8  # one system clearly apart: the ranking's shape holds
         expected = independent_order(study, aspect, OPTIONS.seed, index, OPTIONS.bootstrap)
         for (a, b), p in expected.items():
             got = order[(order["aspect"] == text) & (order["system"] == a) & (order["opponent"] == b)].iloc[0]
             assert got["P(order holds)"] == pytest.approx(p)
-        assert expected[("best", "twin1")] == 1.0 and expected[("best", "twin2")] == 1.0
+        # Every resample keeps best above the twins, yet 300 resamples cannot show certainty.
+        assert expected[("best", "twin1")] == expected[("best", "twin2")] == pytest.approx(1 - 1 / 301)
         assert 0.5 <= expected[("twin1", "twin2")] < 0.75  # indistinguishable: the order is close to a coin toss
     section = result.section("Reliability of the conclusion")
-    first = halves.iloc[0]
-    verdict = reliability.verdict(first["split-half r"])
-    assert section.summary[0] == (f"Coherence: the ranking of the 3 systems is {verdict}: "
-                                  f"split-half r = {first['split-half r']:.2f} [{first['CI low']:.2f}, "
-                                  f"{first['CI high']:.2f}].")  # fmt: skip
+    assert section.summary[0].startswith("Coherence: ")
     assert [p.name for p in section.figures] == ["reliability_order"]
+
+
+def test_split_half_over_annotators_uses_every_distinct_split_once() -> None:
+    study = one_better(items=12, annotators=MANY_ANNOTATORS)
+    halves = analyse(planted.RATINGS, study).table("reliability")
+    for index, (aspect, text) in enumerate((("coherence", "Coherence"), ("fluency", "Fluency"))):
+        values = independent_split_half(study, aspect, "annotator", OPTIONS.seed, index)
+        assert len(values) == 35
+        row = halves[halves["aspect"] == text].iloc[0]
+        assert (row["split"], row["units"], row["distinct splits"], row["splits"]) == ("annotators", 8, 35, 35)
+        assert row["spread"] == "range of all 35 distinct splits"
+        assert (row["low"], row["high"]) == pytest.approx((corrected(min(values)), corrected(max(values))))
+
+
+def test_three_annotators_split_the_items_and_say_how_many_ways() -> None:
+    study = {k: v for k, v in one_better(items=4).items() if k[1] in ("a", "b", "c")}
+    result = analyse(planted.RATINGS, study)
+    halves = result.table("reliability")
+    # 3 annotators: 3 distinct 1 | 2 splits, too few; 4 items: also 3 distinct 2 | 2 splits, each used once.
+    assert reliability.distinct_splits(3) == 3 and reliability.distinct_splits(4) == 3
+    assert set(halves["split"]) == {"items"} and set(halves["distinct splits"]) == {3}
+    assert set(halves["splits"]) <= {3, 2, 1, 0}
+    used = halves[halves["splits"] > 0]
+    assert all(s == f"range of all {n} distinct splits" for s, n in zip(used["spread"], used["splits"], strict=True))
+    summary = " ".join(result.section("Reliability of the conclusion").summary)
+    assert "200" not in summary
+
+
+def test_no_reliability_figure_leaves_minus_one_to_one() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        sums = rng.normal(size=(6, 4))
+        counts = np.ones((6, 4))
+        first = rng.permutation(6) < 3
+        r = reliability._half_r(sums, counts, first)
+        assert -1 <= reliability.spearman_brown(r) <= 1
+        assert reliability.spearman_brown(r) == (2 * r / (1 + r) if r > 0 else r)
+    assert reliability.spearman_brown(-0.6) == -0.6  # no correction on r <= 0 (it would give -3)
+    assert reliability.verdict(-0.6) == reliability.verdict(0.3) == "unreliable"
+    assert [reliability.verdict(x) for x in (0.5, 0.75, 0.9)] == ["moderately reliable", "reliable", "stable"]
 
 
 def test_split_half_splits_items_when_each_has_one_annotator() -> None:
@@ -251,3 +309,64 @@ def test_two_systems_have_order_probabilities_but_no_split_half() -> None:
     halves = result.table("reliability")
     assert halves["split-half r"].isna().all() and set(halves["systems"]) == {2}
     assert result.table("reliability_order")["P(order holds)"].notna().all()
+
+
+# ----------------------------------------------------------------------------- headlines
+
+
+def centred(centres: dict[str, float], items: int = 30, seed: int = 5) -> planted.Study:
+    """Ratings of 3 annotators, each system around its centre (sd 0.9, rounded to 1..5), on both aspects."""
+    rng = random.Random(seed)
+    out: planted.Study = {}
+    for item in range(items):
+        for annotator in planted.ANNOTATORS:
+            judged: list[Judgment] = []
+            for aspect in ("coherence", "fluency"):
+                for i, (system, centre) in enumerate(centres.items()):
+                    value = float(min(5, max(1, round(centre + rng.gauss(0, 0.9)))))
+                    judged.append(Rating(aspect, ("first", "second", "third")[i], system, value, str(int(value))))
+            out[(item, annotator)] = judged
+    return out
+
+
+def headlines(study: planted.Study) -> tuple[list[str], object, object]:
+    result = analyse(planted.RATINGS, study)
+    return (result.section("Reliability of the conclusion").summary, result.table("reliability"),
+            result.table("detectable"))  # fmt: skip
+
+
+def test_headline_significant() -> None:
+    summary, halves, found = headlines(centred({"best": 4.3, "mid": 2.5, "low": 1.5}))
+    for line, row in zip(summary, halves.itertuples(), strict=True):
+        pair = found[(found["aspect"] == row.aspect) & (found["system"] == "best") & (found["opponent"] == "mid")]
+        p = float(pair["p (corrected)"].iloc[0])
+        assert p < 0.05
+        assert line.startswith(f"{row.aspect}: significant: best ranks above mid in ")
+        assert f"after Holm across 3 tests the difference is significant (p = {p:.2g})" in line
+        assert row.verdict == "stable" and row.low >= 0.9 and "is stable (split-half reliability" in line
+
+
+def test_headline_inconclusive_says_what_the_study_could_detect() -> None:
+    summary, halves, found = headlines(centred({"best": 3.1, "close": 3.0, "low": 1.2}))
+    for line, row in zip(summary, halves.itertuples(), strict=True):
+        pair = found[(found["aspect"] == row.aspect) & (found["system"] == "best") & (found["opponent"] == "close")]
+        assert float(pair["p (corrected)"].iloc[0]) >= 0.05
+        x = float(pair["detectable difference"].iloc[0])
+        assert line.startswith(f"{row.aspect}: inconclusive: ")
+        share = float(line.split(" in ")[1].split("%")[0])
+        assert share < 100  # never certainty from a finite bootstrap, least of all for a pair it cannot tell apart
+        assert (f"but after Holm across 3 tests the difference is not significant: inconclusive at this size "
+                f"(could detect ≥ {x:.4g})") in line  # fmt: skip
+
+
+def test_headline_unreliable_follows_the_split_half_numbers() -> None:
+    # Three systems of one quality: no ranking to find. Every line whose split-half spread reaches below 0.5
+    # opens with "unreliable"; r <= 0 is never Spearman-Brown corrected.
+    summary, halves, _ = headlines(centred({"x": 3.0, "y": 3.0, "z": 3.0}, seed=6))
+    assert (halves["verdict"] == "unreliable").any()
+    for line, row in zip(summary, halves.itertuples(), strict=True):
+        assert -1 <= row.low <= row[8] <= row.high <= 1  # low <= split-half r <= high
+        if row.low < 0.5:
+            assert row.verdict == "unreliable" and line.startswith(f"{row.aspect}: unreliable: ")
+        if row[7] <= 0:  # r (median)
+            assert row[8] == row[7] and "not corrected as it is not positive" in line

@@ -82,24 +82,18 @@ def kendall_w(rankings: Sequence[Sequence[float]]) -> float:
     return 12 * s / denominator if denominator else math.nan
 
 
-def davidson_scores(strength: dict[str, float], tie: float, wins: Counter[tuple[str, str]],
-                    ties: Counter[frozenset[str]]) -> tuple[dict[str, float], float]:  # fmt: skip
-    """Davidson's (1970) likelihood equations at the given estimates: observed minus expected.
-
-    For each system, (wins + ties / 2) minus its expected score; for the tie parameter, ties
-    minus expected ties. Both are zero at the maximum-likelihood estimates.
-    """
+def bradley_terry_scores(strength: dict[str, float], wins: Counter[tuple[str, str]],
+                         ties: Counter[frozenset[str]]) -> dict[str, float]:  # fmt: skip
+    """The Bradley-Terry likelihood equations with a tie as half a win, at the given strengths: for each system,
+    (wins + ties / 2) minus its expected wins, sum over opponents of n p_i / (p_i + p_j). Zero at the maximum."""
     systems = sorted(strength)
     score = dict.fromkeys(systems, 0.0)
-    tie_gap = 0.0
     for i in systems:
         for j in systems:
             if i >= j:
                 continue
             n = wins[(i, j)] + wins[(j, i)] + ties[frozenset((i, j))]
             pi, pj = strength[i], strength[j]
-            d = pi + pj + tie * math.sqrt(pi * pj)
-            score[i] += wins[(i, j)] + ties[frozenset((i, j))] / 2 - n * (pi + tie * math.sqrt(pi * pj) / 2) / d
-            score[j] += wins[(j, i)] + ties[frozenset((i, j))] / 2 - n * (pj + tie * math.sqrt(pi * pj) / 2) / d
-            tie_gap += ties[frozenset((i, j))] - n * tie * math.sqrt(pi * pj) / d
-    return score, tie_gap
+            score[i] += wins[(i, j)] + ties[frozenset((i, j))] / 2 - n * pi / (pi + pj)
+            score[j] += wins[(j, i)] + ties[frozenset((i, j))] / 2 - n * pj / (pi + pj)
+    return score

@@ -144,3 +144,32 @@ def test_plots_of_120_pairs_per_aspect_stay_within_the_height(tmp_path: Path) ->
         path.write_bytes(plots.png(figure))
         width, height = png_size(path)
         assert height <= PLOT_PIXELS and width <= PLOT_PIXELS, figure.name
+
+
+def parse_rank(cell: str) -> tuple[int, int, int, str]:
+    """ "3 [2, 4] bc" -> (3, 2, 4, "bc")."""
+    rank, rest = cell.split(" [")
+    interval, group = rest.split("] ")
+    low, high = interval.split(", ")
+    return int(rank), int(low), int(high), group
+
+
+def test_16_systems_get_rank_intervals_and_letter_groups(out: Path) -> None:
+    rows = read_csv(out / "tables" / "rankings.csv")
+    tests = read_csv(out / "tables" / "detectable.csv")
+    aspects = [a.text for a in scaled.definition().spec.aspects]
+    assert [r["system"] for r in rows] == sorted(scaled.SYSTEMS, key=number)
+    assert list(rows[0]) == ["system", *aspects]
+    for aspect in aspects:
+        parsed = {r["system"]: parse_rank(r[aspect]) for r in rows}
+        means = {s: sum(PLANTED[(s, aspect)]) / len(PLANTED[(s, aspect)]) for s in scaled.SYSTEMS}
+        for s, (rank, low, high, letters) in parsed.items():
+            assert 1 <= low <= rank <= high <= 16 and letters
+            assert rank == 1 + sum(m > means[s] for m in means.values())  # ranked by the planted ratings' means
+        group = {s: set(p[3]) for s, p in parsed.items()}
+        pairs = [t for t in tests if t["aspect"] == aspect]
+        assert len(pairs) == 120 and {t["tests corrected for"] for t in pairs} == {"120"}  # one Holm family
+        for t in pairs:  # a letter in common exactly when the corrected test cannot tell the two apart
+            apart = t["p (corrected)"] != "" and float(t["p (corrected)"]) < 0.05
+            assert (not group[t["system"]] & group[t["opponent"]]) == apart, (t["system"], t["opponent"])
+        assert not group["M0"] & group["M15"]  # 3.75 points apart

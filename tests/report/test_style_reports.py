@@ -28,8 +28,8 @@ CONCLUSIONS = ["What the study could detect", "Reliability of the conclusion"]
 GLANCE = "Scores at a glance"  # the systems x aspects table of the main score, before the style's own sections
 SECTIONS = {
     "pairwise": [GLANCE, "Win / tie / loss", "Agreement", "Bradley-Terry with ties", *CONCLUSIONS, "Questions"],
-    "ranking": [GLANCE, "Ranks", "Agreement", *CONCLUSIONS],
-    "ratings": [GLANCE, "Ratings", "Agreement", *CONCLUSIONS],
+    "ranking": [GLANCE, "Ranks", "Agreement", *CONCLUSIONS, "Ranks and groups"],  # rank intervals (issue 28)
+    "ratings": [GLANCE, "Ratings", "Agreement", *CONCLUSIONS, "Ranks and groups"],
     "spans": ["Spans", "Span agreement", "Questions"],
     "sentences": ["Answers", "Agreement per column"],
 }
