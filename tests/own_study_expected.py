@@ -150,7 +150,8 @@ def pairwise_tables() -> dict[str, list[Row]]:
         effect = pct(c["win"] - c["loss"], c["win"] + c["loss"]) if c["win"] + c["loss"] else NAN
         sign.append({**key, "items": len(nets), "items won": won, "items lost": lost,
                      "items even": len(nets) - won - lost, "judgments": len(part), "ties": c["tie"],
-                     "win - loss %": effect, "CI low %": Low(effect), "CI high %": High(effect), "p (sign test)": p,
+                     "win - loss %": effect, "CI low %": Low(effect) if c["win"] + c["loss"] else NAN,
+                     "CI high %": High(effect) if c["win"] + c["loss"] else NAN, "p (sign test)": p,
                      "p (Holm)": NAN})  # fmt: skip
         if not math.isnan(p):
             holm_groups.setdefault((system, opponent), []).append((len(sign) - 1, p))
