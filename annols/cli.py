@@ -1025,9 +1025,11 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
                  seed: int) -> None:  # fmt: skip
     """Power of study designs (items x annotators per item) before the study, by seeded simulation.
 
-    Simulates the style's main comparison with the report's test and correction; prints
-    power per design and the cheapest design reaching --power, with its judgments and
-    cost. With --pilot, the effect (the pilot's smallest difference), tie rate and
+    Simulates the style's main comparison with the report's test (over items) and
+    correction; prints per design the power (rejections towards the better system; with
+    --annotator-sd above 0, of a test with annotators random too) and the false-positive
+    rate of the report's test at effect 0, and the cheapest safe design reaching --power,
+    with its judgments and cost. With --pilot, the effect (the pilot's smallest difference), tie rate and
     variance components come from a pilot's pull; options given still override.
 
     \b
@@ -1051,7 +1053,7 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
     for line in plan_lib.describe(a):
         click.echo(line)
     click.echo(f"{simulations} simulations per design, seed {seed}.")
-    click.echo("items\tannotators\tjudgments\tcost\tpower")
+    click.echo("items\tannotators\tjudgments\tcost\tpower\tfalse positives\tsafe")
     for row in plan_lib.as_rows(result):
         click.echo("\t".join(str(v) for v in row))
     for line in plan_lib.summary(result):

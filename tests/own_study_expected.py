@@ -143,8 +143,15 @@ def pairwise_tables() -> dict[str, list[Row]]:
         decided = votes["win"] + votes["tie"] + votes["loss"]
         majority.append({**key, "samples": len(per_item), "wins": votes["win"], "ties": votes["tie"],
                          "losses": votes["loss"], "no majority": votes["none"], **_shares(votes, decided)})  # fmt: skip
-        p = independent.sign_test_p(c["win"], c["loss"]) if c["win"] + c["loss"] else NAN
-        sign.append({**key, "wins": c["win"], "losses": c["loss"], "ties set aside": c["tie"], "p (sign test)": p,
+        # The sign test's unit is the item: its net preference, wins minus losses over its judgments.
+        nets = [v["win"] - v["loss"] for v in per_item.values()]
+        won, lost = sum(n > 0 for n in nets), sum(n < 0 for n in nets)
+        p = independent.sign_test_p(won, lost) if won + lost else NAN
+        effect = pct(c["win"] - c["loss"], c["win"] + c["loss"]) if c["win"] + c["loss"] else NAN
+        sign.append({**key, "items": len(nets), "items won": won, "items lost": lost,
+                     "items even": len(nets) - won - lost, "judgments": len(part), "ties": c["tie"],
+                     "win - loss %": effect, "CI low %": Low(effect) if c["win"] + c["loss"] else NAN,
+                     "CI high %": High(effect) if c["win"] + c["loss"] else NAN, "p (sign test)": p,
                      "p (Holm)": NAN})  # fmt: skip
         if not math.isnan(p):
             holm_groups.setdefault((system, opponent), []).append((len(sign) - 1, p))

@@ -236,7 +236,9 @@ def check_planted_effects(pulled: Pulled) -> None:
         helpful = expect.ASPECTS["helpful"]
         row = next(r for r in pulled.table("pairwise_sign_test")
                    if (r["aspect"], r["system"], r["opponent"]) == (helpful, "strong", "weak"))  # fmt: skip
-        assert int(row["wins"]) > int(row["losses"]) and float(row["p (Holm)"]) < 0.05
+        # The item is the unit: strong wins 6 of its 8 items against weak and loses none (p 0.031), which Holm
+        # across the two aspects takes to 0.0625; counted per judgment (18 against 0) it was significant after both.
+        assert int(row["items won"]) > int(row["items lost"]) == 0 and float(row["p (sign test)"]) < 0.05
         cohen = {(r["aspect"], r["annotator 1"], r["annotator 2"]): float(r["Cohen kappa"])
                  for r in pulled.table("pairwise_cohen")}  # fmt: skip
         assert cohen[(helpful, "a@own.study", "b@own.study")] == 1

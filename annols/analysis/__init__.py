@@ -13,13 +13,14 @@ The input is the tidy table of :func:`annols.styles.judgments.tidy` for the judg
 ``annotator`` joined. Each style has its module; :mod:`~annols.analysis.questions` covers
 every task-level choice question; :mod:`~annols.analysis.agreement` and
 :mod:`~annols.analysis.bootstrap` are shared. Nothing here reads files or Label Studio
-results.
+results. Every test's unit is the item (docs/statistics.md); :mod:`~annols.analysis.item_tests`
+has the pairwise one, :mod:`~annols.analysis.simulate` the null studies that check them all.
 
 =========  ================================================================================
 style      findings
 =========  ================================================================================
 pairwise   win / tie / loss (all judgments, majority, per annotator, bootstrap intervals),
-           sign test with Holm, agreement (Fleiss, Krippendorff, Cohen), Bradley-Terry
+           sign test over items with Holm, agreement (Fleiss, Krippendorff, Cohen), Bradley-Terry
 ranking    mean rank and rank shares, mean-rank intervals, win rates from ranks,
            agreement (Kendall's W, ordinal alpha)
 ratings    mean and median with intervals, mean z-score, distribution (plot), Wilcoxon

@@ -39,8 +39,9 @@ DETECTABLE_NOTE = (
     "difference that test would have detected with 80% power at the corrected level (alpha 0.05 divided by the "
     "tests corrected for: Holm's first step, so conservative), on the units this study has. A comparison that is "
     "not significant shows only that the study was too small for a difference of its size, not that there is "
-    "none. Pairwise: the exact power of the sign test on the judgments that were not ties, the difference in "
-    "percentage points of (wins - losses) / (wins + losses). Ratings and ranking: the paired t-test's power on "
+    "none. Pairwise: the exact power of the sign test over the items that were not even (towards the better "
+    "system), with independent judgments at the observed tie rate, the difference in percentage points of "
+    "(wins - losses) / (wins + losses) of the judgments. Ratings and ranking: the paired t-test's power on "
     "the standard deviation of the per-sample differences, samples discounted by the Wilcoxon test's relative "
     "efficiency 3/pi (an approximation), the difference in the scale's units."
 )  # fmt: skip

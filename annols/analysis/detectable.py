@@ -6,11 +6,14 @@ written "inconclusive at this size (could detect >= X)", X being the smallest di
 same test, on the same number of units, would find with probability 0.8 (:data:`POWER`) at
 the corrected level.
 
-- Pairwise (exact sign test of wins against losses, ties set aside): X is in percentage
-  points of (wins - losses) / (wins + losses), the smallest for which the exact two-sided
-  binomial test at the corrected level has power 0.8 on the observed number of judgments
-  that were not ties. The rejection region and its power are exact binomial sums
-  (``scipy.stats.binom``); the root in q, P(win | not a tie), is found by ``brentq``.
+- Pairwise (exact sign test over items of items won against items lost, items even set
+  aside: :mod:`annols.analysis.item_tests`): X is in percentage points of
+  (wins - losses) / (wins + losses) of the judgments, the smallest for which the test at the
+  corrected level has power 0.8 (rejections towards the better system only) on the observed
+  number of decided items, with independent judgments at the observed tie rate and the mean
+  number of judgments per item (:func:`items_detectable`). An item's outcome is a trinomial
+  sum (:func:`item_outcomes`); the rejection region and its power are exact binomial sums
+  (``scipy.stats.binom``); the root in the effect is found by ``brentq``.
 - Ratings and ranking (Wilcoxon signed-rank over samples of per-sample mean differences):
   X is in the scale's units (a mean rating, a mean rank), from the power of the paired
   t-test (``statsmodels.stats.power.TTestPower``) on the observed standard deviation of the
@@ -30,6 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -143,19 +147,23 @@ def pairwise_family(frame: pd.DataFrame) -> list[str]:
 
 
 def pairwise_table(sign_test: pd.DataFrame, alpha: float = ALPHA, power: float = POWER) -> pd.DataFrame:
-    """From the pairwise sign-test table: each pair and aspect's difference, detectable difference, conclusion."""
+    """From the pairwise sign-test table (:func:`annols.analysis.item_tests.sign_test`): each pair and aspect's
+    difference, detectable difference (:func:`items_detectable`: units are the decided items), conclusion."""
     rows = []
     family = sign_test.groupby(pairwise_family(sign_test), observed=True)["p (sign test)"].transform("count")
     for (_, row), m in zip(sign_test.iterrows(), family, strict=True):
-        wins, losses = int(row["wins"]), int(row["losses"])
-        decided = wins + losses
+        won, lost = int(row["items won"]), int(row["items lost"])
+        decided = won + lost
         m = max(int(m), 1)
-        x = 100 * sign_test_detectable(decided, alpha / m, power) if decided else math.nan
-        diff = 100 * (wins - losses) / decided if decided else math.nan
-        better, worse = (row["system"], row["opponent"]) if wins >= losses else (row["opponent"], row["system"])
+        per_item = max(1, round(row["judgments"] / row["items"]))  # judgments per item, the mean rounded
+        tie_rate = row["ties"] / row["judgments"]
+        x = 100 * items_detectable(decided, tie_rate, per_item, alpha / m, power) if decided else math.nan
+        diff = float(row["win - loss %"])
+        better, worse = (row["system"], row["opponent"]) if won >= lost else (row["opponent"], row["system"])
         p = float(row["p (Holm)"])
-        rows.append([row["aspect"], row["system"], row["opponent"], "sign test", "win - loss % of decided",
-                     decided, diff, p, m, x, conclusion(p, diff, better, worse, x, " points", alpha)])  # fmt: skip
+        rows.append([row["aspect"], row["system"], row["opponent"], "sign test over items",
+                     "win - loss % of decided", decided, diff, p, m, x,
+                     conclusion(p, diff, better, worse, x, " points", alpha)])  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -174,3 +182,51 @@ def paired_table(tests: pd.DataFrame, group: str, measure: str, lower_better: bo
         rows.append([row[group], row["system"], row["opponent"], "Wilcoxon signed-rank", measure, n, diff, p, m,
                      x, conclusion(p, diff, better, worse, x, "", alpha)])  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# ----------------------------------------------------------------------------- the items' sign test
+
+
+@cache
+def item_outcomes(q: float, tie_rate: float, k: int) -> tuple[float, float]:
+    """P(an item of k independent judgments is won), P(it is lost): net wins - losses above / below 0."""
+    win, loss, tie = (1 - tie_rate) * q, (1 - tie_rate) * (1 - q), tie_rate
+    above = below = 0.0
+    for w in range(k + 1):
+        for lo in range(k - w + 1):
+            pmf = math.comb(k, w) * math.comb(k - w, lo) * win**w * loss**lo * tie ** (k - w - lo)
+            above += pmf if w > lo else 0.0
+            below += pmf if w < lo else 0.0
+    return above, below
+
+
+def directed_power(decided: int, q_item: float, alpha: float) -> float:
+    """P(the sign test over ``decided`` items rejects with more items won) when an item is won w.p. ``q_item``."""
+    k = sign_test_region(decided, alpha)
+    return float(binom.sf(decided - k - 1, decided, q_item)) if k >= 0 else 0.0
+
+
+def items_sign_test_power(decided_items: int, effect: float, tie_rate: float, per_item: int, alpha: float) -> float:
+    """Directed power of the items' sign test on ``decided_items`` items of ``per_item`` judgments each."""
+    above, below = item_outcomes((1 + effect) / 2, tie_rate, per_item)
+    return directed_power(decided_items, above / (above + below), alpha) if above + below else 0.0
+
+
+def items_detectable(decided_items: int, tie_rate: float, per_item: int, alpha: float,
+                         power: float = POWER) -> float:  # fmt: skip
+    """The smallest effect (wins - losses as a share of decided judgments, 0..1) the items' sign test finds with
+    the given power on ``decided_items`` decided items; inf when none can."""
+    if items_sign_test_power(decided_items, 1.0, tie_rate, per_item, alpha) < power:
+        return math.inf
+    return float(optimize.brentq(lambda e: items_sign_test_power(decided_items, e, tie_rate, per_item, alpha) - power,
+                                 0.0, 1.0, xtol=1e-10))  # fmt: skip
+
+
+def items_exact_power(items: int, effect: float, tie_rate: float, per_item: int, alpha: float) -> float:
+    """Directed power with independent judgments over every count of decided items: decided ~ Bin(items, P(decided))."""
+    above, below = item_outcomes((1 + effect) / 2, tie_rate, per_item)
+    if not above + below:
+        return 0.0
+    d = np.arange(items + 1)
+    return float(binom.pmf(d, items, above + below) @ [directed_power(int(n), above / (above + below), alpha)
+                                                      for n in d])  # fmt: skip

@@ -9,10 +9,11 @@ nothing about either and is left out.
   (percentile bootstrap, seed and resamples recorded in the report).
 - Majority vote: per sample, the outcome more than half of its judgments give; a sample
   without one is counted as "no majority" and left out of the percentages.
-- Sign test: exact two-sided binomial test of wins against losses over all judgments
-  (``scipy.stats.binomtest``, p = 1/2), ties set aside; Holm's correction
-  (``statsmodels ... multipletests``) across the aspects of each system pair, or, with more
-  than two systems, across every pair of systems of an aspect (one family per question).
+- Sign test over items (:func:`annols.analysis.item_tests.sign_test`): an item's judgments make
+  one observation, its net preference (wins - losses); exact two-sided binomial test of the
+  items won against the items lost, items even set aside; Holm's correction across the
+  aspects of each system pair, or, with more than two systems, across every pair of systems of an aspect
+  (one family per question). The win / tie / loss tables above it describe; this tests.
 - Agreement over the three categories (system wins / tie / opponent wins): Fleiss' kappa
   over the samples with the most common number of judgments (it needs the same number
   per sample), Krippendorff's alpha (nominal) over all samples with two or more, and
@@ -29,10 +30,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
-from scipy.stats import binomtest
-from statsmodels.stats.multitest import multipletests
 
-from annols.analysis import detectable, rankings, stats
+from annols.analysis import detectable, item_tests, rankings, stats
 from annols.analysis.agreement import NOTHING, shared_reason, why_not
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
@@ -66,11 +65,14 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
         [f"{len(frame)} judgments. Each pair is written in name order and read from the first system's side "
          f"(win = system wins). 95% intervals: percentile bootstrap over samples, {options.bootstrap} "
          f"resamples, seed {options.seed}. Majority: more than half of a sample's judgments agree.",
-         "Sign test: exact two-sided binomial test of wins against losses over all judgments; ties are set "
-         "aside (not counted for either side), and p is empty where every judgment was a tie. p (Holm) corrects "
-         + ("across every pair of systems of an aspect (more than two systems: one family per question)."
-            if detectable.pairwise_family(frame) == ["aspect"] else "for the aspects of each system pair.")],
-        [results, majority(frame), per_annotator(frame), signs],
+         "Sign test: the item is the unit. An item's net preference is its wins minus losses over its judgments; "
+         "the exact two-sided sign test compares the items won (net above 0) with the items lost (below 0), items "
+         "even set aside, and p is empty where every item was even. p (Holm) corrects "
+         + ("across every pair of systems of an aspect (more than two systems: one family per question). "
+            if detectable.pairwise_family(frame) == ["aspect"] else "for the aspects of each system pair. ")
+         + "Effect: wins - losses as a share of the decided judgments, its 95% interval resampling items. The "
+         "result holds for new items judged by these annotators."],
+        [results, majority(frame), per_annotator(frame), sign_test(frame, options)],
         [_plot(results)] if len(results.frame) else [],
     )  # fmt: skip
     counts = [_category_counts(frame[frame["aspect"] == a]) for a in aspects]
@@ -104,20 +106,12 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     return out
 
 
-def sign_test(frame: pd.DataFrame) -> Table:
-    counts = _counts(frame, PAIR).reset_index()
-    p = [binomtest(int(w), int(w + lo)).pvalue if w + lo else np.nan
-         for w, lo in zip(counts["wins"], counts["losses"], strict=True)]  # fmt: skip
-    counts["ties set aside"] = counts.pop("ties")
-    counts["p (sign test)"] = p
-    counts["p (Holm)"] = np.nan
-    for _, part in counts.groupby(detectable.pairwise_family(counts), sort=False, observed=True):
-        tested = part[part["p (sign test)"].notna()]
-        if len(tested):
-            counts.loc[tested.index, "p (Holm)"] = multipletests(tested["p (sign test)"], method="holm")[1]
-    across = "the pairs of an aspect" if detectable.pairwise_family(counts) == ["aspect"] else "aspects"
-    return Table("pairwise_sign_test", f"Sign test of wins against losses (ties set aside), Holm across {across}",
-                 counts)  # fmt: skip
+def sign_test(frame: pd.DataFrame, options: AnalysisOptions | None = None) -> Table:
+    options = options or AnalysisOptions(bootstrap=0)
+    table = item_tests.sign_test(frame, options.bootstrap, options.seed)
+    across = "the pairs of an aspect" if detectable.pairwise_family(table) == ["aspect"] else "aspects"
+    return Table("pairwise_sign_test", "Sign test over items: items won against items lost (items even set aside), "
+                 f"Holm across {across}", table)  # fmt: skip
 
 
 def _counts(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:

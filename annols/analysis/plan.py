@@ -9,10 +9,10 @@ item, so an annotator's bias does not average out over items: Card et al. 2020).
 - pairwise: each judgment is a tie with probability ``tie_rate``; otherwise the first system
   wins with probability expit(logit(q) + u_item + b_annotator), u ~ N(0, item_sd),
   b ~ N(0, annotator_sd) on the logit scale, q = (1 + effect) / 2 (``effect``: wins minus
-  losses as a share of the decided judgments, the report's measure). Test: the exact sign
-  test of wins against losses over every judgment, ties set aside. With no item or
-  annotator variance this is the binomial model, whose exact power is
-  :func:`exact_pairwise_power`.
+  losses as a share of the decided judgments, the report's measure). Test: the report's exact
+  sign test over items of items won against items lost (an item's net: its wins minus
+  losses), items even set aside (:mod:`annols.analysis.item_tests`). With no item or
+  annotator variance its exact power is :func:`exact_pairwise_power`.
 - ratings: the mixed-effects design of Card et al. on the paired difference: each
   annotator's rating of system B minus system A on an item is
   effect + u_item + b_annotator + e, u ~ N(0, item_sd), b ~ N(0, annotator_sd),
@@ -23,6 +23,16 @@ item, so an annotator's bias does not average out over items: Card et al. 2020).
   gap chosen (by bisection on a seeded sample) so their expected mean-rank difference is
   ``effect``, the others at the midpoint. Test: Wilcoxon signed-rank over items of the
   per-item mean-rank difference.
+
+Power counts only rejections towards the better system. Where annotators vary
+(``annotator_sd`` > 0) the same few annotators' taste adds up over items, so the items'
+test answers for these annotators only: power is then that of the crossed test, items and
+annotators both random (Clark's min F', :func:`annols.analysis.item_tests.min_f_prime`;
+with one annotator it cannot reject). Beside it each design has the false-positive rate of
+the report's items' test at effect 0 on the same simulated studies; a design where it is
+above the corrected level by more than three Monte Carlo errors is unsafe and never
+recommended. Every design reads the first items and annotators of the same simulated
+studies (common random numbers), so more items or annotators do not show less power by noise.
 
 With a pilot (:func:`from_pilot`), the effect is the smallest non-zero difference the pilot
 observed among its comparisons, and the tie rate and variance components come from the
@@ -39,9 +49,9 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.special import expit, logit
-from scipy.stats import binom, wilcoxon
+from scipy.stats import wilcoxon
 
-from annols.analysis import detectable
+from annols.analysis import detectable, item_tests
 from annols.definition import Definition
 from annols.errors import InputError, OptionError
 
@@ -80,8 +90,10 @@ class Design:
     annotators: int
     judgments: int
     cost: float | None
-    power: float
+    power: float  # rejections towards the better system only
     error: float  # Monte Carlo standard error of the power
+    false_positives: float = 0.0  # the items' test's rejections at effect 0, either way
+    unsafe: bool = False  # false positives above the corrected level by more than 3 Monte Carlo errors
 
 
 @dataclass(frozen=True)
@@ -93,8 +105,8 @@ class Plan:
 
     @property
     def cheapest(self) -> Design | None:
-        """The design with the fewest judgments that reaches the target power (fewer annotators on a tie)."""
-        ok = [d for d in self.designs if d.power >= self.assumptions.power]
+        """The safe design with the fewest judgments that reaches the target power (fewer annotators on a tie)."""
+        ok = [d for d in self.designs if d.power >= self.assumptions.power and not d.unsafe]
         return min(ok, key=lambda d: (d.judgments, d.annotators)) if ok else None
 
     def table(self) -> pd.DataFrame:
@@ -137,70 +149,73 @@ def override(a: Assumptions, **given: float | None) -> Assumptions:
 
 @cache
 def _regions(n_max: int, alpha: float) -> np.ndarray:
-    """region[d]: the sign test on d decided judgments rejects when wins <= region[d] or >= d - region[d]."""
+    """region[d]: the sign test on d decided items rejects when items won <= region[d] or >= d - region[d]."""
     return np.array([detectable.sign_test_region(d, alpha) for d in range(n_max + 1)])
 
 
-def exact_pairwise_power(judgments: int, effect: float, tie_rate: float, alpha: float) -> float:
-    """The sign test's exact power with independent judgments: decided ~ Bin(N, 1 - t), wins ~ Bin(decided, q)."""
-    q = (1 + effect) / 2
-    d = np.arange(judgments + 1)
-    weights = binom.pmf(d, judgments, 1 - tie_rate)
-    powers = np.array([detectable.sign_test_power(int(k), q, alpha) for k in d])
-    return float(weights @ powers)
+def exact_pairwise_power(items: int, annotators: int, effect: float, tie_rate: float, alpha: float) -> float:
+    """The items' sign test's exact directed power with independent judgments (no item or annotator variance)."""
+    return detectable.items_exact_power(items, effect, tie_rate, annotators, alpha)
 
 
-def _pairwise(a: Assumptions, items: int, annotators: int, sims: int, rng: np.random.Generator) -> np.ndarray:
-    level = a.alpha / a.tests
-    q = min(max((1 + a.effect) / 2, 1e-12), 1 - 1e-12)
-    u = rng.normal(0, a.item_sd, (sims, items, 1)) if a.item_sd > 0 else 0.0
-    b = rng.normal(0, a.annotator_sd, (sims, 1, annotators)) if a.annotator_sd > 0 else 0.0
-    p = np.broadcast_to(expit(logit(q) + u + b), (sims, items, annotators))
-    draws = rng.random((sims, items, annotators))
-    tie = draws < a.tie_rate
+# Each simulated study is drawn once at the grid's largest size; a design reads its first items and annotators
+# (common random numbers), so a larger design differs from a smaller one by its extra judgments only, not by
+# noise, and the effect-0 studies are the same draws without the effect.
+
+
+def _pairwise_draws(a: Assumptions, items: int, annotators: int, sims: int, rng: np.random.Generator) -> dict:
+    return {"u": rng.normal(0, a.item_sd, (sims, items, 1)) if a.item_sd > 0 else np.zeros((sims, items, 1)),
+            "b": rng.normal(0, a.annotator_sd, (sims, 1, annotators)) if a.annotator_sd > 0
+            else np.zeros((sims, 1, annotators)), "draws": rng.random((sims, items, annotators))}  # fmt: skip
+
+
+def _pairwise(a: Assumptions, d: dict, effect: float, n: int, k: int) -> np.ndarray:
+    """Per judgment: 1 a win of the first system, -1 a loss, 0 a tie."""
+    q = min(max((1 + effect) / 2, 1e-12), 1 - 1e-12)
+    p = expit(logit(q) + d["u"][:, :n] + d["b"][:, :, :k])
+    draws = d["draws"][:, :n, :k]
     # Among the decided, a win when the rescaled draw is below p: one uniform draw per judgment.
-    rescaled = (draws - a.tie_rate) / (1 - a.tie_rate) if a.tie_rate < 1 else draws
-    wins = ((~tie) & (rescaled < p)).sum(axis=(1, 2))
-    decided = (~tie).sum(axis=(1, 2))
-    region = _regions(items * annotators, level)[decided]
-    return (region >= 0) & ((wins <= region) | (wins >= decided - region))
+    rescaled = (draws - a.tie_rate) / (1 - a.tie_rate)
+    return np.where(draws < a.tie_rate, 0, np.where(rescaled < p, 1, -1)).astype(float)
 
 
-def _wilcoxon_rejects(diffs: np.ndarray, level: float) -> np.ndarray:
-    diffs = np.round(diffs, 9)
-    nonzero = (diffs != 0).any(axis=1)
-    out = np.zeros(len(diffs), dtype=bool)
-    if nonzero.any():
-        p = np.atleast_1d(wilcoxon(diffs[nonzero], axis=1).pvalue)
-        out[nonzero] = p <= level
-    return out
-
-
-def _ratings(a: Assumptions, items: int, annotators: int, sims: int, rng: np.random.Generator) -> np.ndarray:
+def _ratings_draws(a: Assumptions, items: int, annotators: int, sims: int, rng: np.random.Generator) -> dict:
     u = rng.normal(0, a.item_sd, (sims, items, 1)) if a.item_sd > 0 else 0.0
     b = rng.normal(0, a.annotator_sd, (sims, 1, annotators)) if a.annotator_sd > 0 else 0.0
-    e = rng.normal(0, a.residual_sd, (sims, items, annotators))
-    means = (a.effect + u + b + e).mean(axis=2)
-    return _wilcoxon_rejects(means, a.alpha / a.tests)
+    return {"noise": u + b + rng.normal(0, a.residual_sd, (sims, items, annotators))}
+
+
+def _ratings(a: Assumptions, d: dict, effect: float, n: int, k: int) -> np.ndarray:
+    """Per judgment: the rating of B minus A."""
+    return effect + d["noise"][:, :n, :k]
 
 
 def _ranks(gap: float, a: Assumptions, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """Ranks (1 best) of A and B, shape + (2,), among ``positions`` candidates."""
-    mu = np.zeros(a.positions)
+    """Ranks (1 best) of A and B, shape + (2,), among ``positions`` candidates; shape is (items, annotators)
+    or (sims, items, annotators)."""
+    sims, items, annotators = (1, *shape) if len(shape) == 2 else shape
+    return _ranked(gap, _ranking_draws(a, sims, items, annotators, rng))[..., :2].reshape(*shape, 2)
+
+
+def _ranking_draws(a: Assumptions, sims: int, items: int, annotators: int, rng: np.random.Generator) -> dict:
+    w = rng.normal(0, a.item_sd, (sims, items, 1, a.positions)) if a.item_sd > 0 else 0.0
+    return {"noise": w + rng.normal(0, 1, (sims, items, annotators, a.positions))}
+
+
+def _ranked(gap: float, d: dict) -> np.ndarray:
+    mu = np.zeros(d["noise"].shape[-1])
     mu[0], mu[1] = gap / 2, -gap / 2
-    w = rng.normal(0, a.item_sd, (*shape[:-1], 1, a.positions)) if a.item_sd > 0 else 0.0
-    latent = mu + w + rng.normal(0, 1, (*shape, a.positions))
-    ranks = (-latent).argsort(axis=-1).argsort(axis=-1) + 1
-    return ranks[..., :2]
+    return (-(mu + d["noise"])).argsort(axis=-1).argsort(axis=-1) + 1
 
 
 @cache
 def ranking_gap(effect: float, positions: int, item_sd: float, seed: int = 0) -> float:
     """The latent gap between A and B whose expected mean-rank difference (B minus A) is ``effect``."""
     a = Assumptions("ranking", effect, item_sd=item_sd, positions=positions)
+    draws = _ranking_draws(a, 20000, 1, 1, np.random.default_rng(seed))
 
     def rank_difference(gap: float) -> float:
-        r = _ranks(gap, a, (20000, 1), np.random.default_rng(seed))
+        r = _ranked(gap, draws)
         return float((r[..., 1] - r[..., 0]).mean())
 
     most = positions - 1
@@ -216,41 +231,78 @@ def ranking_gap(effect: float, positions: int, item_sd: float, seed: int = 0) ->
     return (low + high) / 2
 
 
-def _ranking(a: Assumptions, items: int, annotators: int, sims: int, rng: np.random.Generator) -> np.ndarray:
-    gap = ranking_gap(a.effect, a.positions, a.item_sd)
-    ranks = _ranks(gap, a, (sims, items, annotators), rng)
-    diffs = (ranks[..., 1] - ranks[..., 0]).mean(axis=2)
-    return _wilcoxon_rejects(diffs, a.alpha / a.tests)
+def _ranking(a: Assumptions, d: dict, effect: float, n: int, k: int) -> np.ndarray:
+    """Per judgment: the rank of B minus the rank of A."""
+    gap = ranking_gap(effect, a.positions, a.item_sd) if effect else 0.0
+    ranks = _ranked(gap, {"noise": d["noise"][:, :n, :k]})
+    return (ranks[..., 1] - ranks[..., 0]).astype(float)
 
 
-SIMULATE = {"pairwise": _pairwise, "ratings": _ratings, "ranking": _ranking}
+DRAWS = {"pairwise": lambda a, n, k, s, rng: _pairwise_draws(a, n, k, s, rng),
+         "ratings": lambda a, n, k, s, rng: _ratings_draws(a, n, k, s, rng),
+         "ranking": lambda a, n, k, s, rng: _ranking_draws(a, s, n, k, rng)}  # fmt: skip
+OUTCOMES = {"pairwise": _pairwise, "ratings": _ratings, "ranking": _ranking}
 
 
-def simulate(a: Assumptions, items: int, annotators: int, sims: int, seed: int) -> float:
-    """The share of ``sims`` simulated studies of this design whose test rejects at the corrected level.
+def items_test(a: Assumptions, y: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The report's test over items of ``y`` (sims x items x annotators): (rejects, rejects towards the first
+    system). Pairwise: the sign test of items won against items lost; else Wilcoxon of the per-item means."""
+    if a.style == "pairwise":
+        net = y.sum(axis=2)
+        won, lost = (net > 0).sum(axis=1), (net < 0).sum(axis=1)
+        region = _regions(y.shape[1], level)[won + lost]
+        up, down = (region >= 0) & (lost <= region), (region >= 0) & (won <= region)
+        return up | down, up
+    means = np.round(y.mean(axis=2), 9)
+    nonzero = (means != 0).any(axis=1)
+    rejects = np.zeros(len(means), dtype=bool)
+    if nonzero.any():
+        rejects[nonzero] = np.atleast_1d(wilcoxon(means[nonzero], axis=1).pvalue) <= level
+    return rejects, rejects & (means.mean(axis=1) > 0)
 
-    Design (items, annotators) draws from ``numpy.random.default_rng([seed, items, annotators])``,
-    in chunks bounding memory."""
-    rng = np.random.default_rng([seed, items, annotators])
-    chunk = max(1, 2_000_000 // max(1, items * annotators * max(a.positions, 1)))
-    rejected = 0
-    for done in range(0, sims, chunk):
-        rejected += int(SIMULATE[a.style](a, items, annotators, min(chunk, sims - done), rng).sum())
-    return rejected / sims
+
+def crossed_test(y: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Items and annotators both random (:func:`annols.analysis.item_tests.min_f_prime`)."""
+    p, mean = item_tests.min_f_prime(y)
+    rejects = p <= level  # nan (one annotator): never
+    return rejects, rejects & (mean > 0)
 
 
 def plan(a: Assumptions, items: tuple[int, ...] = ITEMS, annotators: tuple[int, ...] = ANNOTATORS,
          simulations: int = SIMULATIONS, seed: int = 0, cost_per_judgment: float | None = None) -> Plan:  # fmt: skip
-    """Power of every design of the grid."""
+    """Power and false-positive rate of every design of the grid, from ``numpy.random.default_rng(seed)``.
+
+    Power: the share of simulated studies at the effect whose test rejects towards the better system (the
+    items' test without annotator variance, the crossed test with it). False positives: the share of the same
+    studies without the effect whose items' test (the report's) rejects either way."""
     _check(a)
+    rng = np.random.default_rng(seed)
+    n_max, k_max = max(items), max(annotators)
+    level = a.alpha / a.tests
+    crossed = a.annotator_sd > 0
+    chunk = max(1, 2_000_000 // max(1, n_max * k_max * max(a.positions, 1)))
+    power = {(n, k): 0 for n in items for k in annotators}
+    wrong = dict(power)
+    for done in range(0, simulations, chunk):
+        draws = DRAWS[a.style](a, n_max, k_max, min(chunk, simulations - done), rng)
+        for n, k in power:
+            y = OUTCOMES[a.style](a, draws, a.effect, n, k)
+            power[n, k] += int((crossed_test(y, level) if crossed else items_test(a, y, level))[1].sum())
+            null = OUTCOMES[a.style](a, draws, 0.0, n, k)
+            wrong[n, k] += int(items_test(a, null, level)[0].sum())
+    margin = 3 * math.sqrt(level * (1 - level) / simulations)
     designs = []
-    for n in items:
-        for k in annotators:
-            power = simulate(a, n, k, simulations, seed)
-            error = math.sqrt(power * (1 - power) / simulations)
-            cost = None if cost_per_judgment is None else n * k * cost_per_judgment
-            designs.append(Design(n, k, n * k, cost, power, error))
+    for (n, k), hits in power.items():
+        share, false = hits / simulations, wrong[n, k] / simulations
+        cost = None if cost_per_judgment is None else n * k * cost_per_judgment
+        designs.append(Design(n, k, n * k, cost, share, math.sqrt(share * (1 - share) / simulations), false,
+                              false > level + margin))  # fmt: skip
     return Plan(a, simulations, seed, designs)
+
+
+def simulate(a: Assumptions, items: int, annotators: int, sims: int, seed: int) -> float:
+    """The power of one design alone (:func:`plan` of a one-design grid)."""
+    return plan(a, (items,), (annotators,), sims, seed).designs[0].power
 
 
 def _check(a: Assumptions) -> None:
@@ -393,13 +445,19 @@ def describe(a: Assumptions) -> list[str]:
     else:
         lines.append(f"{a.positions} candidates; item sd {a.item_sd:.3g} (latent utilities, noise sd 1).")
     lines.append(f"From: {a.source}." + "".join(f" {n}." for n in a.notes))
+    test = ("the crossed test, items and annotators both random (min F'), since annotators vary"
+            if a.annotator_sd > 0 else "the report's test over items")  # fmt: skip
+    lines.append(f"Power: rejections towards the better system by {test}. False positives: the report's test "
+                 "over items at effect 0 under the same variances; unsafe where they exceed the corrected level "
+                 "by more than 3 Monte Carlo errors (too few annotators for their variance): never recommended.")
     return lines
 
 
 def summary(result: Plan, currency: str = "") -> list[str]:
     best = result.cheapest
     if best is None:
-        return [f"No design of the grid reaches power {result.assumptions.power}: more items or a larger effect."]
+        return [f"No safe design of the grid reaches power {result.assumptions.power}: more items, more annotators "
+                "or a larger effect."]
     cost = f", cost {currency}{best.cost:,.2f}" if best.cost is not None else ""
     return [f"Cheapest design reaching power {result.assumptions.power}: {best.items} items x "
             f"{best.annotators} annotator(s) = {best.judgments} judgments{cost} "
@@ -407,5 +465,5 @@ def summary(result: Plan, currency: str = "") -> list[str]:
 
 
 def as_rows(result: Plan) -> list[list[Any]]:
-    return [[d.items, d.annotators, d.judgments, "" if d.cost is None else f"{d.cost:,.2f}", f"{d.power:.3f}"]
-            for d in result.designs]  # fmt: skip
+    return [[d.items, d.annotators, d.judgments, "" if d.cost is None else f"{d.cost:,.2f}", f"{d.power:.3f}",
+             f"{d.false_positives:.3f}", "unsafe" if d.unsafe else "safe"] for d in result.designs]  # fmt: skip

@@ -369,7 +369,8 @@ def results_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[
                 for row, a, s, o in zip(rows, frame["aspect"], frame["system"], frame["opponent"], strict=True)
             ]
             head = [escape(h) for h in header] + ["p (Holm)"]
-            caption = "Win / tie / loss of each pair of systems per aspect, with the sign test's p after correction."
+            caption = ("Win / tie / loss of each pair of systems per aspect, with the p of the sign test over items "
+                       "after correction.")
         else:
             frame = table.frame
             shown = [[escape(c) for c in row] + [_better_than(comparisons, str(a), str(s))]
@@ -486,7 +487,8 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
         text.append("The agreement of the rankings of an item is Kendall's W \\citep{kendall1939}.")
     tests = []
     if "pairwise_sign_test" in tables:
-        tests.append("an exact sign test of wins against losses, ties set aside \\citep{dixon1946}")
+        tests.append("an exact sign test over items of the items won against the items lost (an item's wins "
+                     "minus losses over its judgments), items even set aside \\citep{dixon1946}")
     if "ratings_paired_tests" in tables or "ranking_paired_tests" in tables:
         tests.append("the Wilcoxon signed-rank test over items of the per-item mean differences \\citep{wilcoxon1945}")
     if "best_worst_paired_tests" in tables:
@@ -514,6 +516,10 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
                         f"({escape(', '.join(sorted({str(m) for m in frame['measure']})))})"
                         + (" (for the Wilcoxon test through its asymptotic relative efficiency 3/$\\pi$ "
                            "\\citep{noether1955})" if wilcoxon else "") + ".")  # fmt: skip
+        elif (frame["detectable difference"] == float("inf")).any():  # too few units to be significant: say so
+            text.append("Following \\citet{card2020}, we computed the smallest difference each comparison could "
+                        "detect with 80\\% power at the corrected level: on this study's units no comparison could "
+                        "be significant at all.")  # fmt: skip
     if "reliability" in tables:
         rel = tables["reliability"].frame.dropna(subset=["split-half r"])
         if len(rel):

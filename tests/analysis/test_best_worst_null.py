@@ -11,42 +11,24 @@ did before) it rejects far more often, which the second test shows the simulatio
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import best_worst
+from annols.analysis import best_worst, simulate
 from annols.analysis.options import AnalysisOptions
 from annols.definition import design
 
-SYSTEMS = [f"S{i}" for i in range(5)]
+SYSTEMS = 5
 STUDIES = 120
 POOLS = 16
 LEVEL = 0.05
 
 
-def null_study(rng: np.random.Generator, quality_sd: float, tuples: list[tuple[int, ...]]) -> pd.DataFrame:
-    rows = []
-    uid = 0
-    for pool in range(POOLS):
-        quality = rng.normal(0, quality_sd, len(SYSTEMS))  # this pool's outputs; every system's mean is 0
-        for number, members in enumerate(tuples):
-            for annotator in rng.choice(12, 3, replace=False):
-                utility = quality[list(members)] + rng.normal(0, 1, len(members))
-                best, worst = int(np.argmax(utility)), int(np.argmin(utility))
-                uid += 1
-                for position, member in enumerate(members):
-                    value = 1 if position == best else -1 if position == worst else 0
-                    rows.append((uid, f"p{pool}t{number}", f"a{annotator}", "quality", SYSTEMS[member], value,
-                                 f"p{pool}"))  # fmt: skip
-    return pd.DataFrame(rows, columns=["uid", "task_key", "annotator", "aspect", "system", "value", best_worst.UNIT])
-
-
 def rejection_rate(unit_is_tuple: bool, seed: int) -> float:
     rng = np.random.default_rng(seed)
     options = AnalysisOptions(bootstrap=0)
-    tuples = design.tuples(len(SYSTEMS), 4, 8, seed=seed)  # each pool's design (which systems meet where)
+    tuples = design.tuples(SYSTEMS, 4, 8, seed=seed)  # each pool's design (which systems meet where)
     rejected = tested = 0
     for _ in range(STUDIES):
-        rows = null_study(rng, 1.0, tuples)
+        rows = simulate.best_worst_study(rng, POOLS, simulate.Spread(item=1.0), tuples)  # annols.analysis.simulate
         if unit_is_tuple:
             rows[best_worst.UNIT] = rows["task_key"]
         p = best_worst.paired_tests(rows, options)["p (Wilcoxon)"].dropna()

@@ -28,6 +28,37 @@ def brute_power(n: int, q: float, alpha: float) -> float:
     return sum(binom.pmf(k, n, q) for k in range(n + 1) if binomtest(k, n).pvalue <= alpha)
 
 
+def brute_items_power(decided: int, effect: float, tie_rate: float, per_item: int, alpha: float) -> float:
+    """The items' sign test on ``decided`` decided items, counted only when more items were won: each item's
+    outcome from every sequence of its ``per_item`` independent judgments, each count tested with binomtest."""
+    q = (1 + effect) / 2
+    chance = {1: (1 - tie_rate) * q, 0: tie_rate, -1: (1 - tie_rate) * (1 - q)}
+    won = lost = 0.0
+    for judged in itertools.product((1, 0, -1), repeat=per_item):
+        pmf = math.prod(chance[j] for j in judged)
+        won += pmf if sum(judged) > 0 else 0.0
+        lost += pmf if sum(judged) < 0 else 0.0
+    share = won / (won + lost)
+    return sum(binom.pmf(k, decided, share) for k in range(decided + 1)
+               if 2 * k > decided and binomtest(k, decided).pvalue <= alpha)  # fmt: skip
+
+
+def items_detectable_brute(decided: int, tie_rate: float, per_item: int, alpha: float) -> float:
+    return optimize.brentq(lambda e: brute_items_power(decided, e, tie_rate, per_item, alpha) - 0.8, 1e-9, 1.0,
+                           xtol=1e-9)  # fmt: skip
+
+
+@pytest.mark.parametrize(("decided", "tie_rate", "per_item", "alpha"), [(30, 0.2, 3, 0.025), (20, 0.0, 1, 0.05),
+                                                                        (40, 0.3, 2, 0.05)])  # fmt: skip
+def test_items_sign_test_power_and_detectable_are_the_brute_force_ones(decided: int, tie_rate: float,
+                                                                      per_item: int, alpha: float) -> None:  # fmt: skip
+    for effect in (0.0, 0.2, 0.5):
+        assert detectable.items_sign_test_power(decided, effect, tie_rate, per_item, alpha) == pytest.approx(
+            brute_items_power(decided, effect, tie_rate, per_item, alpha), abs=1e-12)  # fmt: skip
+    assert detectable.items_detectable(decided, tie_rate, per_item, alpha) == pytest.approx(
+        items_detectable_brute(decided, tie_rate, per_item, alpha), abs=1e-6)  # fmt: skip
+
+
 @pytest.mark.parametrize(("n", "alpha"), [(10, 0.05), (25, 0.05), (60, 0.025), (7, 0.05), (5, 0.05)])
 def test_sign_test_power_is_the_exact_binomial_power(n: int, alpha: float) -> None:
     for q in (0.5, 0.6, 0.75, 0.9, 1.0):
@@ -75,16 +106,17 @@ def test_a_difference_below_what_the_study_could_detect_is_inconclusive() -> Non
     study = small_difference()
     result = analyse(planted.PAIRWISE, study)
     row = result.row("detectable", aspect="More helpful")
-    wins = sum(1 for js in study.values() for j in js if j.aspect == "helpful" and j.winner == 1)  # type: ignore[union-attr]
-    losses = sum(1 for js in study.values() for j in js if j.aspect == "helpful" and j.winner == 0)  # type: ignore[union-attr]
+    judged = [(item, j.winner) for (item, _), js in study.items() for j in js if j.aspect == "helpful"]  # type: ignore[union-attr]
+    wins, losses = sum(w == 1 for _, w in judged), sum(w == 0 for _, w in judged)
+    nets = [sum((w == 1) - (w == 0) for i, w in judged if i == item) for item in range(30)]
     # "fair" is first in name order: a win is fair winning.
     assert (row["system"], row["opponent"]) == ("fair", "good")
-    assert row["units"] == wins + losses
+    assert row["units"] == sum(n != 0 for n in nets)  # the decided items
     assert row["difference"] == pytest.approx(100 * (wins - losses) / (wins + losses))
-    # Independent: the smallest q whose brute-force power reaches 0.8 at alpha / 2 (Holm across 2 aspects).
-    n = wins + losses
-    q = optimize.brentq(lambda x: brute_power(n, x, 0.025) - 0.8, 0.5, 1.0, xtol=1e-9)
-    assert row["detectable difference"] == pytest.approx(100 * (2 * q - 1), abs=1e-4)
+    # Independent: the smallest effect whose brute-force power reaches 0.8 at alpha / 2 (Holm across 2 aspects) on
+    # the decided items, three judgments per item at the observed tie rate.
+    x = items_detectable_brute(row["units"], 1 - (wins + losses) / len(judged), 3, 0.025)
+    assert row["detectable difference"] == pytest.approx(100 * x, abs=1e-4)
     assert row["p (corrected)"] >= 0.05
     assert abs(row["difference"]) < row["detectable difference"]
     assert row["conclusion"] == f"inconclusive at this size (could detect ≥ {row['detectable difference']:.4g} points)"

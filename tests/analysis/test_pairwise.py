@@ -56,32 +56,69 @@ def test_win_tie_loss_and_majority(study: planted.Study) -> None:
     assert result.row("pairwise_win_tie_loss", aspect="Safer", system="fair", opponent="poor")["tie %"] == 100
 
 
-def test_sign_test_sets_ties_aside_with_holm_across_the_pairs_of_an_aspect(study: planted.Study) -> None:
-    # Three systems: every pair's test of an aspect is one Holm family (issue 28: one family per question).
+def test_sign_test_counts_items_with_holm_across_the_pairs_of_an_aspect(study: planted.Study) -> None:
+    # The item is the unit; three systems: every pair's test of an aspect is one Holm family (one per question).
     result = analyse(planted.PAIRWISE, study)
-    counts: Counter[tuple[str, str, str, str]] = Counter()
-    for _, _, aspect, system, opponent, outcome in outcomes(study):
-        counts[(system, opponent, aspect, outcome)] += 1
+    nets: dict[tuple[str, str, str], Counter[int]] = {}
+    judged: Counter[tuple[str, str, str, str]] = Counter()
+    for item, _, aspect, system, opponent, outcome in outcomes(study):
+        nets.setdefault((system, opponent, aspect), Counter())[item] += {"win": 1, "tie": 0, "loss": -1}[outcome]
+        judged[(system, opponent, aspect, outcome)] += 1
     table = result.table("pairwise_sign_test")
     assert len(table) == 6
     for aspect in ASPECTS.values():
         expected = {}
         for system, opponent in planted.PAIRS:
             system, opponent = sorted((system, opponent))
-            w, lo, t = (counts[(system, opponent, aspect, o)] for o in ("win", "loss", "tie"))
+            net = nets[(system, opponent, aspect)]
+            won, lost = sum(1 for v in net.values() if v > 0), sum(1 for v in net.values() if v < 0)
             row = result.row("pairwise_sign_test", aspect=aspect, system=system, opponent=opponent)
-            assert (row["wins"], row["losses"], row["ties set aside"]) == (w, lo, t)
+            assert (row["items"], row["items won"], row["items lost"]) == (len(net), won, lost)
+            assert row["items even"] == len(net) - won - lost
+            w, lo, t = (judged[(system, opponent, aspect, o)] for o in ("win", "loss", "tie"))
+            assert (row["judgments"], row["ties"]) == (w + lo + t, t)
             if w + lo:
-                expected[(system, opponent)] = independent.sign_test_p(w, lo)
+                assert row["win - loss %"] == pytest.approx(100 * (w - lo) / (w + lo))
+                assert row["CI low %"] <= row["win - loss %"] <= row["CI high %"]
+            if won + lost:
+                expected[(system, opponent)] = independent.sign_test_p(won, lost)
                 assert row["p (sign test)"] == pytest.approx(expected[(system, opponent)], rel=1e-9)
-            else:  # every judgment a tie: nothing to test
+            else:  # every item even: nothing to test
                 assert row["p (sign test)"] != row["p (sign test)"] and row["p (Holm)"] != row["p (Holm)"]
         adjusted = dict(zip(expected, independent.holm(list(expected.values())), strict=True))
         for (system, opponent), p in adjusted.items():
             row = result.row("pairwise_sign_test", aspect=aspect, system=system, opponent=opponent)
             assert row["p (Holm)"] == pytest.approx(p, rel=1e-9)
     text = " ".join(result.section("Win / tie / loss").text)
-    assert "ties are set aside" in text
+    assert "the item is the unit" in text and "items even set aside" in text
+    assert "every pair of systems of an aspect" in text
+
+
+def agreeing_study(won: int, lost: int, annotators: int) -> planted.Study:
+    """Items on which every annotator agrees: the first system wins ``won`` of them and loses ``lost``."""
+    out: planted.Study = {}
+    for item in range(won + lost):
+        for annotator in planted.ANNOTATORS[:annotators]:
+            winner = 0 if item < won else 1
+            out[(item, annotator)] = [Preference("helpful", ("fair", "good"), "LR"[winner], winner),
+                                      Preference("safe", ("fair", "good"), "T", None)]  # fmt: skip
+    return out
+
+
+def test_agreeing_annotators_make_one_observation_of_an_item() -> None:
+    """Issue 28's planted study: 30 items, 3 annotators agreeing on each, 20 items won and 10 lost. The items say
+    20 against 10 (p = 0.099); the 60 against 30 judgments (p = 0.0021) counted each annotator as another item."""
+    result = analyse(planted.PAIRWISE, agreeing_study(20, 10, 3))
+    row = result.row("pairwise_sign_test", aspect="More helpful", system="fair", opponent="good")
+    assert (row["items won"], row["items lost"], row["judgments"]) == (20, 10, 90)
+    assert row["p (sign test)"] == pytest.approx(independent.sign_test_p(20, 10), rel=1e-9)
+    assert round(row["p (sign test)"], 3) == 0.099 and round(independent.sign_test_p(60, 30), 4) == 0.0021
+    assert row["p (Holm)"] >= 0.05  # the only aspect with a decided item
+    assert analyse(planted.PAIRWISE, agreeing_study(20, 10, 1)).row(
+        "pairwise_sign_test", aspect="More helpful", system="fair", opponent="good")["p (sign test)"] == row[
+        "p (sign test)"]  # fmt: skip
+    conclusion = result.row("detectable", aspect="More helpful", system="fair", opponent="good")["conclusion"]
+    assert conclusion.startswith("inconclusive at this size")
 
 
 def test_bootstrap_intervals_resample_items(study: planted.Study) -> None:

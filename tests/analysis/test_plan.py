@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from pathlib import Path
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 from scipy.stats import binom, binomtest, norm
 
 from annols import protocols
-from annols.analysis import plan
+from annols.analysis import detectable, item_tests, plan
 from annols.cli import main
 from annols.report import ReportOptions, read_judgments
 from annols.report.sources import read_study, resolve
@@ -22,26 +23,34 @@ from annols.report.style import StyleCollector
 from tests.report import study
 
 
-def brute_sign_power(judgments: int, effect: float, tie_rate: float, alpha: float) -> float:
-    """Every count of decided judgments and of wins, each tested with scipy's binomtest."""
+def brute_sign_power(items: int, annotators: int, effect: float, tie_rate: float, alpha: float) -> float:
+    """Every item outcome of every judgment sequence, then every count of decided items and of items won, each
+    tested with scipy's binomtest and counted only when more items were won (the effect's direction)."""
     q = (1 + effect) / 2
+    chance = {1: (1 - tie_rate) * q, 0: tie_rate, -1: (1 - tie_rate) * (1 - q)}
+    won = lost = 0.0
+    for judged in itertools.product((1, 0, -1), repeat=annotators):
+        pmf = math.prod(chance[j] for j in judged)
+        won += pmf if sum(judged) > 0 else 0.0
+        lost += pmf if sum(judged) < 0 else 0.0
     total = 0.0
-    for d in range(judgments + 1):
-        rejected = sum(binom.pmf(k, d, q) for k in range(d + 1) if binomtest(k, d).pvalue <= alpha) if d else 0.0
-        total += binom.pmf(d, judgments, 1 - tie_rate) * rejected
+    for d in range(1, items + 1):
+        rejected = sum(binom.pmf(k, d, won / (won + lost)) for k in range(d + 1)
+                       if k * 2 > d and binomtest(k, d).pvalue <= alpha)  # fmt: skip
+        total += binom.pmf(d, items, won + lost) * rejected
     return total
 
 
 @pytest.mark.parametrize(("items", "annotators", "effect", "tie_rate", "tests"),
-                         [(20, 2, 0.3, 0.2, 1), (30, 1, 0.5, 0.0, 2), (15, 3, 0.2, 0.4, 3)])  # fmt: skip
-def test_pairwise_without_annotator_variance_is_the_exact_sign_test_power(
+                         [(20, 2, 0.3, 0.2, 1), (30, 1, 0.5, 0.0, 2), (15, 3, 0.4, 0.4, 3)])  # fmt: skip
+def test_pairwise_without_annotator_variance_is_the_exact_power_of_the_items_sign_test(
     items: int, annotators: int, effect: float, tie_rate: float, tests: int
 ) -> None:
     a = plan.Assumptions("pairwise", effect, tie_rate=tie_rate, tests=tests)
     sims = 4000
     simulated = plan.simulate(a, items, annotators, sims, seed=7)
-    exact = brute_sign_power(items * annotators, effect, tie_rate, 0.05 / tests)
-    assert plan.exact_pairwise_power(items * annotators, effect, tie_rate, 0.05 / tests) == pytest.approx(exact)
+    exact = brute_sign_power(items, annotators, effect, tie_rate, 0.05 / tests)
+    assert plan.exact_pairwise_power(items, annotators, effect, tie_rate, 0.05 / tests) == pytest.approx(exact)
     error = math.sqrt(exact * (1 - exact) / sims)
     assert abs(simulated - exact) < 4 * error  # within Monte Carlo error (4 standard errors)
     assert 0.05 < exact < 0.95  # a design where the check can fail
@@ -112,13 +121,16 @@ def test_cli_plan_prints_the_grid_and_the_cheapest(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["plan", "pairwise-aspects", *args, "--cost-per-judgment", "0.5"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    header = lines.index("items\tannotators\tjudgments\tcost\tpower")
+    header = lines.index("items\tannotators\tjudgments\tcost\tpower\tfalse positives\tsafe")
     rows = [line.split("\t") for line in lines[header + 1 : header + 5]]
     assert [r[:4] for r in rows] == [["30", "1", "30", "15.00"], ["30", "3", "90", "45.00"],
                                      ["60", "1", "60", "30.00"], ["60", "3", "180", "90.00"]]  # fmt: skip
     a = plan.override(plan.assumptions(protocols.load("pairwise-aspects")), effect=0.4)
     assert a.tests == 3  # Holm across the protocol's three aspects
-    assert [float(r[4]) for r in rows] == [plan.simulate(a, int(r[0]), int(r[1]), 200, 0) for r in rows]
+    # The grid's designs share their simulated studies (common random numbers): the same as the library's grid.
+    designs = plan.plan(a, (30, 60), (1, 3), 200, 0).designs
+    assert [(float(r[4]), float(r[5]), r[6]) for r in rows] == [
+        (round(d.power, 3), round(d.false_positives, 3), "unsafe" if d.unsafe else "safe") for d in designs]
     assert lines[-1].startswith("Cheapest design reaching power 0.8: ") or lines[-1].startswith("No design")
 
 
@@ -162,3 +174,57 @@ def preferences(pull: Path, definition: Any) -> list[tuple[str, str, str, str]]:
     frame = frame[(frame["kind"] == "preference") & (frame["system"] != frame["opponent"])]
     return [(str(q), str(s), str(o), str(v)) for q, s, o, v in
             zip(frame["question"], frame["system"], frame["opponent"], frame["value"], strict=True)]  # fmt: skip
+
+
+def test_annotators_taste_alone_has_no_power_and_every_design_is_unsafe() -> None:
+    """Issue 28: with no effect (0.001) and one annotator's taste (sd 1), the items' test rejects for the
+    annotator's bias, either way; that was the old plan's "power" (0.81 at 400 x 1)."""
+    result = CliRunner().invoke(main, ["plan", "pairwise-aspects", "--effect", "0.001", "--annotator-sd", "1",
+                                       "--item-sd", "0"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = lines.index("items\tannotators\tjudgments\tcost\tpower\tfalse positives\tsafe")
+    rows = [line.split("\t") for line in lines[header + 1 : header + 1 + len(plan.ITEMS) * len(plan.ANNOTATORS)]]
+    assert max(float(r[4]) for r in rows) <= 0.05 / 2  # a calibrated test's share in one direction at most
+    assert {r[6] for r in rows} == {"unsafe"}
+    assert float(next(r for r in rows if r[:2] == ["400", "1"])[5]) > 0.5  # the items' test: the annotator's taste
+    assert lines[-1].startswith("No safe design")
+
+
+@pytest.mark.parametrize("style", plan.STYLES)
+def test_power_never_falls_with_more_items_or_annotators_on_the_default_grid(style: str) -> None:
+    defaults: dict[str, Any] = dict(plan.DEFAULTS[style])
+    a = plan.Assumptions(style, positions=4 if style == "ranking" else 2, **defaults)
+    power = plan.plan(a, simulations=300, seed=1).table().pivot(index="items", columns="annotators", values="power")
+    assert (power.diff(axis=0).iloc[1:] >= 0).all().all(), power
+    assert (power.diff(axis=1).iloc[:, 1:] >= 0).all().all(), power
+    assert power.iloc[-1, -1] > power.iloc[0, 0]  # a grid where the check can fail
+
+
+def detectable_of(items: int, annotators: int, tie_rate: float, seed: int) -> tuple[float, int, float]:
+    """The report's "could detect >= X" (as a share), its decided items and its tie rate for a study of this design
+    (one aspect, independent judgments, no effect)."""
+    rng = random.Random(seed)
+    rows = []
+    for item in range(items):
+        outcomes = ["tie" if rng.random() < tie_rate else rng.choice(("win", "loss")) for _ in range(annotators)]
+        rows += [(0, f"i{item}", f"a{k}", "quality", "A", "B", o) for k, o in enumerate(outcomes)]
+    frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", "aspect", "system", "opponent", "outcome"])
+    tests = item_tests.sign_test(frame)
+    row = detectable.pairwise_table(tests).iloc[0]
+    return row["detectable difference"] / 100, int(row["units"]), tests["ties"][0] / tests["judgments"][0]
+
+
+def test_plan_power_at_the_reports_detectable_difference_is_the_target() -> None:
+    # Three annotators, no ties: every item is decided, so the report's and plan's designs are the same.
+    x, decided, _ = detectable_of(60, 3, 0.0, seed=1)
+    assert decided == 60
+    a = plan.Assumptions("pairwise", x)
+    assert plan.exact_pairwise_power(60, 3, x, 0.0, 0.05) == pytest.approx(0.8, abs=1e-6)
+    sims = 4000
+    assert plan.simulate(a, 60, 3, sims, seed=2) == pytest.approx(0.8, abs=4 * math.sqrt(0.16 / sims))
+    # With ties the report counts the items it saw decided, plan draws how many are: about the same.
+    x, decided, tie_rate = detectable_of(50, 3, 0.3, seed=3)
+    assert decided < 50
+    tied = plan.Assumptions("pairwise", x, tie_rate=tie_rate)
+    assert plan.simulate(tied, 50, 3, sims, seed=4) == pytest.approx(0.8, abs=0.05)

@@ -101,12 +101,15 @@ def test_a_number_of_each_style_from_the_truth(report: tuple[str, Path]) -> None
     style, out = report
     items, annotators = range(own_study.ITEMS), own_study.ANNOTATORS
     if style == "pairwise":
-        picks = [own_study.pairwise_truth(i, a)["helpful"] for i in items for a in annotators
-                 if set(own_study.pairwise_systems(i)) == {"strong", "weak"}]  # fmt: skip
+        compared = [i for i in items if set(own_study.pairwise_systems(i)) == {"strong", "weak"}]
+        picks = {i: [own_study.pairwise_truth(i, a)["helpful"] for a in annotators] for i in compared}
+        nets = [p.count("strong") - p.count("weak") for p in picks.values()]
         row = next(r for r in table(out, "pairwise_sign_test")
                    if r["aspect"] == "Which response is more helpful?" and r["system"] == "strong")  # fmt: skip
-        assert (row["opponent"], int(row["wins"]), int(row["losses"]), int(row["ties set aside"])) == (
-            "weak", picks.count("strong"), picks.count("weak"), picks.count("tie"))  # fmt: skip
+        assert (row["opponent"], int(row["items won"]), int(row["items lost"]), int(row["items"])) == (
+            "weak", sum(n > 0 for n in nets), sum(n < 0 for n in nets), len(nets))  # fmt: skip
+        all_picks = [x for p in picks.values() for x in p]
+        assert (int(row["judgments"]), int(row["ties"])) == (len(all_picks), all_picks.count("tie"))
     elif style == "ranking":
         ranks = [own_study.ranking_truth(i, a)["quality"]["strong"] for i in items for a in annotators]
         row = next(r for r in table(out, "ranking_mean_rank_intervals")
