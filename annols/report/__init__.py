@@ -109,7 +109,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     protocol = _collector(definition, options)
     violations = ViolationCollector(definition)
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
-    beside = JudgeCollector(definition, judge_set, epsilon) if judge_set else None
+    beside = JudgeCollector(definition, judge_set, epsilon, options) if judge_set else None
     adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
     # Annotator models: on the style's table, or on one of their own beside a protocol's collector.
     modelled: StyleCollector | None = None
