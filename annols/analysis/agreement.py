@@ -4,6 +4,11 @@ Every style's agreement table is built from the same two numbers per group of un
 Fleiss' kappa over the units with the most common number of ratings (it needs the same
 number per unit) and Krippendorff's alpha over every unit with two or more. Where neither
 can be computed, :func:`why_not` gives the sentence the report shows instead.
+
+By the scale (``docs/statistics.md``, "Agreement"): :func:`weighted_kappa` (Cohen 1968, weights
+from the values), :func:`each_against_the_rest` (each annotator's answers paired with the
+others' on the same units) and :func:`system_agreement` (annotators' system scores correlated
+pair by pair) serve every style's tables and the judges' section.
 """
 
 from __future__ import annotations
@@ -178,12 +183,11 @@ def pair_alpha(x: np.ndarray, y: np.ndarray, level: str) -> float:
     if level == "interval":
         pairs = np.arange(len(x))
         return interval_alpha(np.concatenate([pairs, pairs]), np.concatenate([x, y]).astype(float))
-    values = sorted(set(x) | set(y), key=float if level in NUMERIC_LEVELS else str)
-    index = {v: k for k, v in enumerate(values)}
+    codes, values = pd.factorize(np.concatenate([x, y]), sort=True)  # sorted: numbers in their order
     counts = np.zeros((len(x), len(values)), dtype=np.int64)
     rows = np.arange(len(x))
-    np.add.at(counts, (rows, np.array([index[v] for v in x], dtype=np.int64)), 1)
-    np.add.at(counts, (rows, np.array([index[v] for v in y], dtype=np.int64)), 1)
+    np.add.at(counts, (rows, codes[: len(x)]), 1)
+    np.add.at(counts, (rows, codes[len(x) :]), 1)
     domain = [float(v) for v in values] if level in NUMERIC_LEVELS else None
     return stats.krippendorff_alpha(counts, level, domain)
 
