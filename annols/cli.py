@@ -898,7 +898,8 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
 )
 @click.option(
     "--rating-tolerance", type=click.FloatRange(min=0), default=0.0, show_default=True,
-    help="A rating this close to the gold rating counts as a match.",
+    help="A rating this close to the gold rating counts as a match; a judge's rating this close to a human's "
+         "is no disagreement.",
 )  # fmt: skip
 @click.option(
     "--min-gold-accuracy", type=click.FloatRange(0, 1), help="Flag annotators whose gold accuracy is below this."
@@ -919,7 +920,8 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
     type=click.FloatRange(0, 1),
     default=0.2,
     show_default=True,
-    help="The alternative annotator test's margin (0.2 crowd-workers, 0.15 skilled, 0.1 experts).",
+    help="The alternative annotator test's margin; its authors advise 0.2 for experts, 0.15 for skilled "
+         "annotators, 0.1 for crowd-workers.",
 )
 @click.option(
     "--adjudicated", multiple=True, type=click.Path(exists=True, path_type=Path),

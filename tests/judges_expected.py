@@ -85,7 +85,7 @@ def _pair_numbers(one: dict[Any, Any], two: dict[Any, Any], is_numeric: bool) ->
     common = sorted(set(one) & set(two), key=str)
     pairs = [(one[u], two[u]) for u in common]
     agree = 100 * sum(a == b for a, b in pairs) / len(pairs)
-    kappa = math.nan if is_numeric else formulas.cohens_kappa(pairs)
+    kappa = formulas.weighted_kappa(pairs) if is_numeric else formulas.cohens_kappa(pairs)
     values = sorted({v for p in pairs for v in p}, key=str if not is_numeric else float)
     if len(values) < 2:
         alpha = math.nan

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import rankdata, spearmanr
 
-from annols.analysis import bootstrap, detectable
+from annols.analysis import agreement, bootstrap, detectable
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Estimates, Figure, Finding, Table, cell_text, intervals, percent
@@ -280,4 +280,30 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
             "(Spearman-Brown) when rho is positive; a rho of zero or below is left uncorrected and called "
             "unreliable. A tuple answered once goes to one half.",
         ], [Table("best_worst_split_half", "Split-half reliability per aspect", reliability)]),
+        agreement_finding(rows, aspects),
     ]  # fmt: skip
+
+
+def agreement_finding(rows: pd.DataFrame, aspects: list[str]) -> Finding:
+    """Each annotator against the others (a unit: a tuple; the answer: the candidate picked as best, as worst;
+    nominal), and whether the annotators order the systems alike (each annotator's own counting scores)."""
+    each, on_systems = [], []
+    for aspect in aspects:
+        part = rows[rows["aspect"] == aspect]
+        for code, pick in ((1, "best"), (-1, "worst")):
+            chosen = part[part["value"] == code]
+            answers = pd.DataFrame({"unit": chosen["task_key"].astype(str),
+                                    "annotator": chosen["annotator"].astype(str),
+                                    "value": chosen["system"].astype(str)})  # fmt: skip
+            each += [[aspect, pick, *r] for r in agreement.each_against_the_rest(answers, "nominal")]
+        by_annotator = part.groupby("annotator", sort=True, observed=True)
+        mine = {str(a): scores(g).set_index("system")["score %"] for a, g in by_annotator}
+        on_systems.append([aspect, *agreement.system_agreement(pd.DataFrame(mine).T)])
+    text = ["Agreement: a unit is a tuple, the answer the candidate picked as best (or as worst)."]
+    return Finding("Best-worst agreement", text, [
+        Table("best_worst_agreement_annotators", "Each annotator against the others, per aspect and pick",
+              pd.DataFrame(each, columns=["aspect", "pick", *agreement.EACH_COLUMNS]), agreement.EACH_NOTE),
+        Table("best_worst_system_agreement", "Do the annotators order the candidates alike?",
+              pd.DataFrame(on_systems, columns=["aspect", *agreement.SYSTEM_COLUMNS]),
+              agreement.SYSTEM_NOTE.replace("system", "candidate")),
+    ])  # fmt: skip

@@ -11,11 +11,16 @@ aspect (the rank or rating: numbers); sentences: an item's row, on the special c
 (``-`` for none) and on each column; a task-level choice question: the item (several
 codes joined by ``+``). Spans are compared as sets of (control, label, start, end) per item.
 
-- **Agreement** per question: every pair of humans, the judge with each human, and the
-  judge with the human majority: share of equal answers, Cohen's kappa (codes) and
-  Krippendorff's alpha (nominal for codes, ordinal for ranks and ratings). The human
-  majority of a unit is the code more than half its annotators gave (units without one
-  are left out), for numbers the median (the lower middle value when even).
+- **Agreement** per question, by its level of measurement: every pair of humans, the judge
+  with each human, and the judge with the human majority: share of equal answers, Cohen's
+  kappa (codes; quadratic-weighted for ranks and ratings, weights from the values'
+  distances) and Krippendorff's alpha (nominal for codes, ordinal for ranks and ratings,
+  with interval alpha beside it). The human majority of a unit is the code more than half
+  its annotators gave (units without one are left out), for numbers the median (the lower
+  middle value when even).
+- **Correlations and bias** per question of numbers: the judge's answer against the
+  humans' mean on each unit, Pearson, Spearman and Kendall tau-b (scipy), and the mean bias
+  (judge - humans' mean) with a 95% percentile bootstrap interval resampling items.
 - **Alternative annotator test** (Calderon, Reichart & Dror 2025), with three or more
   annotators: for each annotator j, on the units j answered with at least one other
   annotator and the judge, the judge and j are each scored against the others: the share
@@ -28,14 +33,18 @@ codes joined by ``+``). Spans are compared as sets of (control, label, start, en
   d < epsilon, else 1. The annotators' p-values are corrected by Benjamini-Yekutieli
   (statsmodels, q = 0.05) as in the paper; the winning rate omega is the share of
   annotators whose H0 is rejected, and the judge passes (may replace an annotator) when
-  omega >= 0.5. rho (average advantage probability) is the mean of rho_f.
+  omega >= 0.5. rho (average advantage probability) is the mean of rho_f. Pooled over the
+  questions (a judge with two or more): each question's unit is one instance, as the
+  authors' SummEval data has one instance per summary and aspect; per annotator one t-test
+  over the instances of every question, then the same correction and verdict.
 - **Systems**: the style's system-level score by the humans (pooled) and by each judge:
   pairwise the win rate (ties count half), ranking the mean rank, ratings the mean rating,
   spans the spans per item (of each system's items), sentences the % of rows with a code
   in each column (fewer is better for the last two, as for ranks);
-  Kendall's tau-b between the two (:func:`scipy.stats.kendalltau`), and whether the order is the same
-  (systems with equal scores are tied in it).
-- **Disagreements**: units where the judge's answer equals no human's.
+  Kendall's tau-b, Pearson's r and Spearman's rho between the two (scipy), and whether the order
+  is the same (systems with equal scores are tied in it).
+- **Disagreements**: units where the judge's answer equals no human's, a rating within the
+  tolerance of a human's excepted; named by the input record's id and the task key.
 - **Spans**: exact F1 (2 x matching spans / spans of both, summed over items) of the judge
   against each human and against the majority spans (marked by more than half the humans).
 """
@@ -46,7 +55,7 @@ import itertools
 import math
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,12 +63,14 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import best_worst, stats
+from annols.analysis import agreement as agreement_lib
+from annols.analysis import best_worst, bootstrap
 from annols.analysis.naming import natural_systems
+from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Finding, Table, percent
 from annols.formats.answers import is_judge
 
-EPSILON = 0.2  # the paper's value for crowd-workers (0.15 skilled annotators, 0.1 experts)
+EPSILON = 0.2  # the authors' value for experts, used on SummEval (0.15 skilled annotators, 0.1 crowd-workers)
 ALPHA = 0.05
 MAJORITY = "human majority"
 NONE = "-"
@@ -104,26 +115,18 @@ def majority(values: Sequence[Any], numeric: bool) -> Any:
 
 
 def _pair(a: pd.Series, b: pd.Series, numeric: bool) -> list[Any]:
-    """[units, agreement %, Cohen kappa, Krippendorff alpha] of two raters' answers by unit."""
+    """[units, agreement %, Cohen kappa, Krippendorff alpha, alpha (interval)] of two raters' answers by unit:
+    for numbers the kappa is quadratic-weighted and alpha ordinal, with interval alpha beside it."""
     both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
     n = len(both)
     if not n:
-        return [0, np.nan, np.nan, np.nan]
-    agree = float(percent((both["a"] == both["b"]).sum(), n))
-    categories = sorted(set(both["a"]) | set(both["b"]))
-    index = {c: i for i, c in enumerate(categories)}
-    counts = np.zeros((n, len(categories)), dtype=np.int64)
-    rows = np.arange(n)
-    np.add.at(counts, (rows, both["a"].map(index).to_numpy()), 1)
-    np.add.at(counts, (rows, both["b"].map(index).to_numpy()), 1)
-    kappa = np.nan
-    if not numeric:
-        table = np.zeros((len(categories), len(categories)))
-        np.add.at(table, (both["a"].map(index).to_numpy(), both["b"].map(index).to_numpy()), 1)
-        kappa = stats.cohens_kappa(table)
+        return [0, np.nan, np.nan, np.nan, np.nan]
+    x, y = both["a"].to_numpy(), both["b"].to_numpy()
+    agree = float(percent((x == y).sum(), n))
     level = "ordinal" if numeric else "nominal"
-    alpha = stats.krippendorff_alpha(counts, level, categories if numeric else None)
-    return [n, agree, kappa, alpha]
+    found = [agreement_lib.cohen_or_weighted(x, y, level), agreement_lib.pair_alpha(x, y, level)]
+    interval = agreement_lib.pair_alpha(x, y, "interval") if numeric else np.nan
+    return [n, agree, *found, interval]
 
 
 def _by_unit(part: pd.DataFrame, who: str) -> pd.Series:
@@ -151,8 +154,12 @@ def agreement(table: pd.DataFrame, judges: Sequence[str]) -> Table:
             for a in names:
                 rows.append([question, judge, a, *_pair(mine, _by_unit(part, a), numeric)])
             rows.append([question, judge, MAJORITY, *_pair(mine, best, numeric)])
-    columns = ["question", "rater 1", "rater 2", "units", "agreement %", "Cohen kappa", "Krippendorff alpha"]
-    note = "Cohen's kappa for codes; Krippendorff's alpha nominal for codes, ordinal for ranks and ratings."
+    columns = ["question", "rater 1", "rater 2", "units", "agreement %", "Cohen kappa", "Krippendorff alpha",
+               "alpha (interval)"]  # fmt: skip
+    note = ("By the question's level of measurement: codes get Cohen's kappa and nominal alpha; ranks and ratings "
+            "get quadratic-weighted Cohen's kappa (weights from the values' distances), ordinal alpha and, beside "
+            "it, interval alpha (the level SummEval reports). A judge that ranks like the humans but is offset "
+            "scores low here: see the correlations and the bias below.")
     return Table("judges_agreement", "Agreement: humans with each other, each judge with each human and "
                  "with the human majority", pd.DataFrame(rows, columns=columns), note)  # fmt: skip
 
@@ -222,8 +229,9 @@ Scores = dict[str, tuple[np.ndarray, np.ndarray]]  # annotator -> (the judge's, 
 
 
 def alt_tests(table: pd.DataFrame, judges: Sequence[str], epsilon: float,
-              span_scores: dict[str, Scores] | None = None) -> tuple[Table, Table]:  # fmt: skip
-    rows, summary = [], []
+              span_scores: dict[str, Scores] | None = None) -> tuple[Table, Table, Table]:  # fmt: skip
+    """The per-annotator and summary tables per judge and question, and the test pooled over the questions."""
+    rows, summary, pooled = [], [], []
     groups: list[tuple[str, str, dict[str, tuple[np.ndarray, np.ndarray]]]] = []
     for question, part in table.groupby("question", sort=False):
         humans = part[~part["annotator"].map(is_judge).astype(bool)]["annotator"].nunique()
@@ -239,14 +247,81 @@ def alt_tests(table: pd.DataFrame, judges: Sequence[str], epsilon: float,
         rows += [[judge, question, *r] for r in found]
         if total:
             summary.append([judge, question, *total])
+    for judge in judges:
+        mine = [(q, scores) for j, q, scores in groups if j == judge and scores]
+        if len(mine) < 2:
+            continue
+        _, total = alt_test(pool([scores for _, scores in mine]), epsilon)
+        if total:
+            pooled.append([judge, len(mine), ", ".join(q for q, _ in mine), *total])
     note = (
-        f"epsilon = {epsilon} (the cost-benefit margin: 0.2 crowd-workers, 0.15 skilled annotators, 0.1 experts);"
-        f" Benjamini-Yekutieli over the annotators at q = {ALPHA}. Needs three or more annotators."
+        f"epsilon = {epsilon}, the cost-benefit margin; the authors' guidance (Calderon et al. 2025): 0.2 for "
+        f"experts, 0.15 for skilled annotators, 0.1 for crowd-workers, smaller when the annotators agree little. "
+        f"Benjamini-Yekutieli over the annotators at q = {ALPHA}. Needs three or more annotators."
     )
+    pooled_note = ("Each question's unit is one instance of a single test, as the authors do for SummEval's four "
+                   "aspects (an instance is a summary and an aspect): per annotator, the instances of every "
+                   "question they answered, one t-test; Benjamini-Yekutieli over the annotators. " + note)
     return (Table("judges_alt_test", "Alternative annotator test, per annotator", pd.DataFrame(rows,
                   columns=ALT_COLUMNS), note),
             Table("judges_alt_test_summary", "Alternative annotator test: can the judge replace an annotator?",
-                  pd.DataFrame(summary, columns=SUMMARY_COLUMNS), note))  # fmt: skip
+                  pd.DataFrame(summary, columns=SUMMARY_COLUMNS), note),
+            Table("judges_alt_test_pooled", "Alternative annotator test pooled over the questions",
+                  pd.DataFrame(pooled, columns=POOLED_COLUMNS), pooled_note))  # fmt: skip
+
+
+POOLED_COLUMNS = ["judge", "questions", "pooled", *SUMMARY_COLUMNS[2:]]
+
+
+def pool(groups: Sequence[Scores]) -> Scores:
+    """Each annotator's scores over several questions, one after the other: one instance per question's unit."""
+    out: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for scores in groups:
+        for who, (f, h) in scores.items():
+            mine = out.setdefault(who, ([], []))
+            mine[0].append(f)
+            mine[1].append(h)
+    return {who: (np.concatenate(f), np.concatenate(h)) for who, (f, h) in out.items()}
+
+
+# --- correlations and bias -------------------------------------------------------------------
+
+CORRELATION_COLUMNS = ["judge", "question", "units", "items", "Pearson r", "Spearman rho", "Kendall tau",
+                       "mean bias", "bias CI low", "bias CI high"]  # fmt: skip
+
+
+def correlations(table: pd.DataFrame, judges: Sequence[str], options: AnalysisOptions) -> Table:
+    """Per judge and question of numbers: the judge's answer against the humans' mean answer on each unit
+    (Pearson, Spearman, Kendall tau-b from scipy), and the mean bias (judge - humans' mean) with its 95%
+    percentile bootstrap interval resampling items (each item's units together)."""
+    rows = []
+    numbers = table[table["numeric"].astype(bool)]
+    for n, (question, part) in enumerate(numbers.groupby("question", sort=False)):
+        humans = part[~part["annotator"].map(is_judge).astype(bool)]
+        mean = humans.groupby("unit")["value"].agg(lambda v: float(np.mean(v.astype(float))))
+        item_of = humans.groupby("unit")["task_key"].first()
+        for k, judge in enumerate(judges):
+            mine = _by_unit(part, judge).astype(float)
+            both = pd.concat([mine.rename("judge"), mean.rename("humans"), item_of.rename("item")], axis=1,
+                             join="inner")  # fmt: skip
+            if not len(both):
+                continue
+            diff = both["judge"] - both["humans"]
+            per_item = diff.groupby(both["item"], sort=True).agg(["sum", "size"]).to_numpy(dtype=float)
+            rng = np.random.default_rng([options.seed, n, k])
+            low, high = bootstrap.ratio(per_item, options.bootstrap, rng)
+            rows.append([judge, question, len(both), len(per_item),
+                         *(agreement_lib.correlation(both["judge"], both["humans"], m) for m in METHODS),
+                         float(diff.mean()), low, high])  # fmt: skip
+    note = ("A unit is an item's system (a rank or rating); the humans' answer is their mean on it. Correlation "
+            "says whether the judge orders the units as the humans do, the bias how far above (+) or below (-) "
+            "their mean it answers on average: a judge one point lower on every unit has r = 1 and bias -1. "
+            "95% bias interval: percentile bootstrap over items.")
+    return Table("judges_correlation", "Judges against the humans' mean: correlations and bias",
+                 pd.DataFrame(rows, columns=CORRELATION_COLUMNS), note)  # fmt: skip
+
+
+METHODS = ("pearson", "spearman", "kendall")
 
 
 # --- systems ---------------------------------------------------------------------------------
@@ -329,15 +404,19 @@ def systems(frame: pd.DataFrame, judges: Sequence[str], judged: pd.DataFrame | N
                     tau = float(scipy_stats.kendalltau(both["humans"], both[j]).statistic)
             measure = str(part["measure"].iloc[0])
             human_order, judge_order = _order(both, "humans", measure), _order(both, j, measure)
-            order_rows.append([j, question, len(both), human_order, judge_order, human_order == judge_order, tau])
-    columns = ["judge", "question", "systems", "order by humans", "order by judge", "same order", "Kendall tau"]
+            r = [agreement_lib.correlation(both["humans"], both[j], m) for m in METHODS[:2]]
+            order_rows.append([j, question, len(both), human_order, judge_order, human_order == judge_order, tau,
+                               *r])  # fmt: skip
+    columns = ["judge", "question", "systems", "order by humans", "order by judge", "same order", "Kendall tau",
+               "Pearson r", "Spearman rho"]  # fmt: skip
     return (
         Table("judges_systems", "System-level results by the humans and by each judge", side),
         Table(
             "judges_system_order",
             "Do the judges order the systems as the humans do?",
             pd.DataFrame(order_rows, columns=columns),
-            "Kendall's tau-b over the systems (scipy); '=' joins systems with equal scores.",
+            "System-level correlation: Kendall's tau-b, Pearson's r and Spearman's rho over the systems' scores "
+            "(scipy); '=' joins systems with equal scores.",
         ),
     )
 
@@ -359,24 +438,33 @@ def _order(part: pd.DataFrame, column: str, measure: str) -> str:
 # --- disagreements ---------------------------------------------------------------------------
 
 
-def disagreements(table: pd.DataFrame, judges: Sequence[str]) -> Table:
+def disagreements(table: pd.DataFrame, judges: Sequence[str], tolerance: float = 0.0, rated: Collection[str] = (),
+                  record_ids: dict[str, str] | None = None) -> Table:  # fmt: skip
+    """Units where the judge's answer equals no human's; a rating within ``tolerance`` of a human's is no
+    disagreement (``rated``: the questions of ratings; ranks and codes must be equal). Each row names the
+    input record's id (``record_ids``: task key -> id, "" where the record has none) beside the task key."""
     rows = []
     humans = table[~table["annotator"].map(is_judge).astype(bool)]
     given = {(q, u): g for (q, u), g in humans.groupby(["question", "unit"], sort=True)}
+    ids = record_ids or {}
     for judge in judges:
         mine = table[table["annotator"] == judge]
         for r in mine.itertuples(index=False):
             theirs = given.get((r.question, r.unit))
             if theirs is None or r.value in set(theirs["value"]):
                 continue
+            if str(r.question) in rated and tolerance and min(abs(float(r.value) - float(v)) for v in theirs["value"]) \
+                    <= tolerance + 1e-9:  # fmt: skip
+                continue
             said = "; ".join(f"{a}: {_shown(v)}" for a, v in sorted(zip(theirs["annotator"], theirs["value"],
                                                                           strict=True)))  # fmt: skip
-            rows.append([judge, r.question, r.task_key, r.about, _shown(r.value), said])
-    columns = ["judge", "question", "task_key", "about", "judge's answer", "humans' answers"]
+            rows.append([judge, r.question, ids.get(str(r.task_key), ""), r.task_key, r.about, _shown(r.value), said])
+    columns = ["judge", "question", "record id", "task_key", "about", "judge's answer", "humans' answers"]
     frame = pd.DataFrame(rows, columns=columns).sort_values(["judge", "question", "task_key", "about"], kind="stable")
-    return Table(
-        "judges_disagreements", "Where a judge disagrees with every human", frame.reset_index(drop=True), shown=50
-    )
+    note = (f"A rating within {tolerance:g} of some human's (report --rating-tolerance) is not a disagreement; "
+            "ranks and codes must be equal. The record id is the input record's id field.")
+    return Table("judges_disagreements", "Where a judge disagrees with every human", frame.reset_index(drop=True),
+                 note, shown=50)  # fmt: skip
 
 
 def _shown(value: Any) -> str:
@@ -456,26 +544,33 @@ def _f1(pairs: list[tuple[Counter[Any], Counter[Any]]]) -> list[Any]:
 
 
 def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], epsilon: float = EPSILON,
-             special: str = "special", spans: bool = False,
-             task_systems: dict[str, str] | None = None) -> list[Finding]:  # fmt: skip
-    """The "Judges and humans" section from judgments rows of humans and judges."""
+             special: str = "special", spans: bool = False, task_systems: dict[str, str] | None = None,
+             options: AnalysisOptions | None = None, tolerance: float = 0.0,
+             record_ids: dict[str, str] | None = None) -> list[Finding]:  # fmt: skip
+    """The "Judges and humans" section from judgments rows of humans and judges. ``options``: the bias
+    intervals' bootstrap; ``tolerance``: how far a rating may be from a human's and not be a disagreement;
+    ``record_ids``: task key -> the input record's id, named in the disagreements."""
+    options = options or AnalysisOptions()
     table = units(frame, special)
     text = [f"Judges: {', '.join(judges)}. Each judge is compared with every annotator and with the human "
             "majority, beside the annotators' agreement with each other; the study's own tables above count "
             "the humans only."]  # fmt: skip
     tables = [agreement(table, judges)]
+    if table["numeric"].astype(bool).any():
+        tables.append(correlations(table, judges, options))
     span_scores: dict[str, Any] = {}
     if spans:
         span_table, span_scores = span_tables(frame, judged, judges)
         tables.append(span_table)
-    per_annotator, summary = alt_tests(table, judges, epsilon, span_scores)
+    per_annotator, summary, pooled = alt_tests(table, judges, epsilon, span_scores)
     if not len(summary.frame):
         text.append("Alternative annotator test: not computed, it needs three or more annotators per question.")
-    tables += [summary, per_annotator]
+    tables += [summary, *([pooled] if len(pooled.frame) else []), per_annotator]
     found = systems(frame, judges, judged, task_systems)
     if found:
         tables += list(found)
     else:
         text.append("Systems: this style has no system-level score to compare.")
-    tables.append(disagreements(table, judges))
+    rated = set(frame.loc[frame["kind"] == "rating", "question"].astype(str))
+    tables.append(disagreements(table, judges, tolerance, rated, record_ids))
     return [Finding("Judges and humans", text, tables)]

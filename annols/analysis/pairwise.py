@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import detectable, item_tests, rankings, stats
-from annols.analysis.agreement import NOTHING, shared_reason, why_not
+from annols.analysis.agreement import EACH_COLUMNS, EACH_NOTE, NOTHING, each_against_the_rest, shared_reason, why_not
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import WIN_TIE_LOSS, Figure, Finding, Panel, Table, percent, stacked_bars
@@ -88,7 +88,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     else:
         reasons = [(a, why_not(c)) for a, c in zip(aspects, counts, strict=True)]
         agreement.text += [f"{a}: kappa and alpha are undefined, {r}." for a, r in reasons if r]
-        agreement.tables = [fleiss_and_alpha(frame, aspects), cohen(frame, aspects)]
+        agreement.tables = [fleiss_and_alpha(frame, aspects), cohen(frame, aspects), each_annotator(frame, aspects)]
     out = [section, agreement]
     systems = set(frame["system"]) | set(frame["opponent"])
     if len(systems) > 2:
@@ -209,6 +209,19 @@ def cohen(frame: pd.DataFrame, aspects: list[str]) -> Table:
             rows.append((aspect, a, b, len(both), float(agree), stats.cohens_kappa(table)))
     columns = ["aspect", "annotator 1", "annotator 2", "samples", "agreement %", "Cohen kappa"]
     return Table("pairwise_cohen", "Cohen's kappa per pair of annotators", pd.DataFrame(rows, columns=columns))
+
+
+def each_annotator(frame: pd.DataFrame, aspects: list[str]) -> Table:
+    """Each annotator against the others per aspect, a unit being a sample's pair of systems (nominal)."""
+    rows = []
+    for aspect in aspects:
+        part = frame[frame["aspect"] == aspect]
+        answers = pd.DataFrame({"unit": part["task_key"].astype(str) + "|" + part["system"].astype(str) + "|"
+                                + part["opponent"].astype(str), "annotator": part["annotator"].astype(str),
+                                "value": part["outcome"].astype(str)})  # fmt: skip
+        rows += [[aspect, *r] for r in each_against_the_rest(answers, "nominal")]
+    return Table("pairwise_agreement_annotators", "Each annotator against the others, per aspect",
+                 pd.DataFrame(rows, columns=["aspect", *EACH_COLUMNS]), EACH_NOTE)  # fmt: skip
 
 
 def bradley_terry(frame: pd.DataFrame, aspects: list[str], tests: pd.DataFrame, options: AnalysisOptions) -> Table:

@@ -85,7 +85,8 @@ def task_questions(tidy: pd.DataFrame, spec: Any) -> list[Finding]:
     if not questions:
         return []
     answers = tidy[tidy["kind"] == "choice"]
-    dist, rows, counts, notes = [], [], [], []
+    dist, rows, counts, notes, each = [], [], [], [], []
+    interval: dict[str, float] = {}
     for q in questions:
         part = answers[answers["question"] == q.name].assign(value=lambda f: f["value"].astype(str))
         codes = codes_of(q, part["value"])
@@ -101,14 +102,28 @@ def task_questions(tidy: pd.DataFrame, spec: Any) -> list[Finding]:
         c = agreement.unit_counts(part, ["task_key", "system"], "value", order)
         counts.append((q.name, c))
         rows.append([q.name, level, *agreement.fleiss_and_alpha(c, level, sorted(values) if values else None)])
+        given = pd.DataFrame({"unit": part["task_key"].astype(str) + "|" + part["system"].astype(str),
+                                "annotator": part["annotator"].astype(str),
+                                "value": part["value"].astype(float) if values else part["value"]})  # fmt: skip
+        if values:  # numbers: interval alpha beside the ordinal
+            unit, _ = pd.factorize(given["unit"])
+            interval[q.name] = agreement.interval_alpha(unit, given["value"].to_numpy(dtype=float))
+        each += [[q.name, *r] for r in agreement.each_against_the_rest(given, level)]
     table = pd.DataFrame(dist, columns=["question", "answer", "judgments", "answered"])
     table["judgments %"] = percent(table["judgments"], table["answered"])
     text = ["Each code's judgments as a share of the judgments that answered the question. Agreement: a unit is "
-            "one item (and system); Krippendorff's alpha is ordinal when every code of the question is a number, "
-            "nominal otherwise; Fleiss' kappa over the units with the most common number of answers."]  # fmt: skip
+            "one item (and system); Krippendorff's alpha is ordinal when every code of the question is a number "
+            "(with interval alpha beside it, the codes' values as numbers), nominal otherwise; Fleiss' kappa over "
+            "the units with the most common number of answers."]  # fmt: skip
     notes += agreement.reasons([n for n, _ in counts], [c for _, c in counts])
     tables = [Table("questions_distribution", "Answers per question", table)]
     if rows:  # undefined cells stay empty; the notes say why
-        tables.append(Table("questions_agreement", "Agreement per question",
-                            agreement.table_frame(rows, ["question", "level"])))  # fmt: skip
+        frame = agreement.table_frame(rows, ["question", "level"])
+        if interval:
+            frame.insert(frame.columns.get_loc("Krippendorff alpha") + 1, "Krippendorff alpha (interval)",
+                         frame["question"].map(interval).astype(float))  # fmt: skip
+        tables.append(Table("questions_agreement", "Agreement per question", frame))
+        tables.append(Table("questions_agreement_annotators", "Each annotator against the others, per question",
+                            pd.DataFrame(each, columns=["question", *agreement.EACH_COLUMNS]),
+                            agreement.EACH_NOTE))  # fmt: skip
     return [Finding("Questions", text + notes, tables)]

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis import agreement as shared
 from annols.analysis import bootstrap, stats
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.naming import in_order, natural
@@ -59,7 +60,8 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     tables = [ranks, mean_rank_intervals(frame, options), pairwise_wins(frame)]
     out = [Finding("Ranks", text, tables, [_plot(ranks, top)] if len(ranks.frame) else [])]
     if (frame.groupby(["dimension", "task_key", "position"], observed=True).size() >= 2).any():
-        out.append(Finding("Agreement", [AGREEMENT_NOTE], [agreement(frame, dimensions, top)]))
+        out.append(Finding("Agreement", [AGREEMENT_NOTE], [agreement(frame, dimensions, top),
+                                                          *each_annotator(frame, dimensions)]))  # fmt: skip
     else:
         out.append(Finding("Agreement", [f"No agreement statistics: {ONE_ANNOTATOR if len(frame) else NOTHING}."]))
     return out
@@ -135,6 +137,24 @@ def agreement(frame: pd.DataFrame, dimensions: list[str], top: int) -> Table:
     columns = ["dimension", "samples (W)", "samples all tied", "mean Kendall W", "median Kendall W",
                "units (alpha)", "Krippendorff alpha"]  # fmt: skip
     return Table("ranking_agreement", "Agreement per dimension", pd.DataFrame(rows, columns=columns))
+
+
+def each_annotator(frame: pd.DataFrame, dimensions: list[str]) -> list[Table]:
+    """Each annotator against the others per dimension (a unit: one output of one sample; ranks ordinal), and
+    whether the annotators order the systems alike (each annotator's mean rank per system)."""
+    rows, on_systems = [], []
+    for dimension in dimensions:
+        part = frame[frame["dimension"] == dimension]
+        answers = pd.DataFrame({"unit": part["task_key"].astype(str) + "|" + part["position"].astype(str),
+                                "annotator": part["annotator"].astype(str),
+                                "value": part["rank"].to_numpy(dtype=float)})  # fmt: skip
+        rows += [[dimension, *r] for r in shared.each_against_the_rest(answers, "ordinal")]
+        means = part.groupby(["annotator", "system"], observed=True)["rank"].mean().unstack("system")
+        on_systems.append([dimension, *shared.system_agreement(means)])
+    return [Table("ranking_agreement_annotators", "Each annotator against the others, per dimension",
+                  pd.DataFrame(rows, columns=["dimension", *shared.EACH_COLUMNS]), shared.EACH_NOTE),
+            Table("ranking_system_agreement", "Do the annotators order the systems alike?",
+                  pd.DataFrame(on_systems, columns=["dimension", *shared.SYSTEM_COLUMNS]), shared.SYSTEM_NOTE)]
 
 
 def _plot(table: Table, top: int) -> Figure:

@@ -285,32 +285,50 @@ def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Fin
     slider = spec.scale == "slider"
     level = "interval" if slider else "ordinal"
     rows, found = [], []  # each aspect's why_not, not its counts (16 MB an aspect at 100,000 tasks)
+    each, on_systems = [], []
     parts = {key: part for (key,), part in cells.groups(frame, ["aspect"])}  # slices of the sorted rows, no copies
+    domain = None if slider else [float(a.code) for a in spec.answers]
     for aspect in aspects:
         part = parts.get(aspect, frame.iloc[:0])
+        unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[["task_key", "system"]]))
+        values = part["rating"].to_numpy(dtype=float)
+        interval = agreement.interval_alpha(unit, values)
         if slider:
-            unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[["task_key", "system"]]))
-            values = part["rating"].to_numpy(dtype=float)
             counts = _same_or_not(unit, values)
-            row = [int((counts.sum(axis=1) >= 2).sum()), agreement.interval_alpha(unit, values), 0, pd.NA, np.nan]
+            row = [int((counts.sum(axis=1) >= 2).sum()), interval, 0, pd.NA, np.nan]
         else:
-            domain = [float(a.code) for a in spec.answers]
             counts = agreement.unit_counts(part, ["task_key", "system"], "code", [str(a.code) for a in spec.answers])
             row = agreement.fleiss_and_alpha(counts, level, domain)
         found.append(agreement.why_not(counts))
-        rows.append([aspect, level, *row])
+        rows.append([aspect, level, *row, *([] if slider else [interval])])
         del counts
+        answers = pd.DataFrame({"unit": unit, "annotator": np.asarray(part["annotator"], dtype=object),
+                                "value": values})  # fmt: skip
+        each += [[aspect, *r] for r in agreement.each_against_the_rest(answers, level)]
+        means = part.groupby(["annotator", "system"], observed=True)["rating"].mean().unstack("system")
+        on_systems.append([aspect, *agreement.system_agreement(means)])
+        del answers
     text = [f"A unit is one system's output on one sample. Krippendorff's alpha is {level} "
             f"({'slider values' if slider else 'the scale codes in order'}); "
             + ("Fleiss' kappa is not computed for a slider (no categories)." if slider else
-               "Fleiss' kappa treats the codes as categories, over the units with the most common number "
-               "of ratings.")]  # fmt: skip
+               "interval alpha (the codes' values as numbers, the level SummEval reports) is beside it; Fleiss' "
+               "kappa treats the codes as categories, over the units with the most common number of "
+               "ratings.")]  # fmt: skip
     shared = agreement.shared_reason_of(found)
     if shared:
         return Finding("Agreement", [f"No agreement statistics: {shared}."])
     reasons = agreement.reasons_of(aspects, found)
-    table = agreement.table_frame(rows, ["aspect", "level"])
-    return Finding("Agreement", text + reasons, [Table("ratings_agreement", "Agreement per aspect", table)])
+    table = agreement.table_frame([r[:2 + len(agreement.COLUMNS)] for r in rows], ["aspect", "level"])
+    if not slider:  # both levels for a scale of codes
+        table.insert(table.columns.get_loc("Krippendorff alpha") + 1, "Krippendorff alpha (interval)",
+                     [r[-1] for r in rows])  # fmt: skip
+    tables = [Table("ratings_agreement", "Agreement per aspect", table),
+              Table("ratings_agreement_annotators", "Each annotator against the others, per aspect",
+                    pd.DataFrame(each, columns=["aspect", *agreement.EACH_COLUMNS]), agreement.EACH_NOTE),
+              Table("ratings_system_agreement", "Do the annotators order the systems alike?",
+                    pd.DataFrame(on_systems, columns=["aspect", *agreement.SYSTEM_COLUMNS]),
+                    agreement.SYSTEM_NOTE)]  # fmt: skip
+    return Finding("Agreement", text + reasons, tables)
 
 
 def _same_or_not(unit: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -89,7 +89,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     protocol = StyleCollector(definition, options)
     violations = ViolationCollector(definition)
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
-    beside = JudgeCollector(definition, judge_set, epsilon) if judge_set else None
+    beside = JudgeCollector(definition, judge_set, epsilon, options) if judge_set else None
     adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:

@@ -18,17 +18,20 @@ from annols.definition import Definition
 from annols.report.common import ReportOptions
 from annols.report.sources import Study
 from annols.report.style import StyleCollector
-from annols.study.judges import Judges
+from annols.study.judges import Judges, record_id
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 
 class JudgeCollector:
-    def __init__(self, definition: Definition, judges: Judges, epsilon: float) -> None:
+    def __init__(self, definition: Definition, judges: Judges, epsilon: float,
+                 options: ReportOptions | None = None) -> None:  # fmt: skip
         self.definition = definition
         self.judges = judges
         self.epsilon = epsilon
+        self.options = options or ReportOptions()
+        self.record_ids: dict[str, str] = {}  # task key -> the input record's id, for the disagreements
         self.humans = StyleCollector(definition, ReportOptions())
         self.judged: list[tuple[str, str]] = []
         self.rows: list[list[object]] = []
@@ -42,6 +45,7 @@ class JudgeCollector:
         if task.key in self.done:
             return
         self.done.add(task.key)
+        self.record_ids[task.key] = record_id(task)
         if len(task.systems) == 1:
             self.task_systems[task.key] = task.systems[0]
         for found in self.judges.annotations(task):
@@ -71,4 +75,7 @@ class JudgeCollector:
             special,
             spans=self.definition.style == "spans",
             task_systems=self.task_systems,
+            options=self.options,
+            tolerance=self.options.rating_tolerance,
+            record_ids=self.record_ids,
         )

@@ -388,6 +388,7 @@ def results_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[
                     [[escape(c) for c in row] for row in rows], escape(note) + legend_note(legend))  # fmt: skip
 
 
+EACH_ANNOTATOR = "_agreement_annotators"  # analysis.agreement's per-annotator tables, in every style
 _OVERVIEW = {"sources", "annotators", "coverage", "under_annotated", "violations", "violations_by_rule"}
 COMPARISON_COLUMNS = ["aspect", "system", "opponent", "units", "difference", "p (corrected)", "detectable difference"]
 RELIABILITY_COLUMNS = ["aspect", "systems", "split", "split-half r", "low", "high", "distinct splits", "verdict"]
@@ -440,6 +441,8 @@ def _agreement(tables: dict[str, Table]) -> list[tuple[str, str, float]]:
     out = []
     for table in tables.values():
         if "Krippendorff alpha" not in table.frame.columns or table.name in _OVERVIEW:
+            continue
+        if table.name.endswith(EACH_ANNOTATOR):  # one annotator against the others: not the study's agreement
             continue
         key = table.frame.columns[0]
         for row in table.frame.itertuples(index=False):

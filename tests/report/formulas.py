@@ -33,6 +33,15 @@ def cohens_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> float:
     return (p_o - p_e) / (1 - p_e) if p_e != 1 else math.nan
 
 
+def weighted_kappa(pairs: Sequence[tuple[float, float]]) -> float:
+    """Cohen (1968) quadratic-weighted, weights (a - b)^2 from the values: 1 - mean observed weight over the
+    mean weight of every (rater 1 value, rater 2 value) combination."""
+    n = len(pairs)
+    observed = sum((a - b) ** 2 for a, b in pairs) / n
+    expected = sum((a - b) ** 2 for a, _ in pairs for _, b in pairs) / (n * n)
+    return 1 - observed / expected if expected else math.nan
+
+
 def _coincidences(units: Sequence[Sequence[Hashable]]) -> dict[tuple[Hashable, Hashable], float]:
     o: dict[tuple[Hashable, Hashable], float] = {}
     for values in units:
