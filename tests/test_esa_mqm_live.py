@@ -21,6 +21,7 @@ from scipy import stats
 
 from annols.definition import blinding
 from annols.labelstudio.client import LabelStudioClient
+from annols.study import manifest
 from tests.analysis import independent
 from tests.conftest import ROOT, LiveServer
 from tests.study.test_push_pull import cli
@@ -104,11 +105,12 @@ def push_and_annotate(live: LiveServer, client: LabelStudioClient, tmp_path: Pat
     ids = [users.get(e) or client.create_user(e) for e in ANNOTATORS]
     sources = list(dict.fromkeys(json.loads(line)["source"] for line in inputs.read_text("utf-8").splitlines()))
     planted = []
+    shown = manifest.rows_by_key(manifest.manifest_path(tmp_path / ".annols", title))
     for task in client.export_tasks(project.id):
-        (system,) = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+        (system,) = shown[task["meta"][blinding.META_KEY]]["systems"]  # the manifest's: the server has none
         data = task["data"]
         source = data.get("source", data.get("annols_f_source"))
-        assert "sys-" not in json.dumps(data)  # blinded: the system is only in meta
+        assert "sys-" not in json.dumps(task)  # blinded: the system is only in the manifest
         item = sources.index(source)
         for a, user in enumerate(ids):
             result, row = answer(a, system, item, data["hypothesis"])
@@ -255,8 +257,9 @@ def test_a_definition_mixing_kinds_reports_every_question(
     assert project is not None
     users = client.users()
     ids = [users.get(e) or client.create_user(e) for e in ANNOTATORS[:2]]
+    shown = manifest.rows_by_key(manifest.manifest_path(tmp_path / ".annols", title))
     for task in client.export_tasks(project.id):
-        (system,) = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+        (system,) = shown[task["meta"][blinding.META_KEY]]["systems"]  # the manifest's: the server has none
         for a, user in enumerate(ids):
             result = span_items(task["data"]["hypothesis"], [("minor", None)] * (a + 1))
             result += [

@@ -16,6 +16,7 @@ from annols.definition import blinding
 from annols.errors import InputError
 from annols.formats import SourceAnnotation, SourceTask, format_for
 from annols.protocols import load_definition
+from annols.study import manifest
 from annols.study.push import write_task_file
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -243,16 +244,31 @@ def test_with_annotations_on_an_input_without_judgments_exits_with_one_line(tmp_
     assert not (tmp_path / "t.json").exists()
 
 
+
+def manifests(tmp_path: Path) -> Path:
+    return tmp_path / ".annols"
+
+
+def blinded(tmp_path: Path, tasks_file: Path, task: dict[str, Any]) -> tuple[list[int], tuple[str, ...]]:
+    """The order and systems shown of a task of ``annols tasks``, from the manifest it wrote (the task's meta holds
+    only its key)."""
+    rows = manifest.rows_by_key(manifest.manifest_path(manifests(tmp_path), tasks_file.stem))
+    row = rows[task["meta"][blinding.META_KEY]]
+    return list(row.get("order") or []), tuple(row["systems"])
+
+
 def test_judgments_move_with_the_shuffled_candidates(tmp_path: Path) -> None:
     rows = [ratings_row(1, a, value=n) for n, a in enumerate(("A", "B"))]
     path = write_csv(tmp_path / "in.csv", rows)
     out = tmp_path / "tasks.json"
-    count, duplicates, _ = write_task_file(load_definition(RATINGS), [path], out, seed=4, with_annotations=True)
+    count, duplicates, _ = write_task_file(load_definition(RATINGS), [path], out, seed=4, with_annotations=True,
+                                           manifest_dir=manifests(tmp_path))
     assert (count, duplicates) == (1, 0)
     (task,) = json.loads(out.read_text(encoding="utf-8"))
-    order = task["meta"][blinding.META_ORDER]  # position p shows input candidate order[p]
+    order, shown = blinded(tmp_path, out, task)  # position p shows input candidate order[p]
     assert order != sorted(order)  # judged tasks are shuffled like any
-    assert blinding.decode_systems(task["meta"][blinding.META_SYSTEMS]) == tuple(SYSTEMS[i] for i in order)
+    assert shown == tuple(SYSTEMS[i] for i in order)
+    assert set(task["meta"]) == {blinding.META_KEY}  # the server is told nothing of the blinding
     assert [task["data"][f"summary_{p + 1}"] for p in range(4)] == [rows[0][f"summary_{i + 1}"] for i in order]
     for annotation, row in zip(task["annotations"], rows, strict=True):
         got = {item["from_name"]: (item["id"], item["to_name"], item["value"]["choices"])
@@ -272,9 +288,10 @@ def test_best_worst_letters_move_with_the_shuffled_tuple(tmp_path: Path) -> None
     answers = {f"{a.name}_{end}": letter for a in spec.aspects for end, letter in (("best", "B"), ("worst", "D"))}
     path = write_jsonl(tmp_path / "tuples.jsonl", [{**record, "annotator": "A", **answers}])
     out = tmp_path / "tasks.json"
-    write_task_file(d, [path], out, seed=2, with_annotations=True)
+    write_task_file(d, [path], out, seed=2, with_annotations=True,
+                    manifest_dir=manifests(tmp_path))
     (task,) = json.loads(out.read_text(encoding="utf-8"))
-    shown = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+    _, shown = blinded(tmp_path, out, task)
     assert shown != tuple(record["systems"])
     picked = {item["from_name"]: shown[spec.letters.index(item["value"]["choices"][0])]
               for item in task["annotations"][0]["result"]}  # fmt: skip
@@ -312,9 +329,10 @@ def test_pairwise_and_ranking_answers_move_with_the_shuffled_candidates(tmp_path
         orders = set()
         for seed in range(6):  # some seeds swap the candidates, some may not: either way the judgments hold
             out = tmp_path / "tasks.json"
-            write_task_file(d, [tmp_path / "in.jsonl"], out, seed=seed, with_annotations=True)
+            write_task_file(d, [tmp_path / "in.jsonl"], out, seed=seed, with_annotations=True,
+                            manifest_dir=manifests(tmp_path))
             (task,) = json.loads(out.read_text(encoding="utf-8"))
-            shown = blinding.decode_systems(task["meta"][blinding.META_SYSTEMS])
+            _, shown = blinded(tmp_path, out, task)
             orders.add(shown)
             pushed = ExportedTask(id=1, key=given.key, data=task["data"], systems=shown, annotations=())
             annotation = ExportedAnnotation(id=1, annotator="A", result=task["annotations"][0]["result"])
@@ -331,10 +349,11 @@ def test_an_earlier_pulls_judgments_file_is_read_back_as_judgments(tmp_path: Pat
     d = load_definition(RATINGS)
     rows = [ratings_row(doc, a, value=doc * 5 + n) for doc in (1, 2) for n, a in enumerate(("A", "B", "C"))]
     tasks_file = tmp_path / "tasks.json"
-    write_task_file(d, [write_csv(tmp_path / "in.csv", rows)], tasks_file, seed=9, with_annotations=True)
+    write_task_file(d, [write_csv(tmp_path / "in.csv", rows)], tasks_file, seed=9, with_annotations=True,
+                    manifest_dir=manifests(tmp_path))
     # What a pull of those tasks writes: the data and systems as shown, each annotation's raw result.
     exported_tasks = [
-        ExportedTask(id=n, key=f"k{n}", data=t["data"], systems=blinding.decode_systems(t["meta"]["annols_systems"]),
+        ExportedTask(id=n, key=f"k{n}", data=t["data"], systems=blinded(tmp_path, tasks_file, t)[1],
                      annotations=tuple(ExportedAnnotation(id=10 * n + i, annotator=f"{a}@annotators.annols.local",
                                                           result=ann["result"])
                                        for i, (a, ann) in enumerate(zip("ABC", t["annotations"], strict=True))))

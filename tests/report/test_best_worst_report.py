@@ -5,7 +5,6 @@ comparisons it could detect."""
 from __future__ import annotations
 
 import itertools
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,8 +12,8 @@ import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 
-from annols.definition.blinding import META_SYSTEMS, decode_systems
 from annols.report import ReportOptions, build_report
+from annols.study.exports import read_export
 from tests.report import examples
 from tests.report.test_report_files import UNESCAPE, read_csv
 
@@ -33,17 +32,17 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def pool_scores(report: Path) -> dict[str, dict[str, dict[str, float]]]:
     """aspect -> pool (an article) -> system -> 100 x (best - worst) / times shown in the pool's tuples, counted
     from the pulled export's results."""
-    tasks = json.loads((report.parent / "pull" / "export.json").read_text(encoding="utf-8"))
+    export = report.parent / "pull" / "export.json"
     points: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for task in tasks:
-        shown = decode_systems(task["meta"][META_SYSTEMS])
+    for task in read_export(export):  # systems from the pull's blinding.jsonl (the manifest's), not task meta
+        shown = task.systems
         for name, aspect in ASPECTS.items():
-            for annotation in task["annotations"]:
-                picks = {r["from_name"]: r["value"]["choices"][0] for r in annotation["result"]}
+            for annotation in task.annotations:
+                picks = {r["from_name"]: r["value"]["choices"][0] for r in annotation.result}
                 best = shown[examples.LETTERS.index(picks[f"{name}_best"])]
                 worst = shown[examples.LETTERS.index(picks[f"{name}_worst"])]
                 for system in shown:
-                    points[(aspect, task["data"]["document"], system)].append((system == best) - (system == worst))
+                    points[(aspect, task.data["document"], system)].append((system == best) - (system == worst))
     out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     for (aspect, pool, system), values in points.items():
         out[aspect][pool][system] = 100 * sum(values) / len(values)

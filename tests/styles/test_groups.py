@@ -206,7 +206,7 @@ def test_each_pane_holds_the_text_of_the_system_named_for_it_and_keys_are_stable
         positions = {b[1].index("human") for b in built}
         assert len(positions) > 1
         for _, shown, payload, _ in built:
-            assert blinding.decode_systems(payload["meta"][blinding.META_SYSTEMS]) == shown
+            assert set(payload["meta"]) == {blinding.META_KEY}  # the systems shown stay in the manifest
             assert not any(s in json.dumps(payload["data"]) for s in shown)
             for i, system in enumerate(shown):
                 assert payload["data"][f"translation_{i + 1}"] == text[(payload["data"]["source_text"], system)]
@@ -263,8 +263,9 @@ def test_csv_input_and_no_pre_annotations(tmp_path: Path) -> None:
 def exported(d: Definition, seed: int = 5) -> list[ExportedTask]:
     """The example's tasks as pull reads them back: systems as shown, and in the input's order."""
     out = []
-    for n, (key, shown, payload, _) in enumerate(push.build_tasks(d, [EXAMPLE_INPUT], seed=seed)):
-        order = payload["meta"][blinding.META_ORDER]
+    kept: dict[str, Any] = {}  # key -> what only the manifest keeps (the order shown among them)
+    for n, (key, shown, payload, _) in enumerate(push.build_tasks(d, [EXAMPLE_INPUT], seed=seed, shown=kept)):
+        order = kept[key].order
         out.append(ExportedTask(id=n + 1, key=key, data=payload["data"], systems=shown, annotations=(),
                                 source_systems=blinding.source_order(shown, order)))  # fmt: skip
     return out
