@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from label_studio_sdk.label_interface import LabelInterface
@@ -109,6 +110,12 @@ def test_a_pane_named_source_reads_its_internal_key_and_keeps_its_name(tmp_path:
     assert config.data_fields(d) == ["source", "reference", "hypothesis", "source_options"]
 
 
+def blind(task_id: int, key: str, kept: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """What a pull folder's blinding.jsonl says of one task: push keeps the systems shown off the server."""
+    shown = kept[key]
+    return {task_id: {"key": key, "systems": list(shown.systems), "order": shown.order, "role": shown.role}}
+
+
 def test_push_stores_internal_keys_and_pull_gives_the_users_names_back(tmp_path: Path) -> None:
     path = tmp_path / "wmt-errors.toml"
     path.write_text(WMT_SPANS, encoding="utf-8")
@@ -118,7 +125,8 @@ def test_push_stores_internal_keys_and_pull_gives_the_users_names_back(tmp_path:
               "systems": ["sys-x"]}  # fmt: skip
     inputs = tmp_path / "wmt.jsonl"
     inputs.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-    ((key, _, task, _),) = list(build_tasks(d, [inputs]))
+    kept: dict[str, Any] = {}
+    ((key, _, task, _),) = list(build_tasks(d, [inputs], shown=kept))
     assert "source" not in task["data"] and task["data"]["annols_f_source"] == record["source"]
     assert task["data"]["hypothesis"] == record["hypothesis"]
     # "source_options" is read by its own $variable: a name that only starts like "source" is kept.
@@ -130,7 +138,7 @@ def test_push_stores_internal_keys_and_pull_gives_the_users_names_back(tmp_path:
         {"id": "q", "from_name": "adequacy", "to_name": "hypothesis", "type": "choices", "value": {"choices": ["1"]}},
     ]  # fmt: skip
     raw = {"id": 7, **task, "annotations": [{"id": 1, "completed_by": 3, "result": result}]}
-    exported = exported_task(json.loads(json.dumps(raw)), {3: "ann@example.org"})
+    exported = exported_task(json.loads(json.dumps(raw)), {3: "ann@example.org"}, blind(7, key, kept))
     assert exported.key == key
     assert exported.data == {"source": record["source"], "reference": record["reference"],
                              "hypothesis": record["hypothesis"], "source_options": record["source_options"],
@@ -181,11 +189,12 @@ def test_a_name_with_a_space_is_the_objects_name_and_its_data_an_internal_key(tm
     record = {"Source Text": "Der Hund.", "MT output": "The cat.", "systems": ["sys-x"]}
     inputs = tmp_path / "wide.jsonl"
     inputs.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    ((_, _, task, _),) = list(build_tasks(d, [inputs]))
+    kept: dict[str, Any] = {}
+    ((key, _, task, _),) = list(build_tasks(d, [inputs], shown=kept))
     result = [{"id": "c", "from_name": "adequacy_MT output", "to_name": "MT output", "type": "choices",
                "value": {"choices": ["2"]}}]  # fmt: skip
     raw = {"id": 1, **task, "annotations": [{"id": 1, "completed_by": 3, "result": result}]}
-    exported = exported_task(json.loads(json.dumps(raw)), {})
+    exported = exported_task(json.loads(json.dumps(raw)), {}, blind(1, key, kept))
     assert exported.data == {"Source Text": "Der Hund.", "MT output": "The cat."}
     (out,) = FORMAT.write_results([exported], d, tmp_path)
     [judgment] = json.loads(out.read_text("utf-8"))["judgments"]
