@@ -16,6 +16,7 @@ import pytest
 
 from annols.labelstudio import incremental
 from annols.labelstudio.client import LabelStudioClient
+from annols.study.findings import FINDINGS_FILE
 from tests.conftest import LiveServer
 from tests.definition.test_definition import MINIMAL
 from tests.study.test_push_pull import cli
@@ -129,11 +130,12 @@ def test_earlier_pull_says_why_it_cannot_be_built_on(tmp_path: Path) -> None:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file of a pull but its record of when it was made (the one thing two pulls differ in)."""
+    """Every file of a pull but its record of when it was made, and its findings: those are about the folder's
+    history too (an annotation an earlier pull into it saw and the server no longer has)."""
     return {
         str(p.relative_to(folder)): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name != incremental.STATE_FILE
+        if p.is_file() and p.name not in (incremental.STATE_FILE, FINDINGS_FILE)
     }
 
 
@@ -151,7 +153,8 @@ def vote(choice: str) -> list[dict[str, Any]]:
 
 
 def pull(server: LiveServer, definition: Path, title: str, out: Path, *extra: str) -> tuple[str, str]:
-    code, stdout, err = cli(server, "pull", str(definition), "--project", title, "-o", str(out), *extra)
+    # From the folder the push ran in: its manifest unblinds.
+    code, stdout, err = cli(server, "pull", str(definition), "--project", title, "-o", str(out), *extra, cwd=out.parent)
     assert code == 0, err
     return stdout, err
 
@@ -196,6 +199,7 @@ def test_incremental_pull_writes_the_files_of_a_full_pull(
     assert code == 0, err
 
     stdout, err = pull(label_studio, definition, title, out)
+    assert "annotation-gone" in (out / FINDINGS_FILE).read_text("utf-8")  # the deleted one, by the earlier pull
     # The push made the two deleted tasks again (under new ids) beside the five new ones: 30 - 2 + 7.
     # 20 annotations + 1 new - 1 deleted - the 2 of the deleted task.
     assert "Counts match the server: 35 tasks, 18 annotations, 1 skipped." in stdout
@@ -226,7 +230,8 @@ def test_incremental_pull_writes_the_files_of_a_full_pull(
         f.truncate(f.seek(0, 2) - 10)
     stdout, err = pull(label_studio, definition, title, damaged)
     assert "Incremental" not in stdout
-    assert err.startswith("Exported in full: the folder held an earlier pull, but its export.json is damaged (")
+    assert any(line.startswith("Exported in full: the folder held an earlier pull, but its export.json is damaged (")
+               for line in err.splitlines())  # after the pull's findings (an annotation gone since the earlier pull)
     assert snapshot(damaged) == snapshot(full)
 
 
