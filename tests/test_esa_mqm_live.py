@@ -117,7 +117,7 @@ def push_and_annotate(live: LiveServer, client: LabelStudioClient, tmp_path: Pat
             client.create_annotation(task["id"], result, completed_by=user, lead_time=5.0)
             planted.append({"annotator": ANNOTATORS[a], "system": system, "item": item, **row})
     pulled = tmp_path / "pulled"
-    code, out, err = cli(live, "pull", str(definition), "--project", title, "-o", str(pulled))
+    code, out, err = cli(live, "pull", str(definition), "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     assert "Counts match the server: 12 tasks, 36 annotations, 0 skipped." in out
     report = tmp_path / "report"
@@ -272,7 +272,7 @@ def test_a_definition_mixing_kinds_reports_every_question(
             ]  # fmt: skip
             client.create_annotation(task["id"], result, completed_by=user, lead_time=5.0)
     pulled, report = tmp_path / "pulled", tmp_path / "report"
-    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled))
+    code, out, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     assert "Counts match the server: 6 tasks, 12 annotations, 0 skipped." in out
     code, _, err = cli(label_studio, "report", str(definition), str(pulled), "-o", str(report), "--bootstrap", "0")
