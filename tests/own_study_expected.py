@@ -67,9 +67,12 @@ def agreement_columns(units: Sequence[Sequence[Hashable]], categories: Sequence[
                       order: Sequence[Hashable] = ()) -> Row:  # fmt: skip
     """The shared agreement columns (annols.analysis.agreement.COLUMNS) of units of ratings."""
     n, size, kappa = fleiss(units, categories)
-    return {"units (alpha)": sum(len(u) >= 2 for u in units),
-            "Krippendorff alpha": formulas.krippendorff_alpha(units, level, order),
-            "units (Fleiss)": n, "ratings per unit": size, "Fleiss kappa": kappa}  # fmt: skip
+    out = {"units (alpha)": sum(len(u) >= 2 for u in units),
+           "Krippendorff alpha": formulas.krippendorff_alpha(units, level, order),
+           "units (Fleiss)": n, "ratings per unit": size, "Fleiss kappa": kappa}  # fmt: skip
+    if level == "ordinal":  # a scale of numbers: its interval alpha beside the ordinal one
+        out["Krippendorff alpha (interval)"] = formulas.krippendorff_alpha(units, "interval", order)
+    return out
 
 
 def question_tables(question: str, codes: Sequence[str], answer: dict[tuple[int, str], str],
@@ -127,7 +130,9 @@ def pairwise_tables() -> dict[str, list[Row]]:
     for item, a, aspect, system, opponent, outcome in found:
         groups.setdefault((aspect, system, opponent), []).append((item, a, outcome))
     wtl, majority, sign = [], [], []
-    holm_groups: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    holm_groups: dict[tuple[str, ...], list[tuple[int, float]]] = {}
+    # One Holm family: with more than two systems every pair of an aspect (a question), else a pair's aspects.
+    many = len({s for _, system, opponent in groups for s in (system, opponent)}) > 2
     for (aspect, system, opponent), part in groups.items():
         key = {"aspect": aspect, "system": system, "opponent": opponent}
         c = Counter(o for _, _, o in part)
@@ -154,7 +159,7 @@ def pairwise_tables() -> dict[str, list[Row]]:
                      "CI high %": High(effect) if c["win"] + c["loss"] else NAN, "p (sign test)": p,
                      "p (Holm)": NAN})  # fmt: skip
         if not math.isnan(p):
-            holm_groups.setdefault((system, opponent), []).append((len(sign) - 1, p))
+            holm_groups.setdefault((aspect,) if many else (system, opponent), []).append((len(sign) - 1, p))
     for tested in holm_groups.values():
         for (at, _), corrected in zip(tested, independent.holm([p for _, p in tested]), strict=True):
             sign[at]["p (Holm)"] = corrected

@@ -82,7 +82,7 @@ def test_seed004_sheet_and_copies_push_pull_and_come_back_cell_for_cell(
     assert len(imported) == cases and sum(len(t.get("annotations", [])) for t in imported) == annotations
 
     args = ["push", "extractive-ranking", str(root), "--project", title, "--with-annotations",
-            "--manifest-dir", str(tmp_path / "m")]  # fmt: skip
+            "--manifest-dir", str(tmp_path / ".annols")]  # where pull (run in tmp_path) finds it  # fmt: skip
     result = CliRunner(env=env).invoke(main, args)
     code, out, err = result.exit_code, result.stdout, result.stderr
     assert code == 0, err

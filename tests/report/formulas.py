@@ -65,6 +65,8 @@ def krippendorff_alpha(units: Sequence[Sequence[Hashable]], level: str = "nomina
     def delta(c: Hashable, k: Hashable) -> float:
         if level == "nominal":
             return 0.0 if c == k else 1.0
+        if level == "interval":
+            return (float(str(c)) - float(str(k))) ** 2
         lo, hi = sorted((values.index(c), values.index(k)))
         between = sum(n_c[values[g]] for g in range(lo, hi + 1))
         return (between - (n_c[c] + n_c[k]) / 2) ** 2
