@@ -226,7 +226,7 @@ def bound_of(definition: Any) -> float:
 def _numbers(spec: Any) -> list[float]:
     out = []
     for answer in getattr(spec, "answers", ()) or ():
-        value = getattr(answer, "value", answer)
+        value = getattr(answer, "code", answer)  # a rating is its code read as a number (as the ratings tables)
         try:
             out.append(float(value))
         except (TypeError, ValueError):

@@ -139,3 +139,71 @@ def test_the_simulations_width_is_the_librarys_interval(n: int) -> None:
         assert (high - low) / 2 == pytest.approx(wide, rel=1e-9)
         if n < sequential.T_MIN:  # the Hoeffding proxy: the closed form
             assert wide == pytest.approx(robbins(n, bound, 0.01, 0.1), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- the styles, and the report's section
+
+
+@pytest.mark.parametrize("style", ["ratings", "ranking", "pairwise"])
+def test_every_comparison_style_gives_its_items_observations(style: str) -> None:
+    """From the report's judgments table of a planted study: one observation per item and pair, the mean over the
+    item's annotators, computed here from the typed judgments."""
+    from tests.analysis import planted
+
+    toml = {"ratings": planted.RATINGS, "ranking": planted.RANKING, "pairwise": planted.PAIRWISE}[style]
+    study = getattr(planted, style)()
+    definition = planted.definition(toml)
+    tidy, _ = planted.frames(study)
+    found = sequential.observations(style, sequential.frame_of(definition, tidy))
+    questions = sequential.questions(definition)
+    assert {q for q, _, _ in found} <= set(questions) and found
+    (question, first, second), x = next(iter(found.items()))
+    items = len({item for item, _ in study})
+    if style == "pairwise":  # an item holds one pair
+        assert sum(len(v) for (q, _, _), v in found.items() if q == question) == items
+        assert x.between(-1, 1).all()
+        return
+    assert len(x) == items  # every item holds every pair
+    bound = sequential.bound_of(definition)
+    assert x.abs().max() <= bound
+    name = {q.text or q.name: q.name for q in getattr(definition.spec, "aspects", ())}.get(question, question)
+    field = "value" if style == "ratings" else "rank"
+    item = sorted({item for item, _ in study})[0]
+    values: dict[str, list[float]] = {first: [], second: []}
+    for (i, _), judgments in study.items():
+        for j in judgments:
+            aspect = getattr(j, "aspect", getattr(j, "dimension", None))
+            if i == item and aspect == name and j.system in values:
+                values[j.system].append(float(getattr(j, field)))
+    expected = np.mean(values[first]) - np.mean(values[second])
+    assert x[planted.key(item)] == pytest.approx(-expected if style == "ranking" else expected)
+
+
+def test_the_reports_section_states_the_rounds_intervals_and_savings() -> None:
+    from tests.analysis import planted
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    found = sequential.observations("ratings", sequential.frame_of(definition, tidy))
+    pairs = list(found)
+    eta = sequential.eta_for(len(keys))
+    first = {"round": 1, "time": "t1", "pushed": keys[:6], "items": 6, "judgments": 0, "reason": "",
+             "comparisons": [{"key": list(k), "decision": sequential.UNDECIDED} for k in pairs], "eta": eta,
+             "tests": len(pairs), "alpha": ALPHA, "effect": 0.5,
+             "fixed": {"items": 400, "judgments": 1200, "annotators": 3}}  # fmt: skip
+    second = {**first, "round": 2, "time": "t2", "pushed": keys[6:], "items": len(keys), "judgments": 18,
+              "comparisons": [{"key": list(pairs[0]), "decision": sequential.FIRST}] +
+                             [{"key": list(k), "decision": sequential.UNDECIDED} for k in pairs[1:]]}  # fmt: skip
+    last = {**second, "round": 3, "time": "t3", "pushed": [], "reason": "pool"}
+    section = sequential.section(definition, tidy, [first, second, last])
+    assert section.title == "Sequential study" and "ran in 3 round(s)" in section.text[0]
+    comparisons = section.tables[0].frame
+    assert list(comparisons.columns) == [*sequential.COLUMNS, "decided at round"]
+    assert comparisons.iloc[0]["decision"] == sequential.FIRST and comparisons.iloc[0]["decided at round"] == 2
+    judgments = int(sequential.frame_of(definition, tidy)["annotator"].count())
+    assert section.summary == [f"Sequential study: {judgments} human judgments; the pool had no item left for the "
+                               f"undecided comparisons. The fixed design annols plan chooses for effect 0.5 with 3 "
+                               f"annotator(s) an item needs 1200 judgments (400 items): the stopping saved "
+                               f"{1200 - judgments} ({100 * (1200 - judgments) / 1200:.0f}%)."]  # fmt: skip
+    assert list(section.tables[1].frame["round"]) == [1, 2, 3]
