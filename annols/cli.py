@@ -731,8 +731,8 @@ def next_round_command(
                                       overlap=overlap, manifest_dir=manifest_dir)  # fmt: skip
     result = rounds_lib.next_round(client, d, list(inputs), tidy, options)
     for c in result.comparisons:
-        click.echo(f"{c.question}: {c.first} vs {c.second}: {c.items} items, mean {c.mean:+.3f}, "
-                   f"interval [{c.low:+.3f}, {c.high:+.3f}]: {c.decision}")  # fmt: skip
+        seen = f", mean {c.mean:+.3f}, interval [{c.low:+.3f}, {c.high:+.3f}]" if c.items else ""
+        click.echo(f"{c.question}: {c.first} vs {c.second}: {c.items} items{seen}: {c.decision}")
     if result.pushed:
         created = result.push.created if result.push else 0
         click.echo(f"round {result.round}: pushed {len(result.pushed)} item(s) ({created} new), "

@@ -198,7 +198,9 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     }
     row["fixed"] = first.get("fixed") or fixed_design(definition, effect, int(annotators),
                                                       len({(a, b) for _, a, b in wanted}), options.seed)
-    repeated = earlier and not chosen and earlier[-1].get("reason") == reason and earlier[-1]["items"] == row["items"]
+    before = earlier[-1] if earlier else {}
+    repeated = (not chosen and before.get("reason") == reason and before.get("items") == row["items"]
+                and [c["decision"] for c in before.get("comparisons", [])] == [c.decision for c in decided])
     if not repeated:  # the same answer again is not another round
         _write(record, [*earlier, row])
     return RoundResult(row["round"] if not repeated else len(earlier), decided, chosen, row["items"], judgments,
