@@ -20,9 +20,10 @@ items the items' sample variance (at least 1% of the Hoeffding proxy). The plug-
 makes the guarantee asymptotic rather than exact; the seeded null simulations
 (tests/analysis/test_sequential.py, scripts/sequential.py) find its false-positive rate far
 below alpha, and the Hoeffding proxy alone needs about twice the items. The mixture width
-eta is fixed before the first round (1 / sqrt(items in the pool)) and never tuned to the
-data. Level: alpha / m for each of the m comparisons (Bonferroni), so that all the
-study's intervals cover at once, at every round, with probability 1 - alpha.
+eta is fixed before the first round (1 / sqrt(n), n the pool's items holding a pair, the
+median over pairs) and never tuned to the data. Level: alpha / m for each of the m
+comparisons (Bonferroni), so that all the study's intervals cover at once, at every round,
+with probability 1 - alpha.
 
 Decisions, made at the first round that shows them and kept (a decision at a stopping time
 of a confidence sequence keeps its error rate whatever comes after):

@@ -134,6 +134,10 @@ def _sequential(definition: Definition, protocol: StyleCollector, study: Study, 
     found = rounds.read_rounds(record)
     if not found:
         raise InputError(record, "", "", "no round recorded (the PROJECT.rounds.jsonl annols next-round writes)")
+    pushed = {k for r in found for k in r.get("pushed", [])}
+    if len(study.items) and not pushed.intersection(study.items["task_key"].astype(str)):
+        raise InputError(record, "", "pushed", "none of its rounds' items is in the sources: the record of "
+                         "another project?")  # fmt: skip
     return sequential.section(definition, protocol.frame(study), found)
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import statistics
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import combinations
@@ -148,7 +150,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         raise AnnolsError(f"project {options.title!r} already holds {len(pushed)} study item(s): give the latest "
                           "pull of it (--pull)")  # fmt: skip
     first = earlier[0] if earlier else {}
-    eta = float(first.get("eta", sequential.eta_for(len(items))))
+    eta = float(first.get("eta", sequential.eta_for(_items_per_pair(items))))
     tests = int(first.get("tests", len(wanted)))
     alpha = float(first.get("alpha", options.alpha))
     effect = float(first.get("effect", options.effect))
@@ -205,6 +207,13 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         _write(record, [*earlier, row])
     return RoundResult(row["round"] if not repeated else len(earlier), decided, chosen, row["items"], judgments,
                        reason, record, report)  # fmt: skip
+
+
+def _items_per_pair(items: dict[str, tuple[str, ...]]) -> int:
+    """The median number of pool items holding a pair: the most items a comparison can get (pairwise items hold one
+    pair, so each pair's stream is a share of the pool), where its confidence sequence is set to be tightest."""
+    counts = Counter(p for systems in items.values() for p in pairs_of(systems))
+    return int(statistics.median(counts.values())) if counts else 1
 
 
 def _choose(items: dict[str, tuple[str, ...]], pushed: set[str], open_pairs: set[tuple[str, str]], room: int,

@@ -87,5 +87,10 @@ def test_rounds_stop_when_the_comparison_is_decided(
     md = (report / "report.md").read_text("utf-8")
     assert "## Sequential study" in md and "ran in 4 round(s)" in md
     assert "40 human judgments; every comparison was decided" in md
+    other = tmp_path / "other.rounds.jsonl"  # a record naming none of the pull's items
+    other.write_text(json.dumps({**rows[0], "pushed": ["not-this-project"]}) + "\n", encoding="utf-8")
+    code, out, err = cli(label_studio, "report", str(definition), str(pulled), "-o", str(tmp_path / "r2"),
+                         "--rounds", str(other))  # fmt: skip
+    assert code == 1 and "none of its rounds' items is in the sources" in err and not (tmp_path / "r2").exists()
     table = (report / "tables" / "sequential_comparisons.csv").read_text("utf-8")
     assert "first better" in table and ",4\n" in table  # decided at round 4
