@@ -64,56 +64,21 @@ def table() -> str:
 
 
 def four_systems(studies: int = 400, best: float = 0.8, rounds: int = 60) -> str:
-    """Four systems, one better than each other by ``best``, the other three alike: every round pushes BATCH
-    items spread over the undecided pairs (pairwise items hold one pair), each pair at alpha / 6, margin ±MARGIN;
-    against plan's fixed design for MARGIN once per pair."""
-    import numpy as np
-
+    """Four systems, one better than each other by ``best``, the other three alike
+    (:func:`annols.analysis.sequential.simulate_pairs`), against plan's fixed design for MARGIN once per pair."""
     from annols.analysis import plan, sequential
 
-    pairs = 6
-    effects = [best, best, best, 0.0, 0.0, 0.0]
-    a = plan.Assumptions("pairwise", 0.5, tie_rate=0.2, item_sd=0.5)
-    n_max = rounds * BATCH
-    eta = sequential.eta_for(n_max // pairs)  # as next-round sets it: the items a pair can get
-    level = 0.05 / pairs
-    rng = np.random.default_rng(SEED)
-    streams = []
-    for effect in effects:  # each pair's items in the order a round would push them
-        y = plan.OUTCOMES["pairwise"](a, plan.DRAWS["pairwise"](a, n_max, ANNOTATORS, studies, rng), effect, n_max,
-                                      ANNOTATORS)  # fmt: skip
-        streams.append(y.sum(axis=2) / np.maximum((y != 0).sum(axis=2), 1))
-    truth = [sequential.FIRST] * 3 + [sequential.WITHIN] * 3
-    used, best_found, wrong, right = np.zeros(studies), np.zeros(studies), 0, 0
-    for s in range(studies):
-        seen = np.zeros(pairs, dtype=int)
-        decision = [""] * pairs
-        for _ in range(rounds):
-            open_ = [p for p in range(pairs) if not decision[p]]
-            if not open_:
-                break
-            for i in range(BATCH):
-                seen[open_[i % len(open_)]] += 1
-            for p in open_:
-                x = streams[p][s, : seen[p]]
-                found = sequential.decide(float(x.mean()), float(sequential.width(len(x), np.var(x, ddof=1), 1.0,
-                                                                                  level, eta)), MARGIN)  # fmt: skip
-                decision[p] = "" if found == sequential.UNDECIDED else found
-            if not best_found[s] and all(decision[:3]):
-                best_found[s] = seen.sum() * ANNOTATORS
-        used[s] = seen.sum() * ANNOTATORS
-        wrong += any(d and d != t for d, t in zip(decision, truth, strict=True))
-        right += decision == truth
+    r = sequential.simulate_pairs([best] * 3 + [0.0] * 3, studies=studies, rounds=rounds, batch=BATCH,
+                                  annotators=ANNOTATORS, margin=MARGIN, seed=SEED)  # fmt: skip
     fixed = plan.plan(plan.Assumptions("pairwise", MARGIN, tie_rate=0.2, item_sd=0.5), plan.ITEMS, (ANNOTATORS,),
                       plan.SIMULATIONS, SEED).cheapest  # fmt: skip
-    fixed_judgments = fixed.judgments * pairs if fixed else 0
+    fixed_judgments = fixed.judgments * 6 if fixed else 0
     return (f"Four systems, one better than each other by {best}, the others alike ({studies} studies, --effect "
             f"{MARGIN}, {BATCH} items a round spread over the undecided pairs, each pair at 0.05 / 6): every "
-            f"decision equal to the truth in {right / studies:.3f} of them, a wrong one in {wrong / studies:.3f}; "
-            f"judgments used: median {np.median(used):.0f}, mean {used.mean():.0f} (at most {n_max * ANNOTATORS}); the "
-            f"three pairs with the best system were all decided after {np.median(best_found):.0f} judgments "
-            f"(median). plan's fixed design for {MARGIN}, once per "
-            f"pair: {fixed_judgments} judgments.")
+            f"decision equal to the truth in {r.right:.3f} of them, a wrong one in {r.wrong:.3f}; judgments used: "
+            f"median {r.judgments:.0f} (at most {rounds * BATCH * ANNOTATORS}); the three pairs with the best "
+            f"system were all decided after {r.first_found:.0f} judgments (median). plan's fixed design for "
+            f"{MARGIN}, once per pair: {fixed_judgments} judgments.")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -286,6 +286,60 @@ def simulate(effect: float, *, sims: int, rounds: int, batch: int, annotators: i
                      float(towards.mean()), float(stop.mean() * annotators))  # fmt: skip
 
 
+@dataclass(frozen=True)
+class SimulatedPairs:
+    """Of studies of several pairs of systems run in rounds (:func:`simulate_pairs`)."""
+
+    right: float  # share of studies whose every decision equals the truth
+    wrong: float  # share with some decision against the truth
+    judgments: float  # median human judgments until every pair was decided (or the last round)
+    first_found: float  # median judgments until every pair with a difference was decided
+
+
+def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: int, annotators: int = 3,
+                   tie_rate: float = 0.2, item_sd: float = 0.5, alpha: float = ALPHA, margin: float = 0.3,
+                   seed: int = 0) -> SimulatedPairs:  # fmt: skip
+    """Pairwise studies of ``len(effects)`` pairs (an item holds one pair, as in next-round), each round ``batch``
+    items spread evenly over the pairs still undecided, each pair at alpha / pairs, the mixture width set from the
+    items a pair can get; the truth: first better where the effect is above ``margin``, within ±margin where it is
+    0 (other effects: either is right)."""
+    from annols.analysis import plan
+
+    pairs = len(effects)
+    a = plan.Assumptions("pairwise", 0.5, tie_rate=tie_rate, item_sd=item_sd, alpha=alpha)
+    n_max = rounds * batch
+    eta = eta_for(n_max // pairs)
+    level = alpha / pairs
+    rng = np.random.default_rng(seed)
+    streams = []
+    for effect in effects:  # each pair's items in the order the rounds push them
+        y = plan.OUTCOMES["pairwise"](a, plan.DRAWS["pairwise"](a, n_max, annotators, studies, rng), effect, n_max,
+                                      annotators)  # fmt: skip
+        streams.append(y.sum(axis=2) / np.maximum((y != 0).sum(axis=2), 1))
+    truth = [{FIRST} if e > margin else {WITHIN} if e == 0 else {FIRST, WITHIN} for e in effects]
+    used, first_found = np.zeros(studies), np.zeros(studies)
+    right = wrong = 0
+    for s in range(studies):
+        seen = np.zeros(pairs, dtype=int)
+        decision = [UNDECIDED] * pairs
+        for _ in range(rounds):
+            undecided = [p for p in range(pairs) if decision[p] == UNDECIDED]
+            if not undecided:
+                break
+            for i in range(batch):
+                seen[undecided[i % len(undecided)]] += 1
+            for p in undecided:
+                x = streams[p][s, : seen[p]]
+                decision[p] = decide(float(x.mean()), float(width(len(x), np.var(x, ddof=1), 1.0, level, eta)),
+                                     margin)  # fmt: skip
+            if not first_found[s] and all(decision[p] != UNDECIDED for p in range(pairs) if effects[p] > 0):
+                first_found[s] = seen.sum() * annotators
+        used[s] = seen.sum() * annotators
+        wrong += any(d != UNDECIDED and d not in t for d, t in zip(decision, truth, strict=True))
+        right += all(d in t for d, t in zip(decision, truth, strict=True))
+    return SimulatedPairs(right / studies, wrong / studies, float(np.median(used)), float(np.median(first_found)))
+
+
 # ----------------------------------------------------------------------------- the report's section
 
 

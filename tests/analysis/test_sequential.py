@@ -207,3 +207,15 @@ def test_the_reports_section_states_the_rounds_intervals_and_savings() -> None:
                                f"annotator(s) an item needs 1200 judgments (400 items): the stopping saved "
                                f"{1200 - judgments} ({100 * (1200 - judgments) / 1200:.0f}%)."]  # fmt: skip
     assert list(section.tables[1].frame["round"]) == [1, 2, 3]
+
+
+def test_four_systems_one_clearly_best_in_rounds() -> None:
+    """Four systems, one better than each other by 0.8, the other three alike: every decision equals the truth in
+    nearly every study, none is wrong, and the pairs with the best system are decided before plan's fixed design
+    for 0.3 (once per pair) is spent; the ties take the study to about its size (docs/statistics.md)."""
+    result = sequential.simulate_pairs([0.8] * 3 + [0.0] * 3, studies=100, rounds=60, batch=20, seed=5)
+    fixed = plan.plan(plan.Assumptions("pairwise", 0.3, tie_rate=0.2, item_sd=0.5), plan.ITEMS, (3,), 500, 0).cheapest
+    assert fixed is not None
+    assert result.wrong == 0 and result.right >= 0.95
+    assert result.first_found < 6 * fixed.judgments / 2
+    assert result.judgments < 60 * 20 * 3  # stopped before the budget
