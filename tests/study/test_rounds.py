@@ -47,3 +47,8 @@ def test_the_comparisons_are_every_pair_per_question_and_need_systems() -> None:
     assert len(found) == 3 * len(questions) and ("fair", "good") in {(a, b) for _, a, b in found}
     with pytest.raises(AnnolsError, match="name no systems"):
         rounds.study_comparisons(definition, {"k1": ()})
+
+
+def test_the_mixture_width_is_set_by_the_items_a_pair_can_get() -> None:
+    assert rounds._items_per_pair(POOL) == 10  # 30 pairwise items over three pairs
+    assert rounds._items_per_pair({f"k{i}": ("a", "b", "c") for i in range(30)}) == 30  # every item every pair
