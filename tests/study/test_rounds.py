@@ -52,3 +52,30 @@ def test_the_comparisons_are_every_pair_per_question_and_need_systems() -> None:
 def test_the_mixture_width_is_set_by_the_items_a_pair_can_get() -> None:
     assert rounds._items_per_pair(POOL) == 10  # 30 pairwise items over three pairs
     assert rounds._items_per_pair({f"k{i}": ("a", "b", "c") for i in range(30)}) == 30  # every item every pair
+
+
+def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The planted ratings study (good clearly above poor) as the latest pull of a project whose manifest holds its
+    13 items: next-round decides from the report's judgments table and, its budget spent, sends nothing (no client
+    is needed) and records the round."""
+    from annols.analysis import sequential
+    from annols.study import manifest
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    monkeypatch.setattr(rounds, "pool", lambda d, inputs: {k: ("good", "fair", "poor") for k in keys})
+    path = manifest.manifest_path(tmp_path, "ratings in rounds")
+    manifest.write_manifest(path, {"protocol": definition.name}, {k: (i, ("good", "fair", "poor"))
+                                                                   for i, k in enumerate(keys)})  # fmt: skip
+    options = rounds.RoundOptions(title="ratings in rounds", effect=0.5, budget=len(keys), overlap=3,
+                                  manifest_dir=tmp_path)  # fmt: skip
+    result = rounds.next_round(None, definition, [], tidy, options)  # type: ignore[arg-type]
+    assert result.pushed == [] and result.reason == rounds.BUDGET and result.push is None
+    found = {(c.question, c.first, c.second): c for c in result.comparisons}
+    assert len(found) == 6 and all(c.items == len(keys) for c in found.values())
+    assert found[("Coherence", "good", "poor")].decision == sequential.FIRST  # 4.2 against 2.0
+    record = rounds.read_rounds(result.record)
+    assert len(record) == 1 and record[0]["reason"] == "budget" and record[0]["tests"] == 6
+    assert record[0]["judgments"] == int(tidy["kind"].eq("rating").sum())
