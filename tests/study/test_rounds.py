@@ -54,8 +54,9 @@ def test_the_mixture_width_is_set_by_the_items_a_pair_can_get() -> None:
     assert rounds._items_per_pair({f"k{i}": ("a", "b", "c") for i in range(30)}) == 30  # every item every pair
 
 
-def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The planted ratings study (good clearly above poor) as the latest pull of a project whose manifest holds its
     13 items: next-round decides from the report's judgments table and, its budget spent, sends nothing (no client
     is needed) and records the round."""
