@@ -171,9 +171,11 @@ def observations(style: str, frame: pd.DataFrame) -> dict[tuple[str, str, str], 
             return out
         nets = item_tests.item_nets(frame)
         for key, part in nets.groupby(level=item_tests.PAIR, sort=False, observed=True):
-            x = part["net"] / part["decided"].clip(lower=1)
-            out[(str(key[0]), str(key[1]), str(key[2]))] = pd.Series(
-                x.to_numpy(float), index=part.index.get_level_values("task_key").astype(str))
+            x = (part["net"] / part["decided"].clip(lower=1)).to_numpy(float)
+            first, second = str(key[1]), str(key[2])
+            if first > second:  # the report writes pairs in natural order (M2 before M10); here, in plain order
+                first, second, x = second, first, -x
+            out[(str(key[0]), first, second)] = pd.Series(x, index=part.index.get_level_values("task_key").astype(str))
         return out
     sign = -1.0 if style == "ranking" else 1.0  # a lower rank is better
     for aspect, part in frame.groupby("aspect", observed=True, sort=False):

@@ -60,6 +60,14 @@ def test_an_item_is_one_observation_its_net_share_of_decided_judgments() -> None
     assert dict(x) == {"k1": pytest.approx(1 / 3), "k2": 0.0, "k3": -1.0}
 
 
+def test_pairs_are_keyed_in_plain_name_order_whatever_order_the_report_writes() -> None:
+    frame = pairwise_rows({"k1": ["win", "win"], "k2": ["loss", "win"]})
+    frame = frame.assign(system="m2", opponent="m10")  # natural order, as the report writes it
+    found = sequential.observations("pairwise", frame)
+    assert list(found) == [("fluency", "m10", "m2")]  # the order next-round's pool pairs are in
+    assert dict(found[("fluency", "m10", "m2")]) == {"k1": -1.0, "k2": 0.0}
+
+
 def test_ratings_observations_are_per_item_mean_differences() -> None:
     frame = pd.DataFrame({"task_key": ["k1", "k1", "k1", "k1", "k2", "k2"],
                           "annotator": ["a", "a", "b", "b", "a", "a"],
