@@ -707,8 +707,9 @@ def next_round_command(
     every round and stopping when it is clear keeps the chance of any wrong decision at
     --alpha. The next batch is items of the pool not pushed yet that hold an undecided pair.
     When every comparison is decided, the pool has no item left for them, or --budget is
-    reached, nothing is pushed. Each round is recorded beside the manifest
-    (PROJECT.rounds.jsonl); give it to `annols report --rounds`.
+    reached, nothing is pushed. --seed also sets the order the pool's items are drawn in.
+    Each round is recorded beside the manifest (PROJECT.rounds.jsonl); give it to
+    `annols report --rounds`.
 
     \b
     Example:
