@@ -188,6 +188,15 @@ def observations(style: str, frame: pd.DataFrame) -> dict[tuple[str, str, str], 
     return out
 
 
+def judgments_of(frame: pd.DataFrame | None, keys: set[str]) -> int:
+    """Human judgments of the items ``keys``: one per item and annotator (plan's unit: items x annotators), however
+    many questions and systems each answered."""
+    if frame is None or not len(frame):
+        return 0
+    part = frame[frame["task_key"].astype(str).isin(keys)]
+    return len(part[["task_key", "annotator"]].drop_duplicates())
+
+
 def comparisons(found: dict[tuple[str, str, str], pd.Series], bound: float, effect: float, eta: float,
                 alpha: float = ALPHA, earlier: dict[tuple[str, str, str], str] | None = None,
                 tests: int | None = None) -> list[Comparison]:  # fmt: skip
@@ -365,7 +374,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
     found_now = comparisons(series, bound_of(definition), float(first["effect"]), float(first["eta"]),
                             float(first["alpha"]), kept, int(first["tests"]))  # fmt: skip
     rows = [[*c.row(), when.get((c.question, c.first, c.second), "")] for c in found_now]
-    judgments = int(frame[frame["task_key"].astype(str).isin(pushed)]["annotator"].count()) if len(frame) else 0
+    judgments = judgments_of(frame, pushed)
     fixed = first.get("fixed") or {}
     text = [
         f"This study ran in {len(rounds)} round(s) of annols next-round, {len(pushed)} study items pushed; the "

@@ -183,7 +183,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
                                             manifest_dir=options.manifest_dir, only=frozenset(chosen))  # fmt: skip
         report = push_lib.push(client, definition, inputs, push_options)
     annotators = options.overlap or 1
-    judgments = int(frame["annotator"].count()) if frame is not None else 0
+    judgments = sequential.judgments_of(frame, study)
     row: dict[str, Any] = {
         "round": len(earlier) + 1,
         "time": datetime.now(UTC).isoformat(timespec="seconds"),

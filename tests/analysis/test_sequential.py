@@ -209,7 +209,7 @@ def test_the_reports_section_states_the_rounds_intervals_and_savings() -> None:
     comparisons = section.tables[0].frame
     assert list(comparisons.columns) == [*sequential.COLUMNS, "decided at round"]
     assert comparisons.iloc[0]["decision"] == sequential.FIRST and comparisons.iloc[0]["decided at round"] == 2
-    judgments = int(sequential.frame_of(definition, tidy)["annotator"].count())
+    judgments = len(tidy[["task_key", "annotator"]].drop_duplicates())  # one per item and annotator
     assert section.summary == [f"Sequential study: {judgments} human judgments; the pool had no item left for the "
                                f"undecided comparisons. The fixed design annols plan chooses for effect 0.5 with 3 "
                                f"annotator(s) an item needs 1200 judgments (400 items): the stopping saved "

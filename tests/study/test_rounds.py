@@ -79,4 +79,4 @@ def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
     assert found[("Coherence", "good", "poor")].decision == sequential.FIRST  # 4.2 against 2.0
     record = rounds.read_rounds(result.record)
     assert len(record) == 1 and record[0]["reason"] == "budget" and record[0]["tests"] == 6
-    assert record[0]["judgments"] == int(tidy["kind"].eq("rating").sum())
+    assert record[0]["judgments"] == len(tidy[["task_key", "annotator"]].drop_duplicates())  # 12 x 3 + 1
