@@ -662,6 +662,88 @@ def pull_command(
     click.echo(f"Counts match the server: {c.tasks} tasks, {c.annotations} annotations, {c.cancelled} skipped.")
 
 
+@main.command("next-round", epilog=INPUTS_EPILOG)
+@click.argument("protocol", type=PROTOCOL)
+@INPUTS
+@click.option("--project", "title", required=True, help="Project title (created by the first round).")
+@click.option("--pull", "pull_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The latest pull of the project (annols pull -o DIR); not needed before the first round.")
+@click.option("--effect", type=click.FloatRange(min=0, min_open=True), required=True,
+              help="The smallest difference worth finding, on annols plan's scale of the style (pairwise: wins - "
+                   "losses over decided judgments); a comparison whose interval lies within ±effect is decided "
+                   "as a tie. Fixed at the first round.")  # fmt: skip
+@click.option("--overlap", type=click.IntRange(min=1), required=True, help="Annotators per task.")
+@click.option("--batch", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Study items a round pushes at most.")  # fmt: skip
+@click.option("--budget", type=click.IntRange(min=1),
+              help="Study items in the project at most, over all rounds (judgments: items x --overlap).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="The chance that any decision is wrong, however often the study is looked at.")  # fmt: skip
+@VARIANT
+@SEED
+@MANIFEST_DIR
+@connection_options
+def next_round_command(
+    protocol: str,
+    inputs: tuple[Path, ...],
+    title: str,
+    pull_dir: Path | None,
+    effect: float,
+    overlap: int,
+    batch: int,
+    budget: int | None,
+    alpha: float,
+    variant: str | None,
+    seed: int,
+    manifest_dir: Path,
+    url: str | None,
+    api_key: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Run a study in rounds: decide what the latest pull shows, push the next batch.
+
+    The comparisons are every pair of systems in the INPUTS (the pool), per question. Each
+    gets an anytime-valid confidence sequence over items (docs/statistics.md): looking after
+    every round and stopping when it is clear keeps the chance of any wrong decision at
+    --alpha. The next batch is items of the pool not pushed yet that hold an undecided pair.
+    When every comparison is decided, the pool has no item left for them, or --budget is
+    reached, nothing is pushed. --seed also sets the order the pool's items are drawn in.
+    Each round is recorded beside the manifest (PROJECT.rounds.jsonl); give it to
+    `annols report --rounds`.
+
+    \b
+    Example:
+      annols next-round pairwise-aspects pool/ --project "JGR seq" --effect 0.3 --overlap 3 --batch 40
+      annols pull pairwise-aspects --project "JGR seq" -o results/seq
+      annols next-round pairwise-aspects pool/ --project "JGR seq" --effect 0.3 --overlap 3 --batch 40 \\
+          --pull results/seq --budget 400
+    """
+    from annols.study import rounds as rounds_lib
+
+    _on_interrupt("run next-round again: items already pushed are not pushed twice.")
+    d = _load(protocol, variant)
+    tidy = None
+    if pull_dir is not None:
+        from annols.report import read_judgments
+
+        tidy = read_judgments(d, [pull_dir])[0]
+    client = _connect(url, api_key, data_dir)
+    options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
+                                      overlap=overlap, manifest_dir=manifest_dir)  # fmt: skip
+    result = rounds_lib.next_round(client, d, list(inputs), tidy, options)
+    for c in result.comparisons:
+        seen = f", mean {c.mean:+.3f}, interval [{c.low:+.3f}, {c.high:+.3f}]" if c.items else ""
+        click.echo(f"{c.question}: {c.first} vs {c.second}: {c.items} items{seen}: {c.decision}")
+    if result.pushed:
+        created = result.push.created if result.push else 0
+        click.echo(f"round {result.round}: pushed {len(result.pushed)} item(s) ({created} new), "
+                   f"{result.items} study items in the project")  # fmt: skip
+    else:
+        click.echo(f"round {result.round}: nothing pushed: {rounds_lib.REASONS[result.reason]} "
+                   f"({result.items} study items, {result.judgments} judgments)")  # fmt: skip
+    click.echo(f"recorded in {result.record}")
+
+
 @main.command("convert")
 @click.argument("protocol", type=PROTOCOL)
 @click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -929,6 +1011,9 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
          "style's tables again from the adjudicated judgments (adjudicated_*). Repeatable.",
 )  # fmt: skip
 @click.option("--models", is_flag=True, help="Add annotator models, Dawid-Skene and MACE (needs annols[models]).")
+@click.option("--rounds", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The record of a study run in rounds (PROJECT.rounds.jsonl beside the manifest, annols "
+                   "next-round): adds the sequential study's section.")  # fmt: skip
 def report_command(
     protocol: str,
     sources: tuple[Path, ...],
@@ -945,6 +1030,7 @@ def report_command(
     models: bool = False,
     judge_files: tuple[Path, ...] = (),
     epsilon: float = 0.2,
+    rounds: Path | None = None,
 ) -> None:
     """Agreement and result tables of a study: report.md, report.html, plots and CSV tables.
 
@@ -981,6 +1067,7 @@ def report_command(
     options = report_lib.ReportOptions(
         seed=seed, bootstrap=bootstrap, overlap=overlap, gold=gold, rating_tolerance=rating_tolerance,
         min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded, adjudicated=adjudicated, models=models,
+        rounds=rounds,
     )  # fmt: skip
     result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")

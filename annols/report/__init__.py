@@ -43,6 +43,7 @@ from annols.analysis import naming
 from annols.analysis.judges import EPSILON
 from annols.analysis.results import Finding
 from annols.definition import Definition
+from annols.errors import InputError
 from annols.report import paper, plots, render
 from annols.report.adjudicated import adjudicated_sections
 from annols.report.common import ReportOptions, ViolationCollector, csv_only_tables, overview_sections
@@ -104,7 +105,11 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     gold, accuracy = quality.section(study)
     left_out = excluded(options.exclude_annotators, accuracy)
     study = without(study, left_out)
+    # Before the style's sections, which take the judgments table over.
+    rounds = _sequential(definition, protocol, study, options.rounds) if options.rounds is not None else None
     sections = overview_sections(study) + protocol.sections(study)
+    if rounds is not None:
+        sections.append(rounds)
     if options.models:
         sections += model_sections(protocol, study, quality.gold)
     sections += violations.sections(study)
@@ -120,6 +125,20 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         sections.append(adjudicated)
         sections += adjudicated_sections(protocol, adjudication, study)
     return _write(definition, study, sections, options, Path(out_dir), left_out)
+
+
+def _sequential(definition: Definition, protocol: StyleCollector, study: Study, record: Path) -> Finding:
+    from annols.analysis import sequential
+    from annols.study import rounds
+
+    found = rounds.read_rounds(record)
+    if not found:
+        raise InputError(record, "", "", "no round recorded (the PROJECT.rounds.jsonl annols next-round writes)")
+    pushed = {k for r in found for k in r.get("pushed", [])}
+    if len(study.items) and not pushed.intersection(study.items["task_key"].astype(str)):
+        raise InputError(record, "", "pushed", "none of its rounds' items is in the sources: the record of "
+                         "another project?")  # fmt: skip
+    return sequential.section(definition, protocol.frame(study), found)
 
 
 def _title(definition: Definition) -> str:

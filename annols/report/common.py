@@ -38,6 +38,7 @@ class ReportOptions(AnalysisOptions):
     exclude_annotators: tuple[str, ...] = ()  # left out of every table; "flagged": those flagged
     adjudicated: tuple[Path, ...] = ()  # pulls of the adjudication project (annols.study.adjudicate)
     models: bool = False  # the annotator models' section (annols.analysis.models)
+    rounds: Path | None = None  # the record of annols next-round: the sequential study's section
 
 
 class Collector(Protocol):

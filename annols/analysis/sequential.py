@@ -1,0 +1,422 @@
+"""Studies in rounds: anytime-valid decisions on the comparisons a study exists for.
+
+A comparison is two systems on one question. Items are the unit: an item's judgments of the
+pair make one observation, bounded in [-bound, bound]:
+
+- pairwise: the item's net preference as a share of its decided judgments (wins minus losses
+  over wins plus losses; 0 for an item of ties only), in [-1, 1]: the scale of ``annols plan``'s
+  effect;
+- ratings: the item's mean rating of the second system minus its mean rating of the first,
+  bound the scale's range;
+- ranking: the item's mean rank of the second system minus that of the first (a positive
+  value: the first ranks better), bound the number of candidates minus one.
+
+The confidence sequence is the normal-mixture (Robbins) boundary of Howard et al. (2021,
+eq. 14) for a sub-Gaussian mean, as ``anytimemonitor.avci.AnytimeCI`` computes it, without
+its listener-pool floor (items, not listeners, are the unit here), with its variance proxy
+``ebernstein``: below ten items the Hoeffding proxy (bound squared: every variable in
+[-bound, bound] is sub-Gaussian with it, a guarantee at every number of items), from ten
+items the items' sample variance (at least 1% of the Hoeffding proxy). The plug-in variance
+makes the guarantee asymptotic rather than exact; the seeded null simulations
+(tests/analysis/test_sequential.py, scripts/sequential.py) find its false-positive rate far
+below alpha, and the Hoeffding proxy alone needs about twice the items. The mixture width
+eta is fixed before the first round (1 / sqrt(n), n the pool's items holding a pair, the
+median over pairs) and never tuned to the data. Level: alpha / m for each of the m
+comparisons (Bonferroni), so that all the study's intervals cover at once, at every round,
+with probability 1 - alpha.
+
+Decisions, made at the first round that shows them and kept (a decision at a stopping time
+of a confidence sequence keeps its error rate whatever comes after):
+
+- ``first better`` / ``second better``: the interval excludes 0;
+- ``within ±effect``: the interval lies inside (-effect, effect), ``effect`` the smallest
+  difference worth finding, on the observation's scale (anytime-valid equivalence);
+- ``undecided`` otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols.analysis import item_tests
+from annols.analysis.detectable import ALPHA
+from annols.analysis.results import Finding, Table
+from annols.errors import AnnolsError
+
+STYLES = ("pairwise", "ratings", "ranking")
+FIRST, SECOND, WITHIN, UNDECIDED = "first better", "second better", "within ±effect", "undecided"
+COLUMNS = ["question", "first", "second", "items", "mean", "CS low", "CS high", "decision"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    question: str
+    first: str
+    second: str
+    items: int
+    mean: float
+    low: float
+    high: float
+    decision: str
+
+    def row(self) -> list[Any]:
+        return [self.question, self.first, self.second, self.items, self.mean, self.low, self.high, self.decision]
+
+
+def eta_for(pool: int) -> float:
+    """The mixture width fixed before the first round: 1 / sqrt(items in the pool) (anytimemonitor's rule for a
+    planned number of items; it sets where the boundary is tightest, not its validity)."""
+    from anytimemonitor.avci import eta_from_n_planned  # type: ignore[import-untyped, unused-ignore]
+
+    return float(eta_from_n_planned(max(1, pool)))
+
+
+@cache
+def half_width(items: int, bound: float, alpha: float, eta: float) -> float:
+    """The confidence sequence's half-width after ``items`` observations in [-bound, bound] at level ``alpha``
+    (two-sided) with the Hoeffding proxy: anytimemonitor's Howard boundary, no pool floor. It depends on the number
+    of observations only, so it is computed once per number."""
+    from anytimemonitor.avci import AnytimeCI  # type: ignore[import-untyped, unused-ignore]
+
+    if items < 1:
+        return math.inf
+    # floor_alpha_frac 0.5 gives the sequence alpha / 2 on each side; with L_pool None the floor is 0.
+    ci = AnytimeCI(alpha=alpha, proxy="hoeffding", d_bounds=(-bound, bound), eta=eta, L_pool=None,
+                   floor_alpha_frac=0.5)  # fmt: skip
+    ci.update(np.zeros(items))  # the Hoeffding half-width reads only how many there are
+    return float(ci.half_width())
+
+
+T_MIN, FLOOR = 10, 0.01  # anytimemonitor's defaults: Hoeffding below T_MIN items; variance floor, share of it
+
+
+def width(items: int, variance: Any, bound: float, alpha: float, eta: float) -> Any:
+    """The half-width after ``items`` observations of sample variance ``variance`` (an array: one per study):
+    the library's boundary scales with the proxy's standard deviation, so it is the Hoeffding one (bound^2)
+    rescaled; equal to :func:`interval`'s (a test). For simulations of many studies at once."""
+    hoeffding = half_width(items, bound, alpha, eta)
+    if items < T_MIN:
+        return np.full(np.shape(variance), hoeffding)
+    proxy = np.maximum(np.maximum(variance, FLOOR * bound**2), 1e-12)
+    return hoeffding * np.sqrt(proxy) / bound
+
+
+def interval(x: np.ndarray, bound: float, alpha: float, eta: float) -> tuple[float, float, float]:
+    """(mean, low, high) of the confidence sequence at level ``alpha`` (two-sided) after the observations ``x``."""
+    from anytimemonitor.avci import AnytimeCI  # type: ignore[import-untyped, unused-ignore]
+
+    if not len(x):
+        return math.nan, -math.inf, math.inf
+    ci = AnytimeCI(alpha=alpha, proxy="ebernstein", d_bounds=(-bound, bound), eta=eta, L_pool=None,
+                   floor_alpha_frac=0.5, t_min_ebernstein=T_MIN, ebernstein_floor_frac=FLOOR)  # fmt: skip
+    ci.update(np.asarray(x, dtype=float))
+    low, high = ci.interval()
+    return float(ci.mean), float(low), float(high)
+
+
+def decide(mean: float, width: float, effect: float) -> str:
+    if mean - width > 0:
+        return FIRST
+    if mean + width < 0:
+        return SECOND
+    if effect > 0 and -effect < mean - width and mean + width < effect:
+        return WITHIN
+    return UNDECIDED
+
+
+def frame_of(definition: Any, tidy: pd.DataFrame) -> pd.DataFrame:
+    """The style's judgments table of the report's judgments (:func:`annols.report.read_judgments`), as
+    :func:`observations` reads it (pairwise: the preference rows; else aspect, system, task_key, annotator, value),
+    questions named as the report names them."""
+    from annols.analysis import naming, pairwise, ranking, ratings
+
+    spec = definition.spec
+    if definition.style == "pairwise":
+        named, aspects = naming.by_aspect_text(tidy, spec.aspects)
+        return pairwise.judgments(named, aspects)
+    if definition.style == "ratings":
+        named, aspects = naming.by_aspect_text(tidy, spec.aspects)
+        return ratings.judgments(named, aspects).rename(columns={"rating": "value"})
+    if definition.style == "ranking":
+        frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))
+        return frame.rename(columns={"rank": "value", "dimension": "aspect"})
+    bound_of(definition)  # raises: no comparison of systems to read
+    return tidy
+
+
+def questions(definition: Any) -> list[str]:
+    """The questions of the main comparison, named as :func:`frame_of` names them."""
+    from annols.analysis import naming
+
+    spec = definition.spec
+    if definition.style == "ranking":
+        return [d.name for d in spec.dimensions]
+    empty = pd.DataFrame({"question": pd.Series([], dtype=object)})
+    return naming.by_aspect_text(empty, spec.aspects)[1]
+
+
+def observations(style: str, frame: pd.DataFrame) -> dict[tuple[str, str, str], pd.Series]:
+    """(question, first, second) -> per-item observations (index: task key), from the style's judgments table
+    (pairwise: :func:`annols.analysis.pairwise.judgments`; ratings and ranking: columns aspect, system, task_key,
+    annotator, value). Pairs in name order; positive favours the first system."""
+    out: dict[tuple[str, str, str], pd.Series] = {}
+    if style == "pairwise":
+        if not len(frame):
+            return out
+        nets = item_tests.item_nets(frame)
+        for key, part in nets.groupby(level=item_tests.PAIR, sort=False, observed=True):
+            x = (part["net"] / part["decided"].clip(lower=1)).to_numpy(float)
+            first, second = str(key[1]), str(key[2])
+            if first > second:  # the report writes pairs in natural order (M2 before M10); here, in plain order
+                first, second, x = second, first, -x
+            out[(str(key[0]), first, second)] = pd.Series(x, index=part.index.get_level_values("task_key").astype(str))
+        return out
+    sign = -1.0 if style == "ranking" else 1.0  # a lower rank is better
+    for aspect, part in frame.groupby("aspect", observed=True, sort=False):
+        means = part.pivot_table(index="task_key", columns="system", values="value", aggfunc="mean", observed=True)
+        systems = sorted(str(s) for s in means.columns)
+        for i, a in enumerate(systems):
+            for b in systems[i + 1 :]:
+                d = (sign * (means[a] - means[b])).dropna()
+                out[(str(aspect), a, b)] = pd.Series(d.to_numpy(float), index=d.index.astype(str))
+    return out
+
+
+def judgments_of(frame: pd.DataFrame | None, keys: set[str]) -> int:
+    """Human judgments of the items ``keys``: one per item and annotator (plan's unit: items x annotators), however
+    many questions and systems each answered."""
+    if frame is None or not len(frame):
+        return 0
+    part = frame[frame["task_key"].astype(str).isin(keys)]
+    return len(part[["task_key", "annotator"]].drop_duplicates())
+
+
+def comparisons(found: dict[tuple[str, str, str], pd.Series], bound: float, effect: float, eta: float,
+                alpha: float = ALPHA, earlier: dict[tuple[str, str, str], str] | None = None,
+                tests: int | None = None) -> list[Comparison]:  # fmt: skip
+    """Each comparison's interval at level alpha / m and its decision, m ``tests`` (all of ``found`` if None: fixed
+    at the first round); ``earlier``: decisions of earlier rounds, kept (the decision at the round that first
+    showed it)."""
+    level = alpha / max(1, tests or len(found))
+    out = []
+    for key, x in found.items():
+        mean, low, high = interval(x.to_numpy(float), bound, level, eta)
+        decision = (earlier or {}).get(key, UNDECIDED)
+        if decision == UNDECIDED and len(x):
+            decision = decide(mean, (high - low) / 2, effect)
+        out.append(Comparison(*key, len(x), mean, low, high, decision))
+    return out
+
+
+def table(found: list[Comparison]) -> pd.DataFrame:
+    return pd.DataFrame([c.row() for c in found], columns=COLUMNS)
+
+
+def bound_of(definition: Any) -> float:
+    """The largest absolute per-item observation of the definition's main comparison."""
+    spec = definition.spec
+    if definition.style == "pairwise":
+        return 1.0
+    if definition.style == "ranking":
+        return float(len(spec.positions) - 1)
+    if definition.style == "ratings":
+        if getattr(spec, "scale", None) == "slider" and spec.slider is not None:
+            return float(spec.slider.max - spec.slider.min)
+        values = [float(v) for v in _numbers(spec)]
+        if len(values) >= 2:
+            return max(values) - min(values)
+    raise AnnolsError(f"a study in rounds needs a comparison of systems on a bounded scale; {definition.name} "
+                      f"(style {definition.style}) has none it can read (styles: {', '.join(STYLES)})")  # fmt: skip
+
+
+def _numbers(spec: Any) -> list[float]:
+    out = []
+    for answer in getattr(spec, "answers", ()) or ():
+        value = getattr(answer, "code", answer)  # a rating is its code read as a number (as the ratings tables)
+        try:
+            out.append(float(value))
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+# ----------------------------------------------------------------------------- simulation
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """Of ``sims`` simulated studies of one comparison, checked after each round of ``batch`` items."""
+
+    effect: float
+    sims: int
+    rounds: int
+    batch: int
+    annotators: int
+    sequential_rejects: float  # share whose sequence excluded 0 at some round
+    naive_rejects: float  # share whose report test (the items' sign test) rejected at some round
+    correct: float  # share decided towards the better system
+    judgments: float  # mean human judgments until every decision (or the last round)
+
+
+def simulate(effect: float, *, sims: int, rounds: int, batch: int, annotators: int = 3, tie_rate: float = 0.2,
+             item_sd: float = 0.5, alpha: float = ALPHA, margin: float = 0.0, seed: int = 0) -> Simulated:  # fmt: skip
+    """Pairwise studies of one comparison run in rounds, by plan's model (:mod:`annols.analysis.plan`), looked at
+    after every round by the confidence sequence and, beside it, by the report's fixed-sample test re-run."""
+    from annols.analysis import plan
+
+    a = plan.Assumptions("pairwise", effect or 0.5, tie_rate=tie_rate, item_sd=item_sd, alpha=alpha)
+    n_max = rounds * batch
+    rng = np.random.default_rng(seed)
+    draws = plan.DRAWS["pairwise"](a, n_max, annotators, sims, rng)
+    y = plan.OUTCOMES["pairwise"](a, draws, effect, n_max, annotators)
+    x = y.sum(axis=2) / np.maximum((y != 0).sum(axis=2), 1)  # per item: net share of its decided judgments
+    eta = eta_for(n_max)
+    done = np.zeros(sims, dtype=bool)  # decided either way, or within the margin: stopped
+    seq = np.zeros(sims, dtype=bool)
+    naive = np.zeros(sims, dtype=bool)
+    towards = np.zeros(sims, dtype=bool)
+    stop: np.ndarray = np.full(sims, n_max)
+    for r in range(1, rounds + 1):
+        n = r * batch
+        mean = x[:, :n].mean(axis=1)
+        wide = width(n, x[:, :n].var(axis=1, ddof=1), 1.0, alpha, eta)
+        crossed = ~done & (np.abs(mean) > wide)
+        within = ~done & ~crossed & (margin > 0) & (np.abs(mean) + wide < margin)
+        seq |= crossed
+        towards |= crossed & (mean > 0)
+        stop = np.where(crossed | within, n, stop)
+        done |= crossed | within
+        naive |= plan.items_test(a, y[:, :n], alpha)[0]
+    return Simulated(effect, sims, rounds, batch, annotators, float(seq.mean()), float(naive.mean()),
+                     float(towards.mean()), float(stop.mean() * annotators))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SimulatedPairs:
+    """Of studies of several pairs of systems run in rounds (:func:`simulate_pairs`)."""
+
+    right: float  # share of studies whose every decision equals the truth
+    wrong: float  # share with some decision against the truth
+    judgments: float  # median human judgments until every pair was decided (or the last round)
+    first_found: float  # median judgments until every pair with a difference was decided
+
+
+def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: int, annotators: int = 3,
+                   tie_rate: float = 0.2, item_sd: float = 0.5, alpha: float = ALPHA, margin: float = 0.3,
+                   seed: int = 0) -> SimulatedPairs:  # fmt: skip
+    """Pairwise studies of ``len(effects)`` pairs (an item holds one pair, as in next-round), each round ``batch``
+    items spread evenly over the pairs still undecided, each pair at alpha / pairs, the mixture width set from the
+    items a pair can get; the truth: first better where the effect is above ``margin``, within ±margin where it is
+    0 (other effects: either is right)."""
+    from annols.analysis import plan
+
+    pairs = len(effects)
+    a = plan.Assumptions("pairwise", 0.5, tie_rate=tie_rate, item_sd=item_sd, alpha=alpha)
+    n_max = rounds * batch
+    eta = eta_for(n_max // pairs)
+    level = alpha / pairs
+    rng = np.random.default_rng(seed)
+    streams = []
+    for effect in effects:  # each pair's items in the order the rounds push them
+        y = plan.OUTCOMES["pairwise"](a, plan.DRAWS["pairwise"](a, n_max, annotators, studies, rng), effect, n_max,
+                                      annotators)  # fmt: skip
+        streams.append(y.sum(axis=2) / np.maximum((y != 0).sum(axis=2), 1))
+    truth = [{FIRST} if e > margin else {WITHIN} if e == 0 else {FIRST, WITHIN} for e in effects]
+    used, first_found = np.zeros(studies), np.zeros(studies)
+    right = wrong = 0
+    for s in range(studies):
+        seen = np.zeros(pairs, dtype=int)
+        decision = [UNDECIDED] * pairs
+        for _ in range(rounds):
+            undecided = [p for p in range(pairs) if decision[p] == UNDECIDED]
+            if not undecided:
+                break
+            for i in range(batch):
+                seen[undecided[i % len(undecided)]] += 1
+            for p in undecided:
+                x = streams[p][s, : seen[p]]
+                decision[p] = decide(float(x.mean()), float(width(len(x), np.var(x, ddof=1), 1.0, level, eta)),
+                                     margin)  # fmt: skip
+            if not first_found[s] and all(decision[p] != UNDECIDED for p in range(pairs) if effects[p] > 0):
+                first_found[s] = seen.sum() * annotators
+        used[s] = seen.sum() * annotators
+        wrong += any(d != UNDECIDED and d not in t for d, t in zip(decision, truth, strict=True))
+        right += all(d in t for d, t in zip(decision, truth, strict=True))
+    return SimulatedPairs(right / studies, wrong / studies, float(np.median(used)), float(np.median(first_found)))
+
+
+# ----------------------------------------------------------------------------- the report's section
+
+
+def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -> Finding:
+    """``Sequential study``: the rounds recorded by ``annols next-round``, each comparison's interval on the
+    report's judgments of the items the rounds pushed (with the width, alpha and number of comparisons fixed at
+    the first round) and its decision, and the judgments used against ``annols plan``'s fixed design."""
+    first, last = rounds[0], rounds[-1]
+    pushed = {k for r in rounds for k in r.get("pushed", [])}
+    frame = frame_of(definition, tidy)
+    found = observations(definition.style, frame[frame["task_key"].astype(str).isin(pushed)]) if len(frame) else {}
+    recorded = {tuple(c["key"]): c for c in last.get("comparisons", [])}
+    when: dict[tuple[str, str, str], int] = {}
+    for r in rounds:
+        for c in r.get("comparisons", []):
+            if c["decision"] != UNDECIDED:
+                when.setdefault(tuple(c["key"]), r["round"])
+    empty = pd.Series([], dtype=float)
+    series = {key: found.get(key, empty) for key in recorded}
+    kept = {key: c["decision"] for key, c in recorded.items()}
+    found_now = comparisons(series, bound_of(definition), float(first["effect"]), float(first["eta"]),
+                            float(first["alpha"]), kept, int(first["tests"]))  # fmt: skip
+    rows = [[*c.row(), when.get((c.question, c.first, c.second), "")] for c in found_now]
+    judgments = judgments_of(frame, pushed)
+    fixed = first.get("fixed") or {}
+    text = [
+        f"This study ran in {len(rounds)} round(s) of annols next-round, {len(pushed)} study items pushed; the "
+        f"report reads {judgments} human judgments of them. Every pair of systems of the input pool is compared "
+        f"per question ({first['tests']} comparison(s)). Items are the unit (pairwise: an item's wins minus losses "
+        "over its decided judgments; ratings and ranking: its mean difference). Each comparison has an "
+        "anytime-valid confidence sequence (normal mixture, Howard et al. 2021, through anytimemonitor; the "
+        "items' variance from ten items, the scale's bound before), at level "
+        f"{first['alpha']} / {first['tests']} (Bonferroni), so every decision holds with probability "
+        f"{1 - float(first['alpha']):.2f} together, however many rounds were looked at. Decided: 0 "
+        f"outside the interval (one system better), or the interval inside ±{first['effect']} (within the "
+        "smallest difference worth finding); a decision is the one made at the round that first showed it. "
+        "Intervals are those of the judgments in this report.",
+        _savings(fixed, judgments, first, last),
+    ]
+    table = pd.DataFrame(rows, columns=[*COLUMNS, "decided at round"])
+    history = pd.DataFrame([[r["round"], r["time"], len(r.get("pushed", [])), r["items"], r["judgments"],
+                             sum(c["decision"] != UNDECIDED for c in r.get("comparisons", [])),
+                             r.get("reason", "")] for r in rounds],
+                           columns=["round", "time", "items pushed", "study items", "judgments read",
+                                    "comparisons decided", "stopped because"])  # fmt: skip
+    return Finding("Sequential study", text,
+                   [Table("sequential_comparisons", "Each comparison at the last round", table,
+                          whole=("items",)),
+                    Table("sequential_rounds", "The rounds", history,
+                          whole=("round", "items pushed", "study items", "judgments read", "comparisons decided"))],
+                   summary=[_savings(fixed, judgments, first, last)])  # fmt: skip
+
+
+def _savings(fixed: dict[str, Any], judgments: int, first: dict[str, Any], last: dict[str, Any]) -> str:
+    stops = {"decided": "every comparison was decided", "budget": "the budget was spent",
+             "pool": "the pool had no item left for the undecided comparisons"}  # fmt: skip
+    stopped = stops.get(last.get("reason", ""), "the study is still running")
+    if not fixed.get("judgments"):
+        return (f"Sequential study: {judgments} human judgments; {stopped}. annols plan finds no safe fixed design "
+                f"of its grid for effect {first['effect']}, so there is no saving to state.")  # fmt: skip
+    saved = int(fixed["judgments"]) - judgments
+    share = saved / int(fixed["judgments"])
+    return (f"Sequential study: {judgments} human judgments; {stopped}. The fixed design annols plan chooses for "
+            f"effect {first['effect']} with {fixed['annotators']} annotator(s) an item needs {fixed['judgments']} "
+            f"judgments ({fixed['items']} items): the stopping saved {saved} ({100 * share:.0f}%)."
+            if saved >= 0 else
+            f"Sequential study: {judgments} human judgments; {stopped}. The fixed design annols plan chooses for "
+            f"effect {first['effect']} needs {fixed['judgments']}: the sequential study used {-saved} more "
+            f"({100 * -share:.0f}%), the price of looking after every round.")  # fmt: skip

@@ -1,0 +1,242 @@
+"""``annols next-round``: a study in rounds that stops when its comparisons are decided.
+
+Each round reads the latest pull's judgments, decides what it can of the comparisons the
+study exists for (every pair of systems the input pool holds, per question) with
+anytime-valid confidence sequences over items (:mod:`annols.analysis.sequential`), and
+pushes the next batch of study items to the same project: items of the pool not pushed
+yet whose systems include an undecided pair, in a seeded random order (items stay a random
+sample of the pool for each comparison), those that bear on the most undecided comparisons
+first. Push's resume by task key makes a repeated round safe. When every comparison is
+decided, the pool holds no item for the undecided ones, or ``budget`` study items are in
+the project, it pushes nothing and says why.
+
+Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
+(one JSON line a round: time, the items it pushed, the decisions at that round, and what
+was fixed at the first round: the mixture width, the number of comparisons, alpha, the
+effect and the fixed design ``annols plan`` would have chosen for it).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+from annols import files, jsontext
+from annols.analysis import plan as plan_lib
+from annols.analysis import sequential
+from annols.definition import Definition
+from annols.errors import AnnolsError, InputError
+from annols.formats import format_for
+from annols.labelstudio.client import LabelStudioClient
+from annols.study import push as push_lib
+from annols.study import roles
+from annols.study.manifest import manifest_path, rows_by_key
+
+SUFFIX = ".rounds.jsonl"
+DECIDED, BUDGET, POOL = "decided", "budget", "pool"
+REASONS = {
+    DECIDED: "every comparison is decided",
+    BUDGET: "the budget is spent",
+    POOL: "the pool holds no item not yet pushed for the undecided comparisons",
+}
+Key = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class RoundOptions:
+    title: str
+    effect: float  # smallest difference worth finding, on plan's scale of the style
+    batch: int = 20  # study items a round pushes at most
+    budget: int | None = None  # study items in the project at most, over all rounds
+    alpha: float = sequential.ALPHA
+    seed: int = 0
+    overlap: int | None = None
+    manifest_dir: Path = Path(".annols")
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    round: int
+    comparisons: list[sequential.Comparison]
+    pushed: list[str]
+    items: int  # study items in the project after the round
+    judgments: int  # human judgments the pull held
+    reason: str  # why nothing was pushed ("" when a batch was)
+    record: Path
+    push: push_lib.PushReport | None = None
+
+
+def rounds_path(manifest_dir: Path, title: str) -> Path:
+    return manifest_path(manifest_dir, title).with_name(
+        re.sub(r"\.manifest\.jsonl$", SUFFIX, manifest_path(manifest_dir, title).name))
+
+
+def read_rounds(path: Path) -> list[dict[str, Any]]:
+    """The rounds recorded so far (none if the file is absent); InputError naming the line if one is not ours."""
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                row = None
+            if not isinstance(row, dict) or not isinstance(row.get("round"), int):
+                raise InputError(path, f"line {n}", "round", "not a round written by annols next-round")
+            out.append(row)
+    return out
+
+
+def pool(definition: Definition, inputs: list[Path]) -> dict[str, tuple[str, ...]]:
+    """Key -> systems of each study item of the inputs, in input order (a repeated key once)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for task in format_for(definition).read(inputs, definition):
+        out.setdefault(task.key, tuple(task.systems or ()))
+    return out
+
+
+def pairs_of(systems: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in combinations(sorted(set(systems)), 2)]
+
+
+def study_comparisons(definition: Definition, items: dict[str, tuple[str, ...]]) -> list[Key]:
+    """Every pair of systems the pool holds, per question: what the study exists for."""
+    pairs = sorted({p for systems in items.values() for p in pairs_of(systems)})
+    if not pairs:
+        raise AnnolsError("the inputs name no systems (a 'systems' field per record): there is no comparison of "
+                          "systems to run in rounds")  # fmt: skip
+    return [(q, a, b) for q in sequential.questions(definition) for a, b in pairs]
+
+
+def fixed_design(definition: Definition, effect: float, annotators: int, pairs: int, seed: int) -> dict[str, Any]:
+    """The design ``annols plan`` chooses for ``effect`` with this many annotators an item (its default grid and
+    assumptions); pairwise items hold one pair, so the study needs it once per pair."""
+    a = plan_lib.override(plan_lib.assumptions(definition), effect=effect)
+    best = plan_lib.plan(a, plan_lib.ITEMS, (annotators,), plan_lib.SIMULATIONS, seed).cheapest
+    if best is None:
+        return {"items": None, "judgments": None, "annotators": annotators}
+    times = pairs if definition.style == "pairwise" else 1
+    return {"items": best.items * times, "judgments": best.judgments * times, "annotators": annotators,
+            "power": best.power}  # fmt: skip
+
+
+def next_round(client: LabelStudioClient, definition: Definition, inputs: list[Path], tidy: pd.DataFrame | None,
+               options: RoundOptions) -> RoundResult:  # fmt: skip
+    """Decide what the pull (``tidy``: the report's judgments table of the latest pull; None before the first
+    round) shows, and push the next batch unless every comparison is decided or the budget is spent."""
+    bound = sequential.bound_of(definition)
+    if options.batch < 1:
+        raise AnnolsError("--batch must be at least 1")
+    if not options.effect > 0:
+        raise AnnolsError(f"--effect must be above 0, not {options.effect}")
+    record = rounds_path(options.manifest_dir, options.title)
+    earlier = read_rounds(record)
+    items = pool(definition, inputs)
+    wanted = study_comparisons(definition, items)
+    rows = rows_by_key(manifest_path(options.manifest_dir, options.title))
+    pushed = [k for k, r in rows.items() if r.get("role", roles.STUDY) == roles.STUDY]
+    if pushed and tidy is None:
+        raise AnnolsError(f"project {options.title!r} already holds {len(pushed)} study item(s): give the latest "
+                          "pull of it (--pull)")  # fmt: skip
+    first = earlier[0] if earlier else {}
+    eta = float(first.get("eta", sequential.eta_for(_items_per_pair(items))))
+    tests = int(first.get("tests", len(wanted)))
+    alpha = float(first.get("alpha", options.alpha))
+    effect = float(first.get("effect", options.effect))
+    frame = sequential.frame_of(definition, tidy) if tidy is not None and len(tidy) else None
+    found = sequential.observations(definition.style, frame) if frame is not None else {}
+    study = set(pushed)
+    observed = {key: x[x.index.isin(study)] for key, x in found.items()}
+    judged = set().union(*(set(x.index) for x in observed.values())) if observed else set()
+    last = earlier[-1].get("pushed", []) if earlier else []
+    if last and not judged.intersection(last):  # else rounds would pile up unannotated
+        raise AnnolsError(f"none of the {len(last)} item(s) round {len(earlier)} pushed has a judgment in the pull: "
+                          "pull again once annotators have judged some of them")  # fmt: skip
+    empty = pd.Series([], dtype=float)
+    series = {key: observed.get(key, empty) for key in wanted}
+    kept = {tuple(c["key"]): c["decision"] for c in (earlier[-1].get("comparisons", []) if earlier else [])}
+    decided = sequential.comparisons(series, bound, effect, eta, alpha, kept, tests)
+    open_pairs = {(c.first, c.second) for c in decided if c.decision == sequential.UNDECIDED}
+    reason, chosen = "", []
+    if not open_pairs:
+        reason = DECIDED
+    elif options.budget is not None and len(pushed) >= options.budget:
+        reason = BUDGET
+    else:
+        room = options.batch if options.budget is None else min(options.batch, options.budget - len(pushed))
+        chosen = _choose(items, study, open_pairs, room, options.seed)
+        reason = "" if chosen else POOL
+    report = None
+    if chosen:
+        push_options = push_lib.PushOptions(title=options.title, overlap=options.overlap, seed=options.seed,
+                                            manifest_dir=options.manifest_dir, only=frozenset(chosen))  # fmt: skip
+        report = push_lib.push(client, definition, inputs, push_options)
+    annotators = options.overlap or 1
+    judgments = sequential.judgments_of(frame, study)
+    row: dict[str, Any] = {
+        "round": len(earlier) + 1,
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        "pushed": chosen,
+        "items": len(pushed) + len(chosen),
+        "judgments": judgments,
+        "reason": reason,
+        "comparisons": [_recorded(c) for c in decided],
+        "eta": eta,
+        "tests": tests,
+        "alpha": alpha,
+        "effect": effect,
+        "budget": options.budget,
+    }
+    row["fixed"] = first.get("fixed") or fixed_design(definition, effect, int(annotators),
+                                                      len({(a, b) for _, a, b in wanted}), options.seed)
+    before = earlier[-1] if earlier else {}
+    repeated = (not chosen and before.get("reason") == reason and before.get("items") == row["items"]
+                and [c["decision"] for c in before.get("comparisons", [])] == [c.decision for c in decided])
+    if not repeated:  # the same answer again is not another round
+        _write(record, [*earlier, row])
+    return RoundResult(row["round"] if not repeated else len(earlier), decided, chosen, row["items"], judgments,
+                       reason, record, report)  # fmt: skip
+
+
+def _items_per_pair(items: dict[str, tuple[str, ...]]) -> int:
+    """The median number of pool items holding a pair: the most items a comparison can get (pairwise items hold one
+    pair, so each pair's stream is a share of the pool), where its confidence sequence is set to be tightest."""
+    counts = Counter(p for systems in items.values() for p in pairs_of(systems))
+    return int(statistics.median(counts.values())) if counts else 1
+
+
+def _choose(items: dict[str, tuple[str, ...]], pushed: set[str], open_pairs: set[tuple[str, str]], room: int,
+            seed: int) -> list[str]:  # fmt: skip
+    """Up to ``room`` items not yet pushed that hold an undecided pair: seeded random order, those holding the most
+    undecided pairs first."""
+    order = [k for k in items if k not in pushed]
+    random.Random(f"{seed}:rounds").shuffle(order)
+    useful = [(-sum(p in open_pairs for p in pairs_of(items[k])), i, k) for i, k in enumerate(order)]
+    return [k for n, _, k in sorted(useful) if n < 0][: max(0, room)]
+
+
+def _recorded(c: sequential.Comparison) -> dict[str, Any]:
+    return {"key": [c.question, c.first, c.second], "items": c.items, "mean": _number(c.mean), "low": _number(c.low),
+            "high": _number(c.high), "decision": c.decision}  # fmt: skip
+
+
+def _number(x: float) -> float | None:
+    return None if x != x or abs(x) == float("inf") else round(x, 6)  # JSON has no nan or infinity
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with files.atomic_open(path) as f:
+        for row in rows:
+            f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")

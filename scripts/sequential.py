@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Studies in rounds at full size: false positives when looking after every round, and judgments to a decision.
+
+    .venv/bin/python scripts/sequential.py            run and rewrite the sequential table of
+                                                      docs/statistics.md (between its markers)
+    .venv/bin/python scripts/sequential.py --print    run and print the table only
+
+The simulation is :func:`annols.analysis.sequential.simulate` (plan's pairwise model: 3
+annotators an item, ties 20%, item sd 0.5 on the logit scale), the one the seeded test suite
+(tests/analysis/test_sequential.py) runs at a smaller size. Beside each effect: plan's fixed
+design for the smallest effect worth finding (0.3) with the same annotators, and for the
+planted effect itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+SEED = 2026
+NULL_STUDIES, PLANTED_STUDIES = 10000, 2000
+ROUNDS, BATCH, ANNOTATORS, MARGIN = 20, 20, 3, 0.3
+EFFECTS = (0.0, 0.15, 0.3, 0.5, 0.8)
+DOC = ROOT / "docs" / "statistics.md"
+START, END = "<!-- sequential: start -->", "<!-- sequential: end -->"
+
+
+def table() -> str:
+    import math
+
+    from annols.analysis import plan, sequential
+
+    def fixed(effect: float) -> str:
+        a = plan.Assumptions("pairwise", effect, tie_rate=0.2, item_sd=0.5)
+        best = plan.plan(a, plan.ITEMS, (ANNOTATORS,), plan.SIMULATIONS, SEED).cheapest
+        return str(best.judgments) if best else "none of the grid"
+
+    lines = ["| planted effect | studies | any rejection, sequence | any rejection, report's test re-run | "
+             "decided towards the better | judgments to a decision (mean) | plan's fixed design for 0.3 | "
+             "plan's fixed design for the planted effect | seconds |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    at_margin = fixed(MARGIN)
+    for effect in EFFECTS:
+        began = time.perf_counter()
+        sims = NULL_STUDIES if effect == 0 else PLANTED_STUDIES
+        r = sequential.simulate(effect, sims=sims, rounds=ROUNDS, batch=BATCH, annotators=ANNOTATORS,
+                                margin=MARGIN, seed=SEED)  # fmt: skip
+        seconds = time.perf_counter() - began
+        se = math.sqrt(r.sequential_rejects * (1 - r.sequential_rejects) / sims)
+        own = fixed(effect) if effect else "-"
+        lines.append(f"| {effect} | {sims} | {r.sequential_rejects:.3f} ± {se:.3f} | {r.naive_rejects:.3f} | "
+                     f"{r.correct:.3f} | {r.judgments:.0f} | {at_margin} | {own} | {seconds:.0f} |")  # fmt: skip
+    lines.append("")
+    lines.append(f"Seed {SEED}; {ROUNDS} rounds of {BATCH} items, {ANNOTATORS} annotators an item (at most "
+                 f"{ROUNDS * BATCH * ANNOTATORS} judgments), alpha 0.05, margin ±{MARGIN}; "
+                 "`.venv/bin/python scripts/sequential.py` reproduces it.")  # fmt: skip
+    lines += ["", four_systems()]
+    return "\n".join(lines)
+
+
+def four_systems(studies: int = 400, best: float = 0.8, rounds: int = 60) -> str:
+    """Four systems, one better than each other by ``best``, the other three alike
+    (:func:`annols.analysis.sequential.simulate_pairs`), against plan's fixed design for MARGIN once per pair."""
+    from annols.analysis import plan, sequential
+
+    r = sequential.simulate_pairs([best] * 3 + [0.0] * 3, studies=studies, rounds=rounds, batch=BATCH,
+                                  annotators=ANNOTATORS, margin=MARGIN, seed=SEED)  # fmt: skip
+    fixed = plan.plan(plan.Assumptions("pairwise", MARGIN, tie_rate=0.2, item_sd=0.5), plan.ITEMS, (ANNOTATORS,),
+                      plan.SIMULATIONS, SEED).cheapest  # fmt: skip
+    fixed_judgments = fixed.judgments * 6 if fixed else 0
+    return (f"Four systems, one better than each other by {best}, the others alike ({studies} studies, --effect "
+            f"{MARGIN}, {BATCH} items a round spread over the undecided pairs, each pair at 0.05 / 6): every "
+            f"decision equal to the truth in {r.right:.3f} of them, a wrong one in {r.wrong:.3f}; judgments used: "
+            f"median {r.judgments:.0f} (at most {rounds * BATCH * ANNOTATORS}); the three pairs with the best "
+            f"system were all decided after {r.first_found:.0f} judgments (median). plan's fixed design for "
+            f"{MARGIN}, once per pair: {fixed_judgments} judgments.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/sequential.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--print", action="store_true", help="print the table, leave docs/statistics.md alone")
+    args = parser.parse_args(argv)
+    text = table()
+    if args.print:
+        print(text)
+        return 0
+    from annols.files import write_text
+
+    doc = DOC.read_text()
+    before, rest = doc.split(START, 1)
+    _, after = rest.split(END, 1)
+    write_text(DOC, f"{before}{START}\n{text}\n{END}{after}")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

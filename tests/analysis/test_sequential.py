@@ -1,0 +1,229 @@
+"""The sequential study's statistics: the confidence sequence against its closed form, its decisions, and seeded
+simulations of studies looked at after every round (the false-positive rate at most alpha where the report's
+fixed-sample test re-run after every round exceeds it; judgments to a decision against plan's fixed design)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+import pytest
+
+from annols.analysis import plan, sequential
+
+ALPHA = 0.05
+
+
+def robbins(n: int, bound: float, alpha: float, eta: float) -> float:
+    """Howard et al. (2021), eq. (14), written out here: the two-sided normal-mixture boundary on the sum of n
+    observations sub-Gaussian with variance bound^2 (Hoeffding), mixture precision rho = bound^2 / eta^2, each side
+    at alpha / 2; divided by n, the half-width on the mean."""
+    v, rho = n * bound**2, bound**2 / eta**2
+    return math.sqrt(2 * (v + rho) * math.log(math.sqrt((v + rho) / rho) / (alpha / 2))) / n
+
+
+@pytest.mark.parametrize("n", [1, 7, 40, 500])
+@pytest.mark.parametrize(("bound", "alpha", "eta"), [(1.0, 0.05, 0.1), (4.0, 0.01, 0.05), (2.0, 0.05 / 6, 0.3)])
+def test_the_boundary_is_the_normal_mixture_closed_form(n: int, bound: float, alpha: float, eta: float) -> None:
+    assert sequential.half_width(n, bound, alpha, eta) == pytest.approx(robbins(n, bound, alpha, eta), rel=1e-12)
+
+
+def test_the_boundary_narrows_with_items_and_is_infinite_without() -> None:
+    widths = [sequential.half_width(n, 1.0, ALPHA, sequential.eta_for(100)) for n in (10, 20, 40, 80, 160)]
+    assert widths == sorted(widths, reverse=True)
+    assert sequential.half_width(0, 1.0, ALPHA, 0.1) == math.inf
+    assert sequential.eta_for(100) == pytest.approx(0.1)
+
+
+def test_decisions() -> None:
+    assert sequential.decide(0.5, 0.4, 0.3) == sequential.FIRST
+    assert sequential.decide(-0.5, 0.4, 0.3) == sequential.SECOND
+    assert sequential.decide(0.05, 0.2, 0.3) == sequential.WITHIN
+    assert sequential.decide(0.05, 0.3, 0.3) == sequential.UNDECIDED  # reaches the margin: not yet a tie
+
+
+def pairwise_rows(items: dict[str, list[str]]) -> pd.DataFrame:
+    """Preference rows of one aspect, bart against pegasus, per item its judgments' outcomes for bart."""
+    rows = [(key, f"a{j}", "fluency", "bart", "pegasus", outcome)
+            for key, outcomes in items.items() for j, outcome in enumerate(outcomes)]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["task_key", "annotator", "aspect", "system", "opponent", "outcome"])
+    frame["aspect"] = pd.Categorical(frame["aspect"], categories=["fluency"], ordered=True)
+    return frame
+
+
+def test_an_item_is_one_observation_its_net_share_of_decided_judgments() -> None:
+    frame = pairwise_rows({"k1": ["win", "win", "loss"], "k2": ["tie", "tie", "tie"], "k3": ["loss", "tie", "tie"]})
+    found = sequential.observations("pairwise", frame)
+    assert list(found) == [("fluency", "bart", "pegasus")]
+    x = found[("fluency", "bart", "pegasus")]
+    assert dict(x) == {"k1": pytest.approx(1 / 3), "k2": 0.0, "k3": -1.0}
+
+
+def test_pairs_are_keyed_in_plain_name_order_whatever_order_the_report_writes() -> None:
+    frame = pairwise_rows({"k1": ["win", "win"], "k2": ["loss", "win"]})
+    frame = frame.assign(system="m2", opponent="m10")  # natural order, as the report writes it
+    found = sequential.observations("pairwise", frame)
+    assert list(found) == [("fluency", "m10", "m2")]  # the order next-round's pool pairs are in
+    assert dict(found[("fluency", "m10", "m2")]) == {"k1": -1.0, "k2": 0.0}
+
+
+def test_ratings_observations_are_per_item_mean_differences() -> None:
+    frame = pd.DataFrame({"task_key": ["k1", "k1", "k1", "k1", "k2", "k2"],
+                          "annotator": ["a", "a", "b", "b", "a", "a"],
+                          "aspect": ["q"] * 6, "system": ["x", "y", "x", "y", "x", "y"],
+                          "value": [5, 3, 4, 4, 1, 2]})  # fmt: skip
+    x = sequential.observations("ratings", frame)[("q", "x", "y")]
+    assert dict(x) == {"k1": 1.0, "k2": -1.0}  # x minus y: (5 + 4)/2 - (3 + 4)/2; 1 - 2
+    ranks = sequential.observations("ranking", frame)[("q", "x", "y")]
+    assert dict(ranks) == {"k1": -1.0, "k2": 1.0}  # a lower rank is better
+
+
+def test_a_decision_once_made_is_kept() -> None:
+    key = ("fluency", "bart", "pegasus")
+    few = {key: pd.Series([1.0, -1.0, 0.0])}
+    assert sequential.comparisons(few, 1.0, 0.3, 0.1)[0].decision == sequential.UNDECIDED
+    kept = sequential.comparisons(few, 1.0, 0.3, 0.1, earlier={key: sequential.FIRST})[0]
+    assert kept.decision == sequential.FIRST and kept.low < 0 < kept.high
+    many = {key: pd.Series(np.ones(60))}
+    decided = sequential.comparisons(many, 1.0, 0.3, sequential.eta_for(60))[0]
+    assert decided.decision == sequential.FIRST and decided.items == 60 and decided.low > 0
+
+
+def test_bonferroni_over_the_comparisons_fixed_at_the_first_round() -> None:
+    x = pd.Series(np.ones(30))
+    one = sequential.comparisons({("q", "a", "b"): x}, 1.0, 0.3, 0.2)[0]
+    six = sequential.comparisons({("q", "a", "b"): x}, 1.0, 0.3, 0.2, tests=6)[0]
+    # A constant stream: the variance floor, 1% of the Hoeffding proxy, a tenth of its width.
+    assert six.high - six.low == pytest.approx(0.2 * sequential.half_width(30, 1.0, ALPHA / 6, 0.2))
+    assert six.high - six.low > one.high - one.low
+
+
+# ----------------------------------------------------------------------------- simulation (CI-sized)
+
+SIMS, ROUNDS, BATCH = 2000, 10, 20
+
+
+def test_under_the_null_looking_every_round_keeps_alpha_and_naive_testing_does_not() -> None:
+    """2,000 null studies of one pair, 3 annotators an item, checked after each of 10 rounds of 20 items. The
+    sequence's rate of any false rejection stays at most alpha; the report's sign test re-run after every round
+    exceeds alpha by more than three Monte Carlo errors (full size: scripts/sequential.py, docs/statistics.md)."""
+    result = sequential.simulate(0.0, sims=SIMS, rounds=ROUNDS, batch=BATCH, seed=2026)
+    error = math.sqrt(ALPHA * (1 - ALPHA) / SIMS)
+    assert result.sequential_rejects <= ALPHA
+    assert result.naive_rejects > ALPHA + 3 * error
+    # Once is fine: the last round's test alone is the report's, at its level.
+    a = plan.Assumptions("pairwise", 0.5, tie_rate=0.2, item_sd=0.5)
+    rng = np.random.default_rng(2026)
+    y = plan.OUTCOMES["pairwise"](a, plan.DRAWS["pairwise"](a, ROUNDS * BATCH, 3, SIMS, rng), 0.0, ROUNDS * BATCH, 3)
+    assert plan.items_test(a, y, ALPHA)[0].mean() <= ALPHA + 3 * error
+
+
+@pytest.mark.parametrize("effect", [0.3, 0.5, 0.8])
+def test_planted_effects_are_decided_the_right_way_and_large_ones_early(effect: float) -> None:
+    """Planted effects of three sizes: decisions towards the better system only, and the judgments to a decision
+    (the last round's if undecided) fall as the effect grows; the large effect stops well before plan's fixed
+    design for the smallest effect, 0.3 (its power 0.8 at 3 annotators an item)."""
+    result = sequential.simulate(effect, sims=400, rounds=ROUNDS, batch=BATCH, margin=0.3, seed=7)
+    assert result.sequential_rejects == result.correct  # never towards the worse system
+    fixed = plan.plan(plan.Assumptions("pairwise", 0.3, tie_rate=0.2, item_sd=0.5), plan.ITEMS, (3,), 500, 0).cheapest
+    assert fixed is not None
+    if effect >= 0.5:
+        assert result.correct >= 0.8
+        assert result.judgments < fixed.judgments
+    smaller = sequential.simulate(effect / 2, sims=400, rounds=ROUNDS, batch=BATCH, margin=0.3, seed=7)
+    assert result.judgments < smaller.judgments
+
+
+@pytest.mark.parametrize("n", [3, 12, 50, 200])
+def test_the_simulations_width_is_the_librarys_interval(n: int) -> None:
+    """The vectorised width the simulations use equals anytimemonitor's interval on the same observations."""
+    rng = np.random.default_rng(n)
+    for bound in (1.0, 4.0):
+        x = rng.choice([-bound, -bound / 3, 0.0, bound / 2, bound], size=n)
+        mean, low, high = sequential.interval(x, bound, 0.01, 0.1)
+        assert mean == pytest.approx(x.mean())
+        wide = sequential.width(n, np.array([x.var(ddof=1)]), bound, 0.01, 0.1)[0]
+        assert (high - low) / 2 == pytest.approx(wide, rel=1e-9)
+        if n < sequential.T_MIN:  # the Hoeffding proxy: the closed form
+            assert wide == pytest.approx(robbins(n, bound, 0.01, 0.1), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- the styles, and the report's section
+
+
+@pytest.mark.parametrize("style", ["ratings", "ranking", "pairwise"])
+def test_every_comparison_style_gives_its_items_observations(style: str) -> None:
+    """From the report's judgments table of a planted study: one observation per item and pair, the mean over the
+    item's annotators, computed here from the typed judgments."""
+    from tests.analysis import planted
+
+    toml = {"ratings": planted.RATINGS, "ranking": planted.RANKING, "pairwise": planted.PAIRWISE}[style]
+    study = getattr(planted, style)()
+    definition = planted.definition(toml)
+    tidy, _ = planted.frames(study)
+    found = sequential.observations(style, sequential.frame_of(definition, tidy))
+    questions = sequential.questions(definition)
+    assert {q for q, _, _ in found} <= set(questions) and found
+    (question, first, second), x = next(iter(found.items()))
+    items = len({item for item, _ in study})
+    if style == "pairwise":  # an item holds one pair
+        assert sum(len(v) for (q, _, _), v in found.items() if q == question) == items
+        assert x.between(-1, 1).all()
+        return
+    assert len(x) == items  # every item holds every pair
+    bound = sequential.bound_of(definition)
+    assert x.abs().max() <= bound
+    name = {q.text or q.name: q.name for q in getattr(definition.spec, "aspects", ())}.get(question, question)
+    field = "value" if style == "ratings" else "rank"
+    item = sorted({item for item, _ in study})[0]
+    values: dict[str, list[float]] = {first: [], second: []}
+    for (i, _), judgments in study.items():
+        for j in judgments:
+            aspect = getattr(j, "aspect", getattr(j, "dimension", None))
+            if i == item and aspect == name and j.system in values:
+                values[j.system].append(float(getattr(j, field)))
+    expected = np.mean(values[first]) - np.mean(values[second])
+    assert x[planted.key(item)] == pytest.approx(-expected if style == "ranking" else expected)
+
+
+def test_the_reports_section_states_the_rounds_intervals_and_savings() -> None:
+    from tests.analysis import planted
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    found = sequential.observations("ratings", sequential.frame_of(definition, tidy))
+    pairs = list(found)
+    eta = sequential.eta_for(len(keys))
+    first = {"round": 1, "time": "t1", "pushed": keys[:6], "items": 6, "judgments": 0, "reason": "",
+             "comparisons": [{"key": list(k), "decision": sequential.UNDECIDED} for k in pairs], "eta": eta,
+             "tests": len(pairs), "alpha": ALPHA, "effect": 0.5,
+             "fixed": {"items": 400, "judgments": 1200, "annotators": 3}}  # fmt: skip
+    second = {**first, "round": 2, "time": "t2", "pushed": keys[6:], "items": len(keys), "judgments": 18,
+              "comparisons": [{"key": list(pairs[0]), "decision": sequential.FIRST}] +
+                             [{"key": list(k), "decision": sequential.UNDECIDED} for k in pairs[1:]]}  # fmt: skip
+    last = {**second, "round": 3, "time": "t3", "pushed": [], "reason": "pool"}
+    section = sequential.section(definition, tidy, [first, second, last])
+    assert section.title == "Sequential study" and "ran in 3 round(s)" in section.text[0]
+    comparisons = section.tables[0].frame
+    assert list(comparisons.columns) == [*sequential.COLUMNS, "decided at round"]
+    assert comparisons.iloc[0]["decision"] == sequential.FIRST and comparisons.iloc[0]["decided at round"] == 2
+    judgments = len(tidy[["task_key", "annotator"]].drop_duplicates())  # one per item and annotator
+    assert section.summary == [f"Sequential study: {judgments} human judgments; the pool had no item left for the "
+                               f"undecided comparisons. The fixed design annols plan chooses for effect 0.5 with 3 "
+                               f"annotator(s) an item needs 1200 judgments (400 items): the stopping saved "
+                               f"{1200 - judgments} ({100 * (1200 - judgments) / 1200:.0f}%)."]  # fmt: skip
+    assert list(section.tables[1].frame["round"]) == [1, 2, 3]
+
+
+def test_four_systems_one_clearly_best_in_rounds() -> None:
+    """Four systems, one better than each other by 0.8, the other three alike: every decision equals the truth in
+    nearly every study, none is wrong, and the pairs with the best system are decided before plan's fixed design
+    for 0.3 (once per pair) is spent; the ties take the study to about its size (docs/statistics.md)."""
+    result = sequential.simulate_pairs([0.8] * 3 + [0.0] * 3, studies=100, rounds=60, batch=20, seed=5)
+    fixed = plan.plan(plan.Assumptions("pairwise", 0.3, tie_rate=0.2, item_sd=0.5), plan.ITEMS, (3,), 500, 0).cheapest
+    assert fixed is not None
+    assert result.wrong == 0 and result.right >= 0.95
+    assert result.first_found < 6 * fixed.judgments / 2
+    assert result.judgments < 60 * 20 * 3  # stopped before the budget

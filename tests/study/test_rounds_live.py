@@ -1,0 +1,96 @@
+"""A study in rounds through the real server: next-round pushes a batch, annotators judge it (a clear planted
+effect, through the API), pull, next-round decides or pushes the next batch, and says when every comparison is
+decided; a spent budget pushes nothing; the report has the sequential section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from annols.labelstudio.client import LabelStudioClient
+from annols.study import manifest
+from tests.conftest import LiveServer
+from tests.study.test_push_pull import cli, study  # noqa: F401  (the fixture)
+
+
+def judge_all(client: LabelStudioClient, manifest_dir: Path, title: str, user: int, keys: list[str]) -> None:
+    """One judgment per task of ``keys``: bart better in fluency, wherever it is shown, but on 3 items of 20."""
+    rows = {r["key"]: r for r in manifest.read_rows(manifest.manifest_path(manifest_dir, title))[1]}
+    for i, key in enumerate(keys):
+        shown = rows[key]["systems"]
+        winner = "pegasus" if i % 20 in (0, 7, 14) else "bart"
+        code = "1" if shown[0] == winner else "2"
+        result = [{"id": "f", "from_name": "fluency", "to_name": "headline_1", "type": "choices",
+                   "value": {"choices": [code]}, "origin": "manual"}]  # fmt: skip
+        client.create_annotation(rows[key]["task_id"], result, completed_by=user, lead_time=2.0)
+
+
+def test_rounds_stop_when_the_comparison_is_decided(
+    label_studio: LiveServer, client: LabelStudioClient, study: tuple[Path, Path], tmp_path: Path  # noqa: F811
+) -> None:
+    definition, inputs = study  # 40 items of bart against pegasus
+    title = "rounds decided"
+    rounds = ["next-round", str(definition), str(inputs), "--project", title, "--effect", "0.5", "--overlap", "1",
+              "--batch", "20"]  # fmt: skip
+    code, out, err = cli(label_studio, *rounds, cwd=tmp_path)
+    assert code == 0, err
+    assert "round 1: pushed 20 item(s) (20 new), 20 study items in the project" in out
+    assert "Fluency: bart vs pegasus: 0 items: undecided" in out
+    project = client.find_project(title)
+    assert project is not None and project.task_count == 20
+    record = tmp_path / ".annols" / "rounds-decided.rounds.jsonl"
+    first = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+    assert len(first) == 1 and len(first[0]["pushed"]) == 20 and first[0]["tests"] == 1
+    assert first[0]["fixed"]["judgments"] > 0  # plan's fixed design for effect 0.5, one annotator
+
+    # Without a pull the next round cannot see the first: refused, nothing pushed.
+    code, out, err = cli(label_studio, *rounds, cwd=tmp_path)
+    assert code == 1 and "give the latest pull of it (--pull)" in err
+    user = client.users().get("rounds@example.org") or client.create_user("rounds@example.org")
+    judge_all(client, tmp_path / ".annols", title, user, first[0]["pushed"])
+    pulled = tmp_path / "pulled"
+    pull = ["pull", str(definition), "--project", title, "-o", str(pulled)]
+    assert cli(label_studio, *pull, cwd=tmp_path)[0] == 0
+
+    # A budget of 20 items is spent: nothing pushed, and it says why.
+    code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), "--budget", "20", cwd=tmp_path)
+    assert code == 0, err
+    assert "nothing pushed: the budget is spent (20 study items, 20 judgments)" in out
+    assert client.find_project(title).task_count == 20  # type: ignore[union-attr]
+
+    # 17 items for bart, 3 for pegasus: mean 0.7, the interval still holds 0: round 3 pushes 20 more.
+    code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
+    assert code == 0, err
+    assert "Fluency: bart vs pegasus: 20 items, mean +0.700" in out and "undecided" in out
+    assert "round 3: pushed 20 item(s) (20 new), 40 study items in the project" in out
+    rows = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+    assert [r["round"] for r in rows] == [1, 2, 3] and rows[1]["reason"] == "budget"
+    assert not set(rows[2]["pushed"]) & set(first[0]["pushed"])
+
+    judge_all(client, tmp_path / ".annols", title, user, rows[2]["pushed"])
+    assert cli(label_studio, *pull, cwd=tmp_path)[0] == 0
+    code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
+    assert code == 0, err
+    assert "Fluency: bart vs pegasus: 40 items, mean +0.700" in out and "first better" in out
+    assert "round 4: nothing pushed: every comparison is decided (40 study items, 40 judgments)" in out
+    assert client.find_project(title).task_count == 40  # type: ignore[union-attr]
+
+    # Asked again: the same answer, not another round.
+    code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
+    assert code == 0 and "round 4: nothing pushed" in out
+    assert len(record.read_text("utf-8").splitlines()) == 4
+
+    report = tmp_path / "report"
+    code, out, err = cli(label_studio, "report", str(definition), str(pulled), "-o", str(report), "--rounds",
+                         str(record), "--bootstrap", "0")  # fmt: skip
+    assert code == 0, err
+    md = (report / "report.md").read_text("utf-8")
+    assert "## Sequential study" in md and "ran in 4 round(s)" in md
+    assert "40 human judgments; every comparison was decided" in md
+    other = tmp_path / "other.rounds.jsonl"  # a record naming none of the pull's items
+    other.write_text(json.dumps({**rows[0], "pushed": ["not-this-project"]}) + "\n", encoding="utf-8")
+    code, out, err = cli(label_studio, "report", str(definition), str(pulled), "-o", str(tmp_path / "r2"),
+                         "--rounds", str(other))  # fmt: skip
+    assert code == 1 and "none of its rounds' items is in the sources" in err and not (tmp_path / "r2").exists()
+    table = (report / "tables" / "sequential_comparisons.csv").read_text("utf-8")
+    assert "first better" in table and ",4\n" in table  # decided at round 4
