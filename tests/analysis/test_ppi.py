@@ -1,0 +1,171 @@
+"""Judge-assisted estimates (annols.analysis.ppi): against ppi-python on fixed data, against a hand computation of
+the PPI++ mean and its CLT interval, never wider than the humans' for a useless or adversarial judge, items as the
+unit for every kind of judgment, and the gain it states."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+import ppi_py  # type: ignore[import-untyped, unused-ignore]
+import pytest
+
+from annols.analysis import ppi
+from annols.formats.answers import is_judge
+
+Z = 1.959963984540054  # the normal quantile of a 95% interval
+
+
+def fixed(seed: int, n: int = 30, unlabeled: int = 120, r: float = 0.7) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    y = rng.normal(3, 1, n + unlabeled)
+    f = 1.0 + r * y + math.sqrt(1 - r * r) * rng.normal(0, 1, n + unlabeled)  # biased judge
+    return y[:n], f[:n], f[n:]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_estimate_is_the_librarys_ppi_plus_plus(seed: int) -> None:
+    y, f, fu = fixed(seed)
+    e = ppi.estimate(y, f, fu)
+    low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=None)
+    assert (e.low, e.high) == pytest.approx((float(low[0]), float(high[0])), abs=1e-12)
+    assert e.point == pytest.approx(float(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=None)[0]), abs=1e-12)
+    human = ppi_py.classical_mean_ci(y, alpha=0.05)
+    assert (e.human_low, e.human_high) == pytest.approx((float(human[0]), float(human[1])), abs=1e-12)
+    assert e.human == pytest.approx(float(y.mean()))
+    assert 0 < e.lam < 1
+
+
+def test_the_estimate_by_hand() -> None:
+    """PPI++ (Angelopoulos, Duchi & Zrnic 2024, mean estimation) written out on eight numbers."""
+    y = np.array([4.0, 2.0, 5.0, 3.0])
+    f = np.array([4.5, 2.5, 4.5, 3.5])
+    fu = np.array([3.0, 5.0, 4.0, 2.0])
+    n, big_n = 4, 4
+    # lambda = Cov(Y, f) / ((1 + n/N) Var(f over all 8)); the covariance over n, the variance over 8 - 1.
+    cov = float(np.mean((y - y.mean()) * (f - f.mean())))
+    var_all = float(np.var(np.concatenate([f, fu]), ddof=1))
+    lam = cov / ((1 + n / big_n) * var_all)
+    assert cov == pytest.approx(0.875)  # (0.375 + 1.875 + 1.125 + 0.125) / 4
+    point = lam * fu.mean() + (y - lam * f).mean()
+    se = math.sqrt(np.var(y - lam * f) / n + lam * lam * np.var(fu) / big_n)
+    e = ppi.estimate(y, f, fu)
+    assert e.lam == pytest.approx(lam, abs=1e-12)
+    assert e.point == pytest.approx(point, abs=1e-12)
+    assert (e.low, e.high) == pytest.approx((point - Z * se, point + Z * se), abs=1e-12)
+    human_se = math.sqrt(np.var(y) / n)
+    assert (e.human_low, e.human_high) == pytest.approx((3.5 - Z * human_se, 3.5 + Z * human_se), abs=1e-12)
+    assert e.effective == pytest.approx(n * (human_se / se) ** 2)
+
+
+@pytest.mark.parametrize("r", [0.0, -0.5, -0.95])
+def test_a_useless_or_adversarial_judge_never_widens_the_interval(r: float) -> None:
+    ratios, lams = [], []
+    for seed in range(200):
+        y, f, fu = fixed(seed, n=20, unlabeled=80, r=r)
+        e = ppi.estimate(y, f, fu)
+        ratios.append(e.width_ratio)
+        lams.append(e.lam)
+        assert e.width_ratio <= 1 + 1e-12, (seed, e)
+    if r < -0.4:  # anti-correlated: lambda 0 (clipped), the humans' own interval, but in the odd sample
+        assert float(np.median(lams)) == 0.0
+        assert float(np.median(ratios)) == pytest.approx(1.0)
+    else:
+        assert float(np.median(lams)) < 0.1
+
+
+def test_the_guard_takes_the_exact_minimiser_when_the_librarys_lambda_would_widen() -> None:
+    """The judge varies little where humans judged and much elsewhere: the library's lambda (its variance over all
+    items) is too large, and its interval would be wider than the humans'."""
+    rng = np.random.default_rng(7)
+    y = rng.normal(0, 1, 10)
+    f = 0.05 * y + rng.normal(0, 0.01, 10)
+    fu = rng.normal(0, 3, 10)
+    lam = ppi.tuned_lambda(y, f, fu)
+    wide = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=lam)
+    human = ppi_py.classical_mean_ci(y, alpha=0.05)
+    e = ppi.estimate(y, f, fu)
+    if float(wide[1][0] - wide[0][0]) > float(human[1] - human[0]):
+        assert e.lam < lam
+    assert e.width_ratio <= 1 + 1e-12
+
+
+def test_variance_factor_is_the_closed_form() -> None:
+    assert ppi.variance_factor(0.0, 20, 80) == 1.0
+    assert ppi.variance_factor(1.0, 20, 80) == pytest.approx(0.2)
+    # The issue's SummEval figure: r about 0.4, humans on 20 of 100: about 1.15 human items per item.
+    assert 1 / ppi.variance_factor(0.4, 20, 80) == pytest.approx(1.146, abs=0.001)
+
+
+# --- items are the unit ---------------------------------------------------------------------------------------
+
+
+def frame(rows: list[tuple[str, str, str, str, str, str, object]]) -> pd.DataFrame:
+    columns = ["task_key", "annotator", "kind", "question", "system", "opponent", "value"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_pairwise_win_rates_and_net_preference_per_item() -> None:
+    rows = []
+    # Humans on items 0-3 (three each), the judge on items 0-7.
+    human = {0: ["win", "win", "loss"], 1: ["tie", "win", "win"], 2: ["loss", "loss", "tie"], 3: ["win", "tie", "tie"]}
+    for item, outcomes in human.items():
+        rows += [
+            (f"k{item}", who, "preference", "helpful", "A", "B", o) for who, o in zip("abc", outcomes, strict=True)
+        ]
+    judge = ["win", "win", "loss", "tie", "win", "loss", "win", "win"]
+    rows += [(f"k{i}", "judge:j", "preference", "helpful", "A", "B", o) for i, o in enumerate(judge)]
+    table = ppi.estimates(frame(rows), ["judge:j"], is_judge)
+    by = table.set_index("estimate")
+    assert list(by.index) == ["A", "B", "A - B"]
+    points = {"win": 1.0, "tie": 0.5, "loss": 0.0}
+    per_item = np.array([np.mean([points[o] for o in v]) for v in human.values()]) * 100
+    assert by.loc["A", "humans"] == pytest.approx(per_item.mean())
+    assert by.loc["B", "humans"] == pytest.approx(100 - per_item.mean())
+    net = np.array([np.mean([{"win": 1, "tie": 0, "loss": -1}[o] for o in v]) for v in human.values()])
+    assert by.loc["A - B", "humans"] == pytest.approx(100 * net.mean())
+    y = 100 * net
+    f = np.array([100.0 * {"win": 1, "tie": 0, "loss": -1}[o] for o in judge])
+    e = ppi.estimate(y, f[:4], f[4:])
+    assert by.loc["A - B", "PPI++"] == pytest.approx(e.point)
+    assert by.loc["A - B", "items with humans"] == 4 and by.loc["A - B", "judge-only items"] == 4
+
+
+def test_ratings_ranks_and_best_worst_are_averaged_per_item_first() -> None:
+    rows = []
+    for item in range(6):
+        raters = ["judge:j"] + (["a", "b"] if item < 3 else [])
+        for who in raters:
+            bump = 1 if who == "b" else 0
+            rows.append((f"k{item}", who, "rating", "quality", "X", "", item % 3 + 1 + bump))
+            rows.append((f"k{item}", who, "rating", "quality", "Y", "", 2))
+            rows.append((f"k{item}", who, "rank", "order", "X", "", 1 + (item % 2)))
+            rows.append((f"k{item}", who, "rank", "order", "Y", "", 2 - (item % 2)))
+            rows.append((f"k{item}", who, "best-worst", "best", "X", "", 1 if item % 2 else -1))
+            rows.append((f"k{item}", who, "best-worst", "best", "Y", "", -1 if item % 2 else 1))
+    table = ppi.estimates(frame(rows), ["judge:j"], is_judge)
+    got = table.set_index(["measure", "estimate"])["humans"]
+    # Humans' per-item means of X's ratings: (1 + 2) / 2, (2 + 3) / 2, (3 + 4) / 2.
+    assert got[("mean rating", "X")] == pytest.approx(np.mean([1.5, 2.5, 3.5]))
+    assert got[("mean rating", "X - Y")] == pytest.approx(np.mean([1.5, 2.5, 3.5]) - 2)
+    assert got[("mean rank", "X")] == pytest.approx(np.mean([1, 2, 1]))
+    assert got[("best-worst score %", "X")] == pytest.approx(100 * np.mean([-1, 1, -1]))
+    assert set(table["items with humans"]) == {3} and set(table["judge-only items"]) == {3}
+
+
+def test_no_estimate_without_judge_only_items() -> None:
+    rows = [(f"k{i}", who, "rating", "q", "X", "", i) for i in range(5) for who in ("a", "judge:j")]
+    assert not len(ppi.estimates(frame(rows), ["judge:j"], is_judge))
+
+
+def test_the_gain_is_stated_and_so_is_no_gain() -> None:
+    base = dict(
+        zip(ppi.COLUMNS, ["judge:j", "q", "mean rating", "X", 20, 80, 0, 0, 0, 0, 0, 0, 0.5, 0.94, 22.6], strict=True)
+    )
+    helped = pd.DataFrame([base])
+    assert ppi.gain_lines(helped) == ["judge:j on q (scores): the judge made 20 human items worth 23: intervals "
+                                      "6 % narrower (medians)."]  # fmt: skip
+    useless = pd.DataFrame([{**base, "estimate": "X - Y", "width ratio": 1.0, "worth human items": 20.0}])
+    assert ppi.gain_lines(useless) == ["judge:j on q (differences): the judge did not help; the intervals are the "
+                                       "humans' own (20 human items worth 20)."]  # fmt: skip
