@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+from numpy.typing import ArrayLike
 
 from annols.analysis.naming import natural
 from annols.analysis.results import Table
@@ -251,3 +251,46 @@ def table(frame: pd.DataFrame) -> Table:
     )
     return Table("judge_assisted", "Judge-assisted estimates (PPI++) beside the humans' on the same items",
                  frame, note)  # fmt: skip
+
+
+# --- plans for hybrid studies ------------------------------------------------------------------------
+
+
+def share_factor(r: float, share: float) -> float:
+    """:func:`variance_factor` when humans judge a ``share`` of the items the judge answers: 1 - r^2 (1 - share)."""
+    return 1.0 - r * r * (1.0 - share)
+
+
+PLAN_COLUMNS = ["annotators", "human items", "judgments", "with the judge: human items", "with the judge: judgments",
+                "judge answers (items)", "human judgments saved %"]  # fmt: skip
+
+
+def needed_items(designs: Sequence[Any], annotators: int, power: float) -> float | None:
+    """Items a design of ``annotators`` per item needs for ``power``: the grid's power curve (safe designs),
+    linear between the last grid point below the target and the first at or above it; None if none reaches it."""
+    curve = sorted((d.items, d.power) for d in designs if d.annotators == annotators and not d.unsafe)
+    for i, (items, reached) in enumerate(curve):
+        if reached >= power:
+            if i == 0:
+                return float(items)
+            before, below = curve[i - 1]
+            return before + (items - before) * (power - below) / (reached - below)
+    return None
+
+
+def judge_plan(designs: Sequence[Any], power: float, r: float, share: float) -> pd.DataFrame:
+    """Per number of annotators: the human judgments needed for ``power`` without the judge and with a judge of
+    correlation ``r`` on every item, humans on ``share`` of them (PPI++: n human items with the judge are worth
+    n / share_factor human items alone, so n_judge = n x share_factor)."""
+    factor = share_factor(r, share)
+    rows = []
+    for k in sorted({d.annotators for d in designs}):
+        items = needed_items(designs, k, power)
+        if items is None:
+            rows.append([k, None, None, None, None, None, None])
+            continue
+        alone = math.ceil(items - 1e-9)  # the interpolation's rounding error must not add an item
+        helped = math.ceil(items * factor - 1e-9)
+        rows.append([k, alone, alone * k, helped, helped * k, math.ceil(helped / share),
+                     round(100.0 * (1 - helped / alone), 1)])  # fmt: skip
+    return pd.DataFrame(rows, columns=PLAN_COLUMNS)

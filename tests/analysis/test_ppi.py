@@ -5,13 +5,16 @@ unit for every kind of judgment, and the gain it states."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import ppi_py  # type: ignore[import-untyped, unused-ignore]
 import pytest
+from click.testing import CliRunner
 
 from annols.analysis import ppi
+from annols.cli import main
 from annols.formats.answers import is_judge
 
 Z = 1.959963984540054  # the normal quantile of a 95% interval
@@ -169,3 +172,50 @@ def test_the_gain_is_stated_and_so_is_no_gain() -> None:
     useless = pd.DataFrame([{**base, "estimate": "X - Y", "width ratio": 1.0, "worth human items": 20.0}])
     assert ppi.gain_lines(useless) == ["judge:j on q (differences): the judge did not help; the intervals are the "
                                        "humans' own (20 human items worth 20)."]  # fmt: skip
+
+
+# --- plans ----------------------------------------------------------------------------------------------------
+
+
+def design(items: int, annotators: int, power: float, unsafe: bool = False) -> SimpleNamespace:
+    return SimpleNamespace(items=items, annotators=annotators, power=power, unsafe=unsafe)
+
+
+def test_the_plan_with_a_judge_scales_the_items_by_the_variance_factor() -> None:
+    designs = [design(50, 1, 0.5), design(100, 1, 0.7), design(200, 1, 0.9), design(50, 3, 0.85),
+               design(50, 5, 0.2), design(100, 5, 0.9, unsafe=True)]  # fmt: skip
+    assert ppi.needed_items(designs, 1, 0.8) == pytest.approx(150.0)  # halfway from 0.7 to 0.9
+    assert ppi.needed_items(designs, 3, 0.8) == 50.0
+    assert ppi.needed_items(designs, 5, 0.8) is None  # the only design reaching it is unsafe
+    table = ppi.judge_plan(designs, 0.8, 0.5, 0.2).set_index("annotators")
+    factor = 1 - 0.25 * 0.8
+    assert table.loc[1, "human items"] == 150 and table.loc[1, "with the judge: human items"] == math.ceil(150 * factor)
+    assert table.loc[1, "judge answers (items)"] == math.ceil(math.ceil(150 * factor) / 0.2)
+    assert table.loc[3, "judgments"] == 150 and table.loc[3, "with the judge: judgments"] == 3 * math.ceil(50 * factor)
+    assert pd.isna(table.loc[5, "human items"])
+
+
+def test_plan_prints_the_judges_table() -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "plan",
+            "pairwise-aspects",
+            "--judge-correlation",
+            "0.4",
+            "--human-share",
+            "0.2",
+            "--simulations",
+            "20",
+            "--items",
+            "25,50,100",
+            "--annotators",
+            "1,3",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("With a judge of correlation 0.4"))
+    assert "variance x 0.872" in lines[at] and "6.6 % narrower" in lines[at]
+    assert lines[at + 1].split("\t") == ppi.PLAN_COLUMNS
+    assert [line.split("\t")[0] for line in lines[at + 2 :]] == ["1", "3"]
