@@ -89,13 +89,15 @@ class Estimate:
     @property
     def width_ratio(self) -> float:
         human = self.human_high - self.human_low
-        return (self.high - self.low) / human if human > 0 else math.nan
+        if human <= 0:  # the humans agree on every item: nothing to narrow (lambda is then 0, the PPI width 0)
+            return 1.0 if self.high - self.low <= 0 else math.inf
+        return (self.high - self.low) / human
 
     @property
     def effective(self) -> float:
         """The human items the PPI estimate is worth (ratio of the variances times n)."""
         ratio = self.width_ratio
-        return self.n / ratio**2 if ratio > 0 else math.nan
+        return self.n / ratio**2 if ratio > 0 else math.inf
 
 
 def variance_factor(r: float, n: int, unlabeled: int) -> float:

@@ -68,7 +68,9 @@ class Coverage:
 def coverage(r: float, studies: int, seed: int, items: int = 400, share: float = 0.25,
              bias: tuple[float, float] = (0.0, 0.0)) -> list[Coverage]:  # fmt: skip
     """Coverage of each estimate (A, B, A - B) over ``studies`` seeded studies."""
-    rng = np.random.default_rng([seed, round(1000 * r), round(1000 * bias[0]), round(1000 * bias[1])])
+    entropy = [seed, round(1000 * abs(r)), round(1000 * abs(bias[0])), round(1000 * abs(bias[1]))]
+    negative = [int(r < 0), int(bias[0] < 0), int(bias[1] < 0)]
+    rng = np.random.default_rng(entropy + negative if any(negative) else entropy)  # seed entries must be >= 0
     found = []
     for _ in range(studies):
         table = ppi.estimates(study(rng, items, share, r, bias), [JUDGE], _is_judge)

@@ -85,6 +85,8 @@ class PushOptions:
     attention: int = 0  # attention checks (annols.study.attention), mixed in unseen
     change_overlap: bool = False  # a reused project's overlap is changed only when asked
     overlap_from: str = "--overlap"  # where ``overlap`` came from, for messages
+    humans: frozenset[str] | None = None  # a hybrid study's human subset: only these keys go to the server
+    hybrid: dict[str, Any] | None = None  # its draw, recorded in the manifest's header (annols.study.hybrid)
 
 
 @dataclass
@@ -135,6 +137,7 @@ def scan(
     seed: int = 0,
     gold: Sequence[Path] = (),
     attention: int = 0,
+    only: Collection[str] | None = None,
 ) -> Scan:
     """Read every input once, checking it; raises InputError at the first bad record.
 
@@ -147,7 +150,7 @@ def scan(
     pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
     pending_size = 0
     study = 0
-    for task, role in with_roles(definition, inputs, gold, seed, attention):
+    for task, role in with_roles(definition, inputs, gold, seed, attention, only):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
         if role in (None, roles.STUDY):
@@ -216,6 +219,7 @@ def build_tasks(
     gold: Sequence[Path] = (),
     attention: int = 0,
     shown: dict[str, Shown] | None = None,
+    only: Collection[str] | None = None,
 ) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
     """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
 
@@ -227,7 +231,7 @@ def build_tasks(
     # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
     # such tasks are shuffled like any. The shipped formats' judgments keep the order their annotators saw.
     moves = with_annotations and bool(getattr(format_for(definition), "moves_judgments", False))
-    for task, role in with_roles(definition, inputs, gold, seed, attention):
+    for task, role in with_roles(definition, inputs, gold, seed, attention, only):
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
@@ -381,12 +385,12 @@ def _push(
     project = _in_background(client.find_project, options.title)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as beside:
         found = None
-        if _scan_path(manifest).exists() and not (options.gold or options.attention):
+        if _scan_path(manifest).exists() and not (options.gold or options.attention or options.humans is not None):
             found = _cached_scan(client, manifest, input_fingerprint(definition, inputs))
         from_cache = found is not None
         if found is None:
             stamp = _input_stamp(inputs)
-            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.humans)
             # The digest is taken while the server imports (hashing releases the GIL); it is
             # kept only if no input changed meanwhile, so it is the digest of what was checked.
             fingerprinting = beside.submit(input_fingerprint, definition, inputs)
@@ -407,7 +411,8 @@ def _push(
         finally:
             if not from_cache:
                 fingerprint = fingerprinting.result()
-                if stamp is not None and _input_stamp(inputs) == stamp and not (options.gold or options.attention):
+                if stamp is not None and _input_stamp(inputs) == stamp and not (options.gold or options.attention
+                                                                                or options.humans is not None):
                     _save_scan(manifest, fingerprint, found)
 
 
@@ -467,6 +472,7 @@ def _push_checked(
         "project_id": project.id,
         "url": client.url,
         "seed": options.seed,
+        **({"hybrid": options.hybrid} if options.hybrid else {}),
     }
     present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     recorded: dict[str, Any] = {}  # the manifest's header, when the manifest is confirmed
@@ -486,7 +492,7 @@ def _push_checked(
         recorded, present = confirmed
     else:
         if from_cache:  # the server no longer has them all: check every record, as any push does
-            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.humans)
         attention = set()
         if not fresh:
             present = _listed(client, project.id, attention)
@@ -913,6 +919,7 @@ def _built(
         gold=options.gold,
         attention=options.attention,
         shown=shown,
+        only=options.humans,
     ):
         if repeat:
             if key not in before:
