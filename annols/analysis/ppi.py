@@ -100,6 +100,13 @@ class Estimate:
         return self.n / ratio**2 if ratio > 0 else math.inf
 
 
+def correlation(y: np.ndarray, f: np.ndarray) -> float:
+    """Pearson's r of the humans' and the judge's per-item values (NaN when either is constant)."""
+    if np.ptp(y) == 0 or np.ptp(f) == 0:
+        return math.nan
+    return float(np.corrcoef(y, f)[0, 1])
+
+
 def variance_factor(r: float, n: int, unlabeled: int) -> float:
     """PPI++ variance over the human-only variance, lambda tuned, for a judge of correlation r:
     ``1 - r^2 N / (n + N)`` (minimising ``Var(Y - l f)/n + l^2 Var(f)/N`` over l)."""
@@ -183,7 +190,7 @@ def per_item(values: pd.DataFrame) -> pd.DataFrame:
 
 COLUMNS = ["judge", "question", "measure", "estimate", "items with humans", "judge-only items", "humans",
            "humans low", "humans high", "PPI++", "PPI++ low", "PPI++ high", "lambda", "width ratio",
-           "worth human items"]  # fmt: skip
+           "worth human items", "judge r", "predicted width ratio"]  # fmt: skip
 
 
 def _targets(humans: pd.DataFrame, judge: pd.DataFrame) -> list[tuple[str, str, str, pd.Series, pd.Series]]:
@@ -215,9 +222,12 @@ def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: 
             alone = j.index.difference(h.index)
             if len(both) < 2 or len(alone) < 2:
                 continue
-            e = estimate(h[both].to_numpy(), j[both].to_numpy(), j[alone].to_numpy(), alpha)
+            y, f = h[both].to_numpy(dtype=float), j[both].to_numpy(dtype=float)
+            e = estimate(y, f, j[alone].to_numpy(), alpha)
+            r = correlation(y, f)
+            predicted = math.sqrt(variance_factor(max(r, 0.0), e.n, e.unlabeled)) if math.isfinite(r) else math.nan
             rows.append([name, question, measure, target, e.n, e.unlabeled, e.human, e.human_low, e.human_high,
-                         e.point, e.low, e.high, e.lam, e.width_ratio, e.effective])  # fmt: skip
+                         e.point, e.low, e.high, e.lam, e.width_ratio, e.effective, r, predicted])  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -232,12 +242,15 @@ def gain_lines(table: pd.DataFrame) -> list[str]:
             n = int(rows["items with humans"].median())
             worth = float(rows["worth human items"].median())
             narrower = 100.0 * (1.0 - float(rows["width ratio"].median()))
+            predicted = rows["predicted width ratio"].dropna()
+            plan = (f" From the judge's r = {float(rows['judge r'].median()):.2f}, plan predicts "
+                    f"{100.0 * (1.0 - float(predicted.median())):.0f} %." if len(predicted) else "")  # fmt: skip
             if narrower < 0.5:
                 lines.append(f"{judge} on {question} ({label}): the judge did not help; the intervals are the "
-                             f"humans' own ({n} human items worth {worth:.0f}).")  # fmt: skip
+                             f"humans' own ({n} human items worth {worth:.0f}).{plan}")  # fmt: skip
             else:
                 lines.append(f"{judge} on {question} ({label}): the judge made {n} human items worth {worth:.0f}: "
-                             f"intervals {narrower:.0f} % narrower (medians).")  # fmt: skip
+                             f"intervals {narrower:.0f} % narrower (medians).{plan}")  # fmt: skip
     return lines
 
 
@@ -248,8 +261,10 @@ def table(frame: pd.DataFrame) -> Table:
         "lambda x the judge's mean on the judge-only items + the mean of (humans - lambda x judge) on the "
         "items with humans, lambda power-tuned in [0, 1] (ppi-python); its CLT interval. Width ratio: PPI++ "
         "interval over the humans' (below 1: the judge helped). Worth human items: items with humans x "
-        "(humans' variance / PPI++ variance). A difference 'A - B' is the mean per-item difference over the "
-        "items holding both; for win rates it is 100 x the item's net preference (wins - losses)."
+        "(humans' variance / PPI++ variance). Judge r: the judge's correlation with the humans' per-item value "
+        "on their items; predicted width ratio: sqrt(1 - r^2 N / (n + N)), what plan --judge-correlation "
+        "predicts from it (1 for r <= 0: lambda is clipped to [0, 1]). A difference 'A - B' is the mean per-item "
+        "difference over the items holding both; for win rates it is 100 x the item's net preference (wins - losses)."
     )
     return Table("judge_assisted", "Judge-assisted estimates (PPI++) beside the humans' on the same items",
                  frame, note)  # fmt: skip
@@ -259,8 +274,9 @@ def table(frame: pd.DataFrame) -> Table:
 
 
 def share_factor(r: float, share: float) -> float:
-    """:func:`variance_factor` when humans judge a ``share`` of the items the judge answers: 1 - r^2 (1 - share)."""
-    return 1.0 - r * r * (1.0 - share)
+    """:func:`variance_factor` when humans judge a ``share`` of the items the judge answers: 1 - r^2 (1 - share);
+    1 for r <= 0 (lambda is clipped to [0, 1]: an adversarial judge is not used)."""
+    return 1.0 - max(r, 0.0) ** 2 * (1.0 - share)
 
 
 PLAN_COLUMNS = ["annotators", "human items", "judgments", "with the judge: human items", "with the judge: judgments",

@@ -97,6 +97,8 @@ def test_the_guard_takes_the_exact_minimiser_when_the_librarys_lambda_would_wide
 def test_variance_factor_is_the_closed_form() -> None:
     assert ppi.variance_factor(0.0, 20, 80) == 1.0
     assert ppi.variance_factor(1.0, 20, 80) == pytest.approx(0.2)
+    assert ppi.share_factor(0.4, 0.2) == pytest.approx(ppi.variance_factor(0.4, 20, 80))
+    assert ppi.share_factor(-0.9, 0.2) == 1.0  # an adversarial judge gets lambda 0: no gain is predicted
     # The issue's SummEval figure: r about 0.4, humans on 20 of 100: about 1.15 human items per item.
     assert 1 / ppi.variance_factor(0.4, 20, 80) == pytest.approx(1.146, abs=0.001)
 
@@ -163,13 +165,14 @@ def test_no_estimate_without_judge_only_items() -> None:
 
 
 def test_the_gain_is_stated_and_so_is_no_gain() -> None:
-    base = dict(
-        zip(ppi.COLUMNS, ["judge:j", "q", "mean rating", "X", 20, 80, 0, 0, 0, 0, 0, 0, 0.5, 0.94, 22.6], strict=True)
-    )
+    values = ["judge:j", "q", "mean rating", "X", 20, 80, 0, 0, 0, 0, 0, 0, 0.5, 0.94, 22.6, 0.4, 0.93]
+    base = dict(zip(ppi.COLUMNS, values, strict=True))
     helped = pd.DataFrame([base])
     assert ppi.gain_lines(helped) == ["judge:j on q (scores): the judge made 20 human items worth 23: intervals "
-                                      "6 % narrower (medians)."]  # fmt: skip
-    useless = pd.DataFrame([{**base, "estimate": "X - Y", "width ratio": 1.0, "worth human items": 20.0}])
+                                      "6 % narrower (medians). From the judge's r = 0.40, plan predicts "
+                                      "7 %."]  # fmt: skip
+    useless = pd.DataFrame([{**base, "estimate": "X - Y", "width ratio": 1.0, "worth human items": 20.0,
+                             "judge r": float("nan"), "predicted width ratio": float("nan")}])  # fmt: skip
     assert ppi.gain_lines(useless) == ["judge:j on q (differences): the judge did not help; the intervals are the "
                                        "humans' own (20 human items worth 20)."]  # fmt: skip
 
