@@ -80,6 +80,10 @@ def test_hybrid_push_pull_report(style: str, label_studio: LiveServer, client: L
     code, _, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(folder), cwd=tmp_path)
     assert code == 0, err
     assert (folder / "judges" / "pool.jsonl").is_file()
+    # convert reads the pull's judges as pull did: the judge's lines on judge-only items are no error
+    code, _, err = cli(label_studio, "convert", str(definition), str(folder / "export.json"), "-o",
+                       str(tmp_path / "converted"))  # fmt: skip
+    assert code == 0, err
     report = tmp_path / "report"
     code, _, err = cli(label_studio, "report", str(definition), str(folder), "-o", str(report), "--bootstrap", "0")
     assert code == 0, err

@@ -222,3 +222,17 @@ def test_plan_prints_the_judges_table() -> None:
     assert "variance x 0.872" in lines[at] and "6.6 % narrower" in lines[at]
     assert lines[at + 1].split("\t") == ppi.PLAN_COLUMNS
     assert [line.split("\t")[0] for line in lines[at + 2 :]] == ["1", "3"]
+
+
+def test_without_ppi_python_the_report_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from annols.report.judges import assisted_section
+
+    rows = [(f"k{i}", who, "rating", "q", "X", "", i % 3) for i in range(6) for who in ("judge:j", "a") if
+            who == "judge:j" or i < 3]  # fmt: skip
+    found = assisted_section(frame(rows), ["judge:j"])
+    assert found and found[0].tables and "3 items have the judge's answers only" in found[0].text[0]
+    monkeypatch.setattr(ppi, "available", lambda: False)
+    (section,) = assisted_section(frame(rows), ["judge:j"])
+    assert not section.tables
+    assert section.text == ["3 items have the judge's answers only: judge-assisted estimates need ppi-python, which "
+                            "is not installed (pip install 'annols[ppi]')."]  # fmt: skip
