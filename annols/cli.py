@@ -1096,7 +1096,8 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
     --judge-correlation r adds, per number of annotators, the human items and judgments
     needed with a judge on every item and humans on --human-share of them: PPI++ (as the
     report's judge-assisted estimates) has about 1 - r^2 (1 - share) of the humans' variance,
-    so n human items with the judge are worth n / (1 - r^2 (1 - share)) alone.
+    so n human items with the judge are worth n / (1 - r^2 (1 - share)) alone. A --pilot
+    that holds a judge's answers (pushed with --judge) gives r when the option is not given.
     """
     from annols.analysis import plan as plan_lib
 
@@ -1119,6 +1120,17 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
         click.echo("\t".join(str(v) for v in row))
     for line in plan_lib.summary(result):
         click.echo(line)
+    if judge_correlation is None and pilots:  # a pilot with a judge (a hybrid pilot, or push --judge) gives r
+        from annols.analysis import ppi
+        from annols.formats.answers import is_judge
+        from annols.report import read_judged
+
+        frame, names = read_judged(d, list(pilots))
+        found = ppi.pilot_correlation(frame, names[0], is_judge) if names else None
+        if found is not None:
+            judge_correlation = found
+            click.echo(f"The pilot's judge {names[0]}: r = {found:.2f} with the humans (the median over the "
+                       "differences of two systems, per item).")  # fmt: skip
     if judge_correlation is not None:
         from annols.analysis import ppi
 

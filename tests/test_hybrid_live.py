@@ -25,7 +25,7 @@ pytestmark = pytest.mark.server
 JUDGE = "copycat"
 
 
-@pytest.mark.parametrize("style", ["ratings", "pairwise"])
+@pytest.mark.parametrize("style", ["ratings", "pairwise", "ranking"])
 def test_hybrid_push_pull_report(style: str, label_studio: LiveServer, client: LabelStudioClient,
                                  tmp_path: Path) -> None:  # fmt: skip
     study = STUDIES[style]

@@ -209,6 +209,22 @@ def _targets(humans: pd.DataFrame, judge: pd.DataFrame) -> list[tuple[str, str, 
     return out
 
 
+def pilot_correlation(frame: pd.DataFrame, judge: str, is_judge: Any) -> float | None:
+    """A pilot's judge correlation for ``plan``: the median over the differences of two systems (what the plan's
+    test compares) of Pearson's r between the humans' and the judge's per-item difference, on the items both
+    answered; None where no difference has 3 such items with varying values."""
+    values = item_values(frame)
+    humans = per_item(values[~values["annotator"].map(is_judge).astype(bool)])
+    found = []
+    for _, _, target, h, j in _targets(humans, per_item(values[values["annotator"] == judge])):
+        both = h.index.intersection(j.index)
+        if " - " in target and len(both) >= 3:
+            r = correlation(h[both].to_numpy(dtype=float), j[both].to_numpy(dtype=float))
+            if math.isfinite(r):
+                found.append(r)
+    return float(np.median(found)) if found else None
+
+
 def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: float = ALPHA) -> pd.DataFrame:
     """Every system score and difference as PPI++ beside humans only (:data:`COLUMNS`), per judge; rows only where
     the judge answered items the humans did not (at least 2) and at least 2 items have both."""

@@ -174,6 +174,22 @@ def read_judgments(definition: Definition, sources: Sequence[Path]) -> tuple[pd.
     return collector.frame(study), ", ".join(str(s.given) for s in resolved)
 
 
+def read_judged(definition: Definition, sources: Sequence[Path]) -> tuple[pd.DataFrame, list[str]]:
+    """The judgments table of pulls with their hidden judges (``plan --pilot`` of a hybrid pilot), and the judges'
+    annotator names ([] and the humans' rows when the pulls hold no judge)."""
+    resolved = [resolve(Path(s)) for s in sources]
+    for source in resolved:
+        check_protocol(source, definition.name, definition.variant)
+    judge_files = [p for s in resolved for p in hidden_judges.pulled(s.export.parent)]
+    if not judge_files:
+        return read_judgments(definition, sources)[0], []
+    pool = [t for s in resolved if (f := hidden_judges.pool(s.export.parent / hidden_judges.PULL_DIR))
+            for t in hybrid.read_pool(f)]  # fmt: skip
+    beside = JudgeCollector(definition, Judges.read(definition, judge_files), EPSILON, ReportOptions(), pool)
+    study = read_study(resolved, beside.add, None)
+    return beside.frame(study), beside.names
+
+
 AGREEMENT_WORDS = ("agreement", "alpha", "kappa", "kendall")
 
 

@@ -69,7 +69,8 @@ class JudgeCollector:
                     continue  # spans: "none found" is in the span F1 (no spans on both sides)
                 self.rows.append([task.key, found.annotator, *row])
 
-    def sections(self, study: Study) -> list[Finding]:
+    def frame(self, study: Study) -> pd.DataFrame:
+        """The judgments rows of the humans and the judges (the pool's items too)."""
         for task in self.pool:
             if task.key not in self.done:
                 self._judged(task)
@@ -79,11 +80,19 @@ class JudgeCollector:
         frame = pd.concat([humans.drop(columns=["uid"]), mine[humans.columns.drop("uid")]], ignore_index=True)
         if self.none_question is not None:
             frame = frame[~((frame["kind"] == "choice") & (frame["question"] == self.none_question))]
+        return frame
+
+    @property
+    def names(self) -> list[str]:
+        return [f"judge:{n}" for n in self.judges.names]
+
+    def sections(self, study: Study) -> list[Finding]:
+        frame = self.frame(study)
         mine_judged = pd.DataFrame(self.judged, columns=["task_key", "annotator"])
         judged = pd.concat([study.kept[["task_key", "annotator"]], mine_judged], ignore_index=True)
         spec = self.definition.spec
         special = spec.special.name if self.definition.style == "sentences" else "special"
-        names = [f"judge:{n}" for n in self.judges.names]
+        names = self.names
         return [*analysis.sections(
             frame,
             judged,

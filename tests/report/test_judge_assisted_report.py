@@ -24,7 +24,8 @@ WORDING = dict(study.ASPECTS)[ASPECT]
 PAIR = {"JGR": 1, "bart": -1}  # the difference JGR - bart: +1 a win of JGR, -1 of bart
 
 
-def test_a_judge_beyond_the_humans_gives_ppi_estimates(tmp_path: Path) -> None:
+def judged_pull(tmp_path: Path) -> tuple[study.Generated, Path, Path, Path]:
+    """The generated pull, a pool of items beyond it, and a judge on both: (plant, pull, pool, judge)."""
     generated = study.pairwise()
     folder = study.write_pull(tmp_path / "pull", generated.tasks)
     rng = random.Random(11)
@@ -44,7 +45,11 @@ def test_a_judge_beyond_the_humans_gives_ppi_estimates(tmp_path: Path) -> None:
         lines.append({"task": key, "judge": "dice", "answers": {a: codes[w] for a, w in study.ASPECTS if w in codes}})
     judge = tmp_path / "dice.jsonl"
     judge.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return generated, folder, pool, judge
 
+
+def test_a_judge_beyond_the_humans_gives_ppi_estimates(tmp_path: Path) -> None:
+    generated, folder, pool, judge = judged_pull(tmp_path)
     out = tmp_path / "report"
     result = CliRunner().invoke(main, ["report", "pairwise-aspects", str(folder), "-o", str(out), "--bootstrap", "0",
                                        "--judge", str(judge), "--judge-pool", str(pool)])  # fmt: skip
@@ -69,3 +74,19 @@ def test_a_judge_beyond_the_humans_gives_ppi_estimates(tmp_path: Path) -> None:
     assert float(row["width ratio"]) <= 1 + 1e-9
     assert float(rows[(WORDING, "JGR")]["humans"]) > 0
     assert any(line.startswith("judge:dice on ") for line in text.splitlines())
+
+
+def test_plan_reads_the_judges_correlation_off_a_pilot(tmp_path: Path) -> None:
+    """A pilot pulled with a hidden judge (its judges/): plan takes r from it, the differences' median."""
+    _, folder, pool, judge = judged_pull(tmp_path)
+    (folder / "judges").mkdir()
+    hybrid.store_pool(protocols.load("pairwise-aspects", None), [pool], frozenset(), folder / "judges")
+    (folder / "judges" / judge.name).write_text(judge.read_text("utf-8"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["plan", "pairwise-aspects", "--pilot", str(folder), "--simulations", "20",
+                                       "--items", "25,50", "--annotators", "1"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("The pilot's judge judge:dice: r = "))
+    r = float(line.split("r = ")[1].split(" ")[0])
+    assert 0.3 < r <= 1  # the judge copies annotator A on the humans' items
+    used = next(x for x in result.output.splitlines() if x.startswith("With a judge of correlation "))
+    assert float(used.split()[5]) == pytest.approx(r, abs=0.005)  # the pilot's r is the plan's
