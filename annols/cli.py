@@ -17,7 +17,7 @@ import click
 
 from annols import __version__, files, protocols
 from annols.definition import Definition
-from annols.errors import AnnolsError, ServerError
+from annols.errors import AnnolsError, OptionError, ServerError
 from annols.labelstudio import client as labelstudio
 from annols.labelstudio import server as server_lib
 from annols.protocols import config as configs_lib
@@ -415,6 +415,11 @@ MANIFEST_DIR = click.option(
     help="A judge's answers kept from the annotators (not sent to Label Studio); pull adds them. Repeatable.",
 )
 @click.option(
+    "--human-share", type=float,
+    help="A hybrid study: the --judge answers every item, humans this share of them (drawn from --seed, recorded "
+    "in the manifest); only those go to Label Studio. The report gives judge-assisted (PPI++) estimates.",
+)  # fmt: skip
+@click.option(
     "--attention", type=click.IntRange(min=0), default=0, show_default=True,
     help="Attention checks the project should hold: copies of study items with two identical candidates "
     "(pairwise, ranking, ratings), mixed in. A push adds only those the project lacks, so a re-push or a later "
@@ -435,6 +440,7 @@ def push_command(
     manifest_dir: Path,
     gold: tuple[Path, ...],
     judge_files: tuple[Path, ...],
+    human_share: float | None,
     attention: int,
     url: str | None,
     api_key: str | None,
@@ -460,16 +466,31 @@ def push_command(
     and kept in the manifest dir; `annols pull` with the same --manifest-dir adds it to the
     result files as annotator judge:<name>. Re-run a push with --judge to add a judge to an
     existing project.
+
+    --human-share makes a hybrid study: the judge must answer every item; humans get a
+    random share of them, the same on every re-run with the same --seed. The items only the
+    judge answered stay in the manifest dir with the judge; `annols report` sets each system
+    score and difference as a judge-assisted (PPI++) estimate beside the humans' own.
     """
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
     d = _load(protocol, variant)
     judges = None
+    draw = None
+    if human_share is not None and not judge_files:
+        raise OptionError("--human-share", "needs --judge: the judge answers every item, humans a share of them")
     if judge_files:
         from annols.study import hidden_judges
         from annols.study import judges as judges_lib
 
         judges = judges_lib.Judges.read(d, list(judge_files))
         hidden_judges.check_against_inputs(d, judges, list(inputs))
+        if human_share is not None:
+            from annols.study import hybrid
+            from annols.study.manifest import manifest_path
+
+            hybrid.check_covered(d, judges, list(inputs))
+            draw = hybrid.draw(d, list(inputs), human_share, seed)
+            hybrid.check_same_draw(manifest_path(manifest_dir, title), draw.header)
     progress = _Progress("Importing")
     client = _connect(url, api_key, data_dir, on_notice=progress.notice)
     options = push_lib.PushOptions(
@@ -483,6 +504,8 @@ def push_command(
         gold=gold,
         attention=attention,
         change_overlap=change_overlap,
+        only=draw.humans if draw is not None else None,
+        hybrid=draw.header if draw is not None else None,
     )
 
     def project_ready(p: labelstudio.Project, created: bool) -> None:
@@ -511,6 +534,13 @@ def push_command(
         store = hidden_judges.store_dir(manifest_dir, title)
         hidden_judges.store(d, list(judge_files), store, report.project.id, report.project.title)
         click.echo(f"judges {', '.join(judges.names)} kept in {store} (not on the server)")
+        if draw is not None:
+            from annols.study import hybrid
+
+            hybrid.store_pool(d, list(inputs), draw.humans, store)
+            click.echo(f"hybrid study: humans get {len(draw.humans)} of {draw.items} items (share {human_share:g}, "
+                       f"seed {seed}); the other {draw.items - len(draw.humans)} are the judge's only, kept in "
+                       f"{store}")  # fmt: skip
     _print_warnings(report.warnings, "listed above")
 
 
@@ -776,6 +806,11 @@ def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | N
     judges = judges_lib.Judges.read(d, judge_files) if judge_files else None
     _print_convert(pull_lib.convert(export, d, out_dir, judges=judges))
     if judges is not None:
+        from annols.study import hybrid
+
+        found_pool = hidden_judges.pool(export.parent / hidden_judges.PULL_DIR)
+        if found_pool is not None:  # a hybrid study's judge-only items: no task of the export holds them
+            hybrid.mark_pool(judges, hybrid.read_pool(found_pool))
         judges.check_used()
 
 
@@ -998,6 +1033,11 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
     help="A judge's answers (JSONL, see annols.study.judges) to compare with the annotators; repeatable.",
 )
 @click.option(
+    "--judge-pool", "judge_pool", multiple=True, type=click.Path(exists=True, path_type=Path),
+    help="Input (the protocol's format) of items a --judge answered beyond the humans': adds judge-assisted "
+    "(PPI++) estimates. Repeatable.",
+)  # fmt: skip
+@click.option(
     "--epsilon",
     type=click.FloatRange(0, 1),
     default=0.2,
@@ -1031,6 +1071,7 @@ def report_command(
     judge_files: tuple[Path, ...] = (),
     epsilon: float = 0.2,
     rounds: Path | None = None,
+    judge_pool: tuple[Path, ...] = (),
 ) -> None:
     """Agreement and result tables of a study: report.md, report.html, plots and CSV tables.
 
@@ -1048,6 +1089,12 @@ def report_command(
     --judge adds the "Judges and humans" section: each judge file (one JSON line per task:
     task or id, judge, answers in the protocol's codes) is set beside the annotators,
     offline; a pull folder's judges/ (hidden judges, push --judge) is read as well.
+
+    A judge that answered items no human did (a hybrid study, push --human-share, or
+    --judge-pool with those items' input) adds "Judge-assisted estimates (PPI++)": each
+    system score and difference with the judge, beside the humans' own on the same items,
+    and what the judge was worth in human items. It needs ppi-python (pip install
+    'annols[ppi]').
 
     --models adds Dawid-Skene and MACE; they need crowd-kit (pip install 'annols[models]').
     """
@@ -1069,7 +1116,8 @@ def report_command(
         min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded, adjudicated=adjudicated, models=models,
         rounds=rounds,
     )  # fmt: skip
-    result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon)
+    result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon,
+                                     judge_pool=judge_pool)
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
     click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")
 
@@ -1107,11 +1155,16 @@ def _numbers(kind: type) -> Callable[[click.Context, click.Parameter, str | None
 @click.option("--cost-per-judgment", type=click.FloatRange(min=0), help="Cost of one judgment (one annotation).")
 @click.option("--simulations", type=click.IntRange(min=10), default=500, show_default=True, help="Per design.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
+@click.option("--judge-correlation", type=click.FloatRange(-1, 1),
+              help="A hybrid study: the judge's correlation with the humans' per-item value; adds the human "
+              "judgments needed with the judge (PPI++).")  # fmt: skip
+@click.option("--human-share", type=click.FloatRange(0, 1, min_open=True), default=0.2, show_default=True,
+              help="With --judge-correlation: the share of the judge's items humans judge.")  # fmt: skip
 def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], effect: float | None,
                  tie_rate: float | None, item_sd: float | None, annotator_sd: float | None,
                  residual_sd: float | None, power: float, alpha: float, items: tuple[int, ...] | None,
                  annotators: tuple[int, ...] | None, cost_per_judgment: float | None, simulations: int,
-                 seed: int) -> None:  # fmt: skip
+                 seed: int, judge_correlation: float | None = None, human_share: float = 0.2) -> None:  # fmt: skip
     """Power of study designs (items x annotators per item) before the study, by seeded simulation.
 
     Simulates the style's main comparison with the report's test (over items) and
@@ -1125,6 +1178,13 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
     Examples:
       annols plan pairwise-aspects --effect 0.2 --tie-rate 0.3 --cost-per-judgment 0.5
       annols plan my-ratings.toml --pilot pilot/ --items 50,100,200 --annotators 1,3
+      annols plan summeval --judge-correlation 0.4 --human-share 0.2
+
+    --judge-correlation r adds, per number of annotators, the human items and judgments
+    needed with a judge on every item and humans on --human-share of them: PPI++ (as the
+    report's judge-assisted estimates) has about 1 - r^2 (1 - share) of the humans' variance,
+    so n human items with the judge are worth n / (1 - r^2 (1 - share)) alone. A --pilot
+    that holds a judge's answers (pushed with --judge) gives r when the option is not given.
     """
     from annols.analysis import plan as plan_lib
 
@@ -1147,6 +1207,28 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
         click.echo("\t".join(str(v) for v in row))
     for line in plan_lib.summary(result):
         click.echo(line)
+    if judge_correlation is None and pilots:  # a pilot with a judge (a hybrid pilot, or push --judge) gives r
+        from annols.analysis import ppi
+        from annols.formats.answers import is_judge
+        from annols.report import read_judged
+
+        frame, names = read_judged(d, list(pilots))
+        found = ppi.pilot_correlation(frame, names[0], is_judge) if names else None
+        if found is not None:
+            judge_correlation = found
+            click.echo(f"The pilot's judge {names[0]}: r = {found:.2f} with the humans (the median over the "
+                       "differences of two systems, per item).")  # fmt: skip
+    if judge_correlation is not None:
+        from annols.analysis import ppi
+
+        factor = ppi.share_factor(judge_correlation, human_share)
+        click.echo(f"With a judge of correlation {judge_correlation:g} on every item and humans on a share "
+                   f"{human_share:g}: PPI++ variance x {factor:.3f} (1 - r^2 (1 - share)), intervals "
+                   f"{100 * (1 - factor ** 0.5):.1f} % narrower; to reach power {a.power}:")  # fmt: skip
+        table = ppi.judge_plan(result.designs, a.power, judge_correlation, human_share)
+        click.echo("\t".join(table.columns))
+        for row in table.itertuples(index=False):
+            click.echo("\t".join("-" if v is None or v != v else str(v) for v in row))
 
 
 @main.command("adjudicate")

@@ -54,7 +54,7 @@ from annols.report.models import model_sections
 from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
 from annols.report.sources import Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
-from annols.study import hidden_judges
+from annols.study import hidden_judges, hybrid
 from annols.study.judges import Judges
 from annols.study.pull import check_export_protocol
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -73,12 +73,14 @@ class ReportResult:
 
 def build_report(definition: Definition, sources: list[Path], out_dir: Path,
                  options: ReportOptions | None = None, judges: Sequence[Path] = (),
-                 epsilon: float = EPSILON) -> ReportResult:  # fmt: skip
+                 epsilon: float = EPSILON, judge_pool: Sequence[Path] = ()) -> ReportResult:  # fmt: skip
     """Read the sources (pull folders or export.json files) as one study and write its report.
 
     ``judges``: judge files (:mod:`annols.study.judges`) to set beside the humans, with a pull
     folder's own ``judges/`` (hidden judges, :mod:`annols.study.hidden_judges`); they add the
-    "Judges and humans" section and nothing else.
+    "Judges and humans" section and nothing else. ``judge_pool``: input files of items the
+    judges answered beyond the humans' (as a pull folder's ``judges/pool.jsonl`` of a hybrid
+    study): they add the judge-assisted estimates.
     """
     options = options or ReportOptions()
     resolved = [resolve(Path(s)) for s in sources]
@@ -90,7 +92,9 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     protocol = StyleCollector(definition, options)
     violations = ViolationCollector(definition)
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
-    beside = JudgeCollector(definition, judge_set, epsilon, options) if judge_set else None
+    pool = [*(t for s in resolved if (f := hidden_judges.pool(s.export.parent / hidden_judges.PULL_DIR))
+              for t in hybrid.read_pool(f)), *(hybrid.input_pool(definition, judge_pool) if judge_pool else [])]
+    beside = JudgeCollector(definition, judge_set, epsilon, options, pool) if judge_set else None
     adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
@@ -187,6 +191,22 @@ def read_judgments(definition: Definition, sources: Sequence[Path]) -> tuple[pd.
     collector = StyleCollector(definition, ReportOptions())
     study = read_study(resolved, collector.add, None)
     return collector.frame(study), ", ".join(str(s.given) for s in resolved)
+
+
+def read_judged(definition: Definition, sources: Sequence[Path]) -> tuple[pd.DataFrame, list[str]]:
+    """The judgments table of pulls with their hidden judges (``plan --pilot`` of a hybrid pilot), and the judges'
+    annotator names ([] and the humans' rows when the pulls hold no judge)."""
+    resolved = [resolve(Path(s)) for s in sources]
+    for source in resolved:
+        check_protocol(source, definition.name, definition.variant)
+    judge_files = [p for s in resolved for p in hidden_judges.pulled(s.export.parent)]
+    if not judge_files:
+        return read_judgments(definition, sources)[0], []
+    pool = [t for s in resolved if (f := hidden_judges.pool(s.export.parent / hidden_judges.PULL_DIR))
+            for t in hybrid.read_pool(f)]  # fmt: skip
+    beside = JudgeCollector(definition, Judges.read(definition, judge_files), EPSILON, ReportOptions(), pool)
+    study = read_study(resolved, beside.add, None)
+    return beside.frame(study), beside.names
 
 
 AGREEMENT_WORDS = ("agreement", "alpha", "kappa", "kendall")

@@ -6,15 +6,24 @@ humans' annotations are decoded as the style collector does, and each task a jud
 answered is kept (its key, data and blinding) so that the judge's answers are decoded
 for the same task with the same code; the statistics are :mod:`annols.analysis.judges`.
 The study's own tables never see a judge.
+
+A judge that answered items no human did (a hybrid study, ``push --human-share``, whose
+judge-only items a pull keeps in ``judges/pool.jsonl``, or ``report --judge-pool INPUT``)
+adds "Judge-assisted estimates": every system score and difference as a PPI++ estimate
+beside the humans' own (:mod:`annols.analysis.ppi`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import judges as analysis
+from annols.analysis import ppi
 from annols.analysis.results import Finding
 from annols.definition import Definition
+from annols.formats.answers import is_judge
 from annols.report.common import ReportOptions
 from annols.report.sources import Study
 from annols.report.style import StyleCollector
@@ -26,8 +35,9 @@ from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 class JudgeCollector:
     def __init__(self, definition: Definition, judges: Judges, epsilon: float,
-                 options: ReportOptions | None = None) -> None:  # fmt: skip
+                 options: ReportOptions | None = None, pool: Sequence[ExportedTask] = ()) -> None:  # fmt: skip
         self.definition = definition
+        self.pool = pool  # items only the judge answered (a hybrid study)
         self.judges = judges
         self.epsilon = epsilon
         self.options = options or ReportOptions()
@@ -44,6 +54,10 @@ class JudgeCollector:
         self.humans.add(task, annotation, uid)
         if task.key in self.done:
             return
+        self._judged(task)
+
+    def _judged(self, task: ExportedTask) -> None:
+        """The judges' answers on a task, decoded as the humans' are."""
         self.done.add(task.key)
         self.record_ids[task.key] = record_id(task)
         if len(task.systems) == 1:
@@ -55,19 +69,31 @@ class JudgeCollector:
                     continue  # spans: "none found" is in the span F1 (no spans on both sides)
                 self.rows.append([task.key, found.annotator, *row])
 
-    def sections(self, study: Study) -> list[Finding]:
+    def frame(self, study: Study) -> pd.DataFrame:
+        """The judgments rows of the humans and the judges (the pool's items too)."""
+        for task in self.pool:
+            if task.key not in self.done:
+                self._judged(task)
         self.judges.check_used()
         humans = self.humans.frame(study)
         mine = pd.DataFrame(self.rows, columns=["task_key", "annotator", *TIDY_COLUMNS])
         frame = pd.concat([humans.drop(columns=["uid"]), mine[humans.columns.drop("uid")]], ignore_index=True)
         if self.none_question is not None:
             frame = frame[~((frame["kind"] == "choice") & (frame["question"] == self.none_question))]
+        return frame
+
+    @property
+    def names(self) -> list[str]:
+        return [f"judge:{n}" for n in self.judges.names]
+
+    def sections(self, study: Study) -> list[Finding]:
+        frame = self.frame(study)
         mine_judged = pd.DataFrame(self.judged, columns=["task_key", "annotator"])
         judged = pd.concat([study.kept[["task_key", "annotator"]], mine_judged], ignore_index=True)
         spec = self.definition.spec
         special = spec.special.name if self.definition.style == "sentences" else "special"
-        names = [f"judge:{n}" for n in self.judges.names]
-        return analysis.sections(
+        names = self.names
+        return [*analysis.sections(
             frame,
             judged,
             names,
@@ -78,4 +104,26 @@ class JudgeCollector:
             options=self.options,
             tolerance=self.options.rating_tolerance,
             record_ids=self.record_ids,
-        )
+        ), *assisted_section(frame, names)]
+
+
+def assisted_section(frame: pd.DataFrame, names: Sequence[str]) -> list[Finding]:
+    """Judge-assisted estimates, where a judge answered items no human did; [] where none did."""
+    humans = set(frame.loc[~frame["annotator"].map(is_judge).astype(bool), "task_key"].astype(str))
+    alone = set(frame.loc[frame["annotator"].isin(names), "task_key"].astype(str)) - humans
+    if len(alone) < 2:
+        return []
+    title = "Judge-assisted estimates (PPI++)"
+    if not ppi.available():
+        return [Finding(title, [f"{len(alone)} items have the judge's answers only: judge-assisted estimates "
+                                f"need ppi-python, which is not installed ({ppi.INSTALL})."])]  # fmt: skip
+    table = ppi.estimates(frame, names, is_judge)
+    text = [f"{len(alone)} items have the judge's answers only, {len(humans)} the humans' (and the judge's). "
+            "Each system score and each difference of two systems is estimated from the humans alone and with "
+            "the judge (prediction-powered inference, PPI++: the judge's bias is measured on the humans' items "
+            "and removed; lambda weighs the judge by its correlation with the humans, 0 when it does not help). "
+            "95% intervals."]  # fmt: skip
+    if not len(table):
+        text.append("No score has at least two items with the humans' answers and two with the judge's only.")
+    text += ppi.gain_lines(table)
+    return [Finding(title, text, [ppi.table(table)])]

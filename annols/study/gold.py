@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from annols.definition import Definition
@@ -72,7 +72,8 @@ def _generic_gold(definition: Definition, paths: Sequence[Path]) -> Iterator[Sou
 
 
 def with_roles(
-    definition: Definition, inputs: Sequence[Path], gold: Sequence[Path], seed: int = 0, attention: int = 0
+    definition: Definition, inputs: Sequence[Path], gold: Sequence[Path], seed: int = 0, attention: int = 0,
+    only: Collection[str] | None = None,
 ) -> Iterator[tuple[SourceTask, str | None]]:
     """The push's source tasks, each with its role (None: no gold or attention checks in this push, no tag).
 
@@ -82,8 +83,12 @@ def with_roles(
     ``seed``.
     """
     fmt = format_for(definition)
+
+    def read() -> Iterator[SourceTask]:  # ``only``: a hybrid study's human subset (annols.study.hybrid)
+        return (t for t in fmt.read(inputs, definition) if only is None or t.key in only)
+
     if not gold and not attention:
-        for task in fmt.read(inputs, definition):
+        for task in read():
             yield task, None
         return
     extra: list[tuple[SourceTask, str]] = []
@@ -92,24 +97,24 @@ def with_roles(
         if task.key not in seen:
             seen.add(task.key)
             extra.append((dataclasses.replace(task, annotations=()), GOLD))
-    study = sum(1 for _ in fmt.read(inputs, definition))
+    study = sum(1 for _ in read())
     if attention:
         from annols.study import attention as checks
 
         checks.check_possible(definition)
         # As many as the input allows: whether the project needs them all is the push's to say.
         chosen = set(random.Random(f"{seed}:attention").sample(range(study), min(attention, study)))
-        for n, task in enumerate(fmt.read(inputs, definition)):
+        for n, task in enumerate(read()):
             if n in chosen:
                 extra.append((checks.make_check(definition, dataclasses.replace(task, annotations=())), ATTENTION))
-    for task in fmt.read(inputs, definition):
+    for task in read():
         if task.key in seen:
             raise InputError(task.location, "", "", "this item is also a gold item; leave it out of the study "
                              "input or of the gold input")  # fmt: skip
     places = set(random.Random(f"{seed}:gold").sample(range(study + len(extra)), len(extra)))
     pending = iter(extra)
     position = 0
-    for task in fmt.read(inputs, definition):
+    for task in read():
         while position in places:
             yield next(pending)
             position += 1

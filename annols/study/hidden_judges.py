@@ -38,6 +38,7 @@ from annols.styles.answers import ExportedTask
 STORE_SUFFIX = ".judges"
 PROJECT_FILE = "project.json"
 PULL_DIR = "judges"  # a pull folder's judges, read by report
+POOL_FILE = "pool.jsonl"  # a hybrid study's judge-only items (annols.study.hybrid), beside its judges
 
 
 def store_dir(manifest_dir: Path, title: str) -> Path:
@@ -82,7 +83,7 @@ def stored(directory: Path, project_id: int, title: str) -> list[Path]:
     if not (directory / PROJECT_FILE).is_file():
         return []
     _check_project(directory, project_id, title)
-    return sorted(p for p in directory.iterdir() if p.is_file() and p.name != PROJECT_FILE)
+    return sorted(p for p in directory.iterdir() if p.is_file() and p.name not in (PROJECT_FILE, POOL_FILE))
 
 
 def _check_project(directory: Path, project_id: int, title: str) -> None:
@@ -111,4 +112,10 @@ def copy_to_pull(paths: Sequence[Path], folder: Path) -> list[Path]:
 def pulled(folder: Path) -> list[Path]:
     """The judge files a pull folder holds ([] if none)."""
     target = Path(folder) / PULL_DIR
-    return sorted(p for p in target.iterdir() if p.is_file()) if target.is_dir() else []
+    return sorted(p for p in target.iterdir() if p.is_file() and p.name != POOL_FILE) if target.is_dir() else []
+
+
+def pool(directory: Path) -> Path | None:
+    """A judge store's or a pull folder's ``judges/`` pool of judge-only items (a hybrid study), if any."""
+    found = Path(directory) / POOL_FILE
+    return found if found.is_file() else None

@@ -31,7 +31,7 @@ from annols.labelstudio import incremental
 from annols.labelstudio.client import LabelStudioClient, Project
 from annols.protocols import config
 from annols.study import findings as checks
-from annols.study import hidden_judges, roles
+from annols.study import hidden_judges, hybrid, roles
 from annols.study.exports import (
     ANNOTATORS_FILE,
     BLINDING_FILE,
@@ -549,6 +549,10 @@ def pull(
         found = checks.check(staging / EXPORT_FILE, rows, users, seen_before, [int(client.whoami()["id"])], unknown)
         found += [f for f in gone_before if f not in found]
         if judges is not None:
+            found_pool = hidden_judges.pool(judges_dir) if judges_dir is not None else None
+            if found_pool is not None:  # a hybrid study: the judge-only items go with the judges, off the server
+                hybrid.mark_pool(judges, hybrid.read_pool(found_pool))
+                judge_files = [*judge_files, found_pool]
             deleted = {f.task_key for f in found if f.kind == "task-deleted"}
             for answer in judges.check_used(gone=deleted):
                 found.append(checks.Finding("judge-task-deleted", f"hidden judge answer at {answer} not added: its "

@@ -85,7 +85,9 @@ class PushOptions:
     attention: int = 0  # attention checks (annols.study.attention), mixed in unseen
     change_overlap: bool = False  # a reused project's overlap is changed only when asked
     overlap_from: str = "--overlap"  # where ``overlap`` came from, for messages
-    only: frozenset[str] | None = None  # the study items to send (a round of annols next-round); None: all
+    # The study items to send: a round (annols next-round) or a hybrid study's human subset; None: all.
+    only: frozenset[str] | None = None
+    hybrid: dict[str, Any] | None = None  # its draw, recorded in the manifest's header (annols.study.hybrid)
 
 
 @dataclass
@@ -136,7 +138,7 @@ def scan(
     seed: int = 0,
     gold: Sequence[Path] = (),
     attention: int = 0,
-    only: frozenset[str] | None = None,
+    only: Collection[str] | None = None,
 ) -> Scan:
     """Read every input once, checking it; raises InputError at the first bad record.
 
@@ -149,7 +151,7 @@ def scan(
     pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
     pending_size = 0
     study = 0
-    for task, role in _chosen(with_roles(definition, inputs, gold, seed, attention), only):
+    for task, role in with_roles(definition, inputs, gold, seed, attention, only):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
         if role in (None, roles.STUDY):
@@ -218,7 +220,7 @@ def build_tasks(
     gold: Sequence[Path] = (),
     attention: int = 0,
     shown: dict[str, Shown] | None = None,
-    only: frozenset[str] | None = None,
+    only: Collection[str] | None = None,
 ) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
     """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
 
@@ -230,21 +232,13 @@ def build_tasks(
     # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
     # such tasks are shuffled like any. The shipped formats' judgments keep the order their annotators saw.
     moves = with_annotations and bool(getattr(format_for(definition), "moves_judgments", False))
-    for task, role in _chosen(with_roles(definition, inputs, gold, seed, attention), only):
+    for task, role in with_roles(definition, inputs, gold, seed, attention, only):
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
         systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role, moves,
                                     None if repeat else shown)  # fmt: skip
         yield task.key, systems, payload, repeat
-
-
-def _chosen(tasks: Iterator[tuple[SourceTask, str | None]], only: frozenset[str] | None
-            ) -> Iterator[tuple[SourceTask, str | None]]:  # fmt: skip
-    """The tasks, but the study items not in ``only`` (gold and attention checks are always kept)."""
-    for task, role in tasks:
-        if only is None or role not in (None, roles.STUDY) or task.key in only:
-            yield task, role
 
 
 def _payload(
@@ -479,6 +473,7 @@ def _push_checked(
         "project_id": project.id,
         "url": client.url,
         "seed": options.seed,
+        **({"hybrid": options.hybrid} if options.hybrid else {}),
     }
     present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     recorded: dict[str, Any] = {}  # the manifest's header, when the manifest is confirmed

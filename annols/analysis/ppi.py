@@ -1,0 +1,330 @@
+"""Judge-assisted estimates: prediction-powered inference (PPI++) over items, beside the humans' own estimate.
+
+A hybrid study has a judge answer every item and humans a random subset (``push --human-share``). Each
+system score and each difference of two systems is then a mean over items, estimated twice:
+
+- **humans only**: the mean of the items the humans judged, with the 95% CLT interval
+  (``ppi_py.classical_mean_ci``);
+- **PPI++** (Angelopoulos, Duchi & Zrnic 2024): ``lambda * mean(judge on the items without humans)
+  + mean(humans - lambda * judge on the items with humans)``, its 95% CLT interval, ``lambda`` tuned to
+  minimise the variance (power tuning; ``ppi_py.ppi_mean_ci`` and ``ppi_mean_pointestimate`` with
+  ``lam=None``, clipped to [0, 1]). The judge's bias cancels (it is measured on the humans' items);
+  its correlation with the humans narrows the interval. A useless judge gets lambda near 0, an
+  adversarial one (negative correlation) lambda 0: the human-only estimate.
+
+Items are the unit: an item's human judgments are combined first (their mean), and so are a judge's.
+What is averaged per item, by kind of judgment:
+
+- ratings, ESA, DA and own numeric questions: the system's rating (``mean rating``);
+- ranking: the system's rank (``mean rank``, lower is better);
+- pairwise: the system's win share in the item, a tie half (``win rate %``); the difference of two
+  systems is then 100 x the item's net preference (wins - losses over its judgments);
+- best-worst: 100 for best, -100 for worst, 0 otherwise, over the tuples holding the system
+  (``best-worst score %``).
+
+A difference A - B is the mean over the items holding both of the per-item difference.
+
+**The gain.** ``effective`` is how many human items the estimate is worth: ``n x (human-only
+variance / PPI variance)``; ``width ratio`` is the PPI interval's width over the human-only one.
+With lambda tuned, the PPI variance is about the human-only variance times
+``1 - r^2 x N / (n + N)`` (r: the judge's correlation with the humans' per-item value, n items with
+humans, N items with the judge only): :func:`variance_factor`, which ``plan --judge-correlation``
+uses. The library's lambda uses the judge's variance over all items; should that ever make the
+interval wider than the humans' (only when the judge's spread differs much between the two sets),
+lambda is the exact minimiser of the estimated variance instead, so the interval is never wider.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+from numpy.typing import ArrayLike
+
+from annols.analysis.naming import natural
+from annols.analysis.results import Table
+from annols.errors import AnnolsError
+
+ALPHA = 0.05
+INSTALL = "pip install 'annols[ppi]'"  # what the report tells a user without ppi-python
+MEASURES = {"rating": "mean rating", "rank": "mean rank", "preference": "win rate %",
+            "best-worst": "best-worst score %"}  # fmt: skip
+POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
+
+
+def _library() -> Any:
+    try:
+        import ppi_py  # type: ignore[import-untyped, unused-ignore]
+    except ImportError as e:  # an optional extra, like the annotator models
+        raise AnnolsError(f"judge-assisted estimates need ppi-python: {INSTALL}") from e
+    return ppi_py
+
+
+def available() -> bool:
+    try:
+        _library()
+    except AnnolsError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One mean over items, by the humans alone and by PPI++ with the judge."""
+
+    n: int  # items with humans (and the judge)
+    unlabeled: int  # items with the judge only
+    human: float
+    human_low: float
+    human_high: float
+    point: float
+    low: float
+    high: float
+    lam: float
+
+    @property
+    def width_ratio(self) -> float:
+        human = self.human_high - self.human_low
+        if human <= 0:  # the humans agree on every item: nothing to narrow (lambda is then 0, the PPI width 0)
+            return 1.0 if self.high - self.low <= 0 else math.inf
+        return (self.high - self.low) / human
+
+    @property
+    def effective(self) -> float:
+        """The human items the PPI estimate is worth (ratio of the variances times n)."""
+        ratio = self.width_ratio
+        return self.n / ratio**2 if ratio > 0 else math.inf
+
+
+def correlation(y: np.ndarray, f: np.ndarray) -> float:
+    """Pearson's r of the humans' and the judge's per-item values (NaN when either is constant)."""
+    if np.ptp(y) == 0 or np.ptp(f) == 0:
+        return math.nan
+    return float(np.corrcoef(y, f)[0, 1])
+
+
+def variance_factor(r: float, n: int, unlabeled: int) -> float:
+    """PPI++ variance over the human-only variance, lambda tuned, for a judge of correlation r:
+    ``1 - r^2 N / (n + N)`` (minimising ``Var(Y - l f)/n + l^2 Var(f)/N`` over l)."""
+    total = n + unlabeled
+    return 1.0 - r * r * unlabeled / total if total else 1.0
+
+
+def _variance(y: np.ndarray, f: np.ndarray, fu: np.ndarray, lam: float) -> float:
+    """The library's variance estimate of the PPI mean at lambda (population sd, as ppi_mean_ci)."""
+    return float((lam * fu).std() ** 2 / len(fu) + (y - lam * f).std() ** 2 / len(y))
+
+
+def estimate(y: ArrayLike, f: ArrayLike, fu: ArrayLike, alpha: float = ALPHA) -> Estimate:
+    """PPI++ of a mean: ``y`` the humans' per-item values, ``f`` the judge's on the same items, ``fu`` the
+    judge's on the items without humans (each at least 2)."""
+    ppi = _library()
+    y_, f_, fu_ = (np.asarray(v, dtype=float) for v in (y, f, fu))
+    human_low, human_high = (float(v) for v in ppi.classical_mean_ci(y_, alpha=alpha))
+    point, low, high, lam = _ppi(ppi, y_, f_, fu_, alpha, None)
+    if _variance(y_, f_, fu_, lam) > _variance(y_, f_, fu_, 0.0):
+        # The exact minimiser of the same variance estimate, clipped as the library clips: never above lambda 0's.
+        a = float(np.mean((y_ - y_.mean()) * (f_ - f_.mean())))
+        b = float(fu_.var() / len(fu_) * len(y_) + f_.var())
+        point, low, high, lam = _ppi(ppi, y_, f_, fu_, alpha, min(max(a / b, 0.0), 1.0) if b > 0 else 0.0)
+    return Estimate(len(y_), len(fu_), float(y_.mean()), human_low, human_high, point, low, high, lam)
+
+
+def _ppi(ppi: Any, y: np.ndarray, f: np.ndarray, fu: np.ndarray, alpha: float,
+         lam: float | None) -> tuple[float, float, float, float]:  # fmt: skip
+    if lam is None:
+        lam = tuned_lambda(y, f, fu)
+    point = float(np.ravel(ppi.ppi_mean_pointestimate(y, f, fu, lam=lam))[0])
+    low, high = (float(np.ravel(v)[0]) for v in ppi.ppi_mean_ci(y, f, fu, alpha=alpha, lam=lam))
+    return point, low, high, float(lam)
+
+
+def tuned_lambda(y: np.ndarray, f: np.ndarray, fu: np.ndarray) -> float:
+    """The library's power-tuned lambda (what ``lam=None`` uses), to report it beside the estimate."""
+    ppi = _library()
+    from ppi_py.ppi import _calc_lam_glm  # type: ignore[import-untyped, unused-ignore]
+
+    if np.ptp(np.concatenate([f, fu])) == 0:
+        return 0.0  # a judge that gives every item the same answer tells nothing (the library would divide by 0)
+    start = float(np.ravel(ppi.ppi_mean_pointestimate(y, f, fu, lam=1))[0])
+    lam = _calc_lam_glm((y - start)[:, None], (f - start)[:, None], (fu - start)[:, None], np.eye(1), clip=True)
+    return float(np.ravel(lam)[0])
+
+
+# --- per-item values from the judgments table -------------------------------------------------------
+
+
+def item_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """[question, measure, task_key, annotator, system, value]: one value per judgment and system, from
+    judgments rows (ratings, ranks, preferences, best-worst; other kinds have no mean per system)."""
+    parts = []
+    for kind in ("rating", "rank"):
+        rows = frame[frame["kind"] == kind]
+        if len(rows):
+            parts.append(rows.assign(measure=MEASURES[kind], value=pd.to_numeric(rows["value"], errors="coerce")))
+    prefs = frame[frame["kind"] == "preference"]
+    if len(prefs):
+        points = prefs["value"].astype(str).map(POINTS).astype(float) * 100.0
+        mine = prefs.assign(measure=MEASURES["preference"], value=points)
+        theirs = prefs.assign(measure=MEASURES["preference"], system=prefs["opponent"], value=100.0 - points)
+        parts += [mine, theirs]
+    picks = frame[frame["kind"] == "best-worst"]
+    if len(picks):
+        parts.append(picks.assign(measure=MEASURES["best-worst"], value=100.0 * pd.to_numeric(picks["value"])))
+    columns = ["question", "measure", "task_key", "annotator", "system", "value"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat([p[columns] for p in parts], ignore_index=True).dropna(subset=["value"])
+    return out.astype({"question": str, "task_key": str, "system": str, "annotator": str})
+
+
+def per_item(values: pd.DataFrame) -> pd.DataFrame:
+    """The mean per (question, measure, system, item) over the given raters' judgments: a column per item."""
+    means = values.groupby(["question", "measure", "system", "task_key"], sort=True)["value"].mean()
+    return means.reset_index()
+
+
+COLUMNS = ["judge", "question", "measure", "estimate", "items with humans", "judge-only items", "humans",
+           "humans low", "humans high", "PPI++", "PPI++ low", "PPI++ high", "lambda", "width ratio",
+           "worth human items", "judge r", "predicted width ratio"]  # fmt: skip
+
+
+def _targets(humans: pd.DataFrame, judge: pd.DataFrame) -> list[tuple[str, str, str, pd.Series, pd.Series]]:
+    """(question, measure, estimate, humans by item, judge by item) for each system and each pair of systems."""
+    out = []
+    for (question, measure), mine in judge.groupby(["question", "measure"], sort=False):
+        theirs = humans[(humans["question"] == question) & (humans["measure"] == measure)]
+        h = theirs.pivot(index="task_key", columns="system", values="value")
+        j = mine.pivot(index="task_key", columns="system", values="value")
+        systems = natural(set(j.columns) & set(h.columns))
+        for s in systems:
+            out.append((str(question), str(measure), str(s), h[s].dropna(), j[s].dropna()))
+        for i, a in enumerate(systems):
+            for b in systems[i + 1 :]:
+                out.append((str(question), str(measure), f"{a} - {b}", (h[a] - h[b]).dropna(), (j[a] - j[b]).dropna()))
+    return out
+
+
+def pilot_correlation(frame: pd.DataFrame, judge: str, is_judge: Any) -> float | None:
+    """A pilot's judge correlation for ``plan``: the median over the differences of two systems (what the plan's
+    test compares) of Pearson's r between the humans' and the judge's per-item difference, on the items both
+    answered; None where no difference has 3 such items with varying values."""
+    values = item_values(frame)
+    humans = per_item(values[~values["annotator"].map(is_judge).astype(bool)])
+    found = []
+    for _, _, target, h, j in _targets(humans, per_item(values[values["annotator"] == judge])):
+        both = h.index.intersection(j.index)
+        if " - " in target and len(both) >= 3:
+            r = correlation(h[both].to_numpy(dtype=float), j[both].to_numpy(dtype=float))
+            if math.isfinite(r):
+                found.append(r)
+    return float(np.median(found)) if found else None
+
+
+def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: float = ALPHA) -> pd.DataFrame:
+    """Every system score and difference as PPI++ beside humans only (:data:`COLUMNS`), per judge; rows only where
+    the judge answered items the humans did not (at least 2) and at least 2 items have both."""
+    values = item_values(frame)
+    rows = []
+    humans = per_item(values[~values["annotator"].map(is_judge).astype(bool)])
+    for name in judges:
+        judge = per_item(values[values["annotator"] == name])
+        for question, measure, target, h, j in _targets(humans, judge):
+            both = h.index.intersection(j.index)
+            alone = j.index.difference(h.index)
+            if len(both) < 2 or len(alone) < 2:
+                continue
+            y, f = h[both].to_numpy(dtype=float), j[both].to_numpy(dtype=float)
+            e = estimate(y, f, j[alone].to_numpy(), alpha)
+            r = correlation(y, f)
+            predicted = math.sqrt(variance_factor(max(r, 0.0), e.n, e.unlabeled)) if math.isfinite(r) else math.nan
+            rows.append([name, question, measure, target, e.n, e.unlabeled, e.human, e.human_low, e.human_high,
+                         e.point, e.low, e.high, e.lam, e.width_ratio, e.effective, r, predicted])  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def gain_lines(table: pd.DataFrame) -> list[str]:
+    """What the judge was worth, per judge and question: the median over its scores, then over its differences."""
+    lines = []
+    for (judge, question), part in table.groupby(["judge", "question"], sort=False):
+        for label, rows in (("scores", part[~part["estimate"].str.contains(" - ", regex=False)]),
+                            ("differences", part[part["estimate"].str.contains(" - ", regex=False)])):  # fmt: skip
+            if not len(rows):
+                continue
+            n = int(rows["items with humans"].median())
+            worth = float(rows["worth human items"].median())
+            narrower = 100.0 * (1.0 - float(rows["width ratio"].median()))
+            predicted = rows["predicted width ratio"].dropna()
+            plan = (f" From the judge's r = {float(rows['judge r'].median()):.2f}, plan predicts "
+                    f"{100.0 * (1.0 - float(predicted.median())):.0f} %." if len(predicted) else "")  # fmt: skip
+            if narrower < 0.5:
+                lines.append(f"{judge} on {question} ({label}): the judge did not help; the intervals are the "
+                             f"humans' own ({n} human items worth {worth:.0f}).{plan}")  # fmt: skip
+            else:
+                lines.append(f"{judge} on {question} ({label}): the judge made {n} human items worth {worth:.0f}: "
+                             f"intervals {narrower:.0f} % narrower (medians).{plan}")  # fmt: skip
+    return lines
+
+
+def table(frame: pd.DataFrame) -> Table:
+    note = (
+        f"Items are the unit: each item's judgments are averaged first (humans together, the judge alone). "
+        f"Humans: the mean over the items with humans and its {100 * (1 - ALPHA):.0f}% CLT interval. PPI++: "
+        "lambda x the judge's mean on the judge-only items + the mean of (humans - lambda x judge) on the "
+        "items with humans, lambda power-tuned in [0, 1] (ppi-python); its CLT interval. Width ratio: PPI++ "
+        "interval over the humans' (below 1: the judge helped). Worth human items: items with humans x "
+        "(humans' variance / PPI++ variance). Judge r: the judge's correlation with the humans' per-item value "
+        "on their items; predicted width ratio: sqrt(1 - r^2 N / (n + N)), what plan --judge-correlation "
+        "predicts from it (1 for r <= 0: lambda is clipped to [0, 1]). A difference 'A - B' is the mean per-item "
+        "difference over the items holding both; for win rates it is 100 x the item's net preference (wins - losses)."
+    )
+    return Table("judge_assisted", "Judge-assisted estimates (PPI++) beside the humans' on the same items",
+                 frame, note)  # fmt: skip
+
+
+# --- plans for hybrid studies ------------------------------------------------------------------------
+
+
+def share_factor(r: float, share: float) -> float:
+    """:func:`variance_factor` when humans judge a ``share`` of the items the judge answers: 1 - r^2 (1 - share);
+    1 for r <= 0 (lambda is clipped to [0, 1]: an adversarial judge is not used)."""
+    return 1.0 - max(r, 0.0) ** 2 * (1.0 - share)
+
+
+PLAN_COLUMNS = ["annotators", "human items", "judgments", "with the judge: human items", "with the judge: judgments",
+                "judge answers (items)", "human judgments saved %"]  # fmt: skip
+
+
+def needed_items(designs: Sequence[Any], annotators: int, power: float) -> float | None:
+    """Items a design of ``annotators`` per item needs for ``power``: the grid's power curve (safe designs),
+    linear between the last grid point below the target and the first at or above it; None if none reaches it."""
+    curve = sorted((d.items, d.power) for d in designs if d.annotators == annotators and not d.unsafe)
+    for i, (items, reached) in enumerate(curve):
+        if reached >= power:
+            if i == 0:
+                return float(items)
+            before, below = curve[i - 1]
+            return before + (items - before) * (power - below) / (reached - below)
+    return None
+
+
+def judge_plan(designs: Sequence[Any], power: float, r: float, share: float) -> pd.DataFrame:
+    """Per number of annotators: the human judgments needed for ``power`` without the judge and with a judge of
+    correlation ``r`` on every item, humans on ``share`` of them (PPI++: n human items with the judge are worth
+    n / share_factor human items alone, so n_judge = n x share_factor)."""
+    factor = share_factor(r, share)
+    rows = []
+    for k in sorted({d.annotators for d in designs}):
+        items = needed_items(designs, k, power)
+        if items is None:
+            rows.append([k, None, None, None, None, None, None])
+            continue
+        alone = math.ceil(items - 1e-9)  # the interpolation's rounding error must not add an item
+        helped = math.ceil(items * factor - 1e-9)
+        rows.append([k, alone, alone * k, helped, helped * k, math.ceil(helped / share),
+                     round(100.0 * (1 - helped / alone), 1)])  # fmt: skip
+    return pd.DataFrame(rows, columns=PLAN_COLUMNS)
