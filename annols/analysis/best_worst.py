@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import rankdata, spearmanr
 
-from annols.analysis import agreement, bootstrap, detectable
+from annols.analysis import agreement, bootstrap, detectable, sampled
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Estimates, Figure, Finding, Table, cell_text, intervals, percent
@@ -204,6 +204,20 @@ def paired_tests(rows: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
     return tests[PAIRED_COLUMNS]
 
 
+def sampled_frame(rows: pd.DataFrame, tests: pd.DataFrame | None) -> pd.DataFrame:
+    """The second result (:mod:`annols.analysis.sampled`) beside the paired tests ``tests`` (None: alone): a cell
+    is one annotator's score of a candidate in an item, 100 x (best - worst) / times that annotator was shown it
+    there."""
+    found = sampled.paired(rows.assign(score=100 * rows["value"]), "aspect", tests, "score", UNIT)
+    order = rows["aspect"] if tests is None else tests["aspect"]
+    return in_aspect_order(found, list(dict.fromkeys(order.astype(str))))
+
+
+def annotators_sampled(rows: pd.DataFrame, tests: pd.DataFrame) -> tuple[list[Table], str]:
+    """:func:`sampled_frame`'s table and paragraph."""
+    return sampled.table("best_worst", sampled_frame(rows, tests), sampled.most_annotators(rows, "aspect"), MEASURE)
+
+
 def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame) -> str:
     """One paragraph: per aspect the candidate scored highest, with its interval, and whom it beat after
     correction; then the split-half reliability."""
@@ -254,6 +268,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     table["model strength"] = model
     reliability = split_half(rows, seed=options.seed)
     tests = in_aspect_order(paired_tests(rows, options), aspects)
+    crossed, crossed_text = annotators_sampled(rows, tests)
     text = [
         "Best-worst scaling (Louviere, Flynn & Marley 2015; for NLP annotation Kiritchenko & Mohammad 2017), scored "
         "by counting (Orme 2009): each candidate's score is the share of the times it was shown that it was chosen "
@@ -267,12 +282,14 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
         "(zero differences dropped), p (Holm) corrected across the pairs of an aspect; beside each p the mean "
         f"difference with its 95% bootstrap interval ({options.bootstrap} resamples of those items) and the "
         "rank-biserial correlation (-1 to 1). Those figures generalise to new items judged by these annotators.",
+        crossed_text,
     ]
     return [
         Finding("Best-worst scores", text, [
             Table("best_worst_scores", "Best-worst scores per aspect", table),
             Table("best_worst_paired_tests", "Paired tests between candidates over items (Wilcoxon signed-rank, "
                   "Holm), with the mean difference's interval and the rank-biserial effect size", tests),
+            *crossed,
         ], [_plot(table)], summary=[headline(table, tests, reliability)]),
         Finding("Best-worst reliability", [
             f"Split-half reliability: each tuple's answers split at random into two halves ({TRIALS} times), "
