@@ -155,3 +155,39 @@ def test_sampled_power_equals_a_simulation_of_min_f_prime() -> None:
     assert simulated == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / sims))
     x = detectable.sampled_detectable(30, 6, 0.49, 0.09, 1.0, 0.05)
     assert detectable.sampled_power(x, 30, 6, 0.49, 0.09, 1.0, 0.05) == pytest.approx(0.8, abs=1e-6)
+
+
+def test_pairwise_second_result_is_in_the_items_measure_beside_the_items_p() -> None:
+    from annols.analysis import simulate
+
+    frame = simulate.pairwise(np.random.default_rng(4), 40, raters=simulate.PANEL)
+    items = item_tests.sign_test(frame)
+    second = sampled.pairwise(frame, items).iloc[0]
+    assert second["annotators"] == 6 and second["items"] == 40
+    # One judgment a cell: the cells' mean outcome over the decided share is the items' wins - losses %.
+    assert second["difference"] == pytest.approx(items["win - loss %"].iloc[0])
+    assert second["p (items, Holm)"] == items["p (Holm)"].iloc[0]
+    y = frame["outcome"].map(item_tests.SCORE).to_numpy(dtype=float).reshape(40, 6)
+    assert second["p (min F')"] == pytest.approx(float(item_tests.min_f_prime(y)[0]), rel=1e-9)
+
+
+def test_best_worst_headline_counts_the_wins_that_hold_for_new_annotators() -> None:
+    from annols.analysis import best_worst, simulate
+
+    rows = simulate.best_worst_study(np.random.default_rng(5), 16, raters=simulate.PANEL)
+    # S0 chosen best wherever shown, by every annotator: better than the others for new annotators too.
+    shown = rows["uid"].isin(rows.loc[rows["system"] == "S0", "uid"])
+    rows.loc[shown & (rows["value"] == 1), "value"] = 0
+    rows.loc[shown & (rows["system"] == "S0"), "value"] = 1
+    tests = best_worst.paired_tests(rows, AnalysisOptions(bootstrap=0, seed=0))
+    second, tables, paragraph = best_worst.annotators_sampled(rows, tests)
+    assert [t.name for t in tables] == ["best_worst_annotators_sampled"] and "Clark's min F'" in paragraph
+    assert set(second["annotators"]) == {6}
+    table = best_worst.scores(rows).assign(**{"score low %": np.nan, "score high %": np.nan})
+    top = table.iloc[0]["system"]
+    line = best_worst.headline(table, tests, best_worst.split_half(rows, seed=0), second)
+    sign = np.where(second["system"] == top, 1, -1)
+    mine = (second["system"] == top) | (second["opponent"] == top)
+    kept = int((mine & (second["p (Holm)"] < 0.05) & (sign * second["difference"] > 0)).sum())
+    assert top == "S0" and kept >= 1
+    assert f"on quality, {top} scored highest" in line and f"({kept} with annotators as sampled too, min F')" in line
