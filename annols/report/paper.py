@@ -201,6 +201,9 @@ CITATIONS: dict[str, str] = {
 _BIBITEMS = {
     "card2020": "D. Card, P. Henderson, U. Khandelwal, R. Jia, K. Mahowald and D. Jurafsky. With little power comes "
                 "great responsibility. In \\emph{Proceedings of EMNLP}, pages 9263--9274, 2020.",
+    "clark1973": "H. H. Clark. The language-as-fixed-effect fallacy: a critique of language statistics in "
+                 "psychological research. \\emph{Journal of Verbal Learning and Verbal Behavior}, 12(4):335--359, "
+                 "1973.",
     "holm1979": "S. Holm. A simple sequentially rejective multiple test procedure. \\emph{Scandinavian Journal of "
                 "Statistics}, 6(2):65--70, 1979.",
     "dixon1946": "W. J. Dixon and A. M. Mood. The statistical sign test. \\emph{Journal of the American Statistical "
