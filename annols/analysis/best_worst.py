@@ -213,10 +213,10 @@ def sampled_frame(rows: pd.DataFrame, tests: pd.DataFrame | None) -> pd.DataFram
     return in_aspect_order(found, list(dict.fromkeys(order.astype(str))))
 
 
-def annotators_sampled(rows: pd.DataFrame, tests: pd.DataFrame) -> tuple[pd.DataFrame, list[Table], str]:
+def annotators_sampled(rows: pd.DataFrame, tests: pd.DataFrame) -> tuple[pd.DataFrame, list[Table], list[str]]:
     """:func:`sampled_frame`, its table and its paragraph."""
     found = sampled_frame(rows, tests)
-    return found, *sampled.table("best_worst", found, sampled.most_annotators(rows, "aspect"), MEASURE)
+    return found, *sampled.table("best_worst", found, sampled.most_annotators(rows, "aspect"), MEASURE, tests)
 
 
 def _beaten(tests: pd.DataFrame, aspect: Any, top: Any, difference: str) -> tuple[int, int]:
@@ -294,7 +294,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
         "(zero differences dropped), p (Holm) corrected across the pairs of an aspect; beside each p the mean "
         f"difference with its 95% bootstrap interval ({options.bootstrap} resamples of those items) and the "
         "rank-biserial correlation (-1 to 1). Those figures generalise to new items judged by these annotators.",
-        crossed_text,
+        *crossed_text,
     ]
     return [
         Finding("Best-worst scores", text, [

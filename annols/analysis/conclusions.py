@@ -103,9 +103,9 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
                       "(Wilcoxon signed-rank, Holm across the pairs of a dimension)", tests)  # fmt: skip
         crossed = sampled.paired(frame, "dimension", tests, "rank")
         second, said = sampled.table("ranking", crossed, sampled.most_annotators(frame, "dimension"),
-                                     "mean rank difference")  # fmt: skip
+                                     "mean rank difference", tests)  # fmt: skip
         return Compared(detectable.paired_table(tests, "dimension", "mean rank", lower_better=True),
-                        [table, *second], crossed.rename(columns={"dimension": "aspect"}), [said])  # fmt: skip
+                        [table, *second], crossed.rename(columns={"dimension": "aspect"}), said)  # fmt: skip
     if style == "best-worst":
         rows, aspects = best_worst.named_judgments(tidy, spec)
         tests = best_worst.in_aspect_order(detectable.paired_tests(best_worst.item_scores(rows), "aspect"), aspects)

@@ -61,7 +61,8 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     results = win_tie_loss(frame, options)
     signs = sign_test(frame)
     crossed, crossed_text = sampled.table("pairwise", sampled.pairwise(frame, signs.frame),
-                                          int(frame["annotator"].nunique()), "win - loss % of decided")  # fmt: skip
+                                          int(frame["annotator"].nunique()), "win - loss % of decided",
+                                          signs.frame)  # fmt: skip
     section = Finding(
         "Win / tie / loss",
         [f"{len(frame)} judgments. Each pair is written in name order and read from the first system's side "
@@ -73,7 +74,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
          + ("across every pair of systems of an aspect (more than two systems: one family per question). "
             if detectable.pairwise_family(frame) == ["aspect"] else "for the aspects of each system pair. ")
          + "Effect: wins - losses as a share of the decided judgments, its 95% interval resampling items. The "
-         "result holds for new items judged by these annotators.", crossed_text],
+         "result holds for new items judged by these annotators.", *crossed_text],
         [results, majority(frame), per_annotator(frame), sign_test(frame, options), *crossed],
         [_plot(results)] if len(results.frame) else [],
     )  # fmt: skip

@@ -173,9 +173,10 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
     tests = paired_tests(frame)
     tables.append(tests)
     crossed, crossed_text = sampled.table("ratings", sampled.paired(frame, "aspect", tests.frame, "rating"),
-                                          sampled.most_annotators(frame, "aspect"), "mean rating difference")
+                                          sampled.most_annotators(frame, "aspect"), "mean rating difference",
+                                          tests.frame)  # fmt: skip
     tables += crossed
-    text.append(crossed_text)
+    text += crossed_text
     memory.release()
     out = [Finding("Ratings", text, tables, [_plot(dist)]), agreement_section(frame, spec, aspects)]
     memory.release()

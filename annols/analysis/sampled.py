@@ -210,16 +210,17 @@ def most_annotators(values: pd.DataFrame, group: str) -> int:
     return int(values.groupby(group, observed=True)["annotator"].nunique().max()) if len(values) else 0
 
 
-def text(table: pd.DataFrame, most: int) -> str:
-    """The paragraph beside the table, or why there is none."""
+def text(table: pd.DataFrame, most: int, compared: bool) -> list[str]:
+    """The paragraph beside the table, or why there is none; nothing where no pair of systems was compared."""
     if len(table) and table["p (min F')"].notna().any():
-        return NOTE.format(minimum=MIN_ANNOTATORS)
-    return NOT_GIVEN.format(most=most, minimum=MIN_ANNOTATORS)
+        return [NOTE.format(minimum=MIN_ANNOTATORS)]
+    return [NOT_GIVEN.format(most=most, minimum=MIN_ANNOTATORS)] if compared else []
 
 
-def table(name: str, found: pd.DataFrame, most: int, measure: str) -> tuple[list[Table], str]:
+def table(name: str, found: pd.DataFrame, most: int, measure: str,
+          items: pd.DataFrame) -> tuple[list[Table], list[str]]:  # fmt: skip
     """The report's table ``<name>_annotators_sampled`` (none where no pair had enough annotators) and its
-    paragraph; ``measure``: what the difference is in."""
+    paragraph; ``measure``: what the difference is in; ``items``: the items' tests it stands beside."""
     given = len(found) and found["p (min F')"].notna().any()
     title = f"Annotators as sampled: min F' over items and annotators ({measure}), Holm as the items' test"
-    return ([Table(f"{name}_annotators_sampled", title, found)] if given else []), text(found, most)
+    return ([Table(f"{name}_annotators_sampled", title, found)] if given else []), text(found, most, len(items) > 0)

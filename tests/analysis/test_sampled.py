@@ -181,7 +181,7 @@ def test_best_worst_headline_counts_the_wins_that_hold_for_new_annotators() -> N
     rows.loc[shown & (rows["system"] == "S0"), "value"] = 1
     tests = best_worst.paired_tests(rows, AnalysisOptions(bootstrap=0, seed=0))
     second, tables, paragraph = best_worst.annotators_sampled(rows, tests)
-    assert [t.name for t in tables] == ["best_worst_annotators_sampled"] and "Clark's min F'" in paragraph
+    assert [t.name for t in tables] == ["best_worst_annotators_sampled"] and "Clark's min F'" in paragraph[0]
     assert set(second["annotators"]) == {6}
     table = best_worst.scores(rows).assign(**{"score low %": np.nan, "score high %": np.nan})
     top = table.iloc[0]["system"]
@@ -191,3 +191,12 @@ def test_best_worst_headline_counts_the_wins_that_hold_for_new_annotators() -> N
     kept = int((mine & (second["p (Holm)"] < 0.05) & (sign * second["difference"] > 0)).sum())
     assert top == "S0" and kept >= 1
     assert f"on quality, {top} scored highest" in line and f"({kept} with annotators as sampled too, min F')" in line
+
+
+def test_nothing_is_said_where_no_systems_were_compared() -> None:
+    """A question asked once per item (one system) has no comparison: no table and no 'not given' either."""
+    frame = ratings_rows(np.zeros((10, 6)))
+    frame = frame[frame["system"] == "A"]
+    tests = detectable.paired_tests(ratings.sample_means(frame), "aspect")
+    found = sampled.paired(frame, "aspect", tests, "rating")
+    assert sampled.table("q_x", found, 6, "mean difference", tests) == ([], [])
