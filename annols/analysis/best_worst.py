@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import rankdata, spearmanr
 
-from annols.analysis import agreement, bootstrap, detectable
+from annols.analysis import agreement, bootstrap, detectable, sampled
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Estimates, Figure, Finding, Table, cell_text, intervals, percent
@@ -204,22 +204,48 @@ def paired_tests(rows: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
     return tests[PAIRED_COLUMNS]
 
 
-def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame) -> str:
+def sampled_frame(rows: pd.DataFrame, tests: pd.DataFrame | None) -> pd.DataFrame:
+    """The second result (:mod:`annols.analysis.sampled`) beside the paired tests ``tests`` (None: alone): a cell
+    is one annotator's score of a candidate in an item, 100 x (best - worst) / times that annotator was shown it
+    there."""
+    found = sampled.paired(rows.assign(score=100 * rows["value"]), "aspect", tests, "score", UNIT)
+    order = rows["aspect"] if tests is None else tests["aspect"]
+    return in_aspect_order(found, list(dict.fromkeys(order.astype(str))))
+
+
+def annotators_sampled(rows: pd.DataFrame, tests: pd.DataFrame) -> tuple[pd.DataFrame, list[Table], list[str]]:
+    """:func:`sampled_frame`, its table and its paragraph."""
+    found = sampled_frame(rows, tests)
+    return found, *sampled.table("best_worst", found, sampled.most_annotators(rows, "aspect"), MEASURE, tests)
+
+
+def _beaten(tests: pd.DataFrame, aspect: Any, top: Any, difference: str) -> tuple[int, int]:
+    """How many candidates ``top`` is significantly above after correction, and of how many tested."""
+    mine = tests[(tests["aspect"] == aspect) & ((tests["system"] == top) | (tests["opponent"] == top))]
+    mine = mine[mine["p (Holm)"].notna()]
+    sign = np.where(mine["system"] == top, 1, -1)
+    return int(((mine["p (Holm)"] < detectable.ALPHA) & (sign * mine[difference] > 0)).sum()), len(mine)
+
+
+def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame,
+             second: pd.DataFrame | None = None) -> str:  # fmt: skip
     """One paragraph: per aspect the candidate scored highest, with its interval, and whom it beat after
-    correction; then the split-half reliability."""
+    correction (and, with five or more annotators, whom it beat with annotators as sampled too,
+    :mod:`annols.analysis.sampled`); then the split-half reliability."""
     parts = []
     for aspect, part in table.groupby("aspect", sort=False):
         top = part.iloc[0]
-        mine = tests[(tests["aspect"] == aspect) & ((tests["system"] == top["system"]) |
-                                                      (tests["opponent"] == top["system"]))]  # fmt: skip
-        sign = np.where(mine["system"] == top["system"], 1, -1)
-        beaten = int(((mine["p (Holm)"] < detectable.ALPHA) & (sign * mine["mean difference"] > 0)).sum())
+        beaten, _ = _beaten(tests, aspect, top["system"], "mean difference")
         interval = (f" [{cell_text(top['score low %'], '%')}, {cell_text(top['score high %'], '%')}]"
                     if top["score low %"] == top["score low %"] else "")  # fmt: skip
         others = len(part) - 1
         above = f"all {others} others" if beaten == others and others > 1 else f"{beaten} of the {others} others"
+        also = ""
+        if second is not None and len(second):
+            kept, tested = _beaten(second, aspect, top["system"], "difference")
+            also = f" ({kept} with annotators as sampled too, min F')" if tested else ""
         parts.append(f"on {aspect}, {top['system']} scored highest ({cell_text(top['score %'], '%')}{interval}), "
-                     f"significantly above {above}")  # fmt: skip
+                     f"significantly above {above}{also}")  # fmt: skip
     rho = [f"{a} {cell_text(r, 'r')}" if r == r else f"{a} unreliable (rho = {cell_text(raw, 'r')}, not corrected)"
            for a, r, raw in zip(reliability["aspect"], reliability["Spearman-Brown"], reliability["split-half rho"],
                                 strict=True) if raw == raw]  # fmt: skip
@@ -254,6 +280,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     table["model strength"] = model
     reliability = split_half(rows, seed=options.seed)
     tests = in_aspect_order(paired_tests(rows, options), aspects)
+    second, crossed, crossed_text = annotators_sampled(rows, tests)
     text = [
         "Best-worst scaling (Louviere, Flynn & Marley 2015; for NLP annotation Kiritchenko & Mohammad 2017), scored "
         "by counting (Orme 2009): each candidate's score is the share of the times it was shown that it was chosen "
@@ -267,13 +294,15 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
         "(zero differences dropped), p (Holm) corrected across the pairs of an aspect; beside each p the mean "
         f"difference with its 95% bootstrap interval ({options.bootstrap} resamples of those items) and the "
         "rank-biserial correlation (-1 to 1). Those figures generalise to new items judged by these annotators.",
+        *crossed_text,
     ]
     return [
         Finding("Best-worst scores", text, [
             Table("best_worst_scores", "Best-worst scores per aspect", table),
             Table("best_worst_paired_tests", "Paired tests between candidates over items (Wilcoxon signed-rank, "
                   "Holm), with the mean difference's interval and the rank-biserial effect size", tests),
-        ], [_plot(table)], summary=[headline(table, tests, reliability)]),
+            *crossed,
+        ], [_plot(table)], summary=[headline(table, tests, reliability, second)]),
         Finding("Best-worst reliability", [
             f"Split-half reliability: each tuple's answers split at random into two halves ({TRIALS} times), "
             "Spearman's rho between the two halves' scores, and the same raised to the whole "

@@ -22,13 +22,14 @@ Each section's ``summary`` lines go to the top of the report.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import best_worst, detectable, pairwise, ranking, rankings, ratings, reliability
+from annols.analysis import best_worst, detectable, pairwise, ranking, rankings, ratings, reliability, sampled
 from annols.analysis.naming import by_aspect_text
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Finding, Table, bars
@@ -70,37 +71,55 @@ SCORE_TEXT = {"pairwise": "1 for a win, 0.5 for a tie, 0 for a loss", "ratings":
               "best-worst": "100 for chosen best, -100 for worst, 0 otherwise: the best-worst score %"}  # fmt: skip
 
 
+@dataclass
+class Compared:
+    frame: pd.DataFrame  # detectable.COLUMNS
+    extra: list[Table]
+    crossed: pd.DataFrame  # the second result (sampled.COLUMNS after "aspect")
+    text: list[str] = field(default_factory=list)
+
+
 def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
-                rated: tuple[pd.DataFrame, list[str]] | None = None) -> tuple[pd.DataFrame, list[Table]]:  # fmt: skip
-    """The ``detectable`` frame of a style and any test table it needed of its own (ranking); ``rated``: the
-    rating rows (:func:`annols.analysis.ratings.rows`) when already made."""
+                rated: tuple[pd.DataFrame, list[str]] | None = None) -> Compared:  # fmt: skip
+    """The ``detectable`` frame of a style, any test table it needed of its own (ranking: its paired tests and
+    their second result, with its paragraph) and the second result, annotators as sampled
+    (:mod:`annols.analysis.sampled`); ``rated``: the rating rows (:func:`annols.analysis.ratings.rows`) when
+    already made."""
     if style == "pairwise":
         tidy, aspects = by_aspect_text(tidy, spec.aspects)
         frame = pairwise.judgments(tidy, aspects)
-        return detectable.pairwise_table(pairwise.sign_test(frame).frame), []
+        signs = pairwise.sign_test(frame).frame
+        return Compared(detectable.pairwise_table(signs), [], sampled.pairwise(frame, signs))
     if style == "ratings":
         frame, _ = rated or ratings.rows(tidy, spec)
-        means = ratings.sample_means(frame)
-        return detectable.paired_table(detectable.paired_tests(means, "aspect"), "aspect", "mean rating"), []
+        tests = detectable.paired_tests(ratings.sample_means(frame), "aspect")
+        crossed = sampled.paired(frame, "aspect", tests, "rating")
+        return Compared(detectable.paired_table(tests, "aspect", "mean rating"), [], crossed)
     if style == "ranking":
         frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))
         means = frame.groupby(["dimension", "task_key", "system"], observed=True)["rank"].mean()
         tests = detectable.paired_tests(means, "dimension")
         table = Table("ranking_paired_tests", "Paired tests between systems over samples: mean rank per sample "
                       "(Wilcoxon signed-rank, Holm across the pairs of a dimension)", tests)  # fmt: skip
-        return detectable.paired_table(tests, "dimension", "mean rank", lower_better=True), [table]
+        crossed = sampled.paired(frame, "dimension", tests, "rank")
+        second, said = sampled.table("ranking", crossed, sampled.most_annotators(frame, "dimension"),
+                                     "mean rank difference", tests)  # fmt: skip
+        return Compared(detectable.paired_table(tests, "dimension", "mean rank", lower_better=True),
+                        [table, *second], crossed.rename(columns={"dimension": "aspect"}), said)  # fmt: skip
     if style == "best-worst":
         rows, aspects = best_worst.named_judgments(tidy, spec)
         tests = best_worst.in_aspect_order(detectable.paired_tests(best_worst.item_scores(rows), "aspect"), aspects)
-        return detectable.paired_table(tests, "aspect", best_worst.MEASURE), []
-    return pd.DataFrame(columns=detectable.COLUMNS), []
+        crossed = best_worst.sampled_frame(rows, tests)
+        return Compared(detectable.paired_table(tests, "aspect", best_worst.MEASURE), [], crossed)
+    return Compared(pd.DataFrame(columns=detectable.COLUMNS), [], pd.DataFrame(columns=["aspect", *sampled.COLUMNS]))
 
 
 def sections(style: str, tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
              rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Finding]:  # fmt: skip
     """``rated``: the rating rows of a ratings study (:func:`annols.analysis.ratings.rows`) when already made."""
     out = []
-    frame, extra = comparisons(style, tidy, spec, rated)
+    compared = comparisons(style, tidy, spec, rated)
+    frame, extra, crossed = compared.frame, compared.extra, compared.crossed
     if len(frame):
         significant = int((frame["p (corrected)"] < detectable.ALPHA).sum())
         summary = [f"{significant} of {len(frame)} system comparisons are significant after correction; "
@@ -114,7 +133,8 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: AnalysisOptions
             "candidate's per-item score, 100 x (best - worst) / times shown, the difference in score "
             "points."
         ]
-        text = [DETECTABLE_NOTE, *(ranking_note if extra else []), *(best_worst_note if style == "best-worst" else [])]
+        text = [DETECTABLE_NOTE, *(ranking_note if extra else []), *(best_worst_note if style == "best-worst" else []),
+                *compared.text]
         table = Table("detectable", "Conclusions per system pair and aspect, with the smallest detectable "
                       "difference (80% power)", frame)  # fmt: skip
         out.append(Finding("What the study could detect", text, [table, *extra], summary=summary))
@@ -128,7 +148,7 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: AnalysisOptions
     elif style == "best-worst":
         scores = reliability.best_worst_scores(tidy, spec)
     if scores is not None and style in reliability.SCORES:
-        out.append(reliability_section(style, scores, options, frame))
+        out.append(reliability_section(style, scores, options, frame, crossed))
     if scores is not None and style != "pairwise" and len(scores):  # pairwise ranks by Bradley-Terry, in its section
         out.append(ranks_section(style, scores, frame, options))
     return out
@@ -146,8 +166,9 @@ def ranks_section(style: str, scores: pd.DataFrame, tests: pd.DataFrame, options
 
 
 def reliability_section(style: str, scores: pd.DataFrame, options: AnalysisOptions,
-                        tests: pd.DataFrame | None = None) -> Finding:  # fmt: skip
-    """``tests``: the ``detectable`` frame of the style, for the headline per question."""
+                        tests: pd.DataFrame | None = None, crossed: pd.DataFrame | None = None) -> Finding:  # fmt: skip
+    """``tests``: the ``detectable`` frame of the style, ``crossed`` its second result (annotators as sampled),
+    for the headline per question."""
     title = "Reliability of the conclusion"
     if not len(scores) or scores["system"].nunique() < 2:
         return Finding(title, ["No reliability: it needs scores of two or more systems."])
@@ -160,7 +181,8 @@ def reliability_section(style: str, scores: pd.DataFrame, options: AnalysisOptio
     for row in halves.to_dict("records"):
         mine = order[order["aspect"] == row["aspect"]]
         pairs = tests[tests["aspect"].astype(str) == row["aspect"]] if tests is not None else None
-        summary.append(headline(row, mine, pairs))
+        second = crossed[crossed["aspect"].astype(str) == row["aspect"]] if crossed is not None else None
+        summary.append(headline(row, mine, pairs, second))
         if row["split-half r"] != row["split-half r"]:
             why = "it needs three or more systems" if row["systems"] < 3 else "no split had every system in both halves"
             text.append(f"{row['aspect']}: no split-half reliability, {why}.")
@@ -196,10 +218,13 @@ def reliability_section(style: str, scores: pd.DataFrame, options: AnalysisOptio
     return Finding(title, text, tables, plot, summary=summary)
 
 
-def headline(halves: dict[str, Any], order: pd.DataFrame, tests: pd.DataFrame | None) -> str:
+def headline(halves: dict[str, Any], order: pd.DataFrame, tests: pd.DataFrame | None,
+             crossed: pd.DataFrame | None = None) -> str:  # fmt: skip
     """One line per question that reconciles the order's stability, the corrected test and what the study could
-    detect, for the two systems with the highest scores, then the split-half reliability with its words.
-    It opens with the case: significant, inconclusive or unreliable (split-half reliability below 0.5)."""
+    detect, for the two systems with the highest scores, then (five or more annotators) the second result,
+    annotators as sampled (``crossed``), then the split-half reliability with its words. It opens with the case:
+    significant, significant for these annotators (the items' test only), inconclusive or unreliable (split-half
+    reliability below 0.5)."""
     aspect = halves["aspect"]
     parts, case = [], ""
     ranked = _scores_of(order).sort_values(ascending=False, kind="stable")
@@ -224,6 +249,11 @@ def headline(halves: dict[str, Any], order: pd.DataFrame, tests: pd.DataFrame | 
             else:
                 case = detectable.INCONCLUSIVE.split()[0]
                 parts.append(f"{said}, but {holm} the difference is not significant: {test['conclusion']}")
+            second = _pair_row(crossed, a, b)
+            if second is not None and second["p (Holm)"] == second["p (Holm)"]:
+                clause, items_only = _second(second, case == "significant")
+                parts[-1] += clause
+                case = "significant for these annotators" if items_only else case
     r = halves["split-half r"]
     if r == r:
         word = halves["verdict"]
@@ -235,6 +265,20 @@ def headline(halves: dict[str, Any], order: pd.DataFrame, tests: pd.DataFrame | 
                      f"{halves['low']:.2f} to {halves['high']:.2f}: {halves['spread']} of the {halves['split']})")
     body = "; ".join(parts) if parts else "no comparison"
     return f"{aspect}: {case + ': ' if case else ''}{body}."
+
+
+def _second(row: dict[str, Any], items_significant: bool) -> tuple[str, bool]:
+    """The headline's clause for the second result, and whether only the items' test is significant."""
+    p, k = float(row["p (Holm)"]), int(row["annotators"])
+    sampled_significant = p < detectable.ALPHA
+    said = f"with annotators as sampled too (min F', {k} annotators) p = {p:.2g}"
+    if items_significant and sampled_significant:
+        return f"; {said}: it holds for new annotators as well", False
+    if items_significant:
+        return f"; {said}: significant for new items judged by these annotators, not for new annotators", True
+    if sampled_significant:
+        return f"; {said}, but the two tests disagree: inconclusive", False
+    return f"; {said}: not significant for new annotators either", False
 
 
 def _scores_of(order: pd.DataFrame) -> pd.Series:

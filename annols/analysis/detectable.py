@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy import optimize
-from scipy.stats import binom, wilcoxon
+from scipy.stats import binom, norm, wilcoxon
+from scipy.stats import f as f_dist
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
@@ -230,3 +231,52 @@ def items_exact_power(items: int, effect: float, tie_rate: float, per_item: int,
     d = np.arange(items + 1)
     return float(binom.pmf(d, items, above + below) @ [directed_power(int(n), above / (above + below), alpha)
                                                       for n in d])  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- annotators as sampled (min F')
+
+SAMPLED_DRAWS = 4000  # fixed draws of the two mean squares: the power is a smooth, repeatable function
+
+
+@cache
+def _chi2(df: float) -> np.ndarray:
+    return np.random.default_rng(0).chisquare(df, SAMPLED_DRAWS) / df
+
+
+def sampled_power(effect: float, items: float, annotators: float, item_var: float, annotator_var: float,
+                  residual_var: float, alpha: float) -> float:  # fmt: skip
+    """Power towards the better system of min F' (:func:`annols.analysis.item_tests.crossed_p`) on a complete
+    items x annotators design of normal cells: cell = effect + item + annotator + residual. The mean is normal
+    with variance (k s_i + n s_a + s_e) / (n k); the two mean squares are independent scaled chi-squares,
+    MS_items ~ (k s_i + s_e) chi2(n - 1) / (n - 1), MS_annotators ~ (n s_a + s_e) chi2(k - 1) / (k - 1); the test
+    rejects upwards when mean > sqrt(F(1 - alpha; 1, df) (MS_items + MS_annotators) / (n k)). The expectation
+    over the mean squares is taken on fixed draws."""
+    n, k = items, annotators
+    if n < 2 or k < 2:
+        return 0.0
+    df = min(round(n), round(k)) - 1
+    spread = (k * item_var + n * annotator_var + residual_var) / (n * k)
+    squares = (k * item_var + residual_var) * _chi2(n - 1) + (n * annotator_var + residual_var) * _chi2(k - 1)
+    bound = np.sqrt(f_dist.isf(alpha, 1, df) * squares / (n * k))
+    if spread <= 0:
+        return float((effect > bound).mean())
+    return float(norm.cdf((effect - bound) / math.sqrt(spread)).mean())
+
+
+def sampled_detectable(items: float, annotators: float, item_var: float, annotator_var: float, residual_var: float,
+                       alpha: float, power: float = POWER) -> float:  # fmt: skip
+    """The smallest effect min F' finds with the given power (:func:`sampled_power`); nan where there is no
+    spread to scale it by, inf where too few items or annotators to reject."""
+    if items < 2 or annotators < 2:
+        return math.inf
+    scale = math.sqrt(item_var + annotator_var + residual_var)
+    if not scale > 0:
+        return math.nan
+
+    def short(e: float) -> float:
+        return sampled_power(e, items, annotators, item_var, annotator_var, residual_var, alpha) - power
+
+    high = scale
+    while short(high) < 0 and high < 1e6 * scale:
+        high *= 2
+    return float(optimize.brentq(short, 0.0, high, xtol=1e-9 * scale)) if short(high) >= 0 else math.inf

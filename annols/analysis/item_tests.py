@@ -25,6 +25,8 @@ on an item say 20 won against 10 lost over 30 items, not 60 against 30).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import binomtest, f
@@ -71,6 +73,16 @@ def sign_test(frame: pd.DataFrame, reps: int = 0, seed: int = 0) -> pd.DataFrame
     return table
 
 
+def crossed_p(mean: Any, var_items: Any, n: int, var_annotators: Any, k: int) -> tuple[Any, Any]:
+    """Clark's min F' from a mean, the variance of the item means over ``n`` items and of the annotator means over
+    ``k`` annotators: (p, standard error). min F' = mean^2 / (var_items / n + var_annotators / k) on 1 and
+    min(n, k) - 1 degrees of freedom (see :func:`min_f_prime`); p is 1 where the mean is 0."""
+    se = np.sqrt(var_items / n + var_annotators / k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(np.asarray(mean) ** 2 > 0, f.sf(np.asarray(mean) ** 2 / se**2, 1, min(n, k) - 1), 1.0)
+    return p, se
+
+
 def min_f_prime(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Clark's min F' for the mean of ``y`` (..., items, annotators) being 0, items and annotators random.
 
@@ -79,13 +91,10 @@ def min_f_prime(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     the residual, on 1 and min(n, k) - 1 degrees of freedom: Clark's Satterthwaite degrees of freedom swing to
     n - 1 when a one- or two-degree annotators' mean square is small by chance, and then reject too often with
     two or three annotators (seen in simulation), so the smaller is taken: conservative. Returns (p, mean); p is
-    nan with fewer than two items or annotators."""
+    nan with fewer than two items or annotators. The report's unbalanced form: :mod:`annols.analysis.sampled`."""
     n, k = y.shape[-2], y.shape[-1]
     mean = y.mean(axis=(-2, -1))
     if n < 2 or k < 2:
         return np.full(mean.shape, np.nan), mean
-    spread = k * y.mean(axis=-1).var(axis=-1, ddof=1) + n * y.mean(axis=-2).var(axis=-1, ddof=1)
-    top = n * k * mean**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(top > 0, f.sf(top / spread, 1, min(n, k) - 1), 1.0)
-    return p, mean
+    p, _ = crossed_p(mean, y.mean(axis=-1).var(axis=-1, ddof=1), n, y.mean(axis=-2).var(axis=-1, ddof=1), k)
+    return np.asarray(p), mean

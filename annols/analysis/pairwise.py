@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import detectable, item_tests, rankings, stats
+from annols.analysis import detectable, item_tests, rankings, sampled, stats
 from annols.analysis.agreement import EACH_COLUMNS, EACH_NOTE, NOTHING, each_against_the_rest, shared_reason, why_not
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
@@ -60,6 +60,9 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
                 Finding("Agreement", [f"No agreement statistics: {NOTHING}."])]  # fmt: skip
     results = win_tie_loss(frame, options)
     signs = sign_test(frame)
+    crossed, crossed_text = sampled.table("pairwise", sampled.pairwise(frame, signs.frame),
+                                          int(frame["annotator"].nunique()), "win - loss % of decided",
+                                          signs.frame)  # fmt: skip
     section = Finding(
         "Win / tie / loss",
         [f"{len(frame)} judgments. Each pair is written in name order and read from the first system's side "
@@ -71,8 +74,8 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
          + ("across every pair of systems of an aspect (more than two systems: one family per question). "
             if detectable.pairwise_family(frame) == ["aspect"] else "for the aspects of each system pair. ")
          + "Effect: wins - losses as a share of the decided judgments, its 95% interval resampling items. The "
-         "result holds for new items judged by these annotators."],
-        [results, majority(frame), per_annotator(frame), sign_test(frame, options)],
+         "result holds for new items judged by these annotators.", *crossed_text],
+        [results, majority(frame), per_annotator(frame), sign_test(frame, options), *crossed],
         [_plot(results)] if len(results.frame) else [],
     )  # fmt: skip
     counts = [_category_counts(frame[frame["aspect"] == a]) for a in aspects]

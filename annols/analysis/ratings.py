@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import agreement, bootstrap, cells, detectable
+from annols.analysis import agreement, bootstrap, cells, detectable, sampled
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import SHOWN_ROWS, Figure, Finding, Panel, Table, percent, stacked_bars
@@ -170,7 +170,13 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
     # Each table's transients (tens of MB at 100,000 tasks) go back to the system before the next is made.
     tables = [summary(frame, options, whole=spec.scale != "slider"), dist]
     memory.release()
-    tables.append(paired_tests(frame))
+    tests = paired_tests(frame)
+    tables.append(tests)
+    crossed, crossed_text = sampled.table("ratings", sampled.paired(frame, "aspect", tests.frame, "rating"),
+                                          sampled.most_annotators(frame, "aspect"), "mean rating difference",
+                                          tests.frame)  # fmt: skip
+    tables += crossed
+    text += crossed_text
     memory.release()
     out = [Finding("Ratings", text, tables, [_plot(dist)]), agreement_section(frame, spec, aspects)]
     memory.release()

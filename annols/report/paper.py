@@ -68,6 +68,13 @@ CITATIONS: dict[str, str] = {
   pages = {9263--9274},
   year = {2020}
 }""",  # noqa: E501
+    "clark1973": """@article{clark1973,
+  author = {Clark, Herbert H.},
+  title = {The Language-as-Fixed-Effect Fallacy: A Critique of Language Statistics in Psychological Research},
+  journal = {Journal of Verbal Learning and Verbal Behavior},
+  volume = {12}, number = {4}, pages = {335--359},
+  year = {1973}
+}""",
     "holm1979": """@article{holm1979,
   author = {Holm, Sture},
   title = {A Simple Sequentially Rejective Multiple Test Procedure},
@@ -194,6 +201,9 @@ CITATIONS: dict[str, str] = {
 _BIBITEMS = {
     "card2020": "D. Card, P. Henderson, U. Khandelwal, R. Jia, K. Mahowald and D. Jurafsky. With little power comes "
                 "great responsibility. In \\emph{Proceedings of EMNLP}, pages 9263--9274, 2020.",
+    "clark1973": "H. H. Clark. The language-as-fixed-effect fallacy: a critique of language statistics in "
+                 "psychological research. \\emph{Journal of Verbal Learning and Verbal Behavior}, 12(4):335--359, "
+                 "1973.",
     "holm1979": "S. Holm. A simple sequentially rejective multiple test procedure. \\emph{Scandinavian Journal of "
                 "Statistics}, 6(2):65--70, 1979.",
     "dixon1946": "W. J. Dixon and A. M. Mood. The statistical sign test. \\emph{Journal of the American Statistical "
@@ -501,6 +511,11 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
     if tests:
         text.append(f"Systems were compared by {' and '.join(tests)}, with Holm's correction \\citep{{holm1979}} "
                     "across the comparisons of a family.")  # fmt: skip
+    if any(name.endswith("_annotators_sampled") for name in tables):
+        text.append("These tests hold for new items judged by these annotators. Where five or more annotators judged "
+                    "a pair, a second test treats items and annotators both as random, Clark's min F' "
+                    "\\citep{clark1973} on min(items, annotators) - 1 degrees of freedom, whose result holds for "
+                    "new annotators too.")  # fmt: skip
     if "pairwise_bradley_terry" in tables and tables["pairwise_bradley_terry"].frame["strength"].notna().any():
         text.append("System strengths were also fitted by the Bradley-Terry model \\citep{bradley1952} (a tie as "
                     "half a win for each system), with 95\\% intervals of strengths and ranks by the bootstrap over "

@@ -41,3 +41,26 @@ def test_the_judgment_level_sign_test_fails_the_same_null_studies() -> None:
     new = simulate.rejection_rate("pairwise", STUDIES["pairwise"], SEED)
     assert old.tested == new.tested == STUDIES["pairwise"]
     assert old.rate > simulate.LEVEL + 4 * old.error > new.rate, (old.rate, new.rate)
+
+
+# Annotators as sampled: the same six annotators judge every item, each with a taste drawn from a population that
+# prefers no system (simulate.PANEL). Sizes chosen to run in seconds each; the full size is scripts/calibration.py.
+PANEL_STUDIES = {"pairwise": 150, "ratings": 80, "ranking": 80, "best-worst": 40}
+
+
+def within_level(rate: simulate.Rate) -> bool:
+    """Not above the level beyond Monte Carlo error: a one-sided exact binomial test of rate > level at 0.001."""
+    return bool(binomtest(rate.rejected, rate.tested, simulate.LEVEL, alternative="greater").pvalue >= 0.001)
+
+
+@pytest.mark.parametrize("style", sorted(PANEL_STUDIES))
+def test_annotators_as_sampled_keeps_its_level_under_annotator_by_system_interaction(style: str) -> None:
+    """Min F' holds its level for new annotators; the items' test on the same studies answers for these six
+    annotators, whose mean taste is not 0, and rejects far more often: expected, and why both are printed."""
+    chosen = simulate.STYLES[style]
+    rates = simulate.rejection_rates(style, PANEL_STUDIES[style], SEED,
+                                     {"items": chosen.p, "sampled": chosen.sampled}, simulate.PANEL)  # fmt: skip
+    sampled, items = rates["sampled"], rates["items"]
+    assert sampled.tested == items.tested >= PANEL_STUDIES[style]
+    assert within_level(sampled), (sampled.rate, sampled.tested)
+    assert binomtest(items.rejected, items.tested, simulate.LEVEL, alternative="greater").pvalue < 0.001, items.rate
