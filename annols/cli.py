@@ -272,8 +272,8 @@ ISOLATE_FILE = click.option(
 @click.option("--port", type=int, default=server_lib.DEFAULT_PORT, show_default=True, help="Loopback port.")
 @DATA_DIR
 @click.option("--annotator", "annotators", multiple=True, metavar="EMAIL",
-              help="Start one more server for this annotator (isolated mode; repeatable): on a free port, with "
-              "its own data in DATA_DIR/isolated/EMAIL; needs --isolate FILE, written with where each one is.")
+              help="Start a server of this annotator's own instead (isolated mode; repeatable): on a free port, "
+              "with its data in DATA_DIR/isolated/EMAIL; needs --isolate FILE, written with where each one is.")
 @ISOLATE_FILE
 @click.pass_context
 def server_start(ctx: click.Context, port: int, data_dir: Path | None, annotators: tuple[str, ...],
