@@ -12,7 +12,9 @@ login form and uses their own token:
   ``report`` reads, with every annotator's answers; ``status --isolate`` sums the instances;
 - an annotation on A's instance credited to another account (posted by A in the
   coordinator's name) is a ``not-the-annotator`` finding, kept out of the merged files, and
-  ``--strict`` fails on it.
+  ``--strict`` fails on it;
+- why an instance and not an organization per annotator on one server: on 1.23.2 a member of
+  one organization reads and edits another organization's annotations by id.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import csv
 import json
 import os
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,3 +240,61 @@ def test_the_instances_file_holds_no_token(tmp_path: Path) -> None:
     isolate.write_instances(ok, [isolate.Instance("a@example.org", "http://h:1", None, "A_KEY")])
     (read,) = isolate.read_instances(ok)
     assert (read.annotator, read.url, read.api_key_env) == ("a@example.org", "http://h:1", "A_KEY")
+
+
+# Made inside the instance's own Django (as a shell on the server could): a second organization with
+# its own member, project, task and annotation. The community edition has no API to make one.
+_SECOND_ORGANIZATION = r'''
+import django, json
+django.setup()
+from organizations.models import Organization
+from projects.models import Project
+from rest_framework.authtoken.models import Token
+from tasks.models import Annotation, Task
+from users.models import User
+other = User.objects.create_user(email="other@org.example", password="pw-other-1234", username="other@org.example")
+org = Organization.create_organization(created_by=other, title="Other organization")
+other.active_organization = org
+other.save()
+org.jwt.legacy_api_tokens_enabled = True
+org.jwt.save()
+token, _ = Token.objects.get_or_create(user=other)
+project = Project.objects.create(title="Other study", organization=org, created_by=other,
+                                 label_config='<View><Text name="t" value="$t"/></View>')
+task = Task.objects.create(project=project, data={"t": "other text"}, meta={"annols_key": "other"})
+annotation = Annotation.objects.create(task=task, project=project, completed_by=other, result=[])
+print(json.dumps({"token": token.key, "project": project.id, "task": task.id, "annotation": annotation.id}))
+'''
+
+
+def test_one_organization_per_annotator_would_be_no_boundary(study: Study) -> None:
+    """Why isolated mode runs an instance per annotator: on 1.23.2 CE, organizations on one server keep
+    projects and tasks apart, but not annotations. A member of one organization reads and edits an
+    annotation of another by its id, and annotates another organization's task. If this test fails, a
+    Label Studio release may have made organizations a real boundary: then the cheaper design is worth a look."""
+    import label_studio
+
+    a = study.instances[0]
+    assert a.data_dir is not None
+    env = {**server.environment(), "DJANGO_SETTINGS_MODULE": "core.settings.label_studio",
+           "LABEL_STUDIO_BASE_DATA_DIR": str(a.data_dir)}  # fmt: skip
+    made = subprocess.run([sys.executable, "-c", _SECOND_ORGANIZATION], env=env, capture_output=True, text=True,
+                          cwd=Path(label_studio.__file__).parent, timeout=300)  # fmt: skip
+    assert made.returncode == 0, made.stderr[-2000:]
+    other = json.loads(made.stdout.strip().splitlines()[-1])
+    ann = study.api(ANN, a)
+    them = httpx.Client(base_url=a.url, headers={"Authorization": f"Token {other['token']}"}, timeout=120)
+    # What the organization does keep apart: projects, tasks, the export, the users list.
+    assert ann.get(f"/api/projects/{other['project']}/").status_code == 404
+    assert ann.get(f"/api/tasks/{other['task']}/").status_code == 404
+    assert ann.get(f"/api/projects/{other['project']}/export", params={"exportType": "JSON"}).status_code == 404
+    assert "other@org.example" not in ann.get("/api/users/").text
+    # What it does not: annotations by id, both ways.
+    read = ann.get(f"/api/annotations/{other['annotation']}/")
+    assert read.status_code == 200 and read.json()["task"] == other["task"]
+    edited = ann.patch(f"/api/annotations/{other['annotation']}/", json={"result": vote("2")})
+    assert edited.status_code == 200
+    assert them.get(f"/api/annotations/{other['annotation']}/").json()["result"][0]["value"] == {"choices": ["2"]}
+    (project,) = ann.get("/api/projects/").json()["results"]
+    mine = ann.get("/api/tasks/", params={"project": project["id"]}).json()["tasks"][0]["id"]
+    assert them.post(f"/api/tasks/{mine}/annotations/", json={"result": vote("1")}).status_code == 201
