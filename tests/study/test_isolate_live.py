@@ -189,6 +189,11 @@ def test_annotators_are_kept_apart_and_pull_merges(study: Study) -> None:
     summed = json.loads(out)
     assert (summed["tasks"], summed["annotations"], summed["missing"]) == (2 * TASKS, 2 * TASKS, 0)
     assert sorted(a["annotator"] for a in summed["annotators"]) == [ANN, BEN]
+    assert [line.split(": ")[0] for line in summed["instances"]] == [ANN, BEN]
+    code, out, err = cli("status", "headlines.toml", "--project", TITLE, "--isolate", "instances.toml",
+                         cwd=study.folder)  # fmt: skip
+    assert code == 0, err + out
+    assert f"{ANN}: {a.url}/projects/" in out.splitlines()[0] and f"{2 * TASKS} tasks" in out
 
     code, out, err = cli("report", "headlines.toml", "pulled", "-o", "report", cwd=study.folder)
     assert code == 0, err + out
