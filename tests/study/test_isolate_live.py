@@ -8,7 +8,7 @@ login form and uses their own token:
 - annotator A's instance holds the study's one project, with tasks whose meta is the key
   alone, and none of B's annotations in any endpoint or the export; A's password and token
   open nothing on B's instance;
-- both annotate; ``pull --isolate`` merges the instances into one pull folder that
+- both annotate (through the API, then one more task each in Chromium); ``pull --isolate`` merges the instances into one pull folder that
   ``report`` reads, with every annotator's answers; ``status --isolate`` sums the instances;
 - an annotation on A's instance credited to another account (posted by A in the
   coordinator's name) is a ``not-the-annotator`` finding, kept out of the merged files, and
@@ -32,11 +32,14 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
+from playwright.sync_api import Browser
 
 from annols.cli import main
 from annols.errors import InputError, ServerError
 from annols.labelstudio import server, users
 from annols.study import isolate
+from tests.browser.conftest import VIEWPORT, Annotator, LabelingView
+from tests.conftest import LiveServer
 from tests.definition.test_definition import MINIMAL
 from tests.labelstudio.test_incremental import vote
 
@@ -76,8 +79,6 @@ class Study:
 def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Study]:
     folder = tmp_path_factory.mktemp("isolated")
     data = folder / "servers"
-    timeout = os.environ.get("ANNOLS_TEST_SERVER_TIMEOUT", "300")
-    os.environ.setdefault("ANNOLS_TEST_SERVER_TIMEOUT", timeout)
     code, out, err = cli("server", "start", "--data-dir", str(data), "--annotator", ANN, "--annotator", BEN,
                          "--isolate", "instances.toml", cwd=folder)  # fmt: skip
     try:
@@ -230,6 +231,41 @@ def test_an_annotation_credited_to_another_is_a_finding(study: Study) -> None:
         rows = list(csv.DictReader(f))
     assert {r["annotator"] for r in rows} == {ANN, BEN}  # the forged one stays out
     assert len({r["annotation_id"] for r in rows}) == 2 * TASKS
+
+
+def test_annotators_in_chromium_each_on_their_own_instance(study: Study, browser: Browser, tmp_path: Path) -> None:
+    """A new task pushed to both instances, annotated in the browser by each annotator on their own
+    instance (the login form, Label All Tasks, a click, Submit): the merged pull holds both answers."""
+    records = [{"headline_1": f"First {i}", "headline_2": f"Second {i}", "systems": ["sysa", "sysb"], "id": i}
+               for i in range(TASKS + 1)]  # fmt: skip
+    (study.folder / "more.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    code, out, err = cli("push", "headlines.toml", "more.jsonl", "--project", TITLE, "--isolate", "instances.toml",
+                         cwd=study.folder)  # fmt: skip
+    assert code == 0, err + out
+    assert sum(f"created 1, already present {TASKS}" in line for line in out.splitlines()) == 2, out
+    keys = set()
+    for email, instance in zip((ANN, BEN), study.instances, strict=True):
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(60_000)
+        try:
+            live = LiveServer(instance.url, "", instance.data_dir or tmp_path)  # the view uses its URL only
+            view = LabelingView(context.new_page(), live, tmp_path)
+            view.log_in(Annotator(email, study.passwords[email], 0))
+            (project,) = study.api(email, instance).get("/api/projects/").json()["results"]
+            view.open(int(project["id"]))
+            keys.add(view.task_key)
+            view.choose(view.page.locator(".lsf-choices").first, "2")
+            saved = view.submit()
+        finally:
+            context.close()
+        assert saved["completed_by"] == study.api(email, instance).get("/api/current-user/whoami").json()["id"]
+    (key,) = keys  # the same new task on both instances
+    code, out, err = cli("pull", "headlines.toml", "--project", TITLE, "-o", "pulled", "--isolate",
+                         "instances.toml", cwd=study.folder)  # fmt: skip
+    assert code == 0, err + out
+    with open(study.folder / "pulled" / "results.csv", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["task_key"] == key]
+    assert sorted((r["annotator"], r["answer"]) for r in rows) == [(ANN, "2"), (BEN, "2")]
 
 
 def test_the_instances_file_holds_no_token(tmp_path: Path) -> None:
