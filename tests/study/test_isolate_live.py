@@ -8,8 +8,9 @@ login form and uses their own token:
 - annotator A's instance holds the study's one project, with tasks whose meta is the key
   alone, and none of B's annotations in any endpoint or the export; A's password and token
   open nothing on B's instance;
-- both annotate (through the API, then one more task each in Chromium); ``pull --isolate`` merges the instances into one pull folder that
-  ``report`` reads, with every annotator's answers; ``status --isolate`` sums the instances;
+- both annotate (through the API, then one more task each in Chromium); ``pull --isolate``
+  merges the instances into one pull folder that ``report`` reads, with every annotator's
+  answers; ``status --isolate`` sums the instances;
 - an annotation on A's instance credited to another account (posted by A in the
   coordinator's name) is a ``not-the-annotator`` finding, kept out of the merged files, and
   ``--strict`` fails on it;
