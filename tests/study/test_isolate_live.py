@@ -340,3 +340,24 @@ def test_one_organization_per_annotator_would_be_no_boundary(study: Study) -> No
     (project,) = ann.get("/api/projects/").json()["results"]
     mine = ann.get("/api/tasks/", params={"project": project["id"]}).json()["tasks"][0]["id"]
     assert them.post(f"/api/tasks/{mine}/annotations/", json={"result": vote("1")}).status_code == 201
+
+
+def test_isolate_refuses_what_it_does_not_do(tmp_path: Path) -> None:
+    """Each refusal is one line and nothing is started or sent (no server is given)."""
+    (tmp_path / "headlines.toml").write_text(MINIMAL, encoding="utf-8")
+    (tmp_path / "study.jsonl").write_text(json.dumps({"headline_1": "a", "headline_2": "b", "id": 1}) + "\n",
+                                          encoding="utf-8")  # fmt: skip
+    (tmp_path / "instances.toml").write_text('[[instance]]\nannotator = "a@example.org"\nurl = "http://127.0.0.1:9"\n'
+                                             'api_key_env = "ANNOLS_TEST_UNSET_KEY"\n', encoding="utf-8")  # fmt: skip
+    push = ("push", "headlines.toml", "study.jsonl", "--project", "p")
+    cases = {
+        (*push, "--password-file", "instances.toml"): "--password-file is for --isolate",
+        (*push, "--isolate", "instances.toml", "--url", "http://x"): "leave out --judge, --url and --api-key",
+        (*push, "--isolate", "instances.toml", "--overlap", "2"): "its overlap is 1, not 2",
+        (*push, "--isolate", "instances.toml"): "needs its API token in the environment variable ANNOLS_TEST_UNSET_KEY",
+        ("server", "start", "--annotator", "a@example.org"): "needs both --annotator EMAIL",
+    }
+    for args, message in cases.items():
+        code, _, err = cli(*args, cwd=tmp_path)
+        assert code != 0 and message in err, (args, err)
+        assert len(err.strip().splitlines()) <= 3 and "Traceback" not in err, err
