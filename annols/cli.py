@@ -261,21 +261,41 @@ def server_group() -> None:
     """
 
 
+ISOLATE_FILE = click.option(
+    "--isolate", "isolate", type=click.Path(dir_okay=False, path_type=Path),
+    help="An isolated study's instances file (TOML, one [[instance]] per annotator: annotator and data_dir, or url "
+    "and api_key_env; never a token): one Label Studio per annotator (README, docs/security.md).",
+)  # fmt: skip
+
+
 @server_group.command("start")
 @click.option("--port", type=int, default=server_lib.DEFAULT_PORT, show_default=True, help="Loopback port.")
 @DATA_DIR
+@click.option("--annotator", "annotators", multiple=True, metavar="EMAIL",
+              help="Start a server of this annotator's own instead (isolated mode; repeatable): on a free port, "
+              "with its data in DATA_DIR/isolated/EMAIL; needs --isolate FILE, written with where each one is.")
+@ISOLATE_FILE
 @click.pass_context
-def server_start(ctx: click.Context, port: int, data_dir: Path | None) -> None:
+def server_start(ctx: click.Context, port: int, data_dir: Path | None, annotators: tuple[str, ...],
+                 isolate: Path | None) -> None:  # fmt: skip
     """Start the local Label Studio in the background and wait until it answers.
 
     The first start creates the data folder, the admin account and its API token
     (about a minute: database migrations). Later starts take seconds.
 
+    With --annotator (isolated mode) it starts one server per annotator instead, each on
+    its own free port with its own data, and writes their list to the --isolate file, for
+    push, pull and status --isolate.
+
     \b
-    Example:
+    Examples:
       annols server start --port 8080
+      annols server start --annotator ann@example.org --annotator ben@example.org --isolate instances.toml
     """
     default = server_lib.default_data_dir()
+    if annotators or isolate:
+        _start_isolated(data_dir or default, annotators, isolate)
+        return
     data_dir = data_dir or default
     click.echo(f"Starting Label Studio on 127.0.0.1:{port} (data in {data_dir}) ...", err=True)
     state, already = server_lib.start(data_dir, port=port)
@@ -319,15 +339,41 @@ def server_status(data_dir: Path | None) -> None:
     click.echo(f"Running at {state.url} (pid {state.pid}, data in {state.data_dir}).")
 
 
+def _start_isolated(data_dir: Path, annotators: tuple[str, ...], isolate: Path | None) -> None:
+    from annols.study import isolate as isolate_lib
+
+    if not annotators or isolate is None:
+        raise click.UsageError("isolated mode needs both --annotator EMAIL (one per annotator) and --isolate FILE")
+    started = []
+    for email in annotators:
+        click.echo(f"Starting Label Studio for {email} (data in {data_dir / 'isolated'}) ...", err=True)
+        (one,) = isolate_lib.start_local(data_dir / "isolated", [email])
+        started.append(one[0])
+        click.echo(f"{'Already running' if one[1] else 'Running'}: {email} at {one[0].url} (data in {one[0].data_dir})")
+    isolate_lib.write_instances(isolate, started)
+    click.echo(f"Wrote {isolate}: give it to push, pull and status with --isolate {isolate}.")
+
+
 @server_group.command("stop")
 @DATA_DIR
-def server_stop(data_dir: Path | None) -> None:
+@click.option("--isolate", "isolate", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Stop the embedded servers of this instances file instead (isolated mode).")
+def server_stop(data_dir: Path | None, isolate: Path | None) -> None:
     """Stop the local Label Studio started with `annols server start`.
 
     \b
-    Example:
+    Examples:
       annols server stop
+      annols server stop --isolate instances.toml
     """
+    if isolate is not None:
+        from annols.study import isolate as isolate_lib
+
+        for instance in isolate_lib.read_instances(isolate):
+            if instance.data_dir is not None:
+                stopped = server_lib.stop(instance.data_dir)
+                click.echo(f"{'Stopped' if stopped else 'Not running'}: {instance.annotator} ({instance.data_dir})")
+        return
     data_dir = data_dir or server_lib.default_data_dir()
     if server_lib.stop(data_dir):
         click.echo("Stopped.")
@@ -425,6 +471,12 @@ MANIFEST_DIR = click.option(
     "(pairwise, ranking, ratings), mixed in. A push adds only those the project lacks, so a re-push or a later "
     "batch with the same N adds none once it holds N (none is ever removed).",
 )  # fmt: skip
+@ISOLATE_FILE
+@click.option(
+    "--password-file", type=click.File("r", encoding="utf-8"),
+    help="With --isolate: the annotators' passwords for their accounts on their instances, one per line in the "
+    "file's order, or one shared line; - reads stdin. Existing accounts are left as they are.",
+)  # fmt: skip
 @connection_options
 def push_command(
     protocol: str,
@@ -442,6 +494,8 @@ def push_command(
     judge_files: tuple[Path, ...],
     human_share: float | None,
     attention: int,
+    isolate: Path | None,
+    password_file: Any,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -471,9 +525,18 @@ def push_command(
     random share of them, the same on every re-run with the same --seed. The items only the
     judge answered stay in the manifest dir with the judge; `annols report` sets each system
     score and difference as a judge-assisted (PPI++) estimate beside the humans' own.
+
+    --isolate FILE pushes the study to every annotator's own Label Studio (isolated mode:
+    every task to each, and the annotator's account there, made with --password-file).
     """
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
     d = _load(protocol, variant)
+    if isolate is not None or password_file is not None:
+        _push_isolated(d, inputs, isolate, password_file, judge_files, url, api_key, push_lib.PushOptions(
+            title=title, overlap=overlap, batch_size=batch_size, seed=seed, predictions=predictions,
+            manifest_dir=manifest_dir, gold=gold, attention=attention, change_overlap=change_overlap,
+            with_annotations=with_annotations))  # fmt: skip
+        return
     judges = None
     draw = None
     if human_share is not None and not judge_files:
@@ -542,6 +605,31 @@ def push_command(
                        f"seed {seed}); the other {draw.items - len(draw.humans)} are the judge's only, kept in "
                        f"{store}")  # fmt: skip
     _print_warnings(report.warnings, "listed above")
+
+
+def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None, password_file: Any,
+                   judge_files: tuple[Path, ...], url: str | None, api_key: str | None,
+                   options: push_lib.PushOptions) -> None:  # fmt: skip
+    from annols.labelstudio import users as users_lib
+    from annols.study import isolate as isolate_lib
+
+    if isolate is None:
+        raise click.UsageError("--password-file is for --isolate (for a shared server: annols users add)")
+    if judge_files or url or api_key:
+        raise click.UsageError("--isolate takes each instance from its file: leave out --judge, --url and --api-key")
+    instances = isolate_lib.read_instances(isolate)
+    passwords = None
+    if password_file is not None:
+        passwords = users_lib.read_passwords(password_file, password_file.name, len(instances))
+    notice = lambda line: click.echo(line, err=True)  # noqa: E731
+    pushed = isolate_lib.push(instances, d, list(inputs), options, passwords, on_notice=notice,
+                              on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True))  # fmt: skip
+    for p in pushed:
+        r = p.report
+        click.echo(f"{p.instance.annotator}: {p.url}/projects/{r.project.id}: created {r.created}, already present "
+                   f"{r.present}, total {r.total}; account {p.account}")  # fmt: skip
+    click.echo(f"Isolated study on {len(pushed)} instances; which holds whom: "
+               f"{isolate_lib.study_file(options.manifest_dir, options.title)}")  # fmt: skip
 
 
 class _Progress:
@@ -641,6 +729,7 @@ def tasks_command(
 @click.option("--full", is_flag=True, help="Export every task, even into a folder holding an earlier pull.")
 @click.option("--strict", is_flag=True, help="Fail on any finding (the server's tasks or annotations not as the "
               "push left them), writing nothing; without it findings are warnings, in findings.csv.")  # fmt: skip
+@ISOLATE_FILE
 @connection_options
 def pull_command(
     protocol: str,
@@ -650,6 +739,7 @@ def pull_command(
     manifest_dir: Path,
     full: bool,
     strict: bool,
+    isolate: Path | None,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -668,12 +758,19 @@ def pull_command(
     Into a folder holding an earlier pull of the same project, only the tasks changed
     since (new, edited, skipped, deleted) are exported and merged; --full exports all.
 
+    --isolate FILE pulls every annotator's instance into OUTPUT/instances/EMAIL and merges
+    them into OUTPUT; an annotation on an instance credited to anyone but its annotator is
+    a finding (not-the-annotator) and stays out of the merged files.
+
     \b
     Example:
       annols pull qa-feedback --project "QA feedback batch 1" -o results/batch1
     """
     _on_interrupt(f"nothing was changed in {out_dir}; run the pull again.")
     d = _load(protocol, variant)
+    if isolate is not None:
+        _pull_isolated(d, title, out_dir, manifest_dir, full, strict, isolate, url, api_key)
+        return
     client = _connect(url, api_key, data_dir)
     from annols.study import hidden_judges
 
@@ -772,6 +869,31 @@ def next_round_command(
         click.echo(f"round {result.round}: nothing pushed: {rounds_lib.REASONS[result.reason]} "
                    f"({result.items} study items, {result.judgments} judgments)")  # fmt: skip
     click.echo(f"recorded in {result.record}")
+
+
+def _pull_isolated(d: Definition, title: str, out_dir: Path, manifest_dir: Path, full: bool, strict: bool,
+                   isolate: Path, url: str | None, api_key: str | None) -> None:  # fmt: skip
+    from annols.study import isolate as isolate_lib
+
+    if url or api_key:
+        raise click.UsageError("--isolate takes each instance from its file: leave out --url and --api-key")
+    instances = isolate_lib.read_instances(isolate)
+    merged = isolate_lib.pull(instances, d, title, out_dir, manifest_dir, full=full, strict=strict,
+                              on_notice=lambda line: click.echo(line, err=True))  # fmt: skip
+    for finding in merged.findings:
+        click.echo(f"warning: {finding.line()}", err=True)
+    if merged.findings:
+        click.echo(f"{len(merged.findings)} finding(s) (docs/security.md), in {out_dir / findings_lib.FINDINGS_FILE}",
+                   err=True)  # fmt: skip
+    for p in merged.instances:
+        c = p.report.convert.counts
+        click.echo(f"{p.instance.annotator}: counts match the server: {c.tasks} tasks, {c.annotations} annotations, "
+                   f"{c.cancelled} skipped")  # fmt: skip
+    _print_convert(merged.convert, [out_dir / exports.EXPORT_FILE, out_dir / exports.ANNOTATORS_FILE,
+                                    out_dir / exports.PROJECT_FILE])  # fmt: skip
+    c = merged.convert.counts
+    click.echo(f"Merged {len(merged.instances)} instances: {c.tasks} tasks, {c.annotations} annotations, "
+               f"{c.cancelled} skipped.")  # fmt: skip
 
 
 @main.command("convert")
@@ -1300,6 +1422,7 @@ def _load(protocol: str, variant: str | None) -> Definition:
               help="A pull folder of the project: adds its report's agreement tables.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts).")
 @VARIANT
+@ISOLATE_FILE
 @connection_options
 def status_command(
     protocol: str,
@@ -1307,6 +1430,7 @@ def status_command(
     pull_dir: Path | None,
     as_json: bool,
     variant: str | None,
+    isolate: Path | None,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -1315,7 +1439,8 @@ def status_command(
 
     Tasks, annotations and skips per annotator, tasks complete and short of the overlap,
     annotations per hour over the last 24 hours and when the overlap is reached at that
-    pace; with --pull, the agreement tables of that pull's report.
+    pace; with --pull, the agreement tables of that pull's report. With --isolate, the sum
+    over the annotators' instances (a task counts once per instance).
 
     \b
     Example:
@@ -1324,8 +1449,14 @@ def status_command(
     from annols.study import status as status_lib
 
     d = _load(protocol, variant)
-    client = _connect(url, api_key, data_dir)
-    found = status_lib.status(client, d, title)
+    if isolate is not None:
+        from annols.study import isolate as isolate_lib
+
+        if url or api_key:
+            raise click.UsageError("--isolate takes each instance from its file: leave out --url and --api-key")
+        found = isolate_lib.status(isolate_lib.read_instances(isolate), d, title)
+    else:
+        found = status_lib.status(_connect(url, api_key, data_dir), d, title)
     if pull_dir is not None:
         from annols.report import agreement_tables
 

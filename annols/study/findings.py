@@ -16,7 +16,9 @@ visible. Each finding is one line naming the task (and the annotation):
   credited to (``completed_by``): an edit of someone else's annotation, or one posted in their name;
 - ``annotation-gone``: an annotation an earlier pull into the same folder saw that the server no
   longer holds;
-- ``judge-task-deleted``: a hidden judge's answer whose task was deleted (a warning, not a failed pull).
+- ``judge-task-deleted``: a hidden judge's answer whose task was deleted (a warning, not a failed pull);
+- ``not-the-annotator``: in an isolated study (:mod:`annols.study.isolate`), an annotation on an
+  annotator's own instance credited to anyone else; it is kept out of the merged tables.
 
 The study's tables do not depend on any of this: they are unblinded from the manifest, never
 from the meta (:mod:`annols.study.exports`).
@@ -41,7 +43,7 @@ FINDINGS_FILE = "findings.csv"
 COLUMNS = ["task_id", "task_key", "annotation_id", "finding", "detail"]
 KINDS = (
     "no-manifest", "task-added", "task-deleted", "key-changed", "meta-changed", "systems-changed", "role-changed",
-    "edited-by-other", "annotation-gone", "judge-task-deleted",
+    "edited-by-other", "annotation-gone", "judge-task-deleted", "not-the-annotator",
 )  # fmt: skip
 
 
@@ -71,7 +73,7 @@ class Finding:
 Seen = dict[int, dict[int, Any]]  # task id -> annotation id -> its completed_by
 
 
-def _user(value: Any) -> int | None:
+def user_id(value: Any) -> int | None:
     """A user id from an export's ``completed_by`` / ``updated_by`` (an id, or an object with one)."""
     if isinstance(value, dict):
         value = value.get("id")
@@ -87,7 +89,7 @@ def annotations_of(export: Path) -> Seen:
     try:
         with open(export, encoding="utf-8") as f:
             for raw in iter_json_array(f):
-                seen[int(raw["id"])] = {int(a["id"]): _user(a.get("completed_by"))
+                seen[int(raw["id"])] = {int(a["id"]): user_id(a.get("completed_by"))
                                         for a in raw.get("annotations") or () if "id" in a}  # fmt: skip
     except (OSError, JSONStreamError, ValueError, KeyError, TypeError):
         return {}  # no earlier pull to compare with, or not one annols can read: nothing is said about it
@@ -132,6 +134,22 @@ def check(
     return found
 
 
+def not_the_annotator(export: Path, users: Mapping[int, str], annotator: str) -> Iterator[Finding]:
+    """Annotations of an export credited to anyone but ``annotator``: on an isolated study's instance
+    (:mod:`annols.study.isolate`) nobody else should annotate, not even the coordinator's admin."""
+    try:
+        with open(export, encoding="utf-8") as f:
+            for raw in iter_json_array(f):
+                for a in raw.get("annotations") or ():
+                    who = user_id(a.get("completed_by"))
+                    email = _name(who, users)
+                    if email.lower() != annotator.lower():
+                        yield Finding("not-the-annotator", f"credited to {email}, but this instance is {annotator}'s "
+                                      "alone", int(raw["id"]), _key_of(raw, None), user_id(a.get("id")))  # fmt: skip
+    except JSONStreamError as e:
+        raise InputError(export, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
+
+
 def _key_of(raw: Mapping[str, Any], row: Mapping[str, Any] | None) -> str:
     if row is not None:
         return str(row["key"])
@@ -166,10 +184,10 @@ def _task_findings(
                 yield Finding("role-changed", f"its meta's role tag is not the manifest's ({row['role']})", task_id,
                               key)  # fmt: skip
     for a in raw.get("annotations") or ():
-        by, changed = _user(a.get("completed_by")), _user(a.get("updated_by"))
+        by, changed = user_id(a.get("completed_by")), user_id(a.get("updated_by"))
         if changed is not None and changed != by and changed not in trusted:
             yield Finding("edited-by-other", f"credited to {_name(by, users)}, last saved by {_name(changed, users)}",
-                          task_id, key, _user(a.get("id")))  # fmt: skip
+                          task_id, key, user_id(a.get("id")))  # fmt: skip
 
 
 def _decoded(encoded: str) -> tuple[str, ...] | None:
@@ -180,7 +198,7 @@ def _decoded(encoded: str) -> tuple[str, ...] | None:
 
 
 def _gone(task_id: int, key: str, raw: Mapping[str, Any], before: Mapping[int, Any]) -> Iterator[Finding]:
-    now = {_user(a.get("id")) for a in raw.get("annotations") or ()}
+    now = {user_id(a.get("id")) for a in raw.get("annotations") or ()}
     for annotation_id, by in sorted(before.items()):
         if annotation_id not in now:
             yield Finding("annotation-gone", f"an annotation by user {by} an earlier pull saw is no longer on the "

@@ -505,6 +505,7 @@ def pull(
     full: bool = False,
     manifest: Path | None = None,
     strict: bool = False,
+    annotator: str | None = None,
 ) -> PullReport:
     """Export the project, convert it, and check the counts against the server's.
 
@@ -526,6 +527,9 @@ def pull(
     order and roles come from it (written to the pull folder as ``blinding.jsonl``), and the server
     is checked against it (:mod:`annols.study.findings`): the findings are in ``findings.csv`` and
     the report; with ``strict`` any finding fails the pull (Findings), leaving ``out_dir`` as it was.
+
+    ``annotator``: the project is that annotator's alone (an isolated study's instance,
+    :mod:`annols.study.isolate`): an annotation credited to anyone else is a finding.
     """
     project = client.find_project(title)
     if project is None:
@@ -548,6 +552,8 @@ def pull(
         users = load_annotators(staging / EXPORT_FILE)
         found = checks.check(staging / EXPORT_FILE, rows, users, seen_before, [int(client.whoami()["id"])], unknown)
         found += [f for f in gone_before if f not in found]
+        if annotator is not None:
+            found += checks.not_the_annotator(staging / EXPORT_FILE, users, annotator)
         if judges is not None:
             found_pool = hidden_judges.pool(judges_dir) if judges_dir is not None else None
             if found_pool is not None:  # a hybrid study: the judge-only items go with the judges, off the server

@@ -74,9 +74,13 @@ class Status:
     exported: int  # tasks the status exported to tell annotators and times apart
     listed: int = 0  # tasks listed with their annotators, to find those holding more annotations than annotators
     agreement: list[dict[str, Any]] = field(default_factory=list)  # from --pull: title, columns, rows
+    instances: list[str] = field(default_factory=list)  # an isolated study's: each instance's project URL
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+        found = asdict(self)
+        if not self.instances:  # a shared study's status stays as it was
+            del found["instances"]
+        return json.dumps(found, indent=2, ensure_ascii=False) + "\n"
 
 
 def status(client: LabelStudioClient, definition: Definition, title: str) -> Status:
@@ -294,8 +298,9 @@ def _counted(found: Status) -> str:
 
 def render(found: Status) -> str:
     """The status as text lines."""
+    where = ", ".join(found.instances) if found.instances else f"{found.url}/projects/{found.project_id}"
     lines = [
-        f"Project {found.project!r} ({found.url}/projects/{found.project_id}), at {found.at}",
+        f"Project {found.project!r} ({where}), at {found.at}",
         f"{found.tasks} tasks, {found.annotations} annotations, {found.skipped} skipped; overlap {found.overlap}",
         f"{found.complete} tasks complete, {found.short} short of the overlap ({found.missing} annotations missing)",
         f"Last 24 hours: {sum(found.per_hour)} {_counted(found)} ({found.pace:g} an hour); per hour, oldest first: "

@@ -1,0 +1,382 @@
+"""Isolated studies: one Label Studio per annotator, so the server itself keeps their work apart.
+
+On Label Studio's community edition every account of an organization may read, change and
+delete everything in it (docs/security.md). The boundary the server does enforce is the
+instance: an annotator whose only account is on their own instance cannot see or touch
+anything of another's. An isolated study gives each annotator such an instance (the embedded
+server on its own port and data dir, or one app service each in docker-compose.isolate.yml)
+and runs the usual push, pull and status on every one:
+
+- ``push`` fans the study out: each instance gets the project (every task), the annotator's
+  account (:func:`annols.labelstudio.users.add_accounts`) and a manifest of its own, under
+  ``<manifest-dir>/<project>.isolated/<annotator>/``. ``<project>.isolated.json`` beside it
+  records which instance holds which annotator (URL and project id, never a token).
+- ``pull`` pulls each instance into ``<out>/instances/<annotator>/`` (an ordinary pull
+  folder: its counts checked against that server, its findings against that manifest), adds
+  a finding for every annotation on an instance credited to anyone but its annotator
+  (``not-the-annotator``), and merges the instances into ``<out>`` as one study: tasks by
+  key, annotators by email, so that convert and report read it as they read a shared pull.
+- ``status`` sums the instances' statuses.
+
+Tokens never go into a file annols writes: the instances file names, per instance, either
+the embedded server's data dir (the token is read from its own database) or the name of an
+environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from annols import files
+from annols.definition import Definition
+from annols.errors import AnnolsError, InputError, ServerError
+from annols.jsonstream import iter_json_array
+from annols.labelstudio import server
+from annols.labelstudio.client import LabelStudioClient, connect
+from annols.labelstudio.users import add_accounts, check_emails
+from annols.study import findings as checks
+from annols.study import pull as pull_lib
+from annols.study import push as push_lib
+from annols.study import status as status_lib
+from annols.study.exports import ANNOTATORS_FILE, EXPORT_FILE, PROJECT_FILE, load_blinding, write_blinding
+from annols.study.manifest import manifest_path
+
+INSTANCES_DIR = "instances"  # in a merged pull folder: one ordinary pull folder per annotator
+_TOKEN_KEYS = ("token", "api_key", "api-key", "key", "password")
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One annotator's Label Studio: where it is and where its token comes from (never the token)."""
+
+    annotator: str
+    url: str = ""
+    data_dir: Path | None = None  # the embedded server's data dir: URL and token read from it
+    api_key_env: str = ""  # else: the environment variable holding the instance's admin token
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^A-Za-z0-9._@-]+", "-", self.annotator).strip("-") or "annotator"
+
+    def connect(self, on_notice: Callable[[str], None] | None = None) -> LabelStudioClient:
+        if self.data_dir is not None:
+            return connect(None, None, self.data_dir, on_notice=on_notice)
+        key = os.environ.get(self.api_key_env, "")
+        if not key:
+            raise ServerError(f"the instance of {self.annotator} ({self.url}) needs its API token in the environment "
+                              f"variable {self.api_key_env}, which is not set")  # fmt: skip
+        return connect(self.url, key, None, on_notice=on_notice)
+
+
+def read_instances(path: Path) -> list[Instance]:
+    """The instances of an isolated study, from a TOML file of ``[[instance]]`` tables.
+
+    Each names ``annotator`` (an email) and either ``data_dir`` (an embedded server, as
+    ``annols server start --annotator`` writes it) or ``url`` and ``api_key_env``. A token in
+    the file is refused: the file is shared with the study, a token would let anyone in.
+    """
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(path, "", "", f"cannot read it ({e.strerror or e})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(path, "", "", f"not TOML ({e})") from None
+    tables = raw.get("instance")
+    if not isinstance(tables, list) or not tables:
+        raise InputError(path, "", "instance", "no [[instance]] table: give one per annotator")
+    instances = []
+    for n, table in enumerate(tables, start=1):
+        where = f"instance {n}"
+        if not isinstance(table, dict):
+            raise InputError(path, where, "", "not a table")
+        secret = next((k for k in table if k.lower() in _TOKEN_KEYS), None)
+        if secret is not None:
+            raise InputError(path, where, secret, "tokens and passwords never go in this file: name the "
+                             "environment variable that holds the token with api_key_env")  # fmt: skip
+        unknown = sorted(set(table) - {"annotator", "url", "data_dir", "api_key_env"})
+        if unknown:
+            raise InputError(path, where, unknown[0], "unknown key (annotator, url, data_dir, api_key_env)")
+        email = table.get("annotator")
+        if not isinstance(email, str):
+            raise InputError(path, where, "annotator", "missing: the annotator's email")
+        try:
+            (email,) = check_emails([email])
+        except AnnolsError as e:
+            raise InputError(path, where, "annotator", str(e)) from None
+        data_dir = table.get("data_dir")
+        url, env = str(table.get("url") or ""), str(table.get("api_key_env") or "")
+        if data_dir is None and not (url and env):
+            raise InputError(path, where, "data_dir", "give data_dir (an embedded server), or url and api_key_env")
+        base = path.parent
+        instances.append(Instance(email, url.rstrip("/"), None if data_dir is None else base / str(data_dir), env))
+    emails = [i.annotator for i in instances]
+    slugs = [i.slug for i in instances]
+    for n, (email, slug) in enumerate(zip(emails, slugs, strict=True), start=1):
+        if emails.index(email) != n - 1 or slugs.index(slug) != n - 1:
+            raise InputError(path, f"instance {n}", "annotator", f"{email} has an instance already: one each")
+    return instances
+
+
+def write_instances(path: Path, instances: Sequence[Instance]) -> None:
+    """The instances file (no token in it), written atomically."""
+    lines = []
+    for i in instances:
+        lines.append("[[instance]]")
+        lines.append(f"annotator = {json.dumps(i.annotator)}")
+        if i.url:
+            lines.append(f"url = {json.dumps(i.url)}")
+        if i.data_dir is not None:
+            lines.append(f"data_dir = {json.dumps(str(i.data_dir))}")
+        if i.api_key_env:
+            lines.append(f"api_key_env = {json.dumps(i.api_key_env)}")
+        lines.append("")
+    files.write_text(path, "\n".join(lines))
+
+
+def start_local(base_dir: Path, annotators: Sequence[str], timeout: float = 240.0) -> list[tuple[Instance, bool]]:
+    """One embedded server per annotator, each in ``base_dir/<annotator>`` on a free port (or found running)."""
+    started = []
+    for email in check_emails(annotators):
+        instance = Instance(email)
+        data_dir = (base_dir / instance.slug).expanduser().resolve()
+        running = server.status(data_dir)
+        state, already = server.start(data_dir, port=running.port if running else server.free_port(), timeout=timeout)
+        started.append((replace(instance, url=state.url, data_dir=data_dir), already))
+    return started
+
+
+def study_file(manifest_dir: Path, title: str) -> Path:
+    """``<manifest-dir>/<project>.isolated.json``: annotator -> instance URL, project id, manifest (no token)."""
+    return manifest_path(manifest_dir, title).with_name(manifest_path(manifest_dir, title).name.removesuffix(
+        ".manifest.jsonl") + ".isolated.json")  # fmt: skip
+
+
+def instance_manifest_dir(manifest_dir: Path, title: str, instance: Instance) -> Path:
+    return study_file(manifest_dir, title).with_suffix("") / instance.slug
+
+
+@dataclass(frozen=True)
+class InstancePush:
+    instance: Instance
+    url: str
+    report: push_lib.PushReport
+    account: str  # created / exists
+
+
+def push(
+    instances: Sequence[Instance],
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: push_lib.PushOptions,
+    passwords: Sequence[str] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    on_instance: Callable[[Instance, LabelStudioClient], None] | None = None,
+) -> list[InstancePush]:
+    """Push the study to every instance (each annotator gets every task), then the annotator's account.
+
+    Safe to re-run: each instance's push is (its own manifest), and accounts that exist are kept.
+    """
+    if options.with_annotations:
+        raise AnnolsError("--isolate pushes a study to be annotated: --with-annotations imports one already done")
+    if options.overlap not in (None, 1):
+        raise AnnolsError(f"--isolate: each instance has one annotator, so its overlap is 1, not {options.overlap}; "
+                          "leave out --overlap")
+    if passwords is not None and len(passwords) != len(instances):
+        raise ValueError("one password per instance")
+    clients = [i.connect(on_notice) for i in instances]  # every token found before anything is sent
+    done: list[InstancePush] = []
+    record: dict[str, Any] = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
+                              "instances": []}  # fmt: skip
+    for n, (instance, client) in enumerate(zip(instances, clients, strict=True)):
+        if on_instance is not None:
+            on_instance(instance, client)
+        own = replace(options, manifest_dir=instance_manifest_dir(options.manifest_dir, options.title, instance),
+                      overlap=1)  # fmt: skip
+        report = push_lib.push(client, definition, inputs, own)
+        password = None if passwords is None else [passwords[n]]
+        (added,) = add_accounts(client, [instance.annotator], password)
+        done.append(InstancePush(instance, client.url, report, "created" if added.created else "exists"))
+        record["instances"].append({"annotator": instance.annotator, "url": client.url,
+                                    "project_id": report.project.id, "user_id": added.id})  # fmt: skip
+        # Written after each instance: a push cut short still says where the study went.
+        files.write_text(study_file(options.manifest_dir, options.title), json.dumps(record, indent=2) + "\n")
+    return done
+
+
+# --- pull ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InstancePull:
+    instance: Instance
+    report: pull_lib.PullReport
+
+
+@dataclass(frozen=True)
+class IsolatedPull:
+    instances: list[InstancePull]
+    convert: pull_lib.ConvertReport
+    findings: list[checks.Finding] = field(default_factory=list)  # every instance's, each naming its annotator
+
+
+def pull(
+    instances: Sequence[Instance],
+    definition: Definition,
+    title: str,
+    out_dir: Path,
+    manifest_dir: Path,
+    *,
+    full: bool = False,
+    strict: bool = False,
+    on_notice: Callable[[str], None] | None = None,
+) -> IsolatedPull:
+    """Pull every instance into ``out_dir/instances/<annotator>``, then merge them into ``out_dir``.
+
+    The merged files are staged beside ``out_dir`` and moved in only when every instance was
+    pulled and merged: a failed pull leaves them as they were (an instance pulled before the
+    failure has its own folder updated, as any pull of it would). With ``strict`` any finding
+    fails before the merged files are written.
+    """
+    out_dir = Path(out_dir)
+    clients = [i.connect(on_notice) for i in instances]
+    pulled = []
+    for instance, client in zip(instances, clients, strict=True):
+        manifest = manifest_path(instance_manifest_dir(manifest_dir, title, instance), title)
+        folder = out_dir / INSTANCES_DIR / instance.slug
+        one = pull_lib.pull(client, definition, title, folder, full=full, manifest=manifest, strict=strict,
+                            annotator=instance.annotator)  # fmt: skip
+        pulled.append(InstancePull(instance, one))
+    found = [replace(f, detail=f"on {p.instance.annotator}'s instance: {f.detail}")
+             for p in pulled for f in p.report.findings]  # fmt: skip
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.annols-merge-", dir=out_dir.parent))
+    except OSError as e:
+        raise AnnolsError(f"cannot write {out_dir}: {e.strerror or e}") from e
+    try:
+        users = _merge(pulled, staging, definition, title)
+        report = pull_lib.convert(staging / EXPORT_FILE, definition, staging, users)
+        checks.write(found, staging / checks.FINDINGS_FILE)
+        pull_lib._move_in(staging, out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    moved = [out_dir / p.relative_to(staging) for p in report.files]
+    return IsolatedPull(pulled, replace(report, files=moved), found)
+
+
+def _merge(pulled: Sequence[InstancePull], staging: Path, definition: Definition, title: str) -> dict[int, str]:
+    """One export of the study from the instances' pull folders: each task once (by key, with the id it has on
+    the first instance that holds it), with every instance's annotations; users and annotations numbered anew
+    (ids are per instance), each annotation keeping its instance and id there. Returns the merged users."""
+    tasks: dict[str, dict[str, Any]] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    emails: dict[str, int] = {}
+    annotation_id = 0
+    for p in pulled:
+        folder = p.report.export.parent
+        users = pull_lib.load_annotators(folder / EXPORT_FILE)
+        blind = load_blinding(folder / EXPORT_FILE) or {}
+        with open(folder / EXPORT_FILE, encoding="utf-8") as f:
+            for raw in iter_json_array(f):
+                row = blind.get(int(raw["id"]))
+                key = str(row["key"]) if row else str((raw.get("meta") or {}).get("annols_key") or "")
+                if not key:
+                    continue  # a task the push did not make: a finding of that instance's pull, not part of the study
+                merged = tasks.setdefault(key, {**raw, "annotations": [], "drafts": [], "predictions": []})
+                if row and key not in rows:
+                    rows[key] = row
+                for a in raw.get("annotations") or ():
+                    who = checks.user_id(a.get("completed_by"))
+                    email = users.get(who, f"user-{who}") if who is not None else "unknown"
+                    if email.lower() != p.instance.annotator:
+                        continue  # a not-the-annotator finding: kept out of the study's tables
+                    annotation_id += 1
+                    uid = emails.setdefault(email, len(emails) + 1)
+                    merged["annotations"].append({**a, "id": annotation_id, "completed_by": uid,
+                                                  "updated_by": uid, "annols_instance": p.instance.annotator,
+                                                  "annols_instance_annotation": a.get("id")})  # fmt: skip
+    # Task ids: the first instance's; one taken already (a task only a later instance holds) gets a new one.
+    used: set[int] = set()
+    order = []
+    for key, task in tasks.items():
+        if int(task["id"]) in used:
+            task["id"] = max(used | {int(t["id"]) for t in tasks.values()}) + 1
+        used.add(int(task["id"]))
+        if key in rows:
+            rows[key] = {**rows[key], "task_id": int(task["id"])}
+        order.append(task)
+    order.sort(key=lambda t: int(t["id"]))
+    with files.atomic_open(staging / EXPORT_FILE) as f:
+        f.write("[")
+        for n, task in enumerate(order):
+            f.write(("," if n else "") + "\n" + json.dumps(task, ensure_ascii=False))
+        f.write("\n]\n")
+    if rows:
+        write_blinding(staging, rows.values())
+    users_merged = {uid: email for email, uid in emails.items()}
+    files.write_text(staging / ANNOTATORS_FILE, json.dumps({str(k): v for k, v in sorted(users_merged.items())},
+                                                           indent=2))  # fmt: skip
+    project = {
+        "title": title,
+        "protocol": definition.name,
+        "variant": definition.variant,
+        "overlap": len(pulled),  # every annotator is asked for every task
+        "isolated": [{"annotator": p.instance.annotator, "url": _project_url(p)} for p in pulled],
+    }
+    files.write_text(staging / PROJECT_FILE, json.dumps(project, indent=2, ensure_ascii=False) + "\n")
+    return users_merged
+
+
+def _project_url(p: InstancePull) -> str:
+    try:
+        settings = json.loads((p.report.export.parent / PROJECT_FILE).read_text(encoding="utf-8"))
+        return f"{settings['url']}/projects/{settings['id']}"
+    except (OSError, ValueError, KeyError):
+        return ""
+
+
+# --- status ----------------------------------------------------------------------------------
+
+
+def status(
+    instances: Sequence[Instance], definition: Definition, title: str, on_notice: Callable[[str], None] | None = None
+) -> status_lib.Status:
+    """The instances' statuses summed: tasks, complete and short count each instance's copy of a task
+    (every annotator is asked for every task, on their own instance, each with an overlap of one)."""
+    found = [status_lib.status(i.connect(on_notice), definition, title) for i in instances]
+    first = found[0]
+    paces = [s.pace for s in found]
+    missing = sum(s.missing for s in found)
+    pace = round(sum(paces), 2)
+    etas = [s.eta for s in found if s.missing]
+    return replace(
+        first,
+        project=title,
+        project_id=0,
+        url="",
+        instances=[f"{i.annotator}: {s.url}/projects/{s.project_id}" for i, s in zip(instances, found, strict=True)],
+        overlap=max(s.overlap for s in found),
+        tasks=sum(s.tasks for s in found),
+        annotations=sum(s.annotations for s in found),
+        skipped=sum(s.skipped for s in found),
+        complete=sum(s.complete for s in found),
+        short=sum(s.short for s in found),
+        missing=missing,
+        per_hour=[sum(h) for h in zip(*(s.per_hour for s in found), strict=True)],
+        per_hour_counts="tasks" if any(s.per_hour_counts == "tasks" for s in found) else "annotations",
+        pace=pace,
+        # Reached when the slowest instance reaches it; None if any instance never will.
+        eta=None if not missing or any(e is None for e in etas) else max(e for e in etas if e is not None),
+        annotators=[a for s in found for a in s.annotators],
+        exported=sum(s.exported for s in found),
+        listed=sum(s.listed for s in found),
+    )
