@@ -70,28 +70,36 @@ SCORE_TEXT = {"pairwise": "1 for a win, 0.5 for a tie, 0 for a loss", "ratings":
               "best-worst": "100 for chosen best, -100 for worst, 0 otherwise: the best-worst score %"}  # fmt: skip
 
 
-def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
-                rated: tuple[pd.DataFrame, list[str]] | None = None) -> tuple[pd.DataFrame, list[Table]]:  # fmt: skip
+RANKING_EFFECT_STREAM = 6  # the ranking tests' mean differences: default_rng([seed, 6, pair index])
+
+
+def comparisons(style: str, tidy: pd.DataFrame, spec: Any, rated: tuple[pd.DataFrame, list[str]] | None = None,
+                options: AnalysisOptions | None = None) -> tuple[pd.DataFrame, list[Table]]:  # fmt: skip
     """The ``detectable`` frame of a style and any test table it needed of its own (ranking); ``rated``: the
-    rating rows (:func:`annols.analysis.ratings.rows`) when already made."""
+    rating rows (:func:`annols.analysis.ratings.rows`) when already made; ``options``: the bootstrap of each
+    difference's interval (the same resamples as the style's own test table), none when not given."""
+    options = options or AnalysisOptions(bootstrap=0)
     if style == "pairwise":
         tidy, aspects = by_aspect_text(tidy, spec.aspects)
         frame = pairwise.judgments(tidy, aspects)
-        return detectable.pairwise_table(pairwise.sign_test(frame).frame), []
+        return detectable.pairwise_table(pairwise.sign_test(frame, options).frame), []
     if style == "ratings":
         frame, _ = rated or ratings.rows(tidy, spec)
-        means = ratings.sample_means(frame)
-        return detectable.paired_table(detectable.paired_tests(means, "aspect"), "aspect", "mean rating"), []
+        return detectable.paired_table(ratings.tests_with_effects(frame, options), "aspect", "mean rating"), []
     if style == "ranking":
         frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))
         means = frame.groupby(["dimension", "task_key", "system"], observed=True)["rank"].mean()
-        tests = detectable.paired_tests(means, "dimension")
+        tests = detectable.with_effects(detectable.paired_tests(means, "dimension"), means, "dimension",
+                                        options.bootstrap, options.seed, RANKING_EFFECT_STREAM)  # fmt: skip
         table = Table("ranking_paired_tests", "Paired tests between systems over samples: mean rank per sample "
                       "(Wilcoxon signed-rank, Holm across the pairs of a dimension)", tests)  # fmt: skip
         return detectable.paired_table(tests, "dimension", "mean rank", lower_better=True), [table]
     if style == "best-worst":
         rows, aspects = best_worst.named_judgments(tidy, spec)
-        tests = best_worst.in_aspect_order(detectable.paired_tests(best_worst.item_scores(rows), "aspect"), aspects)
+        per_item = best_worst.item_scores(rows)
+        tests = detectable.with_effects(detectable.paired_tests(per_item, "aspect"), per_item, "aspect",
+                                        options.bootstrap, options.seed, best_worst.EFFECT_STREAM)  # fmt: skip
+        tests = best_worst.in_aspect_order(tests, aspects)
         return detectable.paired_table(tests, "aspect", best_worst.MEASURE), []
     return pd.DataFrame(columns=detectable.COLUMNS), []
 
@@ -100,7 +108,7 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: AnalysisOptions
              rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Finding]:  # fmt: skip
     """``rated``: the rating rows of a ratings study (:func:`annols.analysis.ratings.rows`) when already made."""
     out = []
-    frame, extra = comparisons(style, tidy, spec, rated)
+    frame, extra = comparisons(style, tidy, spec, rated, options)
     if len(frame):
         significant = int((frame["p (corrected)"] < detectable.ALPHA).sum())
         summary = [f"{significant} of {len(frame)} system comparisons are significant after correction; "
