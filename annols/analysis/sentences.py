@@ -75,9 +75,12 @@ def distribution(frame: pd.DataFrame, judged: list[str]) -> Table:
 
 
 def agreement_section(frame: pd.DataFrame, spec: Any, judged: list[str]) -> Finding:
-    rows, all_counts = [], []
+    rows, all_counts, each = [], [], []
     for column in judged:
         part = frame if column == spec.special.name else frame[~frame[column].isin([HIDDEN, UNANSWERED])]
+        units = part["task_key"].astype(str) + "|" + part["row"].astype(str)
+        answers = pd.DataFrame({"unit": units, "annotator": part["annotator"], "value": part[column].astype(str)})
+        each += [[column, *r] for r in agreement.each_against_the_rest(answers, "nominal")]
         values = sorted(set(part[column]))
         counts = agreement.unit_counts(part, ["task_key", "row"], column, values)
         pairable = counts[counts.sum(axis=1) >= 2] if len(counts) else counts
@@ -93,5 +96,10 @@ def agreement_section(frame: pd.DataFrame, spec: Any, judged: list[str]) -> Find
             "the other columns count only rows without a special case, and unanswered cells not at all. Observed "
             "agreement: the share of agreeing pairs of annotators."]  # fmt: skip
     table = agreement.table_frame(rows, ["column", "observed agreement %"])
+    per_annotator = Table("sentences_agreement_annotators", "Each annotator against the others, per column",
+                          pd.DataFrame(each, columns=["column", *agreement.EACH_COLUMNS]))  # fmt: skip
+    text.append("Each annotator against the others: the same units and answers per column, each answer of the "
+                "annotator paired with each other annotator's on the same sentence row; agreement % of equal pairs, "
+                "Cohen's kappa and nominal Krippendorff's alpha over those pairs.")  # fmt: skip
     return Finding("Agreement per column", text + reasons, [Table("sentences_agreement", "Agreement per column",
-                                                                    table)])  # fmt: skip
+                                                                    table), per_annotator])  # fmt: skip
