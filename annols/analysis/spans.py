@@ -12,6 +12,7 @@ target's labels control (spans in context panes are not counted here).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,7 @@ def sections(tidy: pd.DataFrame, spec: Any, judged: pd.DataFrame,
     if tokens is None:
         agreement = Table(agreement.name, agreement.title, agreement.frame.drop(columns=["token alpha", "token units"]))
         note.append("Token alpha needs the items' texts, which were not given.")
-    each = each_annotator(spans, judged, labels)
+    each = each_annotator(spans, judged, labels, "spans_agreement_annotators")
     note.append(EACH_NOTE)
     return [*out, Finding("Span agreement", note, [agreement, each])]
 
@@ -80,7 +81,7 @@ EACH_NOTE = ("Each annotator against the others: a unit is one candidate (an ite
              "between the annotator's count and the others' mean count per candidate.")  # fmt: skip
 
 
-def each_annotator(spans: pd.DataFrame, judged: pd.DataFrame, labels: list[str]) -> Table:
+def each_annotator(spans: pd.DataFrame, judged: pd.DataFrame, labels: Sequence[str], name: str) -> Table:
     """Per label (and all labels) and annotator: the annotator's span count per candidate against the others'
     (:func:`annols.analysis.agreement.each_against_the_rest` at the interval level); ``judged`` has every counted
     annotation, so a candidate without spans counts 0."""
@@ -91,7 +92,7 @@ def each_annotator(spans: pd.DataFrame, judged: pd.DataFrame, labels: list[str])
         counts = base["uid"].map(mine.groupby("uid").size()).fillna(0).astype(float)
         rows += [[label, *r] for r in agreement_lib.each_against_the_rest(base.assign(value=counts), "interval")]
     frame = pd.DataFrame(rows, columns=["label", *agreement_lib.EACH_COLUMNS])
-    return Table("spans_agreement_annotators", "Each annotator against the others: spans per candidate", frame)
+    return Table(name, "Each annotator against the others: spans per candidate", frame)
 
 
 def counts(spans: pd.DataFrame, judged: pd.DataFrame, labels: list[str]) -> Table:

@@ -212,3 +212,21 @@ def test_judges_on_codes_get_per_item_error_count_correlations(built: dict[str, 
         assert row["bias CI low"] <= row["mean bias"] <= row["bias CI high"]
     agreed = tables["judges_count_agreement"]
     assert set(agreed["question"]) == {question} and agreed["alpha (interval)"].notna().any()
+
+
+@pytest.mark.parametrize(("protocol", "variant", "generate", "name", "key"), [
+    ("qa-feedback", None, "qa_feedback", "qa_span_agreement_annotators", "label"),
+    ("summary-flaws", None, "summary_flaws", "flaws_span_agreement_annotators", "label"),
+    ("sentence-errors", "abstract", "sentence_errors", "sentence_errors_agreement_annotators", "column"),
+])  # fmt: skip
+def test_the_protocols_through_spans_and_sentences_have_each_annotator_against_the_rest(
+        tmp_path: Path, protocol: str, variant: str | None, generate: str, name: str, key: str) -> None:  # fmt: skip
+    """qa-feedback and summary-flaws report spans, sentence-errors sentences, through tables of their own: each
+    has the per-annotator table too (its numbers: tests/analysis/test_spans_sentences.py, the same function)."""
+    pull = study.write_pull(tmp_path / "pull", getattr(study, generate)().tasks)
+    result = build_report(protocols.load(protocol, variant), [pull], tmp_path / "report", ReportOptions(bootstrap=0))
+    (table,) = [t.frame for s in result.sections for t in s.tables if t.name == name]
+    assert set(table["annotator"]) == set(study.ANNOTATORS)
+    assert not table.duplicated([key, "annotator"]).any() and len(table) >= 2 * len(study.ANNOTATORS)
+    assert table["agreement %"].between(0, 100).all() and table["Krippendorff alpha"].notna().any()
+    assert (tmp_path / "report" / "tables" / f"{name}.csv").exists()
