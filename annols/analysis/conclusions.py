@@ -43,7 +43,8 @@ DETECTABLE_NOTE = (
     "system), with independent judgments at the observed tie rate, the difference in percentage points of "
     "(wins - losses) / (wins + losses) of the judgments. Ratings and ranking: the paired t-test's power on "
     "the standard deviation of the per-sample differences, samples discounted by the Wilcoxon test's relative "
-    "efficiency 3/pi (an approximation), the difference in the scale's units."
+    "efficiency 3/pi (an approximation), the difference in the scale's units. CI low, CI high: the difference's 95% "
+    "percentile bootstrap interval resampling items (the same resamples as the style's own test table)."
 )  # fmt: skip
 RELIABILITY_NOTE = (
     "Split-half reliability: the annotators are split into two halves when some item has two or more of them and "
