@@ -65,10 +65,16 @@ def kept(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
     return frame
 
 
+PER_ITEM = "(per item)"  # the system of a per-item answer where the task shows several candidates (none is judged)
+
+
 def rating_rows(frame: pd.DataFrame, aspect: str) -> pd.DataFrame:
-    """One aspect's rating rows as the ratings tables read them, the item as their sample."""
+    """One aspect's rating rows as the ratings tables read them, the item as their sample; a per-item question's
+    answers, about no one candidate, under :data:`PER_ITEM` rather than an empty system name."""
     part = frame[(frame["kind"] == "rating") & (frame["question"] == aspect)]
-    part = part.assign(task_key=part[UNIT].astype(str))
+    system = part["system"].astype(object)
+    unnamed = system.isna() | (system.astype(str) == "")
+    part = part.assign(task_key=part[UNIT].astype(str), system=system.where(~unnamed, PER_ITEM))
     return ratings.judgments(part, [aspect], uid=False)
 
 
@@ -95,9 +101,25 @@ def item_answers(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
     return counts.drop_duplicates([UNIT, "system"])[[UNIT, "system", "value"]].reset_index(drop=True)
 
 
-def association(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
-    """The test of association between system and answer over items (one answer per item and system)."""
-    table = pd.crosstab(item_answers(frame, q)["system"], item_answers(frame, q)["value"])
+ASSOCIATION_COLUMNS = ["question", "item answers", "systems", "answers", "test", "statistic", "Cramér's V", "CI low",
+                       "CI high", "p (test)"]  # fmt: skip
+
+
+def cramers_v(table: np.ndarray) -> float:
+    """Cramér's V of a systems x answers table (``scipy.stats.contingency.association``, no continuity
+    correction), rows and columns without counts dropped; nan when fewer than two of either remain."""
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
+    if min(table.shape) < 2:
+        return np.nan
+    return float(stats.contingency.association(table.astype(np.int64), method="cramer"))
+
+
+def association(frame: pd.DataFrame, q: Question, reps: int = 0, seed: int = 0, stream: int = 0) -> pd.DataFrame:
+    """The test of association between system and answer over items (one answer per item and system), with its
+    effect size, Cramér's V, and V's 95% percentile bootstrap interval resampling items
+    (``default_rng([seed, 7, stream])``, ``reps`` resamples; nan without)."""
+    answers = item_answers(frame, q)
+    table = pd.crosstab(answers["system"], answers["value"])
     table = table.loc[table.sum(axis=1) > 0, table.sum(axis=0) > 0]
     test, statistic, p = "", np.nan, np.nan
     if table.shape == (2, 2):
@@ -107,10 +129,22 @@ def association(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
         test = "chi-square"
         result = stats.chi2_contingency(table.to_numpy())
         statistic, p = result[0], result[1]
-    return pd.DataFrame(
-        [[q.name, int(table.to_numpy().sum()), table.shape[0], table.shape[1], test, float(statistic), float(p)]],
-        columns=["question", "item answers", "systems", "answers", "test", "statistic", "p (test)"],
-    )
+    low = high = np.nan
+    if reps > 0 and test:
+        # Each item's systems x answers counts; a resample of items is their sum, weighted by the draws.
+        items, item = np.unique(answers[UNIT].astype(str), return_inverse=True)
+        row = table.index.get_indexer(answers["system"])
+        col = table.columns.get_indexer(answers["value"])
+        kept = (row >= 0) & (col >= 0)
+        per_item = np.zeros((len(items), *table.shape), dtype=np.int64)
+        np.add.at(per_item, (item[kept], row[kept], col[kept]), 1)
+        rng = np.random.default_rng([seed, 7, stream])
+        drawn = rng.integers(0, len(items), size=(reps, len(items)))
+        found = [cramers_v(per_item[d].sum(axis=0)) for d in drawn]
+        low, high = np.nanpercentile(found, [2.5, 97.5]) if np.isfinite(found).any() else (np.nan, np.nan)
+    v = cramers_v(table.to_numpy()) if test else np.nan
+    return pd.DataFrame([[q.name, int(table.to_numpy().sum()), table.shape[0], table.shape[1], test,
+                          float(statistic), v, float(low), float(high), float(p)]], columns=ASSOCIATION_COLUMNS)
 
 
 def text_answers(frame: pd.DataFrame, q: Question) -> pd.DataFrame:

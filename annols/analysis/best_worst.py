@@ -43,7 +43,7 @@ from typing import Any
 import choix  # type: ignore[import-untyped, unused-ignore]
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
-from scipy.stats import rankdata, spearmanr
+from scipy.stats import spearmanr
 
 from annols.analysis import agreement, bootstrap, detectable, sampled
 from annols.analysis.naming import by_aspect_text, in_order
@@ -68,6 +68,7 @@ PAIRED_COLUMNS = [
     "p (Wilcoxon)",
     "p (Holm)",
 ]
+EFFECT_STREAM = 2  # the paired differences' bootstrap: default_rng([seed, 2, pair index])
 UNIT = "unit"  # the judgments' column naming each row's item (a pool's context), set by the report's collector
 
 
@@ -177,30 +178,16 @@ def item_scores(rows: pd.DataFrame) -> pd.Series:
     return 100 * rows.groupby(["aspect", UNIT, "system"], observed=True, sort=True)["value"].mean()
 
 
-def rank_biserial(diff: np.ndarray) -> float:
-    """The matched-pairs rank-biserial correlation of paired differences (zeros dropped): the share of the
-    signed-rank sum that is positive minus the share that is negative, from -1 to 1 (Kerby 2014)."""
-    nonzero = diff[diff != 0]
-    if not len(nonzero):
-        return np.nan
-    ranks = rankdata(np.abs(nonzero))
-    return float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
+rank_biserial = detectable.rank_biserial  # its home is beside the other paired tests' effects
 
 
 def paired_tests(rows: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
     """:data:`PAIRED_COLUMNS`: every pair of candidates per aspect compared over the items that showed both."""
     per_item = item_scores(rows)
-    tests = detectable.paired_tests(per_item, "aspect").rename(columns={
-        "samples": "items", "samples system higher": "items system higher",
-        "samples opponent higher": "items opponent higher"})  # fmt: skip
-    effects = []
-    for i, (*_, diff) in enumerate(detectable.paired_differences(per_item, "aspect")):
-        units = np.column_stack([diff, np.ones(len(diff))])
-        effects.append([*bootstrap.ratio(units, options.bootstrap, np.random.default_rng([options.seed, 2, i])),
-                        rank_biserial(diff)])  # fmt: skip
-    tests[["CI low", "CI high", "rank-biserial r"]] = (
-        pd.DataFrame(effects, index=tests.index, dtype=float) if effects else np.nan
-    )
+    tests = detectable.with_effects(detectable.paired_tests(per_item, "aspect"), per_item, "aspect",
+                                    options.bootstrap, options.seed, EFFECT_STREAM)  # fmt: skip
+    tests = tests.rename(columns={"samples": "items", "samples system higher": "items system higher",
+                                  "samples opponent higher": "items opponent higher"})  # fmt: skip
     return tests[PAIRED_COLUMNS]
 
 

@@ -59,9 +59,10 @@ def numeric_sections(frame: pd.DataFrame, spec: Any, options: AnalysisOptions) -
     return out
 
 
-def choice_sections(frame: pd.DataFrame, spec: Any) -> list[Finding]:
+def choice_sections(frame: pd.DataFrame, spec: Any, options: AnalysisOptions | None = None) -> list[Finding]:
+    options = options or AnalysisOptions(bootstrap=0)
     out = []
-    for q in asked.questions_of(spec):
+    for n, q in enumerate(asked.questions_of(spec)):
         if q.kind != "choice" or not q.per_candidate:
             continue
         by_system = asked.choice_by_system(frame, q)
@@ -72,9 +73,11 @@ def choice_sections(frame: pd.DataFrame, spec: Any) -> list[Finding]:
         else:
             text.append("Test of association between system and answer over items: each item's answer for a "
                         "system is its judgments' most common code (ties: the code listed first); Fisher's exact "
-                        "test for two systems and two answers, else Pearson's chi-square.")  # fmt: skip
+                        "test for two systems and two answers, else Pearson's chi-square. Effect size: Cramér's V "
+                        "(0 none, 1 the answer follows the system), with its 95% percentile bootstrap interval "
+                        "resampling items.")  # fmt: skip
             tables.append(Table(f"q_{q.name}_association", f"{q.name}: system and answer over items",
-                                asked.association(frame, q)))  # fmt: skip
+                                asked.association(frame, q, options.bootstrap, options.seed, n)))  # fmt: skip
         out.append(Finding(f"Question {q.name} (choice, per candidate)", text, tables))
     return out
 
@@ -127,7 +130,7 @@ def sections(frame: pd.DataFrame | None, spans: pd.DataFrame | None, spec: Any, 
     :func:`annols.analysis.asked.span_rows` (None for a definition it covers nothing of)."""
     if frame is None:
         return []
-    out = numeric_sections(frame, spec, options) + choice_sections(frame, spec) + text_sections(frame, spec)
+    out = numeric_sections(frame, spec, options) + choice_sections(frame, spec, options) + text_sections(frame, spec)
     if spans is not None:
         out += span_sections(frame, spans, spec, judged, tokens, options)
     return out

@@ -44,7 +44,8 @@ DETECTABLE_NOTE = (
     "system), with independent judgments at the observed tie rate, the difference in percentage points of "
     "(wins - losses) / (wins + losses) of the judgments. Ratings and ranking: the paired t-test's power on "
     "the standard deviation of the per-sample differences, samples discounted by the Wilcoxon test's relative "
-    "efficiency 3/pi (an approximation), the difference in the scale's units."
+    "efficiency 3/pi (an approximation), the difference in the scale's units. CI low, CI high: the difference's 95% "
+    "percentile bootstrap interval resampling items (the same resamples as the style's own test table)."
 )  # fmt: skip
 RELIABILITY_NOTE = (
     "Split-half reliability: the annotators are split into two halves when some item has two or more of them and "
@@ -71,6 +72,9 @@ SCORE_TEXT = {"pairwise": "1 for a win, 0.5 for a tie, 0 for a loss", "ratings":
               "best-worst": "100 for chosen best, -100 for worst, 0 otherwise: the best-worst score %"}  # fmt: skip
 
 
+RANKING_EFFECT_STREAM = 6  # the ranking tests' mean differences: default_rng([seed, 6, pair index])
+
+
 @dataclass
 class Compared:
     frame: pd.DataFrame  # detectable.COLUMNS
@@ -79,26 +83,29 @@ class Compared:
     text: list[str] = field(default_factory=list)
 
 
-def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
-                rated: tuple[pd.DataFrame, list[str]] | None = None) -> Compared:  # fmt: skip
+def comparisons(style: str, tidy: pd.DataFrame, spec: Any, rated: tuple[pd.DataFrame, list[str]] | None = None,
+                options: AnalysisOptions | None = None) -> Compared:  # fmt: skip
     """The ``detectable`` frame of a style, any test table it needed of its own (ranking: its paired tests and
     their second result, with its paragraph) and the second result, annotators as sampled
     (:mod:`annols.analysis.sampled`); ``rated``: the rating rows (:func:`annols.analysis.ratings.rows`) when
-    already made."""
+    already made; ``options``: the bootstrap of each difference's interval (the same resamples as the style's
+    own test table), none when not given."""
+    options = options or AnalysisOptions(bootstrap=0)
     if style == "pairwise":
         tidy, aspects = by_aspect_text(tidy, spec.aspects)
         frame = pairwise.judgments(tidy, aspects)
-        signs = pairwise.sign_test(frame).frame
+        signs = pairwise.sign_test(frame, options).frame
         return Compared(detectable.pairwise_table(signs), [], sampled.pairwise(frame, signs))
     if style == "ratings":
         frame, _ = rated or ratings.rows(tidy, spec)
-        tests = detectable.paired_tests(ratings.sample_means(frame), "aspect")
+        tests = ratings.tests_with_effects(frame, options)
         crossed = sampled.paired(frame, "aspect", tests, "rating")
         return Compared(detectable.paired_table(tests, "aspect", "mean rating"), [], crossed)
     if style == "ranking":
         frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))
         means = frame.groupby(["dimension", "task_key", "system"], observed=True)["rank"].mean()
-        tests = detectable.paired_tests(means, "dimension")
+        tests = detectable.with_effects(detectable.paired_tests(means, "dimension"), means, "dimension",
+                                        options.bootstrap, options.seed, RANKING_EFFECT_STREAM)  # fmt: skip
         table = Table("ranking_paired_tests", "Paired tests between systems over samples: mean rank per sample "
                       "(Wilcoxon signed-rank, Holm across the pairs of a dimension)", tests)  # fmt: skip
         crossed = sampled.paired(frame, "dimension", tests, "rank")
@@ -108,7 +115,10 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any,
                         [table, *second], crossed.rename(columns={"dimension": "aspect"}), said)  # fmt: skip
     if style == "best-worst":
         rows, aspects = best_worst.named_judgments(tidy, spec)
-        tests = best_worst.in_aspect_order(detectable.paired_tests(best_worst.item_scores(rows), "aspect"), aspects)
+        per_item = best_worst.item_scores(rows)
+        tests = detectable.with_effects(detectable.paired_tests(per_item, "aspect"), per_item, "aspect",
+                                        options.bootstrap, options.seed, best_worst.EFFECT_STREAM)  # fmt: skip
+        tests = best_worst.in_aspect_order(tests, aspects)
         crossed = best_worst.sampled_frame(rows, tests)
         return Compared(detectable.paired_table(tests, "aspect", best_worst.MEASURE), [], crossed)
     return Compared(pd.DataFrame(columns=detectable.COLUMNS), [], pd.DataFrame(columns=["aspect", *sampled.COLUMNS]))
@@ -118,7 +128,7 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: AnalysisOptions
              rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Finding]:  # fmt: skip
     """``rated``: the rating rows of a ratings study (:func:`annols.analysis.ratings.rows`) when already made."""
     out = []
-    compared = comparisons(style, tidy, spec, rated)
+    compared = comparisons(style, tidy, spec, rated, options)
     frame, extra, crossed = compared.frame, compared.extra, compared.crossed
     if len(frame):
         significant = int((frame["p (corrected)"] < detectable.ALPHA).sum())

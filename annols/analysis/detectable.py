@@ -39,12 +39,12 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy import optimize
-from scipy.stats import binom, norm, wilcoxon
+from scipy.stats import binom, norm, rankdata, wilcoxon
 from scipy.stats import f as f_dist
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from annols.analysis import cells
+from annols.analysis import bootstrap, cells
 from annols.analysis.naming import natural
 
 ALPHA = 0.05
@@ -52,8 +52,9 @@ POWER = 0.8
 WILCOXON_ARE = 3 / math.pi
 INCONCLUSIVE = "inconclusive at this size"
 
-COLUMNS = ["aspect", "system", "opponent", "test", "measure", "units", "difference", "p (corrected)",
-           "tests corrected for", "detectable difference", "conclusion"]  # fmt: skip
+COLUMNS = ["aspect", "system", "opponent", "test", "measure", "units", "difference", "CI low", "CI high",
+           "p (corrected)", "tests corrected for", "detectable difference", "conclusion"]  # fmt: skip
+EFFECT_COLUMNS = ["CI low", "CI high", "rank-biserial r"]  # beside a paired test's mean difference (with_effects)
 
 
 def sign_test_region(n: int, alpha: float) -> int:
@@ -123,6 +124,31 @@ def paired_tests(means: pd.Series, group: str) -> pd.DataFrame:
     return table
 
 
+def rank_biserial(diff: np.ndarray) -> float:
+    """The matched-pairs rank-biserial correlation of paired differences (zeros dropped): the share of the
+    signed-rank sum that is positive minus the share that is negative, from -1 to 1 (Kerby 2014)."""
+    nonzero = diff[diff != 0]
+    if not len(nonzero):
+        return np.nan
+    ranks = rankdata(np.abs(nonzero))
+    return float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
+
+
+def with_effects(tests: pd.DataFrame, means: pd.Series, group: str, reps: int, seed: int,
+                 stream: int) -> pd.DataFrame:  # fmt: skip
+    """:func:`paired_tests`' table with :data:`EFFECT_COLUMNS` after its mean difference: the difference's 95%
+    percentile bootstrap interval resampling the samples (``default_rng([seed, stream, pair index])``; nan
+    without resamples) and the rank-biserial correlation, so no p stands without an effect and its interval."""
+    effects = []
+    for i, (*_, diff) in enumerate(paired_differences(means, group)):
+        units = np.column_stack([diff, np.ones(len(diff))])
+        effects.append([*bootstrap.ratio(units, reps, np.random.default_rng([seed, stream, i])), rank_biserial(diff)])
+    found = pd.DataFrame(effects, index=tests.index, columns=EFFECT_COLUMNS, dtype=float)
+    at = list(tests.columns).index("mean difference") + 1
+    columns = [*tests.columns[:at], *EFFECT_COLUMNS, *tests.columns[at:]]
+    return pd.concat([tests, found], axis=1)[columns]
+
+
 def _text(x: float, unit: str) -> str:
     if math.isinf(x):
         return "nothing at this size: too few units for the test to reject"
@@ -163,7 +189,7 @@ def pairwise_table(sign_test: pd.DataFrame, alpha: float = ALPHA, power: float =
         better, worse = (row["system"], row["opponent"]) if won >= lost else (row["opponent"], row["system"])
         p = float(row["p (Holm)"])
         rows.append([row["aspect"], row["system"], row["opponent"], "sign test over items",
-                     "win - loss % of decided", decided, diff, p, m, x,
+                     "win - loss % of decided", decided, diff, row["CI low %"], row["CI high %"], p, m, x,
                      conclusion(p, diff, better, worse, x, " points", alpha)])  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -180,8 +206,9 @@ def paired_table(tests: pd.DataFrame, group: str, measure: str, lower_better: bo
         first_better = (diff < 0) if lower_better else (diff > 0)
         better, worse = (row["system"], row["opponent"]) if first_better else (row["opponent"], row["system"])
         p = float(row["p (Holm)"])
-        rows.append([row[group], row["system"], row["opponent"], "Wilcoxon signed-rank", measure, n, diff, p, m,
-                     x, conclusion(p, diff, better, worse, x, "", alpha)])  # fmt: skip
+        low, high = (row["CI low"], row["CI high"]) if "CI low" in row else (np.nan, np.nan)
+        rows.append([row[group], row["system"], row["opponent"], "Wilcoxon signed-rank", measure, n, diff, low, high,
+                     p, m, x, conclusion(p, diff, better, worse, x, "", alpha)])  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

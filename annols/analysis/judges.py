@@ -21,6 +21,9 @@ codes joined by ``+``). Spans are compared as sets of (control, label, start, en
 - **Correlations and bias** per question of numbers: the judge's answer against the
   humans' mean on each unit, Pearson, Spearman and Kendall tau-b (scipy), and the mean bias
   (judge - humans' mean) with a 95% percentile bootstrap interval resampling items.
+- **Error counts** (spans, sentence codes; :func:`count_tables`): per item, the spans each rater marked per
+  labels control, or the rows given a code per column; the judge's count against the humans' mean count as
+  above (correlations and bias) and agreement at the counts' level.
 - **Alternative annotator test** (Calderon, Reichart & Dror 2025), with three or more
   annotators: for each annotator j, on the units j answered with at least one other
   annotator and the judge, the judge and j are each scored against the others: the share
@@ -178,22 +181,35 @@ def alt_test_p(d: np.ndarray, epsilon: float) -> tuple[float, float]:
 def alt_test(scores: dict[str, tuple[np.ndarray, np.ndarray]], epsilon: float) -> tuple[list[list[Any]], list[Any]]:
     """Per annotator: (the judge's score, the annotator's score) on each of their units -> rows, and the summary.
 
-    Rows: [annotator, units, rho_f, rho_h, t, p, p (BY), H0 rejected]; summary:
-    [annotators, rejected, winning rate, rho, passes].
+    Rows: [annotator, units, rho_f, rho_h, advantage, CI low, CI high, t, p, p (BY), H0 rejected]; summary:
+    [annotators, rejected, winning rate, rho, passes]. The advantage is the test's effect, rho_f - rho_h (the
+    mean of -d), with its 95% t interval (:func:`advantage_interval`), the interval the t-test inverts.
     """
     rows = []
     for who, (f, h) in sorted(scores.items()):
         w_f, w_h = (f >= h).astype(float), (h >= f).astype(float)
         t, p = alt_test_p(w_h - w_f, epsilon)
-        rows.append([who, len(f), float(w_f.mean()), float(w_h.mean()), t, p])
+        rows.append([who, len(f), float(w_f.mean()), float(w_h.mean()), *advantage_interval(w_f - w_h), t, p])
     if not rows:
         return [], []
-    rejected, adjusted, _, _ = multipletests([r[5] for r in rows], alpha=ALPHA, method="fdr_by")
+    rejected, adjusted, _, _ = multipletests([r[8] for r in rows], alpha=ALPHA, method="fdr_by")
     for r, reject, q in zip(rows, rejected, adjusted, strict=True):
         r += [float(q), bool(reject)]
     omega = float(np.mean(rejected))
     rho = float(np.mean([r[2] for r in rows]))
     return rows, [len(rows), int(np.sum(rejected)), omega, rho, omega >= 0.5]
+
+
+def advantage_interval(gain: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """The judge's mean advantage over an annotator (mean of W_f - W_h) and its two-sided t interval
+    (``scipy.stats.t``), the interval the one-sample t-test inverts; a constant gain has a zero-width interval."""
+    if not len(gain):
+        return np.nan, np.nan, np.nan
+    mean = float(gain.mean())
+    if len(gain) < 2 or np.all(gain == gain[0]):
+        return mean, mean, mean
+    half = float(scipy_stats.t.ppf((1 + level) / 2, len(gain) - 1) * gain.std(ddof=1) / math.sqrt(len(gain)))
+    return mean, mean - half, mean + half
 
 
 def _score(mine: Any, others: list[Any], numeric: bool) -> float:
@@ -219,8 +235,8 @@ def alt_test_scores(part: pd.DataFrame, judge: str, numeric: bool) -> dict[str, 
     return {who: (np.array(f), np.array(h)) for who, (f, h) in out.items()}
 
 
-ALT_COLUMNS = ["judge", "question", "annotator", "units", "rho judge", "rho annotator", "t", "p", "p (BY)",
-               "H0 rejected"]  # fmt: skip
+ALT_COLUMNS = ["judge", "question", "annotator", "units", "rho judge", "rho annotator", "advantage", "CI low",
+               "CI high", "t", "p", "p (BY)", "H0 rejected"]  # fmt: skip
 SUMMARY_COLUMNS = ["judge", "question", "annotators", "rejected", "winning rate", "rho (advantage)",
                    "as good as an annotator"]  # fmt: skip
 
@@ -257,7 +273,9 @@ def alt_tests(table: pd.DataFrame, judges: Sequence[str], epsilon: float,
     note = (
         f"epsilon = {epsilon}, the cost-benefit margin; the authors' guidance (Calderon et al. 2025): 0.2 for "
         f"experts, 0.15 for skilled annotators, 0.1 for crowd-workers, smaller when the annotators agree little. "
-        f"Benjamini-Yekutieli over the annotators at q = {ALPHA}. Needs three or more annotators."
+        f"Benjamini-Yekutieli over the annotators at q = {ALPHA}. Needs three or more annotators. Advantage: the "
+        f"test's effect, rho judge - rho annotator (the mean of W_f - W_h over the units), with its two-sided 95% t "
+        f"interval; H0 says it is at most -epsilon."
     )
     pooled_note = ("Each question's unit is one instance of a single test, as the authors do for SummEval's four "
                    "aspects (an instance is a summary and an aspect): per annotator, the instances of every "
@@ -322,6 +340,57 @@ def correlations(table: pd.DataFrame, judges: Sequence[str], options: AnalysisOp
 
 
 METHODS = ("pearson", "spearman", "kendall")
+
+SPANS_PER_ITEM = "{}: spans per item"
+CODED_ROWS = "{}: rows with a code per item"
+
+
+def count_units(frame: pd.DataFrame, judged: pd.DataFrame | None) -> pd.DataFrame:
+    """The error counts each rater gave each item (:data:`UNIT_COLUMNS`, numbers): per labels control the spans
+    marked (``judged``: every counted (task, rater), so an item without spans counts 0), per sentence column the
+    rows given a code (of the rows each judgment has). The unit is the item, as a candidate is its item's output."""
+    parts = []
+
+    def counted(raters: pd.DataFrame, marks: pd.DataFrame, questions: Sequence[str], name: str) -> None:
+        keys = raters[["task_key", "annotator"]].astype(str).drop_duplicates()
+        for q in questions:
+            mine = marks[marks["question"].astype(str) == q]
+            n = mine.groupby([mine["task_key"].astype(str), mine["annotator"].astype(str)]).size()
+            index = pd.MultiIndex.from_frame(keys)
+            parts.append(pd.DataFrame({"question": name.format(q), "unit": keys["task_key"].to_numpy(),
+                                       "task_key": keys["task_key"].to_numpy(), "about": "",
+                                       "annotator": keys["annotator"].to_numpy(),
+                                       "value": n.reindex(index, fill_value=0).to_numpy(dtype=float),
+                                       "numeric": True}))  # fmt: skip
+
+    spans = frame[frame["kind"] == "span"]
+    if judged is not None and len(spans):
+        counted(judged, spans, sorted(spans["question"].astype(str).unique()), SPANS_PER_ITEM)
+    cells = frame[frame["kind"] == "cell"].drop_duplicates(["task_key", "annotator", "question", "row"])
+    if len(cells):
+        counted(frame[frame["kind"] == "row"], cells, sorted(cells["question"].astype(str).unique()), CODED_ROWS)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=UNIT_COLUMNS)
+
+
+def count_tables(frame: pd.DataFrame, judged: pd.DataFrame | None, judges: Sequence[str],
+                 options: AnalysisOptions) -> list[Table]:  # fmt: skip
+    """Judges on error codes: per item, the judge's error count against the humans' mean count (correlations and
+    bias, as :func:`correlations`) and its agreement with each human and the majority at the counts' interval level
+    (:func:`agreement`); none where the style marks no errors."""
+    counts = count_units(frame, judged)
+    if not len(counts):
+        return []
+    note = ("A unit is an item (its candidate): the errors each rater marked on it, spans per labels control or "
+            "sentence rows given a code per column (0 where none). Correlation says whether the judge finds more "
+            "errors where the humans do; the bias, how many more (+) or fewer (-) per item than the humans' mean, "
+            "with its 95% percentile bootstrap interval over items. Agreement: counts are numbers, so "
+            "quadratic-weighted kappa, ordinal alpha and interval alpha beside it.")  # fmt: skip
+    found = correlations(counts, judges, options)
+    agreed = agreement(counts, judges)
+    return [Table("judges_count_correlation", "Judges against the humans' mean error count per item: "
+                  "correlations and bias", found.frame, note),
+            Table("judges_count_agreement", "Agreement on error counts per item: humans with each other, each "
+                  "judge with each human and with the human majority", agreed.frame, note)]  # fmt: skip
 
 
 # --- systems ---------------------------------------------------------------------------------
@@ -562,6 +631,7 @@ def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], e
     if spans:
         span_table, span_scores = span_tables(frame, judged, judges)
         tables.append(span_table)
+    tables += count_tables(frame, judged, judges, options)
     per_annotator, summary, pooled = alt_tests(table, judges, epsilon, span_scores)
     if not len(summary.frame):
         text.append("Alternative annotator test: not computed, it needs three or more annotators per question.")

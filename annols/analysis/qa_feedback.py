@@ -25,6 +25,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import results, span_agreement
 from annols.analysis.results import Finding, Table, percent
+from annols.analysis.spans import EACH_NOTE, each_annotator
 from annols.definition import Definition
 from annols.formats.qa_feedback import CORRECTED, ERROR_LABELS, EVIDENCE, MISSING_LABELS, STORED_ERRORS, STORED_MISSING
 
@@ -83,8 +84,10 @@ def sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame | 
         rows = span_agreement.SpanRows(labels=tuple(ERROR_LABELS), tokens=dict(tokens or {}))
         found = errors[(errors["start"] >= 0) & (errors["start"] < errors["end"])]
         rows.spans = list(found[["uid", "task_key", "type", "start", "end"]].itertuples(index=False, name=None))
-        out.append(Finding("Span agreement", [span_agreement.AGREEMENT_NOTE],
-                           [span_agreement.agreement_table("qa_span_agreement", rows, judged)]))  # fmt: skip
+        spans = pd.DataFrame(rows.spans, columns=span_agreement.SPAN_COLUMNS)
+        each = each_annotator(spans, judged, list(tuple(ERROR_LABELS)), "qa_span_agreement_annotators")
+        out.append(Finding("Span agreement", [span_agreement.AGREEMENT_NOTE, EACH_NOTE],
+                           [span_agreement.agreement_table("qa_span_agreement", rows, judged), each]))  # fmt: skip
     return out
 
 

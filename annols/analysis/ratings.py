@@ -170,7 +170,7 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
     # Each table's transients (tens of MB at 100,000 tasks) go back to the system before the next is made.
     tables = [summary(frame, options, whole=spec.scale != "slider"), dist]
     memory.release()
-    tests = paired_tests(frame)
+    tests = paired_tests(frame, options)
     tables.append(tests)
     crossed, crossed_text = sampled.table("ratings", sampled.paired(frame, "aspect", tests.frame, "rating"),
                                           sampled.most_annotators(frame, "aspect"), "mean rating difference",
@@ -279,10 +279,22 @@ def sample_means(frame: pd.DataFrame) -> pd.Series:
     return cells.grouped(frame, ["aspect", "task_key", "system"], "rating", "mean")
 
 
-def paired_tests(frame: pd.DataFrame) -> Table:
+EFFECT_STREAM = 5  # the paired differences' bootstrap: default_rng([seed, 5, pair index])
+
+
+def tests_with_effects(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
+    """The detectable differences' test (:func:`annols.analysis.detectable.paired_tests`) of per-sample mean
+    ratings, with the mean difference's interval and rank-biserial r
+    (:func:`annols.analysis.detectable.with_effects`)."""
+    means = sample_means(frame)
+    return detectable.with_effects(detectable.paired_tests(means, "aspect"), means, "aspect", options.bootstrap,
+                                   options.seed, EFFECT_STREAM)  # fmt: skip
+
+
+def paired_tests(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
     """Wilcoxon signed-rank between each pair of systems over samples of per-sample mean ratings, Holm across the
-    pairs of an aspect: the detectable differences' test (:func:`annols.analysis.detectable.paired_tests`)."""
-    table = detectable.paired_tests(sample_means(frame), "aspect").drop(columns="sd of differences")
+    pairs of an aspect, with the mean difference's 95% bootstrap interval over samples and rank-biserial r."""
+    table = tests_with_effects(frame, options).drop(columns="sd of differences")
     return Table("ratings_paired_tests", "Paired tests between systems over samples (Wilcoxon signed-rank, Holm)",
                  table)  # fmt: skip
 

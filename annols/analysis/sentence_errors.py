@@ -23,7 +23,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols.analysis import agreement as agreeing
 from annols.analysis import results
 from annols.analysis.results import Finding, Table, percent
-from annols.analysis.sentences import HIDDEN, NO_SPECIAL, UNANSWERED
+from annols.analysis.sentences import EACH_TEXT, HIDDEN, NO_SPECIAL, UNANSWERED, each_annotator
 from annols.definition import Definition
 from annols.formats.sentence_errors import JOIN, _column, _groups
 
@@ -49,14 +49,16 @@ def sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame | 
         panels.append(results.Panel(f"{variant}: {column}", list(part["answer"]), [list(part["rows %"])]))
     plot = results.stacked_bars("sentence_errors_distribution", "Answers per column", panels, ["rows %"])
     out = [Finding("Answers", text, [table], [plot])]
+    annotators = tidy.drop_duplicates("uid").set_index("uid")["annotator"]
     counts = frame.groupby(["task_key", "sentence"]).size()
     if (counts >= 2).any():
         out.append(Finding(
             "Agreement per column",
             ["Units are sentence rows of an item. The special-case column counts '(no special case)' as a "
              "value; Mapping and Meaning count only rows without a special case, and unanswered cells not "
-             "at all. Observed agreement: the share of agreeing pairs of annotators."],
-            [agreement(frame)],
+             "at all. Observed agreement: the share of agreeing pairs of annotators.", EACH_TEXT],
+            [agreement(frame), each_annotator(frame.assign(annotator=frame["uid"].map(annotators)), list(JUDGED),
+                                              "special case", "sentence", "sentence_errors_agreement_annotators")],
         ))  # fmt: skip
     return out
 

@@ -74,6 +74,26 @@ def distribution(frame: pd.DataFrame, judged: list[str]) -> Table:
     return Table("sentences_distribution", "Answers per column, over sentence rows", table)
 
 
+EACH_TEXT = ("Each annotator against the others: the same units and answers per column, each answer of the annotator "
+             "paired with each other annotator's on the same sentence row; agreement % of equal pairs, Cohen's kappa "
+             "and nominal Krippendorff's alpha over those pairs.")  # fmt: skip
+
+
+def each_annotator(frame: pd.DataFrame, columns: list[str], special: str, row: str, name: str) -> Table:
+    """Per column and annotator, each answer against the other annotators' on the same sentence row of an item
+    (:func:`annols.analysis.agreement.each_against_the_rest`, nominal); the special-case column counts every row,
+    the others only rows without a special case and with an answer, as the group table does. ``frame``: one line
+    per judgment and sentence row with task_key, annotator, ``row`` and the columns' answers."""
+    each = []
+    for column in columns:
+        part = frame if column == special else frame[~frame[column].isin([HIDDEN, UNANSWERED])]
+        units = part["task_key"].astype(str) + "|" + part[row].astype(str)
+        answers = pd.DataFrame({"unit": units, "annotator": part["annotator"], "value": part[column].astype(str)})
+        each += [[column, *r] for r in agreement.each_against_the_rest(answers, "nominal")]
+    return Table(name, "Each annotator against the others, per column",
+                 pd.DataFrame(each, columns=["column", *agreement.EACH_COLUMNS]))  # fmt: skip
+
+
 def agreement_section(frame: pd.DataFrame, spec: Any, judged: list[str]) -> Finding:
     rows, all_counts = [], []
     for column in judged:
@@ -93,5 +113,7 @@ def agreement_section(frame: pd.DataFrame, spec: Any, judged: list[str]) -> Find
             "the other columns count only rows without a special case, and unanswered cells not at all. Observed "
             "agreement: the share of agreeing pairs of annotators."]  # fmt: skip
     table = agreement.table_frame(rows, ["column", "observed agreement %"])
+    per_annotator = each_annotator(frame, judged, spec.special.name, "row", "sentences_agreement_annotators")
+    text.append(EACH_TEXT)
     return Finding("Agreement per column", text + reasons, [Table("sentences_agreement", "Agreement per column",
-                                                                    table)])  # fmt: skip
+                                                                    table), per_annotator])  # fmt: skip

@@ -12,11 +12,13 @@ target's labels control (spans in context panes are not counted here).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis import agreement as agreement_lib
 from annols.analysis import span_agreement
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.naming import natural
@@ -67,7 +69,30 @@ def sections(tidy: pd.DataFrame, spec: Any, judged: pd.DataFrame,
     if tokens is None:
         agreement = Table(agreement.name, agreement.title, agreement.frame.drop(columns=["token alpha", "token units"]))
         note.append("Token alpha needs the items' texts, which were not given.")
-    return [*out, Finding("Span agreement", note, [agreement])]
+    each = each_annotator(spans, judged, labels, "spans_agreement_annotators")
+    note.append(EACH_NOTE)
+    return [*out, Finding("Span agreement", note, [agreement, each])]
+
+
+EACH_NOTE = ("Each annotator against the others: a unit is one candidate (an item's output), its value the spans the "
+             "annotator marked on it (0 for none), per label and for all labels; the annotator's count is paired with "
+             "each other annotator's on the same candidate. Agreement % is the share of equal counts, Cohen's kappa "
+             "is quadratic-weighted, Krippendorff's alpha is interval (counts are numbers), and Spearman's rho is "
+             "between the annotator's count and the others' mean count per candidate.")  # fmt: skip
+
+
+def each_annotator(spans: pd.DataFrame, judged: pd.DataFrame, labels: Sequence[str], name: str) -> Table:
+    """Per label (and all labels) and annotator: the annotator's span count per candidate against the others'
+    (:func:`annols.analysis.agreement.each_against_the_rest` at the interval level); ``judged`` has every counted
+    annotation, so a candidate without spans counts 0."""
+    base = judged[["uid", "task_key", "annotator"]].rename(columns={"task_key": "unit"})
+    rows = []
+    for label in [span_agreement.ALL, *labels]:
+        mine = spans if label == span_agreement.ALL else spans[spans["label"] == label]
+        counts = base["uid"].map(mine.groupby("uid").size()).fillna(0).astype(float)
+        rows += [[label, *r] for r in agreement_lib.each_against_the_rest(base.assign(value=counts), "interval")]
+    frame = pd.DataFrame(rows, columns=["label", *agreement_lib.EACH_COLUMNS])
+    return Table(name, "Each annotator against the others: spans per candidate", frame)
 
 
 def counts(spans: pd.DataFrame, judged: pd.DataFrame, labels: list[str]) -> Table:

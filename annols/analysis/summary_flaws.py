@@ -19,6 +19,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import results, span_agreement
 from annols.analysis.results import Finding, Table, percent
+from annols.analysis.spans import EACH_NOTE, each_annotator
 from annols.definition import Definition
 from annols.formats.summary_flaws import names_for
 
@@ -77,6 +78,8 @@ def sections(definition: Definition, tidy: pd.DataFrame, judged: pd.DataFrame | 
         found = labels[(labels["start"] >= 0) & (labels["start"] < labels["end"])]
         found = found.sort_values(["uid", "start", "end", "label"], kind="stable")
         rows_.spans = list(found[["uid", "task_key", "label", "start", "end"]].itertuples(index=False, name=None))
-        out.append(Finding("Span agreement", [span_agreement.AGREEMENT_NOTE],
-                           [span_agreement.agreement_table("flaws_span_agreement", rows_, judged)]))  # fmt: skip
+        spans = pd.DataFrame(rows_.spans, columns=span_agreement.SPAN_COLUMNS)
+        each = each_annotator(spans, judged, list(names.labels), "flaws_span_agreement_annotators")
+        out.append(Finding("Span agreement", [span_agreement.AGREEMENT_NOTE, EACH_NOTE],
+                           [span_agreement.agreement_table("flaws_span_agreement", rows_, judged), each]))  # fmt: skip
     return out

@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import __version__, files
-from annols.analysis import naming
+from annols.analysis import methods, naming
 from annols.analysis.judges import EPSILON
 from annols.analysis.results import Finding
 from annols.definition import Definition
@@ -131,6 +131,9 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     return _write(definition, study, sections, options, Path(out_dir), left_out)
 
 
+METHODS_LEAD = "Methods."  # report.md's methods paragraph opens with it (paper.tex's "methods" block says the same)
+
+
 def _sequential(definition: Definition, protocol: StyleCollector, study: Study, record: Path) -> Finding:
     from annols.analysis import sequential
     from annols.study import rounds
@@ -175,6 +178,8 @@ def _write(definition: Definition, study: Study, sections: list[Finding], option
     legend = Legend(*naming.legend(definition.spec))
     written += paper.write(definition, study, sections, out_dir, legend)
     title, intro = _title(definition), _intro(definition, study, options, left_out or [])
+    used = methods.paragraph(t.name for section in sections for t in section.tables)
+    intro += [f"{METHODS_LEAD} {used}"] if used else []
     intro += [line for section in sections for line in section.summary]
     md, page = out_dir / render.MARKDOWN, out_dir / render.HTML
     files.write_text(md, render.markdown(title, intro, sections, legend))

@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import files
-from annols.analysis import detectable, reliability
+from annols.analysis import detectable, methods, reliability
 from annols.analysis.results import Finding, Table, cell_text
 from annols.definition import Definition
 from annols.report import model
@@ -190,6 +190,19 @@ CITATIONS: dict[str, str] = {
   institution = {Sawtooth Software}, type = {Research Paper Series}, address = {Sequim, WA},
   year = {2009}
 }""",
+    "riezler2024": """@book{riezler2024,
+  author = {Riezler, Stefan and Hagmann, Michael},
+  title = {Validity, Reliability, and Significance: Empirical Methods for {NLP} and Data Science},
+  edition = {2}, series = {Synthesis Lectures on Human Language Technologies},
+  publisher = {Springer}, address = {Cham},
+  year = {2024}
+}""",
+    "calderon2025": """@inproceedings{calderon2025,
+  author = {Calderon, Nitay and Reichart, Roi and Dror, Rotem},
+  title = {The Alternative Annotator Test for {LLM}-as-a-Judge: How to Statistically Justify Replacing Human Annotators with {LLMs}},
+  booktitle = {Proceedings of the 63rd Annual Meeting of the Association for Computational Linguistics (ACL)},
+  year = {2025}
+}""",  # noqa: E501
     "brown1910": """@article{brown1910,
   author = {Brown, William},
   title = {Some Experimental Results in the Correlation of Mental Abilities},
@@ -239,6 +252,10 @@ _BIBITEMS = {
                        "Papers)}, pages 465--470, 2017.",
     "orme2009": "B. Orme. MaxDiff analysis: simple counting, individual-level logit, and HB. \\emph{Sawtooth "
                 "Software Research Paper Series}, 2009.",
+    "riezler2024": "S. Riezler and M. Hagmann. \\emph{Validity, Reliability, and Significance: Empirical Methods "
+                   "for NLP and Data Science}. Springer, 2nd edition, 2024.",
+    "calderon2025": "N. Calderon, R. Reichart and R. Dror. The alternative annotator test for LLM-as-a-judge: how to "
+                    "statistically justify replacing human annotators with LLMs. In \\emph{Proceedings of ACL}, 2025.",
     "brown1910": "W. Brown. Some experimental results in the correlation of mental abilities. \\emph{British "
                  "Journal of Psychology}, 3(3):296--322, 1910.",
 }  # fmt: skip
@@ -295,14 +312,14 @@ WRAPPED = ">{\\raggedright\\arraybackslash}p{0.24\\linewidth}"  # a list of syst
 
 
 def _tabular(name: str, caption: str, header: list[str], rows: list[list[str]], note: str = "",
-             keys: int = 3) -> list[str]:  # fmt: skip
+             keys: int = 3, size: str = "\\small") -> list[str]:  # fmt: skip
     """A booktabs table: header and rows are LaTeX already (cells escaped by the caller). The first ``keys``
     columns are left-aligned names, the rest right-aligned numbers; a "better than" column wraps."""
     wrapped = bool(header) and header[-1] == "better than"
     numbers = len(header) - min(keys, len(header)) - wrapped
     spec = "l" * min(keys, len(header)) + "r" * numbers + (WRAPPED if wrapped else "")
     # Columns 4pt apart (LaTeX's default is 6pt): a results table of nine columns fits the text width.
-    lines = ["\\begin{table}[ht]", "\\centering", "\\small", "\\setlength{\\tabcolsep}{4pt}",
+    lines = ["\\begin{table}[ht]", "\\centering", size, "\\setlength{\\tabcolsep}{4pt}",
              f"\\caption{{{caption}}}", f"\\label{{tab:{name}}}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
              " & ".join(header) + " \\\\", "\\midrule"]  # fmt: skip
     lines += [" & ".join(row) + " \\\\" for row in rows]
@@ -320,14 +337,21 @@ def _significance(tables: dict[str, Table]) -> pd.DataFrame:
 def _better_than(comparisons: pd.DataFrame, aspect: str, system: str) -> str:
     """The systems this one is significantly better than after correction, each with its mark."""
     out = []
-    for row in comparisons.itertuples(index=False):
-        if str(row[0]) != aspect or not (row[7] == row[7] and row[7] < detectable.ALPHA):
+    for row in comparisons.to_dict("records"):
+        p = row["p (corrected)"]
+        if str(row["aspect"]) != aspect or not (p == p and p < detectable.ALPHA):
             continue
-        conclusion = str(row[10])
-        for me, other in ((row[1], row[2]), (row[2], row[1])):
+        conclusion = str(row["conclusion"])
+        for me, other in ((row["system"], row["opponent"]), (row["opponent"], row["system"])):
             if str(me) == system and conclusion.startswith(f"{me} better than {other}"):
-                out.append(escape(other) + _mark(row[7]))
+                out.append(escape(other) + _mark(p))
     return ", ".join(out) if out else "--"
+
+
+def effect_text(difference: Any, low: Any, high: Any) -> str:
+    """A comparison's effect with its 95% interval, as the report writes each number: "12.50 [3.10, 20.00]"."""
+    interval = f" [{cell_text(low, 'difference')}, {cell_text(high, 'difference')}]" if low == low else ""
+    return cell_text(difference, "difference") + interval
 
 
 MAIN = {  # style table -> the columns shown, the key columns (aspect, system[, opponent])
@@ -368,25 +392,29 @@ def results_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[
         header, rows = _cells(tables[name], columns, legend)
         table = tables[name]
         if name == "pairwise_win_tie_loss":
-            p = {(str(r[0]), str(r[1]), str(r[2])): r[7] for r in comparisons.itertuples(index=False)}
+            found = {(str(r["aspect"]), str(r["system"]), str(r["opponent"])): r
+                     for r in comparisons.to_dict("records")}  # fmt: skip
             frame = table.frame
-            shown = [
-                [escape(c) for c in row]
-                + [
-                    cell_text(p.get((str(a), str(s), str(o)), float("nan")), "p (corrected)")
-                    + _mark(p.get((str(a), str(s), str(o))))
-                ]
-                for row, a, s, o in zip(rows, frame["aspect"], frame["system"], frame["opponent"], strict=True)
-            ]
-            head = [escape(h) for h in header] + ["p (Holm)"]
-            caption = ("Win / tie / loss of each pair of systems per aspect, with the p of the sign test over items "
-                       "after correction.")
+            shown = []
+            for row, a, s, o in zip(rows, frame["aspect"], frame["system"], frame["opponent"], strict=True):
+                test = found.get((str(a), str(s), str(o)), {})
+                nan = float("nan")
+                shown.append([escape(c) for c in row]
+                             + [effect_text(test.get("difference", nan), test.get("CI low", nan),
+                                            test.get("CI high", nan)),
+                                cell_text(test.get("p (corrected)", nan), "p (corrected)")
+                                + _mark(test.get("p (corrected)"))])  # fmt: skip
+            head = [escape(h) for h in header] + [PAIRWISE_EFFECT, "p (Holm)"]
+            caption = ("Win / tie / loss of each pair of systems per aspect over all judgments; the sign test over "
+                       "items: its effect, wins minus losses as a share of the decided judgments with its 95\\% "
+                       "bootstrap interval over items, and its p after correction.")
         else:
             frame = table.frame
             shown = [[escape(c) for c in row] + [_better_than(comparisons, str(a), str(s))]
                      for row, a, s in zip(rows, frame[columns[0]], frame["system"], strict=True)]  # fmt: skip
             head = [escape(h) for h in header] + ["better than"]
-            caption = f"{CAPTIONS[name]}; the systems each is significantly better than after correction."
+            caption = (f"{CAPTIONS[name]}; the systems each is significantly better than after correction (each "
+                       "difference with its interval in Table~\\ref{tab:comparisons}).")
         keys = 3 if name == "pairwise_win_tie_loss" else 2  # aspect, system[, opponent]: the rest are numbers
         return _tabular("results", caption, head, shown, MARKS_NOTE + legend_note(legend), keys)
     generic = next((t for t in tables.values() if t.name not in _OVERVIEW and t.name != "detectable"), None)
@@ -398,9 +426,12 @@ def results_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[
                     [[escape(c) for c in row] for row in rows], escape(note) + legend_note(legend))  # fmt: skip
 
 
+CITE_MARK = re.compile(r"\[\[cite:([a-z0-9,]+)\]\]")  # methods.paragraph's citations, kept through escape()
 EACH_ANNOTATOR = "_agreement_annotators"  # analysis.agreement's per-annotator tables, in every style
 _OVERVIEW = {"sources", "annotators", "coverage", "under_annotated", "violations", "violations_by_rule"}
-COMPARISON_COLUMNS = ["aspect", "system", "opponent", "units", "difference", "p (corrected)", "detectable difference"]
+COMPARISON_COLUMNS = ["aspect", "system", "opponent", "units", "difference", "CI low", "CI high", "p (corrected)",
+                      "detectable difference"]  # fmt: skip
+PAIRWISE_EFFECT = "win $-$ loss \\% [95\\% CI]"  # the pairwise results table's effect column
 RELIABILITY_COLUMNS = ["aspect", "systems", "split", "split-half r", "low", "high", "distinct splits", "verdict"]
 
 
@@ -421,7 +452,7 @@ def comparisons_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> l
     table = tables["detectable"]
     header, rows = _cells(table, COMPARISON_COLUMNS, legend)
     frame = table.frame
-    shown = [[escape(c) for c in row[:5]] + [escape(row[5]) + _mark(p), escape(row[6])]
+    shown = [[escape(c) for c in row[:7]] + [escape(row[7]) + _mark(p), escape(row[8])]
              for row, p in zip(rows, frame["p (corrected)"], strict=True)]  # fmt: skip
     units = escape(", ".join(sorted({str(m) for m in frame["measure"]})))
     what = "Every comparison"
@@ -430,10 +461,12 @@ def comparisons_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> l
         what = (f"The {len(shown)} comparisons of systems next to each other in rank "
                 f"({escape('tables/detectable.csv')} has all {len(frame)})")  # fmt: skip
     caption = (
-        f"{what}: difference ({units}), p after Holm's correction and the smallest difference the "
+        f"{what}: difference ({units}) with its 95\\% bootstrap interval over items (CI low, CI high), p after "
+        "Holm's correction and the smallest difference the "
         "test could detect with 80\\% power; a comparison without a mark is inconclusive at this size."
     )
-    return _tabular("comparisons", caption, [escape(h) for h in header], shown, MARKS_NOTE)
+    # Nine columns, two of them the interval: a size smaller than the other tables, so long names fit the page.
+    return _tabular("comparisons", caption, [escape(h) for h in header], shown, MARKS_NOTE, size="\\footnotesize")
 
 
 def reliability_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
@@ -498,19 +531,11 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
         text.append("Each pair of annotators' agreement is Cohen's kappa \\citep{cohen1960}.")
     if "ranking_agreement" in tables and tables["ranking_agreement"].frame["mean Kendall W"].notna().any():
         text.append("The agreement of the rankings of an item is Kendall's W \\citep{kendall1939}.")
-    tests = []
-    if "pairwise_sign_test" in tables:
-        tests.append("an exact sign test over items of the items won against the items lost (an item's wins "
-                     "minus losses over its judgments), items even set aside \\citep{dixon1946}")
-    if "ratings_paired_tests" in tables or "ranking_paired_tests" in tables:
-        tests.append("the Wilcoxon signed-rank test over items of the per-item mean differences \\citep{wilcoxon1945}")
-    if "best_worst_paired_tests" in tables:
-        tests.append("the Wilcoxon signed-rank test over items of the differences of the candidates' per-item "
-                     "scores \\citep{wilcoxon1945}, an item (a pool of candidates with one context; not an answer, "
-                     "nor a tuple) being the unit")  # fmt: skip
-    if tests:
-        text.append(f"Systems were compared by {' and '.join(tests)}, with Holm's correction \\citep{{holm1979}} "
-                    "across the comparisons of a family.")  # fmt: skip
+    # report.md's methods paragraph, its references cited from paper.bib; the detectable differences have their
+    # own sentence below, with the numbers.
+    used = methods.paragraph(tables, lambda keys: f"[[cite:{','.join(keys)}]]", power=False)
+    if used:
+        text.append(CITE_MARK.sub(lambda m: f"\\citep{{{m.group(1)}}}", escape(used)))
     if any(name.endswith("_annotators_sampled") for name in tables):
         text.append("These tests hold for new items judged by these annotators. Where five or more annotators judged "
                     "a pair, a second test treats items and annotators both as random, Clark's min F' "

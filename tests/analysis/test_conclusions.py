@@ -135,11 +135,14 @@ def test_ratings_and_ranking_detectable_use_the_report_tests() -> None:
     found = rated.table("detectable")
     assert list(found["p (corrected)"]) == pytest.approx(list(tests["p (Holm)"]), nan_ok=True)
     study = planted.ratings()
-    for row in found.itertuples():
-        diffs = per_sample_differences(study, row.aspect, row.system, row.opponent)
-        assert row.units == len(diffs)
+    for row in found.to_dict("records"):
+        diffs = per_sample_differences(study, row["aspect"], row["system"], row["opponent"])
+        assert row["units"] == len(diffs)
         expected = detectable.paired_detectable(len(diffs), float(np.std(diffs, ddof=1)), 0.05 / 3)
-        assert row[10] == pytest.approx(expected)  # detectable difference
+        assert row["detectable difference"] == pytest.approx(expected)
+        # The difference's interval (issue 28 item 8) is the paired tests' own, and holds the difference.
+        assert row["difference"] == pytest.approx(float(np.mean(diffs)))
+        assert row["CI low"] <= row["difference"] <= row["CI high"]
     ranked = analyse(planted.RANKING, planted.ranking())
     paired = ranked.table("ranking_paired_tests")
     for row in paired.itertuples():
@@ -151,7 +154,7 @@ def test_ratings_and_ranking_detectable_use_the_report_tests() -> None:
         items = sorted({i for i, _ in means})
         diffs = np.round([np.mean(means[(i, row.system)]) - np.mean(means[(i, row.opponent)]) for i in items], 9)
         assert row.samples == len(items)
-        assert row[8] == pytest.approx(wilcoxon(diffs).pvalue)  # p (Wilcoxon)
+        assert row[list(paired.columns).index("p (Wilcoxon)") + 1] == pytest.approx(wilcoxon(diffs).pvalue)
     conclusions = ranked.table("detectable")
     good = conclusions[(conclusions["aspect"] == "quality") & (conclusions["opponent"] == "poor")
                        & (conclusions["system"] == "good")].iloc[0]  # fmt: skip

@@ -156,3 +156,74 @@ def test_sentences_agreement_says_why() -> None:
     text = result.section("Agreement per column").text
     assert "special: no agreement statistic, only one category was used." in text
     assert "severity: no agreement statistic, nothing was answered." in text
+
+
+def each_against_the_rest(values: dict[tuple[object, str], object]) -> dict[str, dict[str, float]]:
+    """Independently of annols: per annotator, their value on each unit paired with every other annotator's there;
+    agreement % of equal pairs, and the pairs as data for the krippendorff package (one unit per pair)."""
+    by_unit: dict[object, dict[str, object]] = {}
+    for (unit, who), value in values.items():
+        by_unit.setdefault(unit, {})[who] = value
+    out: dict[str, dict[str, object]] = {}
+    for given in by_unit.values():
+        for who, value in given.items():
+            others = [v for w, v in given.items() if w != who]
+            if others:
+                mine = out.setdefault(who, {"x": [], "y": [], "me": [], "rest": []})
+                mine["x"] += [value] * len(others)  # type: ignore[operator]
+                mine["y"] += others  # type: ignore[operator]
+                mine["me"].append(value)  # type: ignore[union-attr]
+                mine["rest"].append(others)  # type: ignore[union-attr]
+    return out  # type: ignore[return-value]
+
+
+def test_each_annotator_against_the_rest_on_span_counts() -> None:
+    """Issue 28 item 6 for spans: each annotator's spans per candidate against the others', recomputed with scipy
+    and the krippendorff package."""
+    import krippendorff
+    from scipy import stats
+
+    study = planted.spans()
+    result = analyse(planted.SPANS, study, tokens())
+    given = spans_of(study)
+    for label in ("all labels", *LABELS):
+        counts = {(item, who): sum(1 for s in spans if label == "all labels" or s[0] == label)
+                  for (item, who), spans in given.items()}  # fmt: skip
+        for who, mine in each_against_the_rest(counts).items():
+            row = result.row("spans_agreement_annotators", label=label, annotator=who)
+            x, y = np.array(mine["x"], dtype=float), np.array(mine["y"], dtype=float)
+            assert (row["units"], row["pairs"]) == (len(mine["me"]), len(x))
+            assert row["agreement %"] == pytest.approx(100 * np.mean(x == y))
+            want = krippendorff.alpha(reliability_data=np.vstack([x, y]), level_of_measurement="interval")
+            assert row["Krippendorff alpha"] == pytest.approx(want)
+            rest = [float(np.mean(o)) for o in mine["rest"]]
+            assert row["Spearman (others' mean)"] == pytest.approx(stats.spearmanr(mine["me"], rest).statistic)
+    assert result.table("spans_agreement_annotators")["Krippendorff alpha"].notna().all()
+
+
+def test_each_annotator_against_the_rest_per_sentence_column() -> None:
+    import krippendorff
+
+    study = planted.sentences()
+    result = analyse(planted.SENTENCES, study)
+    answers: dict[str, dict[tuple[object, str], str]] = {"special": {}, "severity": {}, "kind": {}}
+    for (item, who), judged in sorted(study.items()):
+        for j in judged:
+            assert isinstance(j, Row)
+            answers["special"][((item, j.row), who)] = j.special or "(no special case)"
+            for column in ("severity", "kind"):
+                if not j.special and j.columns.get(column):
+                    answers[column][((item, j.row), who)] = " + ".join(sorted(j.columns[column]))
+    for column, values in answers.items():
+        found = each_against_the_rest(values)
+        assert found
+        for who, mine in found.items():
+            row = result.row("sentences_agreement_annotators", column=column, annotator=who)
+            x, y = mine["x"], mine["y"]
+            assert row["pairs"] == len(x)
+            assert row["agreement %"] == pytest.approx(100 * np.mean([a == b for a, b in zip(x, y, strict=True)]))
+            codes = {v: i for i, v in enumerate(sorted(set(x) | set(y)))}
+            data = np.array([[codes[v] for v in x], [codes[v] for v in y]], dtype=float)
+            if len(codes) > 1:
+                want = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+                assert row["Krippendorff alpha"] == pytest.approx(want)

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from annols.analysis import asked
 from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
 from annols.protocols import parse_definition
 from annols.report import ReportOptions, build_report
@@ -144,3 +145,32 @@ def test_every_question_of_a_ratings_definition_gets_its_section(tmp_path: Path)
     assert table(out, "q_comment_answered")["judgments answering"].astype(int).sum() == 2 * ITEMS
     # The aspect's own tables are untouched by the questions' ratings.
     assert set(table(out, "ratings_summary")["aspect"]) == {"Adequacy"}
+
+
+PER_ITEM_QUESTION = """
+[[questions]]
+name = "certainty"
+kind = "slider"
+per = "item"
+text = "How sure are you?"
+required = true
+"""
+
+
+def test_a_per_item_number_in_a_multi_candidate_style_is_reported_as_per_item(tmp_path: Path) -> None:
+    """Issue 29's leftover: the answers of a per-item slider are about no candidate; the question's tables name
+    them "(per item)", never an empty system name."""
+    definition = parse_definition(tomllib.loads(DEFINITION + PER_ITEM_QUESTION), "kinds.toml")
+    tasks = export()
+    planted = {}
+    for task in tasks:
+        for a, annotation in enumerate(task["annotations"]):
+            planted[(task["id"], a)] = 10 * a + task["id"]
+            annotation["result"].append({"id": "s", "from_name": "certainty", "to_name": "out_1", "type": "number",
+                                         "value": {"number": planted[(task["id"], a)]}})  # fmt: skip
+    build_report(definition, [study.write_pull(tmp_path / "pull", tasks)], tmp_path / "report",
+                 ReportOptions(bootstrap=0))  # fmt: skip
+    summary = table(tmp_path / "report", "q_certainty_summary")
+    assert list(summary["system"]) == [asked.PER_ITEM]
+    assert float(summary["mean"].iloc[0]) == pytest.approx(sum(planted.values()) / len(planted), abs=1e-4)
+    assert int(summary["samples"].iloc[0]) == ITEMS
