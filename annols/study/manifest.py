@@ -58,8 +58,11 @@ class Keys:
     def sent(self, key: str) -> str:
         if self.secret is None or key in self.foreign:
             return key
-        # 128 bits, hex: the same length for every task, whatever its role or format.
-        return hmac.new(self.secret, key.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+        # The shape of a content key, "<protocol>:" and 20 hex digits (80 bits), so the protocol
+        # a task was pushed as is still read from its key (pull.protocol_of), and every task of
+        # a study, whatever its role, carries a key of one length.
+        prefix = key.rsplit(":", 1)[0] + ":" if ":" in key else ""
+        return prefix + hmac.new(self.secret, key.encode("utf-8"), hashlib.sha256).hexdigest()[:20]
 
     def shuffle(self, key: str) -> str:
         """What a task's shuffle is drawn from (with the seed): not its key on the server, which

@@ -44,7 +44,7 @@ def test_systems_swapped_variants_get_unrelated_keys_and_no_guess_matches(tmp_pa
     other_key, other = _built(_sheet(tmp_path / "b.csv", swapped), keys)
     sent, other_sent = payload["meta"][blinding.META_KEY], other["meta"][blinding.META_KEY]
     assert key != other_key and sent != other_sent
-    assert re.fullmatch(r"[0-9a-f]{32}", sent) and re.fullmatch(r"[0-9a-f]{32}", other_sent)
+    assert re.fullmatch(r"extractive-ranking:[0-9a-f]{20}", sent) and len(other_sent) == len(sent)
     assert {sent, other_sent}.isdisjoint({key, other_key})
 
     # The old key was a digest an annotator could recompute: with the cells and the right guess of

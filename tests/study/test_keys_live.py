@@ -80,7 +80,7 @@ def test_keys_on_the_server_are_opaque_and_pushes_resume_with_them(
     assert len(tasks) == len(rows) == 12
     for task in tasks:
         sent = task["meta"][blinding.META_KEY]
-        assert re.fullmatch(r"[0-9a-f]{32}", sent) and sent == manifest.server_key(by_id[task["id"]])
+        assert re.fullmatch(r"headline-check:[0-9a-f]{20}", sent) and sent == manifest.server_key(by_id[task["id"]])
     text = json.dumps(tasks)
     assert not any(str(r["key"]) in text for r in rows) and str(header["secret"]) not in text
 
