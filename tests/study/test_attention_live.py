@@ -32,13 +32,13 @@ CAREFUL = "attentive@example.org"
 
 
 def roles(client: LabelStudioClient, title: str, manifests: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """Key on the server -> role (from the coordinator's manifest) of every task of the project's export; and the
-    tasks."""
+    """Key -> role (from the coordinator's manifest, as the result files name them; the server holds an HMAC of
+    each key) of every task of the project's export; and the tasks."""
     project = client.find_project(title)
     assert project is not None
     tasks = client.export_tasks(project.id)
     rows = shown_by_task(manifests, title)
-    return {t["meta"]["annols_key"]: rows[t["id"]]["role"] for t in tasks}, tasks
+    return {rows[t["id"]]["key"]: rows[t["id"]]["role"] for t in tasks}, tasks
 
 
 def test_attention_checks_are_counted_per_project(
@@ -105,11 +105,12 @@ def test_attention_checks_are_counted_per_project(
     checks = {k for k, r in found.items() if r == ATTENTION}
     assert len(found) == 25 and len(checks) == 5 and made < checks
     batch2 = {study.record(i)["response_a"] for i in range(10, 20)}
+    key_of = {task_id: row["key"] for task_id, row in shown_by_task(tmp_path / ".annols", TITLE).items()}
     for task in tasks:
         record = task["data"]
-        if task["meta"]["annols_key"] in checks:  # two identical candidates, made from a study item
+        if key_of[task["id"]] in checks:  # two identical candidates, made from a study item
             assert record["response_a"] == record["response_b"]
-            if task["meta"]["annols_key"] not in made:
+            if key_of[task["id"]] not in made:
                 assert record["response_a"] in batch2
 
     # Pulled and reported as before: role "attention", scored as the right answer (a tie).

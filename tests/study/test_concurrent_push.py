@@ -42,9 +42,10 @@ def finish(processes: list[subprocess.Popen[str]], codes: list[int] | None = Non
 
 
 def refused(outcome: tuple[str, str]) -> bool:
-    """A push refused in one line, nothing sent, for want of the project's manifest."""
+    """A push refused in one line (after any notices), nothing sent, for want of the project's manifest."""
     _, err = outcome
-    return len(err.splitlines()) == 1 and "annols manifest import" in err and "Traceback" not in err
+    errors = [line for line in err.splitlines() if line.startswith("Error: ")]
+    return len(errors) == 1 and "annols manifest import" in errors[0] and "Traceback" not in err
 
 
 def study(tmp_path: Path, count: int = TASKS) -> tuple[Path, Path]:
