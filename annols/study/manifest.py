@@ -79,20 +79,21 @@ class Keys:
         """What the manifest's header says of the keys (nothing for a study pushed before they had a secret)."""
         return {} if self.secret is None else {"version": VERSION, "secret": self.secret.hex()}
 
-    @classmethod
-    def of(cls, header: Mapping[str, Any]) -> Keys:
-        """The keys of a manifest's header; InputError-free: a header without a secret is of an older study."""
-        secret = header.get("secret")
-        try:
-            return cls(bytes.fromhex(secret) if isinstance(secret, str) else None)
-        except ValueError:
-            return cls(None)
-
 
 def keys_of(path: Path) -> Keys | None:
-    """The keys of the manifest at ``path``; None if there is none (or it is not one): a study not yet pushed."""
+    """The keys of the manifest at ``path``; None if there is none (or it is not one): a study not yet pushed.
+    A header without a secret is of a study pushed before keys had one."""
     header = read_header(path)
-    return None if header is None else Keys.of(header)
+    if header is None:
+        return None
+    secret = header.get("secret")
+    if secret is None:
+        return Keys(None)
+    try:
+        return Keys(bytes.fromhex(secret))
+    except (TypeError, ValueError):  # taken for an older study, its keys would match none on the server
+        raise InputError(path, "line 1", "secret", "not a study's secret (hex digits): the manifest is damaged; "
+                         "import it again from where the study was pushed") from None
 
 
 def read_header(path: Path) -> dict[str, Any] | None:

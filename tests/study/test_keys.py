@@ -12,8 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from annols import protocols
 from annols.definition import blinding
+from annols.errors import InputError
 from annols.formats import content_key
 from annols.formats.extractive_ranking import NAME
 from annols.study import findings, manifest, push, roles
@@ -145,3 +148,13 @@ def test_a_manifest_without_a_secret_is_an_older_study_whose_keys_are_sent_as_th
     write_blinding(folder, manifest.read_rows(path)[1])
     assert [t.key for t in read_export(folder / "export.json")] == [key]
     assert findings.check(folder / "export.json", manifest.read_rows(path)[1], {}) == []
+
+
+def test_a_damaged_secret_is_an_error_not_an_older_study(tmp_path: Path) -> None:
+    """Taken for a study without a secret, a push would send keys that match none of the project's."""
+    path, _, _ = _pushed(tmp_path, Keys.new())
+    header, *rows = path.read_text("utf-8").splitlines()
+    path.write_text("\n".join([json.dumps({**json.loads(header), "secret": "not hex"}), *rows]) + "\n", "utf-8")
+    with pytest.raises(InputError) as e:
+        manifest.keys_of(path)
+    assert str(e.value).startswith(str(path)) and "secret" in str(e.value) and "\n" not in str(e.value)
