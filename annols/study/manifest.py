@@ -50,6 +50,10 @@ class Keys:
     def __init__(self, secret: bytes | None) -> None:
         self.secret = secret
         self.foreign: set[str] = set()  # keys listed on the server that no known task's key gives: kept as they are
+        # Keyed once, copied per task: a third of the cost of hmac.new for each of a push's keys.
+        self._mac = hmac.new(secret or b"", digestmod=hashlib.sha256)
+        self._shuffle = self._mac.copy()
+        self._shuffle.update(b"shuffle\0")
 
     @classmethod
     def new(cls) -> Keys:
@@ -62,14 +66,18 @@ class Keys:
         # a task was pushed as is still read from its key (pull.protocol_of), and every task of
         # a study, whatever its role, carries a key of one length.
         prefix = key.rsplit(":", 1)[0] + ":" if ":" in key else ""
-        return prefix + hmac.new(self.secret, key.encode("utf-8"), hashlib.sha256).hexdigest()[:20]
+        mac = self._mac.copy()
+        mac.update(key.encode("utf-8"))
+        return prefix + mac.hexdigest()[:20]
 
     def shuffle(self, key: str) -> str:
         """What a task's shuffle is drawn from (with the seed): not its key on the server, which
         annotators see, but another HMAC under the secret; an older study's key itself."""
         if self.secret is None:
             return key
-        return hmac.new(self.secret, b"shuffle\0" + key.encode("utf-8"), hashlib.sha256).hexdigest()
+        mac = self._shuffle.copy()
+        mac.update(key.encode("utf-8"))
+        return mac.hexdigest()
 
     def reverse(self, keys: Iterable[str]) -> dict[str, str]:
         """Server key -> key, of ``keys`` (empty when they are the same)."""
