@@ -70,7 +70,6 @@ from annols.study.manifest import (
     keys_of,
     manifest_path,
     meta_digest,
-    read_header,
     read_manifest_tasks,
     rows_by_key,
     write_manifest,
@@ -542,6 +541,7 @@ def _push_checked(
         attention = set()
         if not fresh:
             present = _listed(client, project.id, attention, reverse(), keys)
+            _check_keys(client, project, manifest, keys, no_manifest, present)
         dropped = _attention_dropped(found.attention, attention, options.attention, inputs)
     if dropped:
         found = dataclasses.replace(found, keys=[k for k in found.keys if k not in dropped])
@@ -636,20 +636,30 @@ def _record(
         ) from e
 
 
-def _check_keys(client: LabelStudioClient, project: Project, manifest: Path, keys: Keys, no_manifest: bool) -> None:
+def _check_keys(
+    client: LabelStudioClient,
+    project: Project,
+    manifest: Path,
+    keys: Keys,
+    no_manifest: bool,
+    present: Collection[str] | None = None,
+) -> None:
     """Refuse a push into a project made before (not by this push) whose keys it cannot know.
 
-    Its tasks carry keys under the secret of the manifest that pushed them: without that
-    manifest (or with one of another project) this push's keys would match none of them, and
-    every task would be imported a second time. A study pushed before keys had a secret
-    (its manifest has none) carries its keys themselves: any push finds them."""
+    Its tasks carry keys under the secret of the manifest that pushed them. Without a manifest,
+    this push's keys (under a new secret) would match none of them and every task would be
+    imported a second time; so would those of a manifest of another study of the same title,
+    which shows once the project is listed (``present``: it holds annols tasks, and none whose
+    key this push knows). A study pushed before keys had a secret carries its keys themselves:
+    any push finds them."""
     if keys.secret is None:
         return
-    header = {} if no_manifest else (read_header(manifest) or {})
-    if header.get("project_id") == project.id and header.get("url") == client.url:
+    if no_manifest:
+        where = f"there is no manifest of it in {manifest.parent} ({manifest.name})"
+    elif present and all(k in keys.foreign for k in present):
+        where = f"none of its {len(present)} task(s) carries a key made with the secret of {manifest}"
+    else:
         return
-    where = (f"there is no manifest of it in {manifest.parent} ({manifest.name})" if no_manifest else
-             f"{manifest} is of project {header.get('project_id')} on {header.get('url')}")  # fmt: skip
     raise AnnolsError(
         f"project {project.title!r} on {client.url} ({client.url}/projects/{project.id}) exists, and {where}: "
         "its tasks' keys depend on the secret in the manifest of the push that made it, so this push could not "
