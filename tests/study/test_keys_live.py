@@ -1,8 +1,8 @@
 """Opaque task keys against the real Label Studio, through the CLI: the server holds HMACs of the
 keys under the study's secret, a push resumes and re-runs with them (from the manifest or by
 listing the project), a team-mate pushes and pulls with the imported manifest, a push without
-it is refused before anything is sent, and a study pushed before keys had a secret still
-resumes and pulls with its keys as they were."""
+it (or with another study's) is refused before anything is sent, and a study pushed before
+keys had a secret still resumes and pulls with its keys as they were."""
 
 from __future__ import annotations
 
@@ -106,6 +106,16 @@ def test_keys_on_the_server_are_opaque_and_pushes_resume_with_them(
     code, out, err = cli(label_studio, "push", str(definition), str(whole), "--project", title, cwd=stranger)
     assert code == 1 and len(err.splitlines()) == 1 and "annols manifest import" in err, err
     assert "Traceback" not in err and label_studio.api_key not in err
+    assert client.project(project.id)["task_number"] == 12
+
+    # A manifest of another study of that title (another secret): refused once the project is listed.
+    other = manifest.manifest_path(tmp_path / "other" / ".annols", title)
+    other.parent.mkdir(parents=True)
+    secret = manifest.Keys.new().secret
+    assert secret is not None
+    other.write_text(json.dumps({**header, "secret": secret.hex()}) + "\n", encoding="utf-8")
+    code, out, err = cli(label_studio, "push", str(definition), str(whole), "--project", title, cwd=tmp_path / "other")
+    assert code == 1 and "none of its 12 task(s) carries a key made with the secret of" in err, err
     assert client.project(project.id)["task_number"] == 12
 
     # A team-mate with the manifest handed over pushes and pulls as the coordinator does.
