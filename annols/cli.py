@@ -425,7 +425,8 @@ MANIFEST_DIR = click.option(
     type=click.Path(file_okay=False, path_type=Path),
     default=Path(".annols"),
     show_default=True,
-    help="Where the local manifest (task keys, task ids, systems shown, roles) is written: a secret of the study.",
+    help="Where the local manifest (task keys and the study's secret for them, task ids, systems shown, roles) is "
+    "written: a secret of the study.",
 )
 
 
@@ -504,6 +505,9 @@ def push_command(
 
     Every input is checked before anything is sent. Safe to re-run: tasks already in the
     project (by their stable key) are not added again, also after an interrupted push.
+    The keys on the server are made with a secret of the study kept in the manifest
+    (--manifest-dir): a push into a project made before is refused without its manifest;
+    push from where it was pushed, or after `annols manifest import`.
     A re-push whose --overlap differs from the project's is refused unless --change-overlap
     is given.
 
@@ -996,11 +1000,13 @@ def _print_convert(report: pull_lib.ConvertReport, written: Sequence[Path] = ())
 
 @main.group("manifest")
 def manifest_group() -> None:
-    """Hand a project's manifest to a team-mate who pulls from another machine.
+    """Hand a project's manifest to a team-mate who pulls or pushes from another machine.
 
     The manifest (written by push into --manifest-dir) holds what blinding depends on: the
     systems shown in each task, their order, and which tasks are gold items and attention
-    checks. The server holds none of it, so a pull needs the manifest to unblind.
+    checks, and the study's secret that the task keys on the server are made with. The
+    server holds none of it, so a pull needs the manifest to unblind, and a push into the
+    project needs it to find the tasks already there.
 
     The exported file is a secret of the study: whoever reads it can unblind every task.
     Never give it to annotators; send it the way you would send a password.

@@ -143,7 +143,7 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
                 answers[f"{aspect}_{end}"] = LETTERS[mine[i]]
                 units[f"{aspect} ({end})"] += 1
                 agree[f"{aspect} ({end})"] += shown[mine[i]] == shown[theirs[i]]
-        lines.append(json.dumps({"task": t["meta"]["annols_key"], "judge": "copy", "answers": answers}))
+        lines.append(json.dumps({"task": manifest[t["id"]]["key"], "judge": "copy", "answers": answers}))
     judge.write_text("\n".join(lines) + "\n", encoding="utf-8")
     judged = tmp_path / "judged"
     code, out, err = cli(label_studio, "report", str(EXAMPLE), str(pulled), "-o", str(judged), "--bootstrap", "50",

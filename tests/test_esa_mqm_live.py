@@ -19,12 +19,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from annols.definition import blinding
 from annols.labelstudio.client import LabelStudioClient
-from annols.study import manifest
 from tests.analysis import independent
 from tests.conftest import ROOT, LiveServer
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 EXAMPLES = ROOT / "examples"
 ANNOTATORS = ("esa1@example.org", "esa2@example.org", "esa3@example.org")
@@ -105,9 +103,9 @@ def push_and_annotate(live: LiveServer, client: LabelStudioClient, tmp_path: Pat
     ids = [users.get(e) or client.create_user(e) for e in ANNOTATORS]
     sources = list(dict.fromkeys(json.loads(line)["source"] for line in inputs.read_text("utf-8").splitlines()))
     planted = []
-    shown = manifest.rows_by_key(manifest.manifest_path(tmp_path / ".annols", title))
+    shown = shown_by_task(tmp_path / ".annols", title)
     for task in client.export_tasks(project.id):
-        (system,) = shown[task["meta"][blinding.META_KEY]]["systems"]  # the manifest's: the server has none
+        (system,) = shown[task["id"]]["systems"]  # the manifest's: the server has none
         data = task["data"]
         source = data.get("source", data.get("annols_f_source"))
         assert "sys-" not in json.dumps(task)  # blinded: the system is only in the manifest
@@ -257,9 +255,9 @@ def test_a_definition_mixing_kinds_reports_every_question(
     assert project is not None
     users = client.users()
     ids = [users.get(e) or client.create_user(e) for e in ANNOTATORS[:2]]
-    shown = manifest.rows_by_key(manifest.manifest_path(tmp_path / ".annols", title))
+    shown = shown_by_task(tmp_path / ".annols", title)
     for task in client.export_tasks(project.id):
-        (system,) = shown[task["meta"][blinding.META_KEY]]["systems"]  # the manifest's: the server has none
+        (system,) = shown[task["id"]]["systems"]  # the manifest's: the server has none
         for a, user in enumerate(ids):
             result = span_items(task["data"]["hypothesis"], [("minor", None)] * (a + 1))
             result += [

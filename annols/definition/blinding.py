@@ -2,8 +2,11 @@
 
 For the pairwise, ranking and ratings styles the annotator sees candidates by position only
 ("Summary #1", "Output A"). Each task's order is a permutation drawn from
-``random.Random(f"{seed}:{key}")``, so the same seed and input give the same order on
-every run and machine. The systems shown, in position order, and the order are kept in
+``random.Random(f"{seed}:{key}")``, where ``key`` is an HMAC of the task's key under the
+study's secret (:meth:`annols.study.manifest.Keys.shuffle`; the task's key itself for a
+study pushed before keys had a secret), so the same seed, manifest and input give the same
+order on every run and machine, and a guess of the systems cannot be checked against the
+order shown. The systems shown, in position order, and the order are kept in
 the coordinator's manifest only (:mod:`annols.study.manifest`), never on the server; pull
 unblinds from it.
 

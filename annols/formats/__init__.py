@@ -82,7 +82,8 @@ class SourceTask:
     systems: tuple[str, ...] = ()  # pairwise/ranking: system behind each candidate, in data order
     fixed_order: bool = False  # the source fixes which system is shown where: do not shuffle
     annotations: tuple[SourceAnnotation, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)  # anything the format wants back at pull
+    # Task data the format wants back at pull but annotators must not see: kept in the manifest, off the server.
+    extra: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[ReadWarning, ...] = ()  # what the reader tolerated in this task's input
 
 

@@ -10,8 +10,11 @@ Task data (``configs/extractive-ranking.xml``)::
     {"url", "reference",
      "output_a" .. "output_d": the sentences of the 1st .. 4th system column, stripped,
                                one per line (the "</s>" separators never shown),
-     "raw": [the original cells, byte for byte, in the input's column order],
      "row": the row number in the sheet (the header is row 1)}
+
+plus, kept in the coordinator's manifest and never sent to the server (``SourceTask.extra``,
+back in the task data at pull): ``"raw"``, the original cells, byte for byte, in the input's
+column order (on the server, beside the shuffled outputs, it would undo the shuffle).
 
 The key is ``content_key("extractive-ranking", {url, reference, outputs: {system: cell}})``.
 ``SourceTask.systems`` names the system of each output in that order; the order is not
@@ -269,7 +272,6 @@ def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec
     data: dict[str, Any] = {"url": url, "reference": reference}
     for position, cell in zip(spec.positions, raw.values(), strict=True):
         data[spec.field(position)] = display(cell)
-    data["raw"] = list(raw.values())  # no system names in what annotators can see
     data["row"] = n
     return SourceTask(
         key=content_key(NAME, {"url": url, "reference": reference, "outputs": raw}),
@@ -279,6 +281,7 @@ def _task(path: Path, n: int, row: list[Any], layout: _Layout, spec: RankingSpec
         fixed_order=False,
         annotations=_annotations(cells, layout, spec, path, where, header),
         warnings=tuple(warnings),
+        extra={"raw": list(raw.values())},  # in column order: off the server, where it would undo the shuffle
     )
 
 

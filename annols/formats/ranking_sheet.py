@@ -315,7 +315,6 @@ def tasks(
         data: dict[str, Any] = {"url": first.url, "reference": first.reference}
         for p in spec.positions:
             data[spec.field(p)] = _display(first.outputs[p])
-        data["raw"] = list(raw.values())
         data["row"] = first.row
         data["case"] = number
         data["sample"] = first.sample
@@ -329,6 +328,7 @@ def tasks(
             fixed_order=True,  # a letter is one system for the whole study
             annotations=tuple(annotations),
             warnings=tuple(warnings),
+            extra={"raw": list(raw.values())},  # as extractive-ranking's: the original cells stay off the server
         )
 
 

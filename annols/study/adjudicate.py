@@ -156,13 +156,14 @@ def adjudicate(
         raise ServerError(f"project {into!r} on {client.url} exists with another labeling config: adjudicate "
                           "into another --into")  # fmt: skip
     present = {str(meta.get(blinding.META_KEY)) for _, meta in client.task_meta(target.id)}
+    sent = {key: manifest.server_key(row) for key, row in rows.items()}  # the tasks' keys on the server
     report = AdjudicationReport(target, created)
     report.items = sum(1 for t in tasks if t.role == STUDY and len(latest(t)) >= 2)
     new: list[dict[str, Any]] = []
     for task, judged in disagreements(definition, tasks, rules):
         report.disagreements += 1
         report.keys.append(task.key)
-        if task.key in present:
+        if sent.get(task.key, task.key) in present:
             report.present += 1
             continue
         new.append(adjudication_task(by_id[task.id], judged))
@@ -171,21 +172,26 @@ def adjudicate(
         ids += client.import_tasks(target.id, new[start : start + 500])
     report.added = len(new)
     if manifest_dir is not None and rows:
-        _record(manifest_dir, definition, into, target.id, client.url, rows, new, ids)
+        _record(manifest_dir, definition, into, target.id, client.url, rows, new, ids, study)
     return report
 
 
 def _record(manifest_dir: Path, definition: Definition, into: str, project_id: int, url: str,
-            rows: dict[str, dict[str, Any]], new: list[dict[str, Any]], ids: list[int]) -> None:  # fmt: skip
+            rows: dict[str, dict[str, Any]], new: list[dict[str, Any]], ids: list[int], study: Path | None
+            ) -> None:  # fmt: skip
     """The adjudication project's manifest: its earlier rows, and each task added with the study row of its key."""
     path = manifest.manifest_path(manifest_dir, into)
     header, tasks, _ = manifest.read_manifest_tasks(path)
     earlier = manifest.rows_by_key(path)
     header = {"protocol": definition.name, "variant": definition.variant, "project": into, "project_id": project_id,
               "url": url, "seed": header.get("seed")}  # fmt: skip
+    # Its tasks carry the study's keys on the server: its manifest keeps the study's secret.
+    keys = (manifest.keys_of(study) if study is not None else None) or manifest.Keys(None)
+    by_sent = {manifest.server_key(row): key for key, row in rows.items()}
     shown: dict[str, manifest.Shown] = {}
     for task, task_id in zip(new, ids, strict=False):
         key = str(task["meta"].get(blinding.META_KEY))
+        key = by_sent.get(key, key)
         row = rows.get(key)
         if row is None:
             continue
@@ -193,8 +199,9 @@ def _record(manifest_dir: Path, definition: Definition, into: str, project_id: i
         if "order" in row and "role" in row:
             systems, warnings = tuple(row.get("systems") or ()), tuple(row.get("warnings") or ())
             digest = manifest.meta_digest(task["meta"])
-            shown[key] = manifest.Shown(systems, list(row["order"]), str(row["role"]), digest, warnings)
-    manifest.write_manifest(path, header, tasks, shown=shown, earlier=earlier)
+            extra = row.get("extra")
+            shown[key] = manifest.Shown(systems, list(row["order"]), str(row["role"]), digest, warnings, extra)
+    manifest.write_manifest(path, header, tasks, shown=shown, earlier=earlier, keys=keys)
 
 
 def _normalise(xml: str | None) -> str:

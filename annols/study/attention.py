@@ -76,7 +76,7 @@ def make_check(definition: Definition, task: SourceTask) -> SourceTask:
     if len(systems) >= 2:
         systems = (systems[0], systems[0], *systems[2:])
     return dataclasses.replace(
-        task, key=key_for(task.key), data=data, systems=systems, annotations=(),
+        task, key=key_for(task.key), data=data, systems=systems, annotations=(), extra={},
         location=f"{task.location} (attention check)",
     )  # fmt: skip
 

@@ -3,8 +3,9 @@
 A pull folder holds ``export.json`` (Label Studio's raw JSON export, as the server gave it),
 ``annotators.json`` (user id -> email, so a convert or report needs no server) and
 ``project.json`` (title, id, url, overlap) and, when pull had the coordinator's manifest,
-``blinding.jsonl`` (per task id: key, systems shown, order, role; the server holds none of
-them, see :mod:`annols.study.manifest`). :func:`read_export` streams the export's tasks with
+``blinding.jsonl`` (per task id: key, the key the server holds, systems shown, order, role and
+what the format keeps off the server; the server holds none of them but its key, see
+:mod:`annols.study.manifest`). :func:`read_export` streams the export's tasks with
 the blinding undone and each task's role known, from ``blinding.jsonl`` when it is there, else
 from the task meta (exports of projects pushed before the manifest kept them); the report,
 gold items, adjudication and convert all read pulls through it.
@@ -29,6 +30,7 @@ EXPORT_FILE = "export.json"
 ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no server
 PROJECT_FILE = "project.json"  # title, id, url, overlap: what a report needs to know
 BLINDING_FILE = "blinding.jsonl"  # task id -> the manifest's row (key, systems, order, role...): a secret of the study
+BLINDING_FIELDS = ("task_id", "key", "sent", "systems", "order", "role", "warnings", "meta", "extra")
 META_WARNINGS = "annols_warnings"  # what push's reader tolerated in a task's input, in the meta of earlier pushes
 ADJUDICATION_META, ADJUDICATED = "annols_adjudication", "adjudicated"  # as annols.study.adjudicate writes them
 
@@ -60,6 +62,7 @@ def exported_task(raw: dict[str, Any], users: dict[int, str], blind: dict[int, d
     does not know has no systems and is a study item), else from its meta (an export pulled without
     a manifest, or of a project pushed before the manifest kept the blinding)."""
     meta = raw.get("meta") or {}
+    data = fields.from_label_studio(raw.get("data") or {})
     systems: tuple[str, ...]
     order: Any
     known = None if blind is None else blind.get(int(raw["id"]), _UNKNOWN)
@@ -69,6 +72,8 @@ def exported_task(raw: dict[str, Any], users: dict[int, str], blind: dict[int, d
         systems, order, role, warnings = (), [], roles.STUDY, ()
     elif known is not None:
         key = str(known["key"])
+        if known.get("extra"):  # what the format kept off the server (extractive-ranking's original cells)
+            data = {**data, **known["extra"]}
         systems = tuple(known.get("systems") or ())
         order = known["order"] if "order" in known else meta.get(blinding.META_ORDER)
         role = str(known["role"]) if "role" in known else roles.role_of(meta, key)
@@ -85,7 +90,7 @@ def exported_task(raw: dict[str, Any], users: dict[int, str], blind: dict[int, d
     return ExportedTask(
         id=int(raw["id"]),
         key=key,
-        data=fields.from_label_studio(raw.get("data") or {}),
+        data=data,
         systems=systems,
         annotations=annotations,
         source_systems=blinding.source_order(systems, order) if isinstance(order, list) else (),
@@ -147,6 +152,6 @@ def write_blinding(folder: Path, rows: Iterable[dict[str, Any]]) -> Path:
     kept = sorted((r for r in rows if isinstance(r.get("task_id"), int)), key=lambda r: r["task_id"])
     with files.atomic_open(path) as f:
         for row in kept:
-            entry = {k: row[k] for k in ("task_id", "key", "systems", "order", "role", "warnings", "meta") if k in row}
+            entry = {k: row[k] for k in BLINDING_FIELDS if k in row}
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
     return path

@@ -8,7 +8,7 @@ visible. Each finding is one line naming the task (and the annotation):
 - ``no-manifest``: pull had no manifest of the project, so nothing below about tasks could be checked;
 - ``task-added``: a task the push did not make (its id is in no manifest row);
 - ``task-deleted``: a task the push made that the server no longer holds;
-- ``key-changed``: a task whose meta key is not the manifest's for its id;
+- ``key-changed``: a task whose meta key is not the one the manifest says push sent for its id;
 - ``meta-changed``: a task whose meta is not what push sent (a digest in the manifest), e.g.
   systems or a role tag written into it; for a project pushed before the manifest kept them,
   ``systems-changed`` / ``role-changed`` when the meta's systems or role tag contradict the manifest;
@@ -37,7 +37,7 @@ from annols.definition import blinding
 from annols.errors import InputError
 from annols.jsonstream import JSONStreamError, iter_json_array
 from annols.study import roles
-from annols.study.manifest import meta_digest
+from annols.study.manifest import meta_digest, server_key
 
 FINDINGS_FILE = "findings.csv"
 COLUMNS = ["task_id", "task_key", "annotation_id", "finding", "detail"]
@@ -169,7 +169,7 @@ def _task_findings(
     if checked and row is None:
         yield Finding("task-added", "a task the push did not make (added on the server since)", task_id, key)
     elif row is not None:
-        if meta.get(blinding.META_KEY) != row["key"]:
+        if meta.get(blinding.META_KEY) != server_key(row):
             yield Finding("key-changed", f"its meta says key {meta.get(blinding.META_KEY)!r}", task_id, key)
         if "meta" in row:
             if meta_digest(meta) != row["meta"]:

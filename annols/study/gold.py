@@ -154,8 +154,8 @@ def gold_items(definition: Definition, paths: Sequence[Path]) -> dict[str, GoldI
     for task in read_gold(definition, native) if native else ():
         if task.key in out:
             continue
-        exported = ExportedTask(id=0, key=task.key, data=task.data, systems=task.systems, annotations=(),
-                                source_systems=task.systems)  # fmt: skip
+        exported = ExportedTask(id=0, key=task.key, data={**task.data, **task.extra}, systems=task.systems,
+                                annotations=(), source_systems=task.systems)  # fmt: skip
         a = task.annotations[0]
         out[task.key] = GoldItem(task.key, exported, ExportedAnnotation(id=0, annotator="gold", result=a.result))
     return out

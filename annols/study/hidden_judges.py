@@ -53,7 +53,7 @@ def check_against_inputs(definition: Definition, judges: Judges, inputs: Sequenc
     """
     answered = 0
     for task in format_for(definition).read(inputs, definition):
-        exported = ExportedTask(id=0, key=task.key, data=task.data, systems=(), annotations=(),
+        exported = ExportedTask(id=0, key=task.key, data={**task.data, **task.extra}, systems=(), annotations=(),
                                 source_systems=task.systems)  # fmt: skip
         answered += bool(judges.annotations(exported))
     judges.check_used()

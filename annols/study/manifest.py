@@ -12,14 +12,26 @@ who pull from another machine get it with ``annols manifest export`` / ``import`
 
 Manifests written before this (systems, order and a role tag in the task meta; rows without
 ``order``, ``role`` or ``meta``) are still read: what a row lacks is read from the meta.
+
+A task's key (the ``key`` of its row, and of the result files) is a digest of its content,
+which for some styles covers the systems: on the server it would let an annotator check a
+guess. So the key the server holds (the row's ``sent``) is an HMAC of it under a secret of
+the study, made at the first push and kept in the header (``version`` 2, ``secret``), never
+on the server (:class:`Keys`). A manifest without a secret (version 1) is of a study pushed
+before that, whose tasks carry their key itself: it is pushed to and pulled as it was.
+
+A row's ``extra`` is what a format keeps off the server but wants back at pull
+(extractive-ranking's original cells, whose column order would undo the shuffle).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
-from collections.abc import Collection, Mapping
+import secrets
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -28,6 +40,83 @@ from annols.errors import AnnolsError, InputError
 from annols.study import roles
 
 SUFFIX = ".manifest.jsonl"
+VERSION = 2  # 2: the server's keys are HMACs under the header's secret; before (no version), the keys themselves
+
+
+class Keys:
+    """The key a task carries on the server (its ``annols_key``): the HMAC-SHA256 of its key under
+    the study's secret, or, for a study pushed before manifests kept one (``secret`` None), its key."""
+
+    def __init__(self, secret: bytes | None) -> None:
+        self.secret = secret
+        self.foreign: set[str] = set()  # keys listed on the server that no known task's key gives: kept as they are
+        # Keyed once, copied per task: a third of the cost of hmac.new for each of a push's keys.
+        self._mac = hmac.new(secret or b"", digestmod=hashlib.sha256)
+        self._shuffle = self._mac.copy()
+        self._shuffle.update(b"shuffle\0")
+
+    @classmethod
+    def new(cls) -> Keys:
+        return cls(secrets.token_bytes(32))
+
+    def sent(self, key: str) -> str:
+        if self.secret is None or key in self.foreign:
+            return key
+        # The shape of a content key, "<protocol>:" and 20 hex digits (80 bits), so the protocol
+        # a task was pushed as is still read from its key (pull.protocol_of), and every task of
+        # a study, whatever its role, carries a key of one length.
+        prefix = key.rsplit(":", 1)[0] + ":" if ":" in key else ""
+        mac = self._mac.copy()
+        mac.update(key.encode("utf-8"))
+        return prefix + mac.hexdigest()[:20]
+
+    def shuffle(self, key: str) -> str:
+        """What a task's shuffle is drawn from (with the seed): not its key on the server, which
+        annotators see, but another HMAC under the secret; an older study's key itself."""
+        if self.secret is None:
+            return key
+        mac = self._shuffle.copy()
+        mac.update(key.encode("utf-8"))
+        return mac.hexdigest()
+
+    def reverse(self, keys: Iterable[str]) -> dict[str, str]:
+        """Server key -> key, of ``keys`` (empty when they are the same)."""
+        return {} if self.secret is None else {self.sent(k): k for k in keys}
+
+    def header(self) -> dict[str, Any]:
+        """What the manifest's header says of the keys (nothing for a study pushed before they had a secret)."""
+        return {} if self.secret is None else {"version": VERSION, "secret": self.secret.hex()}
+
+
+def keys_of(path: Path) -> Keys | None:
+    """The keys of the manifest at ``path``; None if there is none (or it is not one): a study not yet pushed.
+    A header without a secret is of a study pushed before keys had one."""
+    header = read_header(path)
+    if header is None:
+        return None
+    secret = header.get("secret")
+    if secret is None:
+        return Keys(None)
+    try:
+        return Keys(bytes.fromhex(secret))
+    except (TypeError, ValueError):  # taken for an older study, its keys would match none on the server
+        raise InputError(path, "line 1", "secret", "not a study's secret (hex digits): the manifest is damaged; "
+                         "import it again from where the study was pushed") from None
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The header of the manifest at ``path`` alone (None if there is none, or it is not one)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            header = json.loads(f.readline())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return header if isinstance(header, dict) and "protocol" in header else None
+
+
+def server_key(row: Mapping[str, Any]) -> str:
+    """The key a manifest (or blinding.jsonl) row's task carries on the server."""
+    return str(row.get("sent", row["key"]))
 
 
 class Shown(NamedTuple):
@@ -38,6 +127,7 @@ class Shown(NamedTuple):
     role: str
     meta: str  # digest of the meta sent (meta_digest)
     warnings: tuple[str, ...] = ()  # what the reader tolerated in the task's input (file, line)
+    extra: Mapping[str, Any] | None = None  # what the format wants back at pull, kept off the server
 
 
 def meta_digest(meta: Mapping[str, Any]) -> str:
@@ -58,23 +148,30 @@ def write_manifest(
     attention: Collection[str] = (),
     shown: Mapping[str, Shown] | None = None,
     earlier: Mapping[str, dict[str, Any]] | None = None,
+    keys: Keys | None = None,
 ) -> None:
     """The local record of a project's tasks: key, task id, systems shown, and, from ``shown`` (this
-    push) or ``earlier`` (the rows of the manifest it replaces), order, role and meta digest;
-    ``attention``: the keys of the attention checks."""
+    push) or ``earlier`` (the rows of the manifest it replaces), order, role, meta digest and what
+    the format keeps off the server; ``attention``: the keys of the attention checks; ``keys``: the
+    study's (its secret goes in the header, each task's key on the server in its row's ``sent``)."""
+    keys = keys or Keys(None)
     with files.atomic_open(path) as f:
-        f.write(json.dumps(header, ensure_ascii=False) + "\n")
+        f.write(json.dumps({**header, **keys.header()}, ensure_ascii=False) + "\n")
         for key, (task_id, systems) in tasks.items():
             row: dict[str, Any] = {"key": key, "task_id": task_id, "systems": list(systems)}
+            if keys.secret is not None:
+                row["sent"] = keys.sent(key)
             known = (shown or {}).get(key)
             if known is not None:  # the server holds no systems: those listed from it are none
                 row.update(systems=list(known.systems), order=known.order, role=known.role, meta=known.meta)
                 if known.warnings:
                     row["warnings"] = list(known.warnings)
+                if known.extra:
+                    row["extra"] = dict(known.extra)
             else:
                 before = (earlier or {}).get(key, {})
-                row.update({k: before[k] for k in ("systems", "order", "role", "meta", "warnings") if k in before and
-                            (k != "systems" or not systems)})  # fmt: skip
+                row.update({k: before[k] for k in ("systems", "order", "role", "meta", "warnings", "extra", "sent")
+                            if k in before and (k != "systems" or not systems)})  # fmt: skip
             if key in attention:
                 row["role"] = roles.ATTENTION
             f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")

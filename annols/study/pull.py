@@ -44,7 +44,7 @@ from annols.study.exports import (
     write_blinding,
 )
 from annols.study.judges import Judges
-from annols.study.manifest import read_rows
+from annols.study.manifest import read_rows, server_key
 from annols.styles import STYLE_MODULES
 from annols.styles.answers import ExportedTask
 
@@ -668,7 +668,7 @@ def _pull_into(
 
 def _fill_task_ids(rows: list[dict[str, Any]], export: Path) -> None:
     """Task ids for the manifest rows that have none (a manifest of ``annols tasks``), by the export's keys."""
-    missing = {r["key"]: r for r in rows if not isinstance(r.get("task_id"), int)}
+    missing = {server_key(r): r for r in rows if not isinstance(r.get("task_id"), int)}
     if not missing:
         return
     for task in read_export(export):

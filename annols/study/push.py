@@ -5,7 +5,9 @@ stops the push before anything is sent) and collects the task keys; the tasks th
 project does not have yet are then imported in batches of one request each. Every task
 carries a stable key in ``meta``, so a re-run adds nothing twice, also after a crash
 mid-push or a batch whose answer was lost: the keys already on the server are listed
-first and skipped.
+first and skipped. The key in ``meta`` is an HMAC of the task's key under the study's
+secret, which the manifest keeps (:class:`annols.study.manifest.Keys`): a push reads it
+from there, and refuses a project made before whose manifest it does not have.
 
 Speed: the server, not annols, should set the pace (see docs/benchmarks.md).
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -61,7 +64,16 @@ from annols.study import roles
 from annols.study.attention import key_for
 from annols.study.gold import with_roles
 from annols.study.judges import reframe
-from annols.study.manifest import Shown, manifest_path, meta_digest, read_manifest_tasks, rows_by_key, write_manifest
+from annols.study.manifest import (
+    Keys,
+    Shown,
+    keys_of,
+    manifest_path,
+    meta_digest,
+    read_manifest_tasks,
+    rows_by_key,
+    write_manifest,
+)
 
 DEFAULT_BATCH_SIZE = 20000
 # A request carries at most --batch-size tasks and about this many bytes: few requests (the
@@ -139,6 +151,7 @@ def scan(
     gold: Sequence[Path] = (),
     attention: int = 0,
     only: Collection[str] | None = None,
+    keys: Keys | None = None,
 ) -> Scan:
     """Read every input once, checking it; raises InputError at the first bad record.
 
@@ -167,7 +180,7 @@ def scan(
         if role == roles.ATTENTION:
             result.attention.append(task.key)
         if spool is not None:
-            systems, payload = _payload(definition, task, seed=seed, role=role, shown=result.shown)
+            systems, payload = _payload(definition, task, seed=seed, role=role, shown=result.shown, keys=keys)
             data = jsontext.dumps(payload, ensure_ascii=False).encode("utf-8")
             pending.append(data)
             pending_size += len(data)
@@ -221,12 +234,14 @@ def build_tasks(
     attention: int = 0,
     shown: dict[str, Shown] | None = None,
     only: Collection[str] | None = None,
+    keys: Keys | None = None,
 ) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
     """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
 
     ``repeat`` marks a record whose key came earlier in the input: the same task again,
     whose judgments (if any) belong to the first one. ``shown`` gets each task's order, role
-    and meta digest (for the manifest).
+    and meta digest (for the manifest). ``keys``: the study's, which say each task's key on the
+    server (without, its key itself).
     """
     seen: set[str] = set()
     # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
@@ -237,7 +252,7 @@ def build_tasks(
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
         systems, payload = _payload(definition, task, seed, with_annotations, prediction, user_ids, role, moves,
-                                    None if repeat else shown)  # fmt: skip
+                                    None if repeat else shown, keys)  # fmt: skip
         yield task.key, systems, payload, repeat
 
 
@@ -251,21 +266,26 @@ def _payload(
     role: str | None = None,
     moves: bool = False,
     shown: dict[str, Shown] | None = None,
+    keys: Keys | None = None,
 ) -> tuple[tuple[str, ...], dict[str, Any]]:
     """(systems shown, Label Studio task) of one source task: blinded, keyed, with what it carries.
     ``moves``: its judgments move with the shuffled candidates (else a judged task keeps the input order).
     ``shown``: gets the task's order, role and meta digest, for the manifest."""
     # Judgments already made refer to the input order: keep it for tasks that carry them, or move them.
     keep = task.fixed_order or (with_annotations and bool(task.annotations) and not moves)
-    data, systems, order = blinding.blind(definition, task.data, task.systems, task.key, seed, keep)
+    keys = keys or Keys(None)
+    # The shuffle too is drawn with the secret: from the seed and the key alone, a guess of the
+    # systems (which gives the key) would be checked against the order shown.
+    data, systems, order = blinding.blind(definition, task.data, task.systems, keys.shuffle(task.key), seed, keep)
     # Only the key goes to the server: the systems shown, their order, the task's role and what
     # the reader tolerated in its input (which names the input file and line) stay in the
     # coordinator's manifest (annols.study.manifest), so every task, study item, gold item or
-    # attention check, carries meta of the same keys and lengths.
-    meta: dict[str, Any] = {blinding.META_KEY: task.key}
+    # attention check, carries meta of the same keys and lengths. The key itself is a digest of the
+    # task's content, systems included for some styles: the server gets an HMAC of it (Keys).
+    meta: dict[str, Any] = {blinding.META_KEY: keys.sent(task.key)}
     if shown is not None:
         warnings = tuple(str(w) for w in task.warnings)
-        shown[task.key] = Shown(systems, order, role or roles.STUDY, meta_digest(meta), warnings)
+        shown[task.key] = Shown(systems, order, role or roles.STUDY, meta_digest(meta), warnings, task.extra or None)
     payload: dict[str, Any] = {"data": fields.to_label_studio(data), "meta": meta}
     if with_annotations and task.annotations:
         payload["annotations"] = [
@@ -381,6 +401,12 @@ def _push(
     on_project: Callable[[Project, bool], None] | None = None,
 ) -> PushReport:
     manifest = manifest_path(options.manifest_dir, options.title)
+    # The study's secret, which the keys sent depend on, is the manifest's: the tasks are built
+    # (and spooled) before the project is known. A study without a manifest here gets a new one,
+    # checked once the project is known (_check_keys).
+    keys = keys_of(manifest)
+    no_manifest = keys is None
+    keys = keys or Keys.new()
     # The project is looked up (read only) while the inputs are read: the server answers meanwhile.
     # A daemon thread: bad input is reported at once, even if the server is slow to answer.
     project = _in_background(client.find_project, options.title)
@@ -391,7 +417,7 @@ def _push(
         from_cache = found is not None
         if found is None:
             stamp = _input_stamp(inputs)
-            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys)
             # The digest is taken while the server imports (hashing releases the GIL); it is
             # kept only if no input changed meanwhile, so it is the digest of what was checked.
             fingerprinting = beside.submit(input_fingerprint, definition, inputs)
@@ -408,6 +434,8 @@ def _push(
                 from_cache,
                 project,
                 on_project,
+                keys,
+                no_manifest,
             )
         finally:
             if not from_cache:
@@ -443,8 +471,13 @@ def _push_checked(
     from_cache: bool,
     project_found: Future[Project | None],
     on_project: Callable[[Project, bool], None] | None = None,
+    keys: Keys | None = None,
+    no_manifest: bool = False,
 ) -> PushReport:
-    """The push once the first pass found every input record good (or its findings were cached)."""
+    """The push once the first pass found every input record good (or its findings were cached).
+
+    ``keys``: the study's, from the manifest (``no_manifest``: there was none, these are new)."""
+    keys = keys or Keys(None)
     if options.with_annotations:
         check_with_annotations(definition, inputs, found)
     predictions = load_predictions(definition, options.predictions)
@@ -466,6 +499,19 @@ def _push_checked(
         on_project(project, created_project)
     user_ids = ensure_users(client, found.annotators) if options.with_annotations else {}
 
+    present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+    recorded: dict[str, Any] = {}  # the manifest's header, when the manifest is confirmed
+    # A project this push made is empty, unless another push of the same title reused it before
+    # this one looked (it was counted after its creation): then it is listed as any project is.
+    fresh = created_project and not project.task_count
+    if fresh and keys.secret is None:  # an older study's manifest, but a new project: its keys get a secret
+        keys = Keys.new()
+        if spool is not None and not from_cache:  # the spooled tasks carry the old keys: built again
+            spool.seek(0)
+            spool.truncate()
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys)
+    elif not fresh:
+        _check_keys(client, project, manifest, keys, no_manifest)
     header = {
         "protocol": definition.name,
         "variant": definition.variant,
@@ -474,12 +520,10 @@ def _push_checked(
         "url": client.url,
         "seed": options.seed,
         **({"hybrid": options.hybrid} if options.hybrid else {}),
+        **keys.header(),
     }
-    present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
-    recorded: dict[str, Any] = {}  # the manifest's header, when the manifest is confirmed
-    # A project this push made is empty, unless another push of the same title reused it before
-    # this one looked (it was counted after its creation): then it is listed as any project is.
-    fresh = created_project and not project.task_count
+    if fresh:  # the secret is kept before any task carries a key made with it: a killed push can resume
+        write_manifest(manifest, header, {}, keys=keys)
     # --attention N is the number of attention checks in the project: this push keeps, of the
     # checks it made, those already there and as many more as the project lacks. Which are
     # there: the manifest's, confirmed on the server with the push's keys, or else the listing's.
@@ -487,16 +531,24 @@ def _push_checked(
     earlier_rows = {} if fresh else rows_by_key(manifest)  # what the manifest knew of tasks this push does not build
     dropped = _attention_dropped(found.attention, attention, options.attention)
     counted = sorted(attention - set(found.keys)) if options.attention else []  # other pushes' checks
-    keys = [k for k in found.keys if k not in dropped] + counted
-    confirmed = None if fresh else _confirmed_manifest(client, project.id, recorded_header, recorded_tasks, keys)
+    wanted = [k for k in found.keys if k not in dropped] + counted
+    confirmed = None if fresh else _confirmed_manifest(client, project.id, recorded_header, recorded_tasks, wanted,
+                                                       keys)  # fmt: skip
+
+    @functools.cache
+    def reverse() -> dict[str, str]:
+        """Server key -> key of every task this push or the manifest knows (the checks an input makes
+        too): made only when the project is listed."""
+        return keys.reverse([*found.keys, *map(key_for, found.keys), *earlier_rows])
     if confirmed is not None:
         recorded, present = confirmed
     else:
         if from_cache:  # the server no longer has them all: check every record, as any push does
-            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys)
         attention = set()
         if not fresh:
-            present = _listed(client, project.id, attention)
+            present = _listed(client, project.id, attention, reverse(), keys)
+            _check_keys(client, project, manifest, keys, no_manifest, present)
         dropped = _attention_dropped(found.attention, attention, options.attention, inputs)
     if dropped:
         found = dataclasses.replace(found, keys=[k for k in found.keys if k not in dropped])
@@ -525,7 +577,7 @@ def _push_checked(
                         return _from_spool(spool, found.spooled, present, dropped)
                     repeated.clear()
                     return _built(definition, inputs, options, predictions, user_ids, present, dropped, before,
-                                  repeated, found.shown)  # fmt: skip
+                                  repeated, found.shown, keys)  # fmt: skip
 
                 def recount() -> None:  # after a listing: what this push added, confirmed or not
                     sent.done = sum(1 for k in found.keys if k in present) - already
@@ -533,8 +585,9 @@ def _push_checked(
 
                 # Counted before the keys were listed: any task beyond these, another push's too, is checked.
                 expected = (project.task_count or 0) + todo
-                _import(client, project.id, tasks, options.batch_size, present, sent, progress, recount)
-                _remove_replayed(client, project.id, expected, present, before)
+                _import(client, project.id, tasks, options.batch_size, present, sent, progress, recount,
+                        lambda: _listed(client, project.id, None, reverse(), keys))  # fmt: skip
+                _remove_replayed(client, project.id, expected, present, before, reverse)
                 for key, a in repeated:
                     target = present[key][0]
                     if target is not None:
@@ -548,7 +601,7 @@ def _push_checked(
         finally:
             # Whatever happened, record what is known to be in the project.
             _record(manifest, header, present, attention, project, client.url, sent, failure, found.shown,
-                    earlier_rows)  # fmt: skip
+                    earlier_rows, keys)  # fmt: skip
     return PushReport(
         project=project,
         created=sent.done,
@@ -575,10 +628,11 @@ def _record(
     failure: BaseException | None,
     shown: dict[str, Shown],
     earlier: dict[str, dict[str, Any]],
+    keys: Keys,
 ) -> None:
     """Write the manifest; if it cannot be written after a push that went well, say what was imported."""
     try:
-        write_manifest(manifest, header, present, attention, shown, earlier)
+        write_manifest(manifest, header, present, attention, shown, earlier, keys)
     except WriteError as e:
         if failure is not None:
             return  # the push's own error is the one to report; a re-run lists the project instead
@@ -589,12 +643,45 @@ def _record(
         ) from e
 
 
+def _check_keys(
+    client: LabelStudioClient,
+    project: Project,
+    manifest: Path,
+    keys: Keys,
+    no_manifest: bool,
+    present: Collection[str] | None = None,
+) -> None:
+    """Refuse a push into a project made before (not by this push) whose keys it cannot know.
+
+    Its tasks carry keys under the secret of the manifest that pushed them. Without a manifest,
+    this push's keys (under a new secret) would match none of them and every task would be
+    imported a second time; so would those of a manifest of another study of the same title,
+    which shows once the project is listed (``present``: it holds annols tasks, and none whose
+    key this push knows). A study pushed before keys had a secret carries its keys themselves:
+    any push finds them."""
+    if keys.secret is None:
+        return
+    if no_manifest:
+        where = f"there is no manifest of it in {manifest.parent} ({manifest.name})"
+    elif present and all(k in keys.foreign for k in present):
+        where = f"none of its {len(present)} task(s) carries a key made with the secret of {manifest}"
+    else:
+        return
+    raise AnnolsError(
+        f"project {project.title!r} on {client.url} ({client.url}/projects/{project.id}) exists, and {where}: "
+        "its tasks' keys depend on the secret in the manifest of the push that made it, so this push could not "
+        "tell which tasks are there and nothing was sent; import that manifest (`annols manifest export` where it "
+        "was pushed, `annols manifest import` here, or give its --manifest-dir), or push into another --project"
+    )
+
+
 def _remove_replayed(
     client: LabelStudioClient,
     project_id: int,
     expected: int,
     present: dict[str, tuple[int | None, tuple[str, ...]]],
     before: frozenset[str],
+    reverse: Callable[[], dict[str, str]],
 ) -> None:
     """Remove tasks made twice, keeping the first of each key.
 
@@ -615,7 +702,8 @@ def _remove_replayed(
         copies: dict[str, list[tuple[int, int]]] = {}  # key -> (task id, annotations)
         for task in client.task_fields(project_id, "id,meta,total_annotations"):
             key = (task.get("meta") or {}).get(blinding.META_KEY)
-            if isinstance(key, str) and key in present and key not in before:  # a key this push sent
+            key = reverse().get(key, key) if isinstance(key, str) else None
+            if key is not None and key in present and key not in before:  # a key this push sent
                 copies.setdefault(key, []).append((int(task["id"]), int(task.get("total_annotations") or 0)))
         extra = []
         for key, found in copies.items():
@@ -642,6 +730,7 @@ def _import(
     sent: _Sent,
     progress: Callable[[], None],
     recount: Callable[[], None],
+    listed: Callable[[], dict[str, tuple[int | None, tuple[str, ...]]]],
 ) -> None:
     """Send ``tasks()`` in batches. An import is never sent again blindly: after one that failed in a
     way that may pass (its answer lost or timed out, any 5xx), the keys in the project are listed and
@@ -662,7 +751,7 @@ def _import(
             if failures > client.retries:
                 raise
             client.pause(f"{e.reason} to an import", failures, then="listing the tasks that arrived")
-            present.update(_listed(client, project_id))
+            present.update(listed())
             recount()
             progress()
 
@@ -794,16 +883,25 @@ _Ready = tuple[str, tuple[str, ...], int, int, bytes | FilePart]
 
 
 def _listed(
-    client: LabelStudioClient, project_id: int, attention: set[str] | None = None
+    client: LabelStudioClient,
+    project_id: int,
+    attention: set[str] | None = None,
+    reverse: dict[str, str] | None = None,
+    keys: Keys | None = None,
 ) -> dict[str, tuple[int | None, tuple[str, ...]]]:
     """Key -> (task id, systems shown) of every annols task in the project, from the server; the
     keys of the attention checks go to ``attention``: their role is not on the server, but a
     check's key is made from the key of the study item it copies (or, pushed by an earlier
-    annols, its meta holds a role tag)."""
+    annols, its meta holds a role tag). ``reverse``: server key -> key of the tasks known; a key
+    it lacks stays as the server has it (noted in ``keys``, so the manifest keeps it so)."""
     present: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     for task_id, meta in client.task_meta(project_id):
         key = meta.get(blinding.META_KEY)
         if isinstance(key, str):
+            if reverse and key in reverse:
+                key = reverse[key]
+            elif reverse and keys is not None:
+                keys.foreign.add(key)
             systems = meta.get(blinding.META_SYSTEMS)
             present[key] = (task_id, blinding.decode_systems(systems) if isinstance(systems, str) else ())
             if attention is not None and roles.role_of(meta, key) == roles.ATTENTION:
@@ -840,7 +938,8 @@ def _confirmed_manifest(
     project_id: int,
     header: dict[str, Any],
     tasks: dict[str, tuple[int | None, tuple[str, ...]]],
-    keys: Sequence[str],
+    wanted: Sequence[str],
+    keys: Keys,
 ) -> tuple[dict[str, Any], dict[str, tuple[int | None, tuple[str, ...]]]] | None:
     """The manifest's header and tasks if they provably hold every input key, else None (then the server is listed).
 
@@ -853,7 +952,7 @@ def _confirmed_manifest(
     if header.get("project_id") != project_id or header.get("url") != client.url:
         return None
     key_of: dict[int, str] = {}
-    for key in keys:
+    for key in wanted:
         task_id = tasks.get(key, (None, ()))[0]
         if task_id is None:
             return None
@@ -866,7 +965,7 @@ def _confirmed_manifest(
             count, first = client.id_range(project_id, start, high)
             if count != expected or first is None or first[0] != start:
                 return None
-            if first[1].get(blinding.META_KEY) != key_of[start]:
+            if first[1].get(blinding.META_KEY) != keys.sent(key_of[start]):
                 return None
     return header, tasks
 
@@ -905,6 +1004,7 @@ def _built(
     before: frozenset[str],
     repeated: list[tuple[str, dict[str, Any]]],
     shown: dict[str, Shown],
+    keys: Keys,
 ) -> Iterator[_Ready]:
     """The tasks the project does not have yet, but those ``left`` out, built in a second pass over the inputs.
 
@@ -921,6 +1021,7 @@ def _built(
         attention=options.attention,
         shown=shown,
         only=options.only,
+        keys=keys,
     ):
         if repeat:
             if key not in before:
@@ -1014,11 +1115,13 @@ def write_task_file(
     preds = load_predictions(definition, predictions)
     systems_of: dict[str, tuple[int | None, tuple[str, ...]]] = {}
     shown: dict[str, Shown] = {}
+    path = manifest_path(manifest_dir, output.stem) if manifest_dir is not None else None
+    keys = (keys_of(path) if path is not None else None) or Keys.new()  # a file made again keeps its keys
     with files.atomic_open(output) as f:
         f.write("[")
         written = 0
         for key, systems, task, repeat in build_tasks(
-            definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds, shown=shown
+            definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds, shown=shown, keys=keys
         ):
             if repeat:
                 continue
@@ -1026,7 +1129,7 @@ def write_task_file(
             written += 1
             systems_of[key] = (None, systems)
         f.write("\n]\n")
-    if manifest_dir is not None:
+    if path is not None:
         header = {"protocol": definition.name, "variant": definition.variant, "tasks_file": str(output), "seed": seed}
-        write_manifest(manifest_path(manifest_dir, output.stem), header, systems_of, shown=shown)
+        write_manifest(path, header, systems_of, shown=shown, keys=keys)
     return len(found.keys), found.duplicates, found.warnings

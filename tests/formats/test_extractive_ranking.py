@@ -88,7 +88,7 @@ def _write_csv(path: Path, rows: list[list[Any]]) -> Path:
 
 
 def _comparable(tasks: list[SourceTask]) -> list[tuple[Any, ...]]:
-    return [(t.key, t.data, t.systems, t.fixed_order, t.annotations) for t in tasks]
+    return [(t.key, t.data, t.systems, t.fixed_order, t.annotations, t.extra) for t in tasks]
 
 
 # ---------------------------------------------------------------- reading
@@ -108,7 +108,8 @@ def test_xlsx_and_csv_read_identically(tmp_path: Path) -> None:
     assert from_xlsx[1].location == f"{tmp_path / 'sheet.xlsx'}: row 4"
     first = from_xlsx[0]
     assert first.systems == SYSTEMS and first.fixed_order is False
-    assert list(first.data) == ["url", "reference", "output_a", "output_b", "output_c", "output_d", "raw", "row"]
+    assert list(first.data) == ["url", "reference", "output_a", "output_b", "output_c", "output_d", "row"]
+    assert list(first.extra) == ["raw"]  # the cells in column order would undo the shuffle: kept off the server
     outputs = dict(zip(SYSTEMS, OUTPUTS[0], strict=True))
     content = {"url": first.data["url"], "reference": first.data["reference"], "outputs": outputs}
     assert first.key == content_key("extractive-ranking", content)
@@ -117,7 +118,7 @@ def test_xlsx_and_csv_read_identically(tmp_path: Path) -> None:
 def test_display_never_shows_separator_and_raw_is_byte_identical(tmp_path: Path) -> None:
     tasks = list(FORMAT.read([_write_xlsx(tmp_path / "sheet.xlsx", _sheet(with_ranks=False))], DEFINITION))
     for task, outputs in zip(tasks, OUTPUTS, strict=True):
-        assert task.data["raw"] == list(outputs) and task.systems == SYSTEMS
+        assert task.extra["raw"] == list(outputs) and task.systems == SYSTEMS
         assert not any(s in json.dumps(task.data) for s in SYSTEMS)  # blinding: no name in what is shown
         for position, cell in zip(POSITIONS, outputs, strict=True):
             shown = task.data[f"output_{position}"]
@@ -148,10 +149,11 @@ def test_rank_columns_become_annotations(tmp_path: Path) -> None:
 
 
 def _blind(task: SourceTask, rng: random.Random, index: int) -> ExportedTask:
-    """What push + pull produce: outputs shuffled, systems naming what is shown, browser-made results."""
+    """What push + pull produce: outputs shuffled, systems naming what is shown, browser-made results;
+    the original cells back from the manifest."""
     perm = list(range(len(POSITIONS)))
     rng.shuffle(perm)  # shown position i holds the input candidate perm[i]
-    data = json.loads(json.dumps(task.data))
+    data = json.loads(json.dumps({**task.data, **task.extra}))
     for i, j in enumerate(perm):
         data[f"output_{POSITIONS[i]}"] = task.data[f"output_{POSITIONS[j]}"]
     shown_at = {POSITIONS[j]: POSITIONS[i] for i, j in enumerate(perm)}
@@ -358,8 +360,8 @@ def test_what_a_real_spreadsheet_holds_is_read_with_warnings(tmp_path: Path, suf
     if suffix == "csv":
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
     tasks = list(FORMAT.read([path], DEFINITION))
-    assert [(t.key, t.data["raw"], t.annotations) for t in tasks] == [
-        (t.key, t.data["raw"], t.annotations) for t in expected
+    assert [(t.key, t.extra["raw"], t.annotations) for t in tasks] == [
+        (t.key, t.extra["raw"], t.annotations) for t in expected
     ]
     col = openpyxl.utils.get_column_letter(len(clean[0]) + 2)
     warnings = [str(w) for t in tasks for w in t.warnings]

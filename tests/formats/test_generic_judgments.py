@@ -253,7 +253,7 @@ def blinded(tmp_path: Path, tasks_file: Path, task: dict[str, Any]) -> tuple[lis
     """The order and systems shown of a task of ``annols tasks``, from the manifest it wrote (the task's meta holds
     only its key)."""
     rows = manifest.rows_by_key(manifest.manifest_path(manifests(tmp_path), tasks_file.stem))
-    row = rows[task["meta"][blinding.META_KEY]]
+    (row,) = (r for r in rows.values() if manifest.server_key(r) == task["meta"][blinding.META_KEY])
     return list(row.get("order") or []), tuple(row["systems"])
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from annols.labelstudio.client import LabelStudioClient
+from annols.study import manifest
 from annols.study import push as push_lib
 from annols.study.roles import ATTENTION, STUDY
 from tests.conftest import LiveServer
@@ -31,12 +32,13 @@ CAREFUL = "attentive@example.org"
 
 
 def roles(client: LabelStudioClient, title: str, manifests: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """Key -> role (from the coordinator's manifest) of every task of the project's export; and the tasks."""
+    """Key -> role (from the coordinator's manifest, as the result files name them; the server holds an HMAC of
+    each key) of every task of the project's export; and the tasks."""
     project = client.find_project(title)
     assert project is not None
     tasks = client.export_tasks(project.id)
     rows = shown_by_task(manifests, title)
-    return {t["meta"]["annols_key"]: rows[t["id"]]["role"] for t in tasks}, tasks
+    return {rows[t["id"]]["key"]: rows[t["id"]]["role"] for t in tasks}, tasks
 
 
 def test_attention_checks_are_counted_per_project(
@@ -66,10 +68,20 @@ def test_attention_checks_are_counted_per_project(
         "created 0, already present 13, total 13 (3 attention checks in the project)"  # fmt: skip
     again = push(batches[0], "--attention", "3", "--seed", "7")  # the same item may be chosen again
     assert re.fullmatch(r"created 0, already present (1[0-3]), total \1 \(3 attention checks in the project\)", again)
-    # A later batch, and it again from another manifest folder (the server's task list decides).
+    # A later batch, and it again from another manifest folder: refused without the manifest (the
+    # keys on the server depend on its secret); with it, but none of the task ids it names, the
+    # server's task list decides.
     assert push(batches[1], "--attention", "3") == \
         "created 10, already present 0, total 10 (3 attention checks in the project)"  # fmt: skip
-    assert push(batches[1], "--attention", "3", "--manifest-dir", str(tmp_path / "elsewhere")) == \
+    elsewhere = tmp_path / "elsewhere"
+    code, out, err = cli(label_studio, "push", str(definition), str(batches[1]), "--project", TITLE, "--attention",
+                         "3", "--manifest-dir", str(elsewhere), cwd=tmp_path)  # fmt: skip
+    assert code == 1 and "created" not in out and len(err.splitlines()) == 1 and "annols manifest import" in err
+    header, rows = manifest.read_rows(manifest.manifest_path(tmp_path / ".annols", TITLE))
+    lines = [header, *({**r, "task_id": None} for r in rows)]
+    manifest.manifest_path(elsewhere, TITLE).parent.mkdir()
+    manifest.manifest_path(elsewhere, TITLE).write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    assert push(batches[1], "--attention", "3", "--manifest-dir", str(elsewhere)) == \
         "created 0, already present 10, total 10 (3 attention checks in the project)"  # fmt: skip
     found, tasks = roles(client, TITLE, tmp_path / ".annols")
     assert {k for k, r in found.items() if r == ATTENTION} == made
@@ -93,11 +105,12 @@ def test_attention_checks_are_counted_per_project(
     checks = {k for k, r in found.items() if r == ATTENTION}
     assert len(found) == 25 and len(checks) == 5 and made < checks
     batch2 = {study.record(i)["response_a"] for i in range(10, 20)}
+    key_of = {task_id: row["key"] for task_id, row in shown_by_task(tmp_path / ".annols", TITLE).items()}
     for task in tasks:
         record = task["data"]
-        if task["meta"]["annols_key"] in checks:  # two identical candidates, made from a study item
+        if key_of[task["id"]] in checks:  # two identical candidates, made from a study item
             assert record["response_a"] == record["response_b"]
-            if task["meta"]["annols_key"] not in made:
+            if key_of[task["id"]] not in made:
                 assert record["response_a"] in batch2
 
     # Pulled and reported as before: role "attention", scored as the right answer (a tie).

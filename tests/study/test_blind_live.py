@@ -185,10 +185,11 @@ def test_pull_names_every_tampering_and_keeps_the_manifests_truth(
     # One annotator, with their own token, does what the server lets any account do.
     assert two.patch(f"/api/annotations/{edited}/", json={"result": vote("2")}).status_code == 200
     forged = _post(two, study[1], "2", completed_by=one_id)
-    reversed_meta = {"annols_key": rows[study[2]]["key"],
+    reversed_meta = {"annols_key": manifest.server_key(rows[study[2]]),
                      "annols_systems": blinding.encode_systems(tuple(rows[study[2]]["systems"])[::-1])}  # fmt: skip
     assert two.patch(f"/api/tasks/{study[2]}/", json={"meta": reversed_meta}).status_code == 200
-    retagged = {"annols_key": rows[gold]["key"], roles.META_TAG: roles.encode_tag(rows[gold]["key"], roles.STUDY)}
+    retagged = {"annols_key": manifest.server_key(rows[gold]),
+                roles.META_TAG: roles.encode_tag(manifest.server_key(rows[gold]), roles.STUDY)}
     assert two.patch(f"/api/tasks/{gold}/", json={"meta": retagged}).status_code == 200
     assert two.delete(f"/api/annotations/{gone}/").status_code == 204
     assert two.delete(f"/api/tasks/{study[5]}/").status_code == 204

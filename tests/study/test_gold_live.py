@@ -74,11 +74,12 @@ def test_gold_items_pushed_unseen_pulled_apart_and_scored(
 
     users = client.users()
     ids = {who: users.get(who) or client.create_user(who) for who in (CAREFUL, CARELESS)}
-    gold_keys = [t["meta"]["annols_key"] for t, r in zip(tasks, roles, strict=True) if r == GOLD]
-    study_keys = [t["meta"]["annols_key"] for t, r in zip(tasks, roles, strict=True) if r == STUDY]
+    key_of = {t["id"]: manifest[t["id"]]["key"] for t in tasks}  # the server holds an HMAC of each
+    gold_keys = [key_of[t["id"]] for t, r in zip(tasks, roles, strict=True) if r == GOLD]
+    study_keys = [key_of[t["id"]] for t, r in zip(tasks, roles, strict=True) if r == STUDY]
     wrong = {key: results[study_keys[n]] for n, key in enumerate(gold_keys)}  # another record's feedback
     for task in tasks:
-        key = task["meta"]["annols_key"]
+        key = key_of[task["id"]]
         client.create_annotation(task["id"], results[key], completed_by=ids[CAREFUL], lead_time=5.0)
         client.create_annotation(task["id"], wrong.get(key, results[key]), completed_by=ids[CARELESS],
                                  lead_time=5.0)  # fmt: skip

@@ -22,6 +22,7 @@ from annols.cli import main
 from annols.definition import blinding
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import manifest
+from annols.study.manifest import server_key
 from tests.conftest import LiveServer
 from tests.definition.test_definition import MINIMAL
 
@@ -91,7 +92,7 @@ def test_push_is_idempotent_blinded_and_pulls_tidy_rows(
         shown = tuple(rows[t["id"]]["systems"])
         orders.add(shown)
         assert ("by bart" in t["data"]["headline_1"]) == (shown[0] == "bart")
-        assert list(t["meta"]) == [blinding.META_KEY] and rows[t["id"]]["key"] == t["meta"][blinding.META_KEY]
+        assert list(t["meta"]) == [blinding.META_KEY] and server_key(rows[t["id"]]) == t["meta"][blinding.META_KEY]
     assert orders == {SYSTEMS, SYSTEMS[::-1]}
 
     manifest = tmp_path / ".annols" / "headlines-blinded.manifest.jsonl"
@@ -230,7 +231,7 @@ def test_tasks_writes_the_same_tasks_offline(study: tuple[Path, Path], tmp_path:
     assert all(set(t["data"]) >= {"headline_1", "headline_2"} for t in tasks)
     assert all(list(t["meta"]) == [blinding.META_KEY] for t in tasks)
     rows = manifest.read_rows(manifest.manifest_path(tmp_path / "m", "tasks"))[1]
-    assert [r["key"] for r in rows] == [t["meta"][blinding.META_KEY] for t in tasks]
+    assert [manifest.server_key(r) for r in rows] == [t["meta"][blinding.META_KEY] for t in tasks]
     assert {tuple(r["systems"]) for r in rows} == {SYSTEMS, SYSTEMS[::-1]}
     assert d.name == "headline-check"
 
