@@ -810,6 +810,9 @@ def pull_command(
               help="Study items in the project at most, over all rounds (judgments: items x --overlap).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="The chance that any decision is wrong, however often the study is looked at.")  # fmt: skip
+@click.option("--goal", type=click.Choice(["all", "best"]),
+              help="What the study exists for: all (default) decides every pair; best only the pairs that decide "
+                   "which system is best, per question. Fixed at the first round; later rounds keep it.")  # fmt: skip
 @VARIANT
 @SEED
 @MANIFEST_DIR
@@ -824,6 +827,7 @@ def next_round_command(
     batch: int,
     budget: int | None,
     alpha: float,
+    goal: str | None,
     variant: str | None,
     seed: int,
     manifest_dir: Path,
@@ -837,6 +841,8 @@ def next_round_command(
     gets an anytime-valid confidence sequence over items (docs/statistics.md): looking after
     every round and stopping when it is clear keeps the chance of any wrong decision at
     --alpha. The next batch is items of the pool not pushed yet that hold an undecided pair.
+    With --goal best only the pairs between systems not yet decided worse than another
+    count, and the study ends with the best system (or those tied for best).
     When every comparison is decided, the pool has no item left for them, or --budget is
     reached, nothing is pushed. --seed also sets the order the pool's items are drawn in.
     Each round is recorded beside the manifest (PROJECT.rounds.jsonl); give it to
@@ -860,11 +866,13 @@ def next_round_command(
         tidy = read_judgments(d, [pull_dir])[0]
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
-                                      overlap=overlap, manifest_dir=manifest_dir)  # fmt: skip
+                                      overlap=overlap, manifest_dir=manifest_dir, goal=goal)  # fmt: skip
     result = rounds_lib.next_round(client, d, list(inputs), tidy, options)
     for c in result.comparisons:
         seen = f", mean {c.mean:+.3f}, interval [{c.low:+.3f}, {c.high:+.3f}]" if c.items else ""
         click.echo(f"{c.question}: {c.first} vs {c.second}: {c.items} items{seen}: {c.decision}")
+    for question, said in (result.conclusions or {}).items():
+        click.echo(f"{question}: {said}")
     if result.pushed:
         created = result.push.created if result.push else 0
         click.echo(f"round {result.round}: pushed {len(result.pushed)} item(s) ({created} new), "

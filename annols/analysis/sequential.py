@@ -32,6 +32,12 @@ of a confidence sequence keeps its error rate whatever comes after):
 - ``within ±effect``: the interval lies inside (-effect, effect), ``effect`` the smallest
   difference worth finding, on the observation's scale (anytime-valid equivalence);
 - ``undecided`` otherwise.
+
+The study's goal says which comparisons it exists for. ``all``: every one. ``best``: those that decide which
+system is best, per question: the candidates are the systems not yet decided worse than any other, the relevant
+comparisons the undecided ones between two candidates; the study is decided when none is left (one candidate: the
+best; several, every pair of them within ±effect: tied for best). The level stays alpha / m over all m
+comparisons, so the guarantee is the same whatever the goal.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ from annols.errors import AnnolsError
 
 STYLES = ("pairwise", "ratings", "ranking")
 FIRST, SECOND, WITHIN, UNDECIDED = "first better", "second better", "within ±effect", "undecided"
+ALL, BEST = "all", "best"
+GOALS = (ALL, BEST)
 COLUMNS = ["question", "first", "second", "items", "mean", "CS low", "CS high", "decision"]
 
 
@@ -214,6 +222,48 @@ def comparisons(found: dict[tuple[str, str, str], pd.Series], bound: float, effe
     return out
 
 
+def _loser(decision: str, first: str, second: str) -> str | None:
+    return second if decision == FIRST else first if decision == SECOND else None
+
+
+def candidates(found: list[Comparison]) -> dict[str, list[str]]:
+    """Per question, the systems not decided worse than any other (sorted)."""
+    systems: dict[str, set[str]] = {}
+    worse: dict[str, set[str]] = {}
+    for c in found:
+        systems.setdefault(c.question, set()).update((c.first, c.second))
+        loser = _loser(c.decision, c.first, c.second)
+        if loser is not None:
+            worse.setdefault(c.question, set()).add(loser)
+    return {q: sorted(s - worse.get(q, set())) for q, s in systems.items()}
+
+
+def relevant(found: list[Comparison], goal: str) -> list[Comparison]:
+    """The undecided comparisons the goal still needs: all of them, or (``best``) those between two candidates."""
+    open_ = [c for c in found if c.decision == UNDECIDED]
+    if goal == ALL:
+        return open_
+    among = {q: set(s) for q, s in candidates(found).items()}
+    return [c for c in open_ if c.first in among[c.question] and c.second in among[c.question]]
+
+
+def conclusions(found: list[Comparison]) -> dict[str, str]:
+    """Per question, what the comparisons say of the best system: ``best: A``, ``tied for best: A, B``, or, while
+    comparisons between candidates are undecided, ``undecided between A, B, C``."""
+    waiting = {c.question for c in relevant(found, BEST)}
+    out = {}
+    for question, names in candidates(found).items():
+        if question in waiting:
+            out[question] = f"undecided between {', '.join(names)}"
+        elif len(names) == 1:
+            out[question] = f"best: {names[0]}"
+        elif names:
+            out[question] = f"tied for best: {', '.join(names)}"
+        else:  # only wrong decisions make a cycle (each decision errs with probability at most alpha / m)
+            out[question] = "no best: every system was decided worse than another"
+    return out
+
+
 def table(found: list[Comparison]) -> pd.DataFrame:
     return pd.DataFrame([c.row() for c in found], columns=COLUMNS)
 
@@ -303,20 +353,23 @@ class SimulatedPairs:
 
     right: float  # share of studies whose every decision equals the truth
     wrong: float  # share with some decision against the truth
-    judgments: float  # median human judgments until every pair was decided (or the last round)
+    judgments: float  # median human judgments until the goal was decided (or the last round)
     first_found: float  # median judgments until every pair with a difference was decided
+    concluded: float = 0.0  # share whose conclusion on the best system (:func:`conclusions`) equals the truth's
 
 
 def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: int, annotators: int = 3,
                    tie_rate: float = 0.2, item_sd: float = 0.5, alpha: float = ALPHA, margin: float = 0.3,
-                   seed: int = 0) -> SimulatedPairs:  # fmt: skip
+                   seed: int = 0, goal: str = ALL, systems: list[tuple[str, str]] | None = None) -> SimulatedPairs:
     """Pairwise studies of ``len(effects)`` pairs (an item holds one pair, as in next-round), each round ``batch``
-    items spread evenly over the pairs still undecided, each pair at alpha / pairs, the mixture width set from the
-    items a pair can get; the truth: first better where the effect is above ``margin``, within ±margin where it is
-    0 (other effects: either is right)."""
+    items spread evenly over the pairs the ``goal`` still needs (:func:`relevant`), each pair at alpha / pairs
+    whatever the goal, the mixture width set from the items a pair can get; the truth: first better where the
+    effect is above ``margin``, within ±margin where it is 0 (other effects: either is right). ``systems``: the
+    pair of systems of each effect (a positive effect favours the first); default: one pair per effect."""
     from annols.analysis import plan
 
     pairs = len(effects)
+    names = systems or [(f"s{2 * p}", f"s{2 * p + 1}") for p in range(pairs)]
     a = plan.Assumptions("pairwise", 0.5, tie_rate=tie_rate, item_sd=item_sd, alpha=alpha)
     n_max = rounds * batch
     eta = eta_for(n_max // pairs)
@@ -327,14 +380,21 @@ def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: in
         y = plan.OUTCOMES["pairwise"](a, plan.DRAWS["pairwise"](a, n_max, annotators, studies, rng), effect, n_max,
                                       annotators)  # fmt: skip
         streams.append(y.sum(axis=2) / np.maximum((y != 0).sum(axis=2), 1))
-    truth = [{FIRST} if e > margin else {WITHIN} if e == 0 else {FIRST, WITHIN} for e in effects]
+    truth = [{FIRST} if e > margin else {SECOND} if e < -margin else {WITHIN} if e == 0 else {FIRST, WITHIN}
+             for e in effects]  # fmt: skip
+    true_best = conclusions([Comparison("q", *names[p], 0, 0.0, 0.0, 0.0, min(truth[p])) for p in range(pairs)])
+
+    def compared(decision: list[str]) -> list[Comparison]:
+        return [Comparison("q", *names[p], 0, 0.0, 0.0, 0.0, decision[p]) for p in range(pairs)]
+
     used, first_found = np.zeros(studies), np.zeros(studies)
-    right = wrong = 0
+    right = wrong = concluded = 0
     for s in range(studies):
         seen = np.zeros(pairs, dtype=int)
         decision = [UNDECIDED] * pairs
         for _ in range(rounds):
-            undecided = [p for p in range(pairs) if decision[p] == UNDECIDED]
+            needed = {(c.first, c.second) for c in relevant(compared(decision), goal)}
+            undecided = [p for p in range(pairs) if names[p] in needed]
             if not undecided:
                 break
             for i in range(batch):
@@ -348,7 +408,9 @@ def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: in
         used[s] = seen.sum() * annotators
         wrong += any(d != UNDECIDED and d not in t for d, t in zip(decision, truth, strict=True))
         right += all(d in t for d, t in zip(decision, truth, strict=True))
-    return SimulatedPairs(right / studies, wrong / studies, float(np.median(used)), float(np.median(first_found)))
+        concluded += conclusions(compared(decision)) == true_best
+    return SimulatedPairs(right / studies, wrong / studies, float(np.median(used)), float(np.median(first_found)),
+                          concluded / studies)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- the report's section
@@ -390,6 +452,15 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         "Intervals are those of the judgments in this report.",
         _savings(fixed, judgments, first, last),
     ]
+    summary = [_savings(fixed, judgments, first, last)]
+    if first.get("goal") == BEST:  # goal all: the section as it always was
+        found_best = conclusions(found_now)
+        said = "; ".join(f"{q}: {v}" for q, v in found_best.items())
+        text.insert(1, "Goal: the best system. The comparisons the study exists for are those that decide which "
+                    "system is best, per question: between systems not yet decided worse than any other; once one "
+                    "is decided worse, its other comparisons get no more items. The level is still alpha over all "
+                    f"{first['tests']} comparisons, so the guarantee is the same. Conclusion: {said}.")  # fmt: skip
+        summary.insert(0, f"Sequential study, goal best: {said}.")
     table = pd.DataFrame(rows, columns=[*COLUMNS, "decided at round"])
     history = pd.DataFrame([[r["round"], r["time"], len(r.get("pushed", [])), r["items"], r["judgments"],
                              sum(c["decision"] != UNDECIDED for c in r.get("comparisons", [])),
@@ -401,11 +472,12 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                           whole=("items",)),
                     Table("sequential_rounds", "The rounds", history,
                           whole=("round", "items pushed", "study items", "judgments read", "comparisons decided"))],
-                   summary=[_savings(fixed, judgments, first, last)])  # fmt: skip
+                   summary=summary)  # fmt: skip
 
 
 def _savings(fixed: dict[str, Any], judgments: int, first: dict[str, Any], last: dict[str, Any]) -> str:
-    stops = {"decided": "every comparison was decided", "budget": "the budget was spent",
+    stops = {"decided": "every comparison was decided", "best": "the comparisons that decide the best system were "
+             "decided", "budget": "the budget was spent",
              "pool": "the pool had no item left for the undecided comparisons"}  # fmt: skip
     stopped = stops.get(last.get("reason", ""), "the study is still running")
     if not fixed.get("judgments"):

@@ -8,12 +8,15 @@ yet whose systems include an undecided pair, in a seeded random order (items sta
 sample of the pool for each comparison), those that bear on the most undecided comparisons
 first. Push's resume by task key makes a repeated round safe. When every comparison is
 decided, the pool holds no item for the undecided ones, or ``budget`` study items are in
-the project, it pushes nothing and says why.
+the project, it pushes nothing and says why. With the goal ``best`` the comparisons the
+study exists for are those that decide which system is best
+(:func:`annols.analysis.sequential.relevant`): only items holding one of them are pushed,
+and the study is decided when none is undecided.
 
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
 (one JSON line a round: time, the items it pushed, the decisions at that round, and what
 was fixed at the first round: the mixture width, the number of comparisons, alpha, the
-effect and the fixed design ``annols plan`` would have chosen for it).
+effect, the goal and the fixed design ``annols plan`` would have chosen for it).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from annols import files, jsontext
 from annols.analysis import plan as plan_lib
 from annols.analysis import sequential
 from annols.definition import Definition
-from annols.errors import AnnolsError, InputError
+from annols.errors import AnnolsError, InputError, OptionError
 from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import push as push_lib
@@ -43,9 +46,10 @@ from annols.study import roles
 from annols.study.manifest import manifest_path, rows_by_key
 
 SUFFIX = ".rounds.jsonl"
-DECIDED, BUDGET, POOL = "decided", "budget", "pool"
+DECIDED, BEST_FOUND, BUDGET, POOL = "decided", "best", "budget", "pool"
 REASONS = {
     DECIDED: "every comparison is decided",
+    BEST_FOUND: "the comparisons that decide the best system are decided",
     BUDGET: "the budget is spent",
     POOL: "the pool holds no item not yet pushed for the undecided comparisons",
 }
@@ -62,6 +66,7 @@ class RoundOptions:
     seed: int = 0
     overlap: int | None = None
     manifest_dir: Path = Path(".annols")
+    goal: str | None = None  # sequential.GOALS; None: the one fixed at round 1 (before it: all)
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,8 @@ class RoundResult:
     reason: str  # why nothing was pushed ("" when a batch was)
     record: Path
     push: push_lib.PushReport | None = None
+    goal: str = sequential.ALL
+    conclusions: dict[str, str] | None = None  # per question, the best system (goal best)
 
 
 def rounds_path(manifest_dir: Path, title: str) -> Path:
@@ -154,6 +161,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     tests = int(first.get("tests", len(wanted)))
     alpha = float(first.get("alpha", options.alpha))
     effect = float(first.get("effect", options.effect))
+    goal = goal_of(record, first, options.goal)
     frame = sequential.frame_of(definition, tidy) if tidy is not None and len(tidy) else None
     found = sequential.observations(definition.style, frame) if frame is not None else {}
     study = set(pushed)
@@ -167,10 +175,10 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     series = {key: observed.get(key, empty) for key in wanted}
     kept = {tuple(c["key"]): c["decision"] for c in (earlier[-1].get("comparisons", []) if earlier else [])}
     decided = sequential.comparisons(series, bound, effect, eta, alpha, kept, tests)
-    open_pairs = {(c.first, c.second) for c in decided if c.decision == sequential.UNDECIDED}
+    open_pairs = {(c.first, c.second) for c in sequential.relevant(decided, goal)}
     reason, chosen = "", []
     if not open_pairs:
-        reason = DECIDED
+        reason = DECIDED if goal == sequential.ALL else BEST_FOUND
     elif options.budget is not None and len(pushed) >= options.budget:
         reason = BUDGET
     else:
@@ -198,6 +206,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         "effect": effect,
         "budget": options.budget,
     }
+    if goal != sequential.ALL:  # records of goal all stay as they were
+        row["goal"] = goal
     row["fixed"] = first.get("fixed") or fixed_design(definition, effect, int(annotators),
                                                       len({(a, b) for _, a, b in wanted}), options.seed)
     before = earlier[-1] if earlier else {}
@@ -206,7 +216,22 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     if not repeated:  # the same answer again is not another round
         _write(record, [*earlier, row])
     return RoundResult(row["round"] if not repeated else len(earlier), decided, chosen, row["items"], judgments,
-                       reason, record, report)  # fmt: skip
+                       reason, record, report, goal,
+                       sequential.conclusions(decided) if goal == sequential.BEST else None)  # fmt: skip
+
+
+def goal_of(record: Path, first: dict[str, Any], asked: str | None) -> str:
+    """The study's goal: fixed at round 1 (a record without one: all); a different one asked later is refused,
+    since the comparisons pushed so far were chosen for the first."""
+    if asked is not None and asked not in sequential.GOALS:
+        raise OptionError("--goal", f"one of {', '.join(sequential.GOALS)}, not {asked!r}")
+    if not first:
+        return asked or sequential.ALL
+    fixed = str(first.get("goal", sequential.ALL))
+    if asked is not None and asked != fixed:
+        raise OptionError(f"--goal {asked}", f"the study's goal is {fixed!r}, fixed at round 1 ({record}); a "
+                          "new goal needs a new project")  # fmt: skip
+    return fixed
 
 
 def _items_per_pair(items: dict[str, tuple[str, ...]]) -> int:

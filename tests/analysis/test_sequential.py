@@ -227,3 +227,74 @@ def test_four_systems_one_clearly_best_in_rounds() -> None:
     assert result.wrong == 0 and result.right >= 0.95
     assert result.first_found < 6 * fixed.judgments / 2
     assert result.judgments < 60 * 20 * 3  # stopped before the budget
+
+
+FOUR = [("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"), ("c", "d")]
+
+
+def test_four_systems_one_clearly_best_with_goal_best_stops_before_the_fixed_design() -> None:
+    """The issue's "Done when": the same planted study (a better than each other by 0.8, the other three alike) run
+    with goal best. Every study concludes "best: a" and makes no wrong decision, and the median judgments used is
+    below plan's fixed design for 0.3 once per pair (the size goal all exceeds)."""
+    fixed = plan.plan(plan.Assumptions("pairwise", 0.3, tie_rate=0.2, item_sd=0.5), plan.ITEMS, (3,), 500, 0).cheapest
+    assert fixed is not None
+    size = 6 * fixed.judgments
+    best = sequential.simulate_pairs([0.8] * 3 + [0.0] * 3, studies=100, rounds=60, batch=20, seed=5,
+                                     goal=sequential.BEST, systems=FOUR)  # fmt: skip
+    assert best.concluded == 1.0 and best.wrong == 0
+    assert best.judgments < size
+    every = sequential.simulate_pairs([0.8] * 3 + [0.0] * 3, studies=100, rounds=60, batch=20, seed=5, systems=FOUR)
+    assert best.judgments < every.judgments  # the ties among the others are not the goal's
+
+
+def comparison(first: str, second: str, decision: str, question: str = "q") -> sequential.Comparison:
+    return sequential.Comparison(question, first, second, 10, 0.0, -1.0, 1.0, decision)
+
+
+def test_candidates_relevant_comparisons_and_the_conclusion() -> None:
+    F, S, W, U = sequential.FIRST, sequential.SECOND, sequential.WITHIN, sequential.UNDECIDED
+    start = [comparison(a, b, U) for a, b in FOUR]
+    assert sequential.candidates(start) == {"q": ["a", "b", "c", "d"]}
+    assert sequential.relevant(start, sequential.BEST) == start
+    assert sequential.conclusions(start) == {"q": "undecided between a, b, c, d"}
+    # a beats b; d beats c: b and c are out, so b-c, b-d, a-c and c-d no longer matter; a-d does.
+    mid = [comparison("a", "b", F), comparison("a", "c", U), comparison("a", "d", U), comparison("b", "c", U),
+           comparison("b", "d", U), comparison("c", "d", S)]  # fmt: skip
+    assert sequential.candidates(mid) == {"q": ["a", "d"]}
+    assert [(c.first, c.second) for c in sequential.relevant(mid, sequential.BEST)] == [("a", "d")]
+    assert len(sequential.relevant(mid, sequential.ALL)) == 4  # goal all: every undecided pair
+    won = [*mid[:2], comparison("a", "d", F), *mid[3:]]
+    assert sequential.relevant(won, sequential.BEST) == []
+    assert sequential.conclusions(won) == {"q": "best: a"}
+    tied = [*mid[:2], comparison("a", "d", W), *mid[3:]]
+    assert sequential.conclusions(tied) == {"q": "tied for best: a, d"}
+    # Per question: another question's decisions do not remove a system here.
+    both = [*won, comparison("a", "b", S, "r")]
+    assert sequential.conclusions(both) == {"q": "best: a", "r": "best: b"}
+    # A cycle (only wrong decisions make one) leaves no candidate.
+    cycle = [comparison("a", "b", F), comparison("b", "c", F), comparison("a", "c", S)]
+    assert sequential.conclusions(cycle) == {"q": "no best: every system was decided worse than another"}
+
+
+def test_the_reports_section_of_goal_best_states_the_goal_conclusion_and_savings() -> None:
+    from tests.analysis import planted
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    found = sequential.observations("ratings", sequential.frame_of(definition, tidy))
+    decided = {("Coherence", "fair", "poor"): sequential.FIRST, ("Coherence", "good", "poor"): sequential.FIRST,
+               ("Coherence", "fair", "good"): sequential.SECOND}  # fmt: skip
+    only = {"round": 1, "time": "t1", "pushed": keys, "items": len(keys), "judgments": 0, "reason": "best",
+            "comparisons": [{"key": list(k), "decision": decided.get(k, sequential.UNDECIDED)} for k in found],
+            "eta": sequential.eta_for(len(keys)), "tests": len(found), "alpha": ALPHA, "effect": 0.5,
+            "goal": "best", "fixed": {"items": 400, "judgments": 1200, "annotators": 3}}  # fmt: skip
+    section = sequential.section(definition, tidy, [only])
+    assert section.text[1].startswith("Goal: the best system.")
+    assert "Conclusion: Coherence: best: good; Fluency: undecided between fair, good, poor." in section.text[1]
+    assert section.summary[0] == "Sequential study, goal best: Coherence: best: good; Fluency: undecided between " \
+                                 "fair, good, poor."
+    assert "the comparisons that decide the best system were decided" in section.summary[1]
+    assert "the stopping saved" in section.summary[1]
+    plain = sequential.section(definition, tidy, [{**only, "goal": "all"}])  # goal all: as before, no goal text
+    assert len(plain.text) == 2 and len(plain.summary) == 1

@@ -80,3 +80,54 @@ def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
     record = rounds.read_rounds(result.record)
     assert len(record) == 1 and record[0]["reason"] == "budget" and record[0]["tests"] == 6
     assert record[0]["judgments"] == len(tidy[["task_key", "annotator"]].drop_duplicates())  # 12 x 3 + 1
+
+
+def planted_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **given: object) -> tuple[object, object]:
+    """The planted ratings study as the pull of a project whose manifest holds its items, budget spent."""
+    from annols.study import manifest
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    monkeypatch.setattr(rounds, "pool", lambda d, inputs: {k: ("good", "fair", "poor") for k in keys})
+    path = manifest.manifest_path(tmp_path, "ratings in rounds")
+    if not path.exists():
+        manifest.write_manifest(path, {"protocol": definition.name}, {k: (i, ("good", "fair", "poor"))
+                                                                       for i, k in enumerate(keys)})  # fmt: skip
+    options = rounds.RoundOptions(title="ratings in rounds", effect=0.5, budget=len(keys), overlap=3,
+                                  manifest_dir=tmp_path, **given)  # type: ignore[arg-type]
+    return rounds.next_round(None, definition, [], tidy, options), tidy  # type: ignore[arg-type]
+
+
+def test_goal_best_is_recorded_concludes_per_question_and_a_changed_goal_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from annols.analysis import sequential
+    from annols.errors import OptionError
+
+    result, _ = planted_rounds(tmp_path, monkeypatch, goal="best")
+    assert result.goal == sequential.BEST  # type: ignore[attr-defined]
+    assert result.conclusions == sequential.conclusions(result.comparisons)  # type: ignore[attr-defined]
+    # Coherence: good and fair both above poor (4.2, 2.0): poor is out, good against fair still open.
+    assert result.conclusions["Coherence"] == "undecided between fair, good"  # type: ignore[attr-defined]
+    assert set(result.conclusions) == {c.question for c in result.comparisons}  # type: ignore[attr-defined]
+    record = rounds.read_rounds(result.record)  # type: ignore[attr-defined]
+    assert record[0]["goal"] == "best"
+    # A later round without --goal keeps it; another goal is refused in one line naming the option and the record.
+    assert planted_rounds(tmp_path, monkeypatch)[0].goal == sequential.BEST  # type: ignore[attr-defined]
+    with pytest.raises(OptionError) as e:
+        planted_rounds(tmp_path, monkeypatch, goal="all")
+    assert "--goal all" in str(e.value) and "'best', fixed at round 1" in str(e.value)
+    assert "\n" not in str(e.value) and "rounds.jsonl" in str(e.value)
+    with pytest.raises(OptionError, match="one of all, best"):
+        planted_rounds(tmp_path / "other", monkeypatch, goal="first")
+
+
+def test_goal_all_records_no_goal_and_refuses_best_later(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from annols.errors import OptionError
+
+    result, _ = planted_rounds(tmp_path, monkeypatch)
+    assert result.goal == "all" and result.conclusions is None  # type: ignore[attr-defined]
+    assert "goal" not in rounds.read_rounds(result.record)[0]  # type: ignore[attr-defined]  # records as before
+    with pytest.raises(OptionError, match="goal is 'all'"):
+        planted_rounds(tmp_path, monkeypatch, goal="best")

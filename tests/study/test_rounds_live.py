@@ -94,3 +94,60 @@ def test_rounds_stop_when_the_comparison_is_decided(
     assert code == 1 and "none of its rounds' items is in the sources" in err and not (tmp_path / "r2").exists()
     table = (report / "tables" / "sequential_comparisons.csv").read_text("utf-8")
     assert "first better" in table and ",4\n" in table  # decided at round 4
+
+
+def test_goal_best_stops_when_the_best_system_is_known(
+    label_studio: LiveServer, client: LabelStudioClient, study: tuple[Path, Path], tmp_path: Path  # noqa: F811
+) -> None:
+    """Three systems, an item holding one pair (20 items each of a-b, a-c, b-c): a wins every judgment, b and c
+    split. With --goal best the rounds stop once a is decided better than both, b against c never settled and its
+    remaining items never pushed; the record keeps the goal, another goal is refused, the report states both."""
+    definition, _ = study
+    pool = tmp_path / "three.jsonl"
+    pairs = [("a", "b"), ("a", "c"), ("b", "c")]
+    with open(pool, "w", encoding="utf-8") as f:
+        for i in range(60):
+            first, second = pairs[i % 3]
+            f.write(json.dumps({"headline_1": f"Headline {i} by {first}", "headline_2": f"Headline {i} by {second}",
+                                "systems": [first, second], "id": i}) + "\n")  # fmt: skip
+    title = "rounds best"
+    rounds = ["next-round", str(definition), str(pool), "--project", title, "--effect", "0.5", "--overlap", "1",
+              "--batch", "15", "--goal", "best"]  # fmt: skip
+    manifest_dir = tmp_path / ".annols"
+    user = client.users().get("best@example.org") or client.create_user("best@example.org")
+    pulled = tmp_path / "pulled"
+    record = manifest_dir / "rounds-best.rounds.jsonl"
+    out = ""
+    for n in range(1, 5):
+        code, out, err = cli(label_studio, *rounds, *(["--pull", str(pulled)] if n > 1 else []), cwd=tmp_path)
+        assert code == 0, err
+        if "nothing pushed" in out:
+            break
+        pushed = [json.loads(line) for line in record.read_text("utf-8").splitlines()][-1]["pushed"]
+        rows = {r["key"]: r for r in manifest.read_rows(manifest.manifest_path(manifest_dir, title))[1]}
+        for key in pushed:
+            shown = rows[key]["systems"]
+            winner = "a" if "a" in shown else ("b" if sum(map(ord, key)) % 2 else "c")
+            code_ = "1" if shown[0] == winner else "2"
+            result = [{"id": "f", "from_name": "fluency", "to_name": "headline_1", "type": "choices",
+                       "value": {"choices": [code_]}, "origin": "manual"}]  # fmt: skip
+            client.create_annotation(rows[key]["task_id"], result, completed_by=user, lead_time=2.0)
+        assert cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled), cwd=tmp_path)[0] == 0
+    assert "Fluency: best: a" in out
+    assert "nothing pushed: the comparisons that decide the best system are decided" in out
+    assert "Fluency: b vs c:" in out and out.split("Fluency: b vs c:")[1].split("\n")[0].endswith("undecided")
+    recorded = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+    assert all(r["goal"] == "best" for r in recorded) and recorded[-1]["reason"] == "best"
+    assert recorded[-1]["items"] < 60  # b against c's remaining items were never pushed
+
+    code, out, err = cli(label_studio, *rounds[:-1], "all", "--pull", str(pulled), cwd=tmp_path)
+    assert code == 1 and "--goal all" in err and "fixed at round 1" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+    report = tmp_path / "report"
+    code, out, err = cli(label_studio, "report", str(definition), str(pulled), "-o", str(report), "--rounds",
+                         str(record), "--bootstrap", "0")  # fmt: skip
+    assert code == 0, err
+    md = (report / "report.md").read_text("utf-8")
+    assert "Goal: the best system." in md and "Conclusion: Fluency: best: a." in md
+    assert "the comparisons that decide the best system were decided" in md and "the stopping saved" in md
