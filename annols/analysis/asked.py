@@ -10,8 +10,9 @@ items are the unit of every test, an item's judgments combined first.
   signed-rank over items with Holm, agreement: ordinal alpha for a scale, interval alpha for a number or slider).
 - A choice question asked per candidate: each system's distribution of answers (:func:`choice_by_system`); a
   test of association between system and answer over items (:func:`association`; each item's answer for a
-  system is its judgments' most common code, ties to the code listed first): Fisher's exact test for two systems
-  and two answers, else Pearson's chi-square (``scipy.stats``).
+  system is its judgments' most common code, ties to the code listed first): Pearson's chi-square statistic with
+  its p-value from permutations of the systems within each item (``scipy.stats.permutation_test``), since an
+  item's answers are paired.
 - A text question: how many judgments answered it, per system (:func:`text_answers`).
 - Spans with weights (``[[spans.weights]]``, MQM): each judged candidate's error score, the sum of its spans'
   weights (0 without spans), and per 100 words of the target text (:func:`error_scores`), compared across
@@ -114,36 +115,64 @@ def cramers_v(table: np.ndarray) -> float:
     return float(stats.contingency.association(table.astype(np.int64), method="cramer"))
 
 
+PERMUTATIONS = 1999  # resamples of the permutation test of association (exact below that many arrangements)
+
+
+def chi_square_statistic(table: np.ndarray) -> float:
+    """Pearson's chi-square statistic of a table whose row and column totals are all positive."""
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
+    return float(((table - expected) ** 2 / expected).sum())
+
+
 def association(frame: pd.DataFrame, q: Question, reps: int = 0, seed: int = 0, stream: int = 0) -> pd.DataFrame:
-    """The test of association between system and answer over items (one answer per item and system), with its
-    effect size, Cramér's V, and V's 95% percentile bootstrap interval resampling items
-    (``default_rng([seed, 7, stream])``, ``reps`` resamples; nan without)."""
+    """The test of association between system and answer over items, with its effect size, Cramér's V, and V's
+    95% percentile bootstrap interval resampling items (``default_rng([seed, 7, stream])``, ``reps`` resamples;
+    nan without).
+
+    Each item gives one answer per system (its judgments' most common code); the items where every system of
+    the table has an answer are kept. An item's answers are paired, not independent samples (a guideline that
+    lets one candidate of two be flagged makes them negatively related, and then the chi-square test of
+    independence rejects far above its level): the p-value is that of Pearson's chi-square statistic under
+    permutations of the systems within each item (``scipy.stats.permutation_test``, ``permutation_type=
+    "samples"``; exact when the arrangements are few, else ``PERMUTATIONS`` resamples drawn from
+    ``[seed, 8, stream]``), the null being that an item's answers do not depend on which system gave them.
+    """
     answers = item_answers(frame, q)
-    table = pd.crosstab(answers["system"], answers["value"])
-    table = table.loc[table.sum(axis=1) > 0, table.sum(axis=0) > 0]
+    systems = sorted(answers["system"].astype(str).unique())
+    wide = answers.assign(system=answers["system"].astype(str)).pivot(index=UNIT, columns="system", values="value")
+    wide = wide.reindex(columns=systems).dropna()
+    codes = pd.unique(wide.to_numpy().ravel()) if len(wide) else np.array([])
+    table = np.zeros((len(systems), len(codes)), dtype=np.int64)
+    coded = np.stack([pd.Categorical(wide[s], categories=codes).codes for s in systems]) if len(wide) else None
+    if coded is not None:
+        for row, values in enumerate(coded):
+            table[row] = np.bincount(values, minlength=len(codes))
     test, statistic, p = "", np.nan, np.nan
-    if table.shape == (2, 2):
-        test = "Fisher's exact"
-        statistic, p = stats.fisher_exact(table.to_numpy())
-    elif min(table.shape) >= 2:
-        test = "chi-square"
-        result = stats.chi2_contingency(table.to_numpy())
-        statistic, p = result[0], result[1]
+    if coded is not None and len(systems) >= 2 and len(codes) >= 2:
+        test = "chi-square, systems permuted within items"
+
+        def statistic_of(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+            # samples: each system's answer codes, items on the last axis, a batch of permutations before it.
+            counts = np.stack([(np.moveaxis(s, axis, -1)[..., None] == np.arange(len(codes))).sum(axis=-2)
+                               for s in samples], axis=-2)  # fmt: skip
+            expected = counts.sum(axis=-1, keepdims=True) * counts.sum(axis=-2, keepdims=True) / counts.sum(
+                axis=(-2, -1), keepdims=True)
+            return ((counts - expected) ** 2 / expected).sum(axis=(-2, -1))
+
+        result = stats.permutation_test(tuple(coded), statistic_of, permutation_type="samples", vectorized=True,
+                                        alternative="greater", n_resamples=PERMUTATIONS,
+                                        random_state=np.random.default_rng([seed, 8, stream]))  # fmt: skip
+        statistic, p = chi_square_statistic(table), float(result.pvalue)
     low = high = np.nan
     if reps > 0 and test:
-        # Each item's systems x answers counts; a resample of items is their sum, weighted by the draws.
-        items, item = np.unique(answers[UNIT].astype(str), return_inverse=True)
-        row = table.index.get_indexer(answers["system"])
-        col = table.columns.get_indexer(answers["value"])
-        kept = (row >= 0) & (col >= 0)
-        per_item = np.zeros((len(items), *table.shape), dtype=np.int64)
-        np.add.at(per_item, (item[kept], row[kept], col[kept]), 1)
         rng = np.random.default_rng([seed, 7, stream])
-        drawn = rng.integers(0, len(items), size=(reps, len(items)))
-        found = [cramers_v(per_item[d].sum(axis=0)) for d in drawn]
+        # A resample of items: each system's answers at the drawn items.
+        drawn = rng.integers(0, coded.shape[1], size=(reps, coded.shape[1]))  # type: ignore[union-attr]
+        found = [cramers_v(np.stack([np.bincount(values[d], minlength=len(codes)) for values in coded]))  # type: ignore[union-attr]
+                 for d in drawn]  # fmt: skip
         low, high = np.nanpercentile(found, [2.5, 97.5]) if np.isfinite(found).any() else (np.nan, np.nan)
-    v = cramers_v(table.to_numpy()) if test else np.nan
-    return pd.DataFrame([[q.name, int(table.to_numpy().sum()), table.shape[0], table.shape[1], test,
+    v = cramers_v(table) if test else np.nan
+    return pd.DataFrame([[q.name, int(table.sum()), len(systems), len(codes), test,
                           float(statistic), v, float(low), float(high), float(p)]], columns=ASSOCIATION_COLUMNS)
 
 

@@ -67,8 +67,9 @@ METHODS = (
            "none", ("sentences_distribution", "sentence_errors_distribution"), ("krippendorff2004",),
            "these items and annotators only (descriptive)"),
     Method("choice questions per candidate", "the item (its judgments' most common answer for each system)",
-           "Fisher's exact test (two systems, two answers), else Pearson's chi-square test of association between "
-           "system and answer", "none: one test per question", "Cramér's V", ITEMS_BOOTSTRAP,
+           "Pearson's chi-square statistic of system and answer, its p-value from permutations of the systems "
+           "within each item (an item's answers are paired)", "none: one test per question", "Cramér's V",
+           ITEMS_BOOTSTRAP,
            ("q_*_association",), ("efron1993",)),
     Method("judges", "the question's unit (an item's answer) of each annotator with two or more others",
            "the alternative annotator test: per annotator, a one-sided one-sample t-test that the judge's advantage "

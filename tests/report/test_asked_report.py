@@ -138,9 +138,14 @@ def test_every_question_of_a_ratings_definition_gets_its_section(tmp_path: Path)
     majority = planted.groupby(["item", "system"])["usable"].agg(lambda v: v.value_counts().idxmax()).reset_index()
     crossed = pd.crosstab(majority["system"], majority["usable"])
     assert crossed.shape == (2, 2)
-    _, p = stats.fisher_exact(crossed.to_numpy())
+    # An item's two answers are paired: with two systems and two answers, permuting the systems within items is
+    # the exact McNemar test, a binomial test of the items where the systems' answers differ.
+    paired = majority.pivot(index="item", columns="system", values="usable")
+    x_only = int(((paired["sys-x"] == "yes") & (paired["sys-y"] == "no")).sum())
+    y_only = int(((paired["sys-x"] == "no") & (paired["sys-y"] == "yes")).sum())
+    p = stats.binomtest(x_only, x_only + y_only, 0.5).pvalue
     (row,) = table(out, "q_usable_association").to_dict("records")
-    assert (row["test"], int(row["item answers"])) == ("Fisher's exact", 2 * ITEMS)
+    assert (row["test"], int(row["item answers"])) == ("chi-square, systems permuted within items", 2 * ITEMS)
     assert float(row["p (test)"]) == pytest.approx(p, abs=1e-4)
     assert table(out, "q_comment_answered")["judgments answering"].astype(int).sum() == 2 * ITEMS
     # The aspect's own tables are untouched by the questions' ratings.
