@@ -166,5 +166,6 @@ def test_a_hybrid_study_serves_only_the_human_draw_and_never_the_judge(
     lines = [json.loads(x) for x in (folder / "hybrid-pairwise.jsonl").read_text("utf-8").splitlines()]
     by_judge = [x for x in lines if x["annotator"] == f"judge:{JUDGE}"]
     assert len(by_judge) == HUMANS  # the judge's answers on the human items; the pool carries the others
+    assert all(note(i) in json.dumps(by_judge) for i in humans)  # its notes among them, as it wrote them
     assert (folder / "judges" / judge.name).read_bytes() == judge.read_bytes()
     assert (folder / "judges" / POOL_FILE).is_file()
