@@ -9,7 +9,8 @@ and runs the usual push, pull and status on every one:
 
 - ``push`` fans the study out: each instance gets the project (every task), the annotator's
   account (:func:`annols.labelstudio.users.add_accounts`) and a manifest of its own, under
-  ``<manifest-dir>/<project>.isolated/<annotator>/``. ``<project>.isolated.json`` beside it
+  ``<manifest-dir>/<project>.isolated/<annotator>/``, with the study's one secret (the same
+  keys and shown orders on every instance). ``<project>.isolated.json`` beside it
   records which instance holds which annotator (URL and project id, never a token).
 - ``pull`` pulls each instance into ``<out>/instances/<annotator>/`` (an ordinary pull
   folder: its counts checked against that server, its findings against that manifest), adds
@@ -48,7 +49,7 @@ from annols.study import pull as pull_lib
 from annols.study import push as push_lib
 from annols.study import status as status_lib
 from annols.study.exports import ANNOTATORS_FILE, EXPORT_FILE, PROJECT_FILE, load_blinding, write_blinding
-from annols.study.manifest import manifest_path
+from annols.study.manifest import keys_of, manifest_path
 
 INSTANCES_DIR = "instances"  # in a merged pull folder: one ordinary pull folder per annotator
 _TOKEN_KEYS = ("token", "api_key", "api-key", "key", "password")
@@ -200,7 +201,7 @@ def push(
         if on_instance is not None:
             on_instance(instance, client)
         own = replace(options, manifest_dir=instance_manifest_dir(options.manifest_dir, options.title, instance),
-                      overlap=1)  # fmt: skip
+                      overlap=1, secret=_study_secret(instances, options.manifest_dir, options.title))  # fmt: skip
         report = push_lib.push(client, definition, inputs, own)
         password = None if passwords is None else [passwords[n]]
         (added,) = add_accounts(client, [instance.annotator], password)
@@ -210,6 +211,16 @@ def push(
         # Written after each instance: a push cut short still says where the study went.
         files.write_text(study_file(options.manifest_dir, options.title), json.dumps(record, indent=2) + "\n")
     return done
+
+
+def _study_secret(instances: Sequence[Instance], manifest_dir: Path, title: str) -> bytes | None:
+    """The secret of the first instance's manifest that has one: every instance's tasks then carry the
+    same keys and, drawn from them, the same shown order, which the merged pull's one blinding needs."""
+    for instance in instances:
+        keys = keys_of(manifest_path(instance_manifest_dir(manifest_dir, title, instance), title))
+        if keys is not None and keys.secret is not None:
+            return keys.secret
+    return None
 
 
 # --- pull ------------------------------------------------------------------------------------
@@ -294,6 +305,13 @@ def _merge(pulled: Sequence[InstancePull], staging: Path, definition: Definition
                 merged = tasks.setdefault(key, {**raw, "annotations": [], "drafts": [], "predictions": []})
                 if row and key not in rows:
                     rows[key] = row
+                elif row and key in rows and row.get("systems") != rows[key].get("systems"):
+                    # One blinding serves the merged tasks: an answer given in another order would be
+                    # credited to the wrong system. Instances pushed with secrets of their own differ so.
+                    raise AnnolsError(f"{folder / EXPORT_FILE}: task {raw['id']} (key {key}) shows its systems in "
+                                      f"another order on {p.instance.annotator}'s instance than on another: the "
+                                      "instances were pushed as different studies and cannot be merged; push "
+                                      "the study again to new instances")  # fmt: skip
                 for a in raw.get("annotations") or ():
                     who = checks.user_id(a.get("completed_by"))
                     email = users.get(who, f"user-{who}") if who is not None else "unknown"

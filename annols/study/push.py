@@ -100,6 +100,9 @@ class PushOptions:
     # The study items to send: a round (annols next-round) or a hybrid study's human subset; None: all.
     only: frozenset[str] | None = None
     hybrid: dict[str, Any] | None = None  # its draw, recorded in the manifest's header (annols.study.hybrid)
+    # A study without a manifest here gets this secret rather than a new one: isolated mode pushes one
+    # study to every instance, whose tasks must carry the same shown order everywhere (annols.study.isolate).
+    secret: bytes | None = None
 
 
 @dataclass
@@ -406,7 +409,7 @@ def _push(
     # checked once the project is known (_check_keys).
     keys = keys_of(manifest)
     no_manifest = keys is None
-    keys = keys or Keys.new()
+    keys = keys or (Keys(options.secret) if options.secret else Keys.new())
     # The project is looked up (read only) while the inputs are read: the server answers meanwhile.
     # A daemon thread: bad input is reported at once, even if the server is slow to answer.
     project = _in_background(client.find_project, options.title)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -38,7 +39,9 @@ from playwright.sync_api import Browser
 from annols.cli import main
 from annols.errors import InputError, ServerError
 from annols.labelstudio import server, users
-from annols.study import isolate
+from annols.labelstudio.client import LabelStudioClient
+from annols.study import isolate, manifest
+from annols.study.exports import ANNOTATORS_FILE, PROJECT_FILE
 from tests.browser.conftest import VIEWPORT, Annotator, LabelingView
 from tests.conftest import LiveServer
 from tests.definition.test_definition import MINIMAL
@@ -234,6 +237,13 @@ def test_an_annotation_credited_to_another_is_a_finding(study: Study) -> None:
     assert len({r["annotation_id"] for r in rows}) == 2 * TASKS
 
 
+def _task_key(study: Study, instance: isolate.Instance, title: str, task_id: int) -> str:
+    """A task's key as result files name it, from the manifest of the instance it is on (LabelingView.task_key
+    looks a project id up among the shared server's pushes: an instance numbers its projects from 1 too)."""
+    path = manifest.manifest_path(isolate.instance_manifest_dir(study.folder / ".annols", title, instance), title)
+    return str(next(r["key"] for r in manifest.read_rows(path)[1] if r.get("task_id") == task_id))
+
+
 def test_annotators_in_chromium_each_on_their_own_instance(study: Study, browser: Browser, tmp_path: Path) -> None:
     """A new task pushed to both instances, annotated in the browser by each annotator on their own
     instance (the login form, Label All Tasks, a click, Submit): the merged pull holds both answers."""
@@ -254,7 +264,7 @@ def test_annotators_in_chromium_each_on_their_own_instance(study: Study, browser
             view.log_in(Annotator(email, study.passwords[email], 0))
             (project,) = study.api(email, instance).get("/api/projects/").json()["results"]
             view.open(int(project["id"]))
-            keys.add(view.task_key)
+            keys.add(_task_key(study, instance, TITLE, int(view.task["id"])))
             view.choose(view.page.locator(".lsf-choices").first, "2")
             saved = view.submit()
         finally:
@@ -361,3 +371,147 @@ def test_isolate_refuses_what_it_does_not_do(tmp_path: Path) -> None:
         code, _, err = cli(*args, cwd=tmp_path)
         assert code != 0 and message in err, (args, err)
         assert len(err.strip().splitlines()) <= 3 and "Traceback" not in err, err
+
+
+# --- isolated mode gives the same files as shared mode ------------------------------------------
+
+ALIKE = "isolated and shared alike"  # a new study on both sides: the tests above leave findings on TITLE
+# Ids Label Studio numbers (each server its own; the merge numbers annotations anew), when an annotation
+# was made (the server's clock) and how long it took (the client's timing): they differ between any two
+# runs of one study. "project id": an isolated study has a project on each instance, so none of its own.
+_RUN_COLUMNS = {"task_id", "annotation_id", "created_at", "lead_time", "project id"}
+# Not result files: Label Studio's raw export (ids, timestamps, each server's layout; the merge writes it
+# anew), the incremental pull's mark of one server (an isolated pull keeps one per instance, under
+# instances/) and those per-instance pull folders themselves, which shared mode has no counterpart of.
+_NOT_COMPARED = {"export.json", "pull-state.json", isolate.INSTANCES_DIR}
+def _prefers(email: str, record: int) -> str:
+    """The system an annotator prefers in a record: fixed per (annotator, record), not per shown position."""
+    if email == ANN:
+        return "sysa" if record % 2 == 0 else "sysb"
+    return "sysb" if record % 3 == 0 else "sysa"
+
+
+def _answer(email: str, task: dict[str, object]) -> list[dict[str, object]]:
+    """The vote of ``email`` on a task as shown: the position of the system preferred (records give
+    sysa the "First" headline, so the text shown says which system is first)."""
+    data = task["data"]
+    assert isinstance(data, dict)
+    first = str(data["headline_1"])
+    record = int(first.split()[-1])
+    shown_first = "sysa" if first.startswith("First ") else "sysb"
+    return vote("1" if _prefers(email, record) == shown_first else "2")
+
+
+def _normalised(folder: Path, annotators: set[str]) -> dict[str, object]:
+    """A pull or report folder's files, less what legitimately differs between two runs of one study."""
+    found: dict[str, object] = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if not path.is_file() or rel.split("/")[0] in _NOT_COMPARED:
+            continue
+        if path.suffix == ".csv":
+            with open(path, encoding="utf-8", newline="") as f:
+                rows = [{k: v for k, v in r.items() if k not in _RUN_COLUMNS} for r in csv.DictReader(f)]
+            found[rel] = sorted(json.dumps(r, sort_keys=True) for r in rows)  # in id order: sorted by content
+        elif path.suffix == ".jsonl":
+            lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            found[rel] = sorted(json.dumps({k: v for k, v in r.items() if k not in _RUN_COLUMNS}, sort_keys=True)
+                                for r in lines)  # fmt: skip
+        elif rel == ANNOTATORS_FILE:
+            # User id -> email: ids are each server's; a shared server lists every account of its
+            # organization (the coordinator's too), the merge those with an annotation in the study.
+            found[rel] = sorted(set(json.loads(path.read_text(encoding="utf-8")).values()) & annotators)
+        elif rel == PROJECT_FILE:
+            # The server's project id and URL, or the instances' URLs: where the study ran.
+            settings = json.loads(path.read_text(encoding="utf-8"))
+            found[rel] = {k: v for k, v in settings.items() if k not in {"id", "url", "isolated"}}
+        elif rel in ("report.md", "report.html"):
+            # The sources table's "project id" cell (see _RUN_COLUMNS), in Markdown and in HTML.
+            text = path.read_text(encoding="utf-8")
+            text = re.sub(rf"(\| {re.escape(ALIKE)} \|) *\d* *\|", r"\1 ID |", text)
+            found[rel] = re.sub(rf"(<td>{re.escape(ALIKE)}</td>\n)<td( class=\"n\")?>\d*</td>", r"\1<td>ID</td>", text)
+        else:
+            found[rel] = path.read_bytes()
+    return found
+
+
+def test_isolated_mode_gives_the_files_of_shared_mode(
+    study: Study, label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+) -> None:
+    """The same study, the same two annotators giving the same answers to the same tasks, once on one
+    instance each (push/pull --isolate) and once on the session's shared server: pull and report write
+    the same files, but for Label Studio's ids, timestamps, URLs and lead times."""
+    # Isolated: pushed to both instances, each annotator votes on their own as themselves.
+    code, out, err = cli("push", "headlines.toml", "study.jsonl", "--project", ALIKE, "--isolate", "instances.toml",
+                         "--password-file", "passwords.txt", cwd=study.folder)  # fmt: skip
+    assert code == 0, err + out
+    for email, instance in zip((ANN, BEN), study.instances, strict=True):
+        api = study.api(email, instance)
+        (project,) = [p for p in api.get("/api/projects/").json()["results"] if p["title"] == ALIKE]
+        tasks = api.get("/api/tasks/", params={"project": project["id"], "page_size": 100, "fields": "all"})
+        for task in tasks.json()["tasks"]:
+            made = api.post(f"/api/tasks/{task['id']}/annotations/", json={"result": _answer(email, task),
+                                                                            "lead_time": 3})  # fmt: skip
+            assert made.status_code == 201, made.text[:300]
+    code, out, err = cli("pull", "headlines.toml", "--project", ALIKE, "-o", "alike", "--isolate", "instances.toml",
+                         "--strict", cwd=study.folder)  # fmt: skip
+    assert code == 0, err + out
+    code, out, err = cli("report", "headlines.toml", "alike", "-o", "alike-report", cwd=study.folder)
+    assert code == 0, err + out
+
+    # Shared: the same files in a folder of its own, pushed to the shared server with an overlap of two.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for name in ("headlines.toml", "study.jsonl"):
+        (shared / name).write_bytes((study.folder / name).read_bytes())
+    env = {"LABEL_STUDIO_URL": label_studio.url, "LABEL_STUDIO_API_KEY": label_studio.api_key, "ANNOLS_DATA_DIR": None}
+
+    def shared_cli(*args: str) -> None:
+        old = os.getcwd()
+        os.chdir(shared)
+        try:
+            result = CliRunner(env=env).invoke(main, list(args))
+        finally:
+            os.chdir(old)
+        assert result.exit_code == 0, result.stderr + result.stdout
+
+    # The same study: its secret, from which push draws each task's shown order, is the isolated push's
+    # (a push draws a new one for a study it has no manifest of); a manifest of the header alone passes it.
+    headers = [manifest.read_header(manifest.manifest_path(isolate.instance_manifest_dir(
+        study.folder / ".annols", ALIKE, i), ALIKE)) for i in study.instances]  # fmt: skip
+    header = headers[0]
+    assert header is not None and header["secret"]
+    assert all(h is not None and h["secret"] == header["secret"] for h in headers)  # one study on every instance
+    own = manifest.manifest_path(shared / ".annols", ALIKE)
+    own.parent.mkdir()
+    own.write_text(json.dumps({"protocol": header["protocol"], "version": header["version"],
+                               "secret": header["secret"]}) + "\n", encoding="utf-8")  # fmt: skip
+    shared_cli("push", "headlines.toml", "study.jsonl", "--project", ALIKE, "--overlap", "2")
+    project = client.find_project(ALIKE)
+    assert project is not None
+    known = client.users()
+    ids = {e: known.get(e) or client.create_user(e) for e in (ANN, BEN)}
+    for email in (ANN, BEN):
+        for task in client.export_tasks(project.id):
+            client.create_annotation(int(task["id"]), _answer(email, task), completed_by=ids[email], lead_time=3.0)
+    shared_cli("pull", "headlines.toml", "--project", ALIKE, "-o", "alike", "--strict")
+    shared_cli("report", "headlines.toml", "alike", "-o", "alike-report")
+
+    with open(shared / "alike" / "results.csv", encoding="utf-8") as f:
+        annotators = {r["annotator"] for r in csv.DictReader(f)}
+    assert annotators == {ANN, BEN}
+    for folder in ("alike", "alike-report"):
+        isolated_files = _normalised(study.folder / folder, annotators)
+        shared_files = _normalised(shared / folder, annotators)
+        assert sorted(isolated_files) == sorted(shared_files)
+        different = [name for name in isolated_files if isolated_files[name] != shared_files[name]]
+        assert not different, [(n, _first_difference(isolated_files[n], shared_files[n])) for n in different]
+
+
+def _first_difference(a: object, b: object) -> tuple[object, object]:
+    if isinstance(a, list) and isinstance(b, list):
+        return next(((x, y) for x, y in zip(a, b, strict=False) if x != y), (len(a), len(b)))
+    if isinstance(a, bytes) and isinstance(b, bytes):
+        at = next((n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        return a[max(0, at - 80) : at + 80], b[max(0, at - 80) : at + 80]
+    return a, b
