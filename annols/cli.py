@@ -863,7 +863,7 @@ def next_round_command(
     if pull_dir is not None:
         from annols.report import read_judgments
 
-        tidy = read_judgments(d, [pull_dir])[0]
+        tidy = read_judgments(d, [pull_dir], rounds=True)[0]
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
                                       overlap=overlap, manifest_dir=manifest_dir, goal=goal)  # fmt: skip
