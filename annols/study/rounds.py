@@ -11,7 +11,9 @@ decided, the pool holds no item for the undecided ones, or ``budget`` study item
 the project, it pushes nothing and says why. With the goal ``best`` the comparisons the
 study exists for are those that decide which system is best
 (:func:`annols.analysis.sequential.relevant`): only items holding one of them are pushed,
-and the study is decided when none is undecided.
+and the study is decided when none is undecided. For best-worst and spans an item is every
+task sharing a context (a pool's tuples; a source's candidates, a task each), as the report's
+tests have it: a round pushes whole items, and ``--batch`` and ``--budget`` count items.
 
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
 (one JSON line a round: time, the items it pushed, the decisions at that round, and what
