@@ -801,11 +801,13 @@ def pull_command(
               help="The latest pull of the project (annols pull -o DIR); not needed before the first round.")
 @click.option("--effect", type=click.FloatRange(min=0, min_open=True), required=True,
               help="The smallest difference worth finding, on annols plan's scale of the style (pairwise: wins - "
-                   "losses over decided judgments); a comparison whose interval lies within ±effect is decided "
+                   "losses over decided judgments; best-worst: score points, -200 to 200; spans: the question's "
+                   "own scale, or error points); a comparison whose interval lies within ±effect is decided "
                    "as a tie. Fixed at the first round.")  # fmt: skip
 @click.option("--overlap", type=click.IntRange(min=1), required=True, help="Annotators per task.")
 @click.option("--batch", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Study items a round pushes at most.")  # fmt: skip
+              help="Study items a round pushes at most (best-worst and spans: an item is every task sharing a "
+                   "context, pushed together).")  # fmt: skip
 @click.option("--budget", type=click.IntRange(min=1),
               help="Study items in the project at most, over all rounds (judgments: items x --overlap).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
@@ -843,8 +845,10 @@ def next_round_command(
     --alpha. The next batch is items of the pool not pushed yet that hold an undecided pair.
     With --goal best only the pairs between systems not yet decided worse than another
     count, and the study ends with the best system (or those tied for best).
-    When every comparison is decided, the pool has no item left for them, or --budget is
-    reached, nothing is pushed. --seed also sets the order the pool's items are drawn in.
+    Styles: pairwise, ratings, ranking, best-worst, and spans definitions with a numeric
+    question per candidate (ESA) or [[spans.weights]] (MQM: the error score, clipped at the
+    largest weight). When every comparison is decided, the pool has no item left for them, or
+    --budget is reached, nothing is pushed. --seed also sets the order the pool's items are drawn in.
     Each round is recorded beside the manifest (PROJECT.rounds.jsonl); give it to
     `annols report --rounds`.
 
@@ -863,7 +867,7 @@ def next_round_command(
     if pull_dir is not None:
         from annols.report import read_judgments
 
-        tidy = read_judgments(d, [pull_dir])[0]
+        tidy = read_judgments(d, [pull_dir], rounds=True)[0]
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
                                       overlap=overlap, manifest_dir=manifest_dir, goal=goal)  # fmt: skip

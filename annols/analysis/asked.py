@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy import stats  # type: ignore[import-untyped, unused-ignore]
 
+from annols import jsontext
 from annols.analysis import ratings
 from annols.definition import Question
 
@@ -35,6 +36,12 @@ UNIT = "unit"  # the column naming each row's item (annols.analysis.best_worst.U
 SCORE = "error score"
 PER_100 = "error score per 100 words"
 SCORES = (SCORE, PER_100)
+
+
+def unit_of(spec: Any, data: dict[str, Any], key: str) -> str:
+    """A task's item: the content of its context panes (the task's key where there are none)."""
+    context = [str(data.get(p.name, "")) for p in spec.context]
+    return jsontext.dumps(context) if context else key
 
 
 def questions_of(spec: Any) -> list[Question]:

@@ -9,7 +9,21 @@ pair make one observation, bounded in [-bound, bound]:
 - ratings: the item's mean rating of the second system minus its mean rating of the first,
   bound the scale's range;
 - ranking: the item's mean rank of the second system minus that of the first (a positive
-  value: the first ranks better), bound the number of candidates minus one.
+  value: the first ranks better), bound the number of candidates minus one;
+- best-worst: the item's score of the first system minus that of the second, each 100 x (times
+  chosen best - times chosen worst) / times shown in the item (the report's paired tests,
+  :func:`annols.analysis.best_worst.item_scores`), bound 200; the item is the pool of
+  candidates shown with one context, all its tuples together;
+- own definitions of the spans style (ESA, MQM), whose tasks show one candidate each, the item
+  the context they share: each numeric question asked per candidate (ESA's score), the item's
+  mean of the first system minus that of the second, bound the question's range (a slider or
+  number needs its min and max, a scale its numeric codes; a question without a range is
+  refused); and, with ``[[spans.weights]]``, the error score (the sum of a candidate's spans'
+  weights, :func:`annols.analysis.asked.error_scores`), second minus first (lower is better),
+  each candidate's score clipped to [0, C] with C the largest weight declared (MQM: 25, Freitag
+  et al.'s cap of a segment's score: a non-translation, or five major errors), bound C. The error
+  score has no bound of its own, so the decisions are about the mean clipped score: a
+  candidate above the cap counts as at the cap.
 
 The confidence sequence is the normal-mixture (Robbins) boundary of Howard et al. (2021,
 eq. 14) for a sub-Gaussian mean, as ``anytimemonitor.avci.AnytimeCI`` computes it, without
@@ -45,6 +59,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -55,7 +70,9 @@ from annols.analysis.detectable import ALPHA
 from annols.analysis.results import Finding, Table
 from annols.errors import AnnolsError
 
-STYLES = ("pairwise", "ratings", "ranking")
+STYLES = ("pairwise", "ratings", "ranking", "best-worst", "spans")
+BY_ITEM = ("best-worst", "spans")  # styles whose item (the context shown) holds several tasks
+JUDGED = "judged"  # the kind of the rows naming each counted annotation (spans: a candidate without spans is 0)
 FIRST, SECOND, WITHIN, UNDECIDED = "first better", "second better", "within ±effect", "undecided"
 ALL, BEST = "all", "best"
 GOALS = (ALL, BEST)
@@ -139,10 +156,11 @@ def decide(mean: float, width: float, effect: float) -> str:
 
 
 def frame_of(definition: Any, tidy: pd.DataFrame) -> pd.DataFrame:
-    """The style's judgments table of the report's judgments (:func:`annols.report.read_judgments`), as
-    :func:`observations` reads it (pairwise: the preference rows; else aspect, system, task_key, annotator, value),
-    questions named as the report names them."""
-    from annols.analysis import naming, pairwise, ranking, ratings
+    """The style's judgments table of the report's judgments (:func:`annols.report.read_judgments`; best-worst and
+    spans: the same with ``rounds=True``, with each row's item and, for spans, a row per counted
+    annotation), as :func:`observations` reads it (pairwise: the preference rows; else aspect, system, task_key,
+    annotator, value, and for best-worst and spans the item, ``unit``), questions named as the report names them."""
+    from annols.analysis import best_worst, naming, pairwise, ranking, ratings
 
     spec = definition.spec
     if definition.style == "pairwise":
@@ -154,8 +172,47 @@ def frame_of(definition: Any, tidy: pd.DataFrame) -> pd.DataFrame:
     if definition.style == "ranking":
         frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))
         return frame.rename(columns={"rank": "value", "dimension": "aspect"})
-    bound_of(definition)  # raises: no comparison of systems to read
-    return tidy
+    if definition.style == "best-worst":
+        rows, _ = best_worst.named_judgments(tidy, spec)
+        # 100 x each row's value (1 best, -1 worst, 0): an item's mean of them is its score in the item
+        return rows.assign(value=100.0 * rows["value"].astype(float))[[*VALUE_COLUMNS, best_worst.UNIT]]
+    bounds_of(definition)  # raises: no comparison of systems to read
+    return _asked_frame(definition, tidy)
+
+
+VALUE_COLUMNS = ["aspect", "system", "task_key", "annotator", "value"]
+
+
+def _asked_frame(definition: Any, tidy: pd.DataFrame) -> pd.DataFrame:
+    """Spans: each numeric per-candidate answer, and each counted annotation's clipped error score (with weights),
+    as rows of :data:`VALUE_COLUMNS` and the item."""
+    from annols.analysis import asked
+
+    spec = definition.spec
+    unit = asked.UNIT
+    numeric = [q.name for q in asked.questions_of(spec) if q.numeric and q.per_candidate]
+    kind, question = tidy["kind"].astype(str), tidy["question"].astype(str)
+    part = tidy[((kind == "rating") & question.isin(numeric)).to_numpy()]
+    parts = [pd.DataFrame({"aspect": part["question"].astype(str).to_numpy(), "system": part["system"].astype(str),
+                           "task_key": part["task_key"].astype(str), "annotator": part["annotator"].astype(str),
+                           "value": pd.to_numeric(part["value"].astype(object)).astype(float),
+                           unit: part[unit].astype(str)})]  # fmt: skip
+    if getattr(spec, "weights", ()):
+        judged = tidy[(kind == JUDGED).to_numpy()]
+        judged = pd.DataFrame({c: judged[c].astype(object).to_numpy() for c in ("uid", "task_key", "annotator",
+                                                                                 "system", unit)})  # fmt: skip
+        scores = asked.error_scores(asked.span_rows(tidy, spec), judged, None)
+        parts.append(pd.DataFrame({"aspect": asked.SCORE, "system": scores["system"].astype(str),
+                                   "task_key": scores["task_key"].astype(str),
+                                   "annotator": scores["annotator"].astype(str),
+                                   "value": scores[asked.SCORE].clip(0, error_cap(spec)).astype(float),
+                                   unit: scores[unit].astype(str)}))  # fmt: skip
+    return pd.concat(parts, ignore_index=True)
+
+
+def error_cap(spec: Any) -> float:
+    """C, where each candidate's error score is clipped: the largest weight declared (MQM: 25)."""
+    return max((float(w.weight) for w in getattr(spec, "weights", ())), default=0.0)
 
 
 def questions(definition: Any) -> list[str]:
@@ -165,14 +222,17 @@ def questions(definition: Any) -> list[str]:
     spec = definition.spec
     if definition.style == "ranking":
         return [d.name for d in spec.dimensions]
+    if definition.style not in STYLES[:4]:
+        return list(bounds_of(definition))
     empty = pd.DataFrame({"question": pd.Series([], dtype=object)})
     return naming.by_aspect_text(empty, spec.aspects)[1]
 
 
 def observations(style: str, frame: pd.DataFrame) -> dict[tuple[str, str, str], pd.Series]:
     """(question, first, second) -> per-item observations (index: task key), from the style's judgments table
-    (pairwise: :func:`annols.analysis.pairwise.judgments`; ratings and ranking: columns aspect, system, task_key,
-    annotator, value). Pairs in name order; positive favours the first system."""
+    (pairwise: :func:`annols.analysis.pairwise.judgments`; else :func:`frame_of`'s columns). Pairs in name order;
+    positive favours the first system. Best-worst and spans: an observation per item (index: the item, ``unit``),
+    the mean over its tasks and annotators; the error score's sign turned, lower being better."""
     out: dict[tuple[str, str, str], pd.Series] = {}
     if style == "pairwise":
         if not len(frame):
@@ -185,9 +245,12 @@ def observations(style: str, frame: pd.DataFrame) -> dict[tuple[str, str, str], 
                 first, second, x = second, first, -x
             out[(str(key[0]), first, second)] = pd.Series(x, index=part.index.get_level_values("task_key").astype(str))
         return out
-    sign = -1.0 if style == "ranking" else 1.0  # a lower rank is better
+    from annols.analysis import asked
+
+    index = asked.UNIT if style in BY_ITEM else "task_key"
     for aspect, part in frame.groupby("aspect", observed=True, sort=False):
-        means = part.pivot_table(index="task_key", columns="system", values="value", aggfunc="mean", observed=True)
+        sign = -1.0 if style == "ranking" or str(aspect) == asked.SCORE else 1.0  # a lower rank or error is better
+        means = part.pivot_table(index=index, columns="system", values="value", aggfunc="mean", observed=True)
         systems = sorted(str(s) for s in means.columns)
         for i, a in enumerate(systems):
             for b in systems[i + 1 :]:
@@ -205,16 +268,16 @@ def judgments_of(frame: pd.DataFrame | None, keys: set[str]) -> int:
     return len(part[["task_key", "annotator"]].drop_duplicates())
 
 
-def comparisons(found: dict[tuple[str, str, str], pd.Series], bound: float, effect: float, eta: float,
-                alpha: float = ALPHA, earlier: dict[tuple[str, str, str], str] | None = None,
+def comparisons(found: dict[tuple[str, str, str], pd.Series], bound: float | dict[str, float], effect: float,
+                eta: float, alpha: float = ALPHA, earlier: dict[tuple[str, str, str], str] | None = None,
                 tests: int | None = None) -> list[Comparison]:  # fmt: skip
     """Each comparison's interval at level alpha / m and its decision, m ``tests`` (all of ``found`` if None: fixed
     at the first round); ``earlier``: decisions of earlier rounds, kept (the decision at the round that first
-    showed it)."""
+    showed it). ``bound``: one for every question, or each question's (:func:`bounds_of`)."""
     level = alpha / max(1, tests or len(found))
     out = []
     for key, x in found.items():
-        mean, low, high = interval(x.to_numpy(float), bound, level, eta)
+        mean, low, high = interval(x.to_numpy(float), bound[key[0]] if isinstance(bound, dict) else bound, level, eta)
         decision = (earlier or {}).get(key, UNDECIDED)
         if decision == UNDECIDED and len(x):
             decision = decide(mean, (high - low) / 2, effect)
@@ -275,14 +338,53 @@ def bound_of(definition: Any) -> float:
         return 1.0
     if definition.style == "ranking":
         return float(len(spec.positions) - 1)
+    if definition.style == "best-worst":
+        return 200.0  # two scores in [-100, 100]
     if definition.style == "ratings":
         if getattr(spec, "scale", None) == "slider" and spec.slider is not None:
             return float(spec.slider.max - spec.slider.min)
         values = [float(v) for v in _numbers(spec)]
         if len(values) >= 2:
             return max(values) - min(values)
-    raise AnnolsError(f"a study in rounds needs a comparison of systems on a bounded scale; {definition.name} "
-                      f"(style {definition.style}) has none it can read (styles: {', '.join(STYLES)})")  # fmt: skip
+    raise _unbounded(definition, "none it can read")
+
+
+def bounds_of(definition: Any) -> dict[str, float]:
+    """Each question's bound: :func:`bound_of` for a style with a main comparison; for spans, each numeric
+    per-candidate question's range and the clipped error score's cap (:func:`error_cap`)."""
+    from annols.analysis import asked
+
+    if definition.style in STYLES[:4]:
+        bound = bound_of(definition)
+        return dict.fromkeys(questions(definition), bound)
+    if definition.style != "spans":
+        raise _unbounded(definition, "none it can read")
+    spec = definition.spec
+    out: dict[str, float] = {}
+    for q in asked.questions_of(spec):
+        if not (q.numeric and q.per_candidate):
+            continue
+        if q.kind == "scale":
+            values = _numbers(SimpleNamespace(answers=q.all_choices))
+            low, high = (min(values), max(values)) if len(values) >= 2 else (None, None)
+        else:
+            low, high = q.min, q.max
+        if low is None or high is None or not high > low:
+            raise _unbounded(definition, f"question {q.name!r} ({q.kind}) has no range (min and max) to bound it")
+        out[q.name] = float(high) - float(low)
+    if getattr(spec, "weights", ()):
+        if not error_cap(spec) > 0:
+            raise _unbounded(definition, "its error score's weights are none above 0")
+        out[asked.SCORE] = error_cap(spec)
+    if not out:
+        raise _unbounded(definition, "no numeric question per candidate and no [[spans.weights]]")
+    return out
+
+
+def _unbounded(definition: Any, why: str) -> AnnolsError:
+    return AnnolsError(f"a study in rounds needs a comparison of systems on a bounded scale; {definition.name} "
+                       f"(style {definition.style}) has {why} (styles: {', '.join(STYLES)}; spans: a numeric "
+                       "question per candidate or the error score of [[spans.weights]])")  # fmt: skip
 
 
 def _numbers(spec: Any) -> list[float]:
@@ -413,6 +515,75 @@ def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: in
                           concluded / studies)  # fmt: skip
 
 
+@dataclass(frozen=True)
+class SimulatedBestWorst:
+    """Of ``sims`` simulated best-worst studies, every pair of ``systems`` compared, checked after each round."""
+
+    effect: float
+    sims: int
+    rounds: int
+    batch: int
+    rejects: float  # share with some comparison whose sequence excluded 0 at some round
+    naive_rejects: float  # the same for a fixed-sample t-test over items at alpha / pairs, re-run every round
+    wrong: float  # share with some comparison decided towards the worse system
+    correct: float  # share whose comparisons of the first system with each other were all decided for it
+
+
+def simulate_best_worst(effect: float, *, sims: int, rounds: int, batch: int, systems: int = 4, tuple_size: int = 3,
+                        appearances: int = 3, annotators: int = 3, item_sd: float = 0.5, alpha: float = ALPHA,
+                        seed: int = 0) -> SimulatedBestWorst:  # fmt: skip
+    """Best-worst studies run in rounds: each item shows ``systems`` candidates in the tuples best-worst's design
+    makes (:func:`annols.definition.design.tuples`), each tuple answered by ``annotators``; an answer picks the
+    candidate of highest utility as best and of lowest as worst, a utility the candidate's quality in the item
+    (the first system ``effect`` above the others, each candidate's item effect normal with sd ``item_sd``) plus
+    a Gumbel draw per answer (a multinomial-logit choice). Each pair's observations are :func:`observations`'s
+    (score differences, bound 200), at level alpha / pairs, looked at after every round of ``batch`` items."""
+    from annols.definition import design
+
+    layout = np.array(design.tuples(systems, tuple_size, appearances, seed="simulation"))  # (tuples, size)
+    n_max = rounds * batch
+    rng = np.random.default_rng(seed)
+    quality = rng.normal(0, item_sd, (sims, n_max, systems)) if item_sd > 0 else np.zeros((sims, n_max, systems))
+    quality[..., 0] += effect
+    shown = quality[:, :, layout]  # (sims, items, tuples, size)
+    utility = shown[..., None, :] + rng.gumbel(size=(*shown.shape[:3], annotators, tuple_size))
+    best = np.argmax(utility, axis=-1)
+    worst = np.argmin(utility, axis=-1)
+    value = np.zeros((sims, n_max, systems))  # per item and system: best - worst, over its answers
+    for position in range(tuple_size):
+        net = ((best == position).astype(float) - (worst == position)).sum(axis=-1)  # (sims, items, tuples)
+        for t, members in enumerate(layout):
+            value[:, :, members[position]] += net[:, :, t]
+    times = np.bincount(layout.ravel(), minlength=systems) * annotators
+    score = 100 * value / times  # each system's score in each item, as item_scores has it
+    pairs = [(a, b) for a in range(systems) for b in range(a + 1, systems)]
+    level, eta = alpha / len(pairs), eta_for(n_max)
+    from scipy import stats  # type: ignore[import-untyped, unused-ignore]
+
+    rejects, wrong = np.zeros(sims, dtype=bool), np.zeros(sims, dtype=bool)
+    naive = np.zeros(sims, dtype=bool)
+    won = np.zeros((sims, systems), dtype=bool)
+    for a, b in pairs:
+        x = score[:, :, a] - score[:, :, b]
+        crossed = np.zeros(sims, dtype=bool)
+        towards = np.zeros(sims, dtype=bool)
+        for r in range(1, rounds + 1):
+            n = r * batch
+            mean = x[:, :n].mean(axis=1)
+            new = ~crossed & (np.abs(mean) > width(n, x[:, :n].var(axis=1, ddof=1), 200.0, level, eta))
+            towards |= new & (mean > 0)
+            crossed |= new
+            naive |= stats.ttest_1samp(x[:, :n], 0.0, axis=1).pvalue < level
+        rejects |= crossed
+        # the first system is the better one (effect > 0); the others are alike: any decision among them is wrong
+        wrong |= (crossed & ~towards) if a == 0 and effect > 0 else crossed if a > 0 or effect == 0 else False
+        if a == 0:
+            won[:, b] = towards
+    return SimulatedBestWorst(effect, sims, rounds, batch, float(rejects.mean()), float(naive.mean()),
+                              float(wrong.mean()),
+                              float(won[:, 1:].all(axis=1).mean()))  # fmt: skip
+
+
 # ----------------------------------------------------------------------------- the report's section
 
 
@@ -433,7 +604,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
     empty = pd.Series([], dtype=float)
     series = {key: found.get(key, empty) for key in recorded}
     kept = {key: c["decision"] for key, c in recorded.items()}
-    found_now = comparisons(series, bound_of(definition), float(first["effect"]), float(first["eta"]),
+    found_now = comparisons(series, bounds_of(definition), float(first["effect"]), float(first["eta"]),
                             float(first["alpha"]), kept, int(first["tests"]))  # fmt: skip
     rows = [[*c.row(), when.get((c.question, c.first, c.second), "")] for c in found_now]
     judgments = judgments_of(frame, pushed)
@@ -450,6 +621,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         f"outside the interval (one system better), or the interval inside ±{first['effect']} (within the "
         "smallest difference worth finding); a decision is the one made at the round that first showed it. "
         "Intervals are those of the judgments in this report.",
+        *_observed(definition),
         _savings(fixed, judgments, first, last),
     ]
     summary = [_savings(fixed, judgments, first, last)]
@@ -475,11 +647,36 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                    summary=summary)  # fmt: skip
 
 
+def _observed(definition: Any) -> list[str]:
+    """What an observation is, for the styles the first paragraph does not name (none for those it does)."""
+    if definition.style == "best-worst":
+        return ["Best-worst: the item is the candidates shown with one context, all its tuples together; its "
+                "observation is the first system's score in it minus the second's, each 100 x (best - worst) / times "
+                "shown (the report's paired tests), bound 200."]  # fmt: skip
+    if definition.style != "spans":
+        return []
+    bounds = bounds_of(definition)
+    said = "; ".join(f"{q}: bound {b:g}" for q, b in bounds.items())
+    return ["Spans: a task shows one candidate; the item is the context its candidates share. Its observation is the "
+            "first system's mean minus the second's (the error score: second minus first, lower being better). Each "
+            f"candidate's error score is clipped to [0, {error_cap(definition.spec):g}] (the largest weight declared), "
+            f"so its decisions are about the mean clipped score. {said}." if asked_score(definition) else
+            "Spans: a task shows one candidate; the item is the context its candidates share. Its observation is the "
+            f"first system's mean minus the second's, bound the question's range ({said})."]  # fmt: skip
+
+
+def asked_score(definition: Any) -> bool:
+    return definition.style == "spans" and bool(getattr(definition.spec, "weights", ()))
+
+
 def _savings(fixed: dict[str, Any], judgments: int, first: dict[str, Any], last: dict[str, Any]) -> str:
     stops = {"decided": "every comparison was decided", "best": "the comparisons that decide the best system were "
              "decided", "budget": "the budget was spent",
              "pool": "the pool had no item left for the undecided comparisons"}  # fmt: skip
     stopped = stops.get(last.get("reason", ""), "the study is still running")
+    if fixed.get("plan") is False:
+        return (f"Sequential study: {judgments} human judgments; {stopped}. annols plan has no simulation of this "
+                "style, so there is no fixed design to state a saving against.")  # fmt: skip
     if not fixed.get("judgments"):
         return (f"Sequential study: {judgments} human judgments; {stopped}. annols plan finds no safe fixed design "
                 f"of its grid for effect {first['effect']}, so there is no saving to state.")  # fmt: skip

@@ -145,7 +145,7 @@ def _sequential(definition: Definition, protocol: StyleCollector, study: Study, 
     if len(study.items) and not pushed.intersection(study.items["task_key"].astype(str)):
         raise InputError(record, "", "pushed", "none of its rounds' items is in the sources: the record of "
                          "another project?")  # fmt: skip
-    return sequential.section(definition, protocol.frame(study), found)
+    return sequential.section(definition, protocol.rounds_frame(study), found)
 
 
 def _title(definition: Definition) -> str:
@@ -187,15 +187,16 @@ def _write(definition: Definition, study: Study, sections: list[Finding], option
     return ReportResult(out_dir, [md, page, *written], len(study.items), len(study.kept), sections)
 
 
-def read_judgments(definition: Definition, sources: Sequence[Path]) -> tuple[pd.DataFrame, str]:
+def read_judgments(definition: Definition, sources: Sequence[Path], rounds: bool = False) -> tuple[pd.DataFrame, str]:
     """The judgments table of pulls (a pilot's, for ``annols plan --pilot``) as the report reads it, and the
-    pulls named for errors."""
+    pulls named for errors; ``rounds``: as a study in rounds reads it (:meth:`StyleCollector.rounds_frame`)."""
     resolved = [resolve(Path(s)) for s in sources]
     for source in resolved:
         check_protocol(source, definition.name, definition.variant)
     collector = StyleCollector(definition, ReportOptions())
     study = read_study(resolved, collector.add, None)
-    return collector.frame(study), ", ".join(str(s.given) for s in resolved)
+    frame = collector.rounds_frame(study) if rounds else collector.frame(study)
+    return frame, ", ".join(str(s.given) for s in resolved)
 
 
 def read_judged(definition: Definition, sources: Sequence[Path]) -> tuple[pd.DataFrame, list[str]]:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols import analysis, jsontext, memory
+from annols import analysis, memory
 from annols.analysis import asked, best_worst
 from annols.analysis.by_system import sections as asked_sections
 from annols.analysis.naming import natural
@@ -128,8 +128,7 @@ class StyleCollector:
             for name, value in zip(KEPT, row, strict=True):
                 self.columns[name].append(value)
         if self.units is not None and task.key not in self.units:
-            context = [str(task.data.get(p.name, "")) for p in self.definition.spec.context]
-            self.units[task.key] = jsontext.dumps(context) if context else task.key
+            self.units[task.key] = asked.unit_of(self.definition.spec, task.data, task.key)
         if self.tokens is not None:
             if len(task.systems) == 1:
                 self.judged_system[uid] = task.systems[0]
@@ -147,6 +146,25 @@ class StyleCollector:
         # Every row kept (the usual case): the table itself, not a copy of it.
         frame = table if keep.all() else table[keep].reset_index(drop=True)
         return frame.assign(annotator=annotators_of(study, frame["uid"].to_numpy()))
+
+    def rounds_frame(self, study: Study) -> pd.DataFrame:
+        """:meth:`frame` as a study in rounds reads it (:func:`annols.analysis.sequential.frame_of`): best-worst
+        and spans with each row's item; spans also with a row of kind ``judged`` per counted annotation (uid,
+        task key, annotator, system, item), since a candidate without spans has no row and its error score is 0."""
+        from annols.analysis import sequential
+
+        frame = self.frame(study)
+        if self.units is None or self.definition.style not in sequential.BY_ITEM:
+            return frame
+        frame = frame.assign(**{asked.UNIT: frame["task_key"].astype(str).map(self.units)})
+        if self.tokens is None:
+            return frame
+        judged = study.kept[["uid", "task_key", "annotator"]].copy()
+        judged["system"] = [self.judged_system.get(u, "") for u in judged["uid"]]
+        judged[asked.UNIT] = judged["task_key"].astype(str).map(self.units)
+        judged["kind"] = sequential.JUDGED
+        rows = pd.DataFrame({c: frame[c].astype(object) for c in frame.columns})
+        return pd.concat([rows, judged.astype(object)], ignore_index=True)
 
     def table(self) -> pd.DataFrame:
         """Every judgment row read, as a frame of categorical columns (see :meth:`Column.categorical`).

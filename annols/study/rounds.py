@@ -11,7 +11,9 @@ decided, the pool holds no item for the undecided ones, or ``budget`` study item
 the project, it pushes nothing and says why. With the goal ``best`` the comparisons the
 study exists for are those that decide which system is best
 (:func:`annols.analysis.sequential.relevant`): only items holding one of them are pushed,
-and the study is decided when none is undecided.
+and the study is decided when none is undecided. For best-worst and spans an item is every
+task sharing a context (a pool's tuples; a source's candidates, a task each), as the report's
+tests have it: a round pushes whole items, and ``--batch`` and ``--budget`` count items.
 
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
 (one JSON line a round: time, the items it pushed, the decisions at that round, and what
@@ -35,8 +37,8 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import files, jsontext
+from annols.analysis import asked, sequential
 from annols.analysis import plan as plan_lib
-from annols.analysis import sequential
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, OptionError
 from annols.formats import format_for
@@ -113,6 +115,29 @@ def pool(definition: Definition, inputs: list[Path]) -> dict[str, tuple[str, ...
     return out
 
 
+def units(definition: Definition, inputs: list[Path]) -> dict[str, str]:
+    """Key -> item of each task of the inputs, for the styles whose item holds several tasks (best-worst: its
+    tuples; spans: one task per candidate): the content of the context panes, as the report names it. Other
+    styles: none (a task is its item)."""
+    if definition.style not in sequential.BY_ITEM:
+        return {}
+    return {t.key: asked.unit_of(definition.spec, t.data, t.key) for t in format_for(definition).read(inputs,
+                                                                                                        definition)}
+
+
+def grouped(items: dict[str, tuple[str, ...]], unit: dict[str, str]) -> tuple[dict[str, tuple[str, ...]],
+                                                                               dict[str, list[str]]]:  # fmt: skip
+    """Item -> the systems of its tasks, and item -> its task keys, in input order (a task its own item unless
+    ``unit`` names one)."""
+    systems: dict[str, tuple[str, ...]] = {}
+    keys: dict[str, list[str]] = {}
+    for key, shown in items.items():
+        u = unit.get(key, key)
+        systems[u] = tuple(dict.fromkeys((*systems.get(u, ()), *shown)))
+        keys.setdefault(u, []).append(key)
+    return systems, keys
+
+
 def pairs_of(systems: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(a, b) for a, b in combinations(sorted(set(systems)), 2)]
 
@@ -129,6 +154,8 @@ def study_comparisons(definition: Definition, items: dict[str, tuple[str, ...]])
 def fixed_design(definition: Definition, effect: float, annotators: int, pairs: int, seed: int) -> dict[str, Any]:
     """The design ``annols plan`` chooses for ``effect`` with this many annotators an item (its default grid and
     assumptions); pairwise items hold one pair, so the study needs it once per pair."""
+    if definition.style not in plan_lib.DEFAULTS:  # plan simulates pairwise, ratings and ranking only
+        return {"items": None, "judgments": None, "annotators": annotators, "plan": False}
     a = plan_lib.override(plan_lib.assumptions(definition), effect=effect)
     best = plan_lib.plan(a, plan_lib.ITEMS, (annotators,), plan_lib.SIMULATIONS, seed).cheapest
     if best is None:
@@ -142,17 +169,19 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
                options: RoundOptions) -> RoundResult:  # fmt: skip
     """Decide what the pull (``tidy``: the report's judgments table of the latest pull; None before the first
     round) shows, and push the next batch unless every comparison is decided or the budget is spent."""
-    bound = sequential.bound_of(definition)
+    bound = sequential.bounds_of(definition)
     if options.batch < 1:
         raise AnnolsError("--batch must be at least 1")
     if not options.effect > 0:
         raise AnnolsError(f"--effect must be above 0, not {options.effect}")
     record = rounds_path(options.manifest_dir, options.title)
     earlier = read_rounds(record)
-    items = pool(definition, inputs)
+    unit = units(definition, inputs)
+    items, tasks = grouped(pool(definition, inputs), unit)
     wanted = study_comparisons(definition, items)
     rows = rows_by_key(manifest_path(options.manifest_dir, options.title))
-    pushed = [k for k, r in rows.items() if r.get("role", roles.STUDY) == roles.STUDY]
+    pushed_keys = [k for k, r in rows.items() if r.get("role", roles.STUDY) == roles.STUDY]
+    pushed = list(dict.fromkeys(unit.get(k, k) for k in pushed_keys))  # the items: a task is one but in BY_ITEM
     if pushed and tidy is None:
         raise AnnolsError(f"project {options.title!r} already holds {len(pushed)} study item(s): give the latest "
                           "pull of it (--pull)")  # fmt: skip
@@ -167,7 +196,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     study = set(pushed)
     observed = {key: x[x.index.isin(study)] for key, x in found.items()}
     judged = set().union(*(set(x.index) for x in observed.values())) if observed else set()
-    last = earlier[-1].get("pushed", []) if earlier else []
+    last = {unit.get(k, k) for k in earlier[-1].get("pushed", [])} if earlier else set()
     if last and not judged.intersection(last):  # else rounds would pile up unannotated
         raise AnnolsError(f"none of the {len(last)} item(s) round {len(earlier)} pushed has a judgment in the pull: "
                           "pull again once annotators have judged some of them")  # fmt: skip
@@ -183,7 +212,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         reason = BUDGET
     else:
         room = options.batch if options.budget is None else min(options.batch, options.budget - len(pushed))
-        chosen = _choose(items, study, open_pairs, room, options.seed)
+        chosen = [k for u in _choose(items, study, open_pairs, room, options.seed) for k in tasks[u]]
         reason = "" if chosen else POOL
     report = None
     if chosen:
@@ -191,12 +220,12 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
                                             manifest_dir=options.manifest_dir, only=frozenset(chosen))  # fmt: skip
         report = push_lib.push(client, definition, inputs, push_options)
     annotators = options.overlap or 1
-    judgments = sequential.judgments_of(frame, study)
+    judgments = sequential.judgments_of(frame, set(pushed_keys))
     row: dict[str, Any] = {
         "round": len(earlier) + 1,
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
         "pushed": chosen,
-        "items": len(pushed) + len(chosen),
+        "items": len(pushed) + len({unit.get(k, k) for k in chosen}),
         "judgments": judgments,
         "reason": reason,
         "comparisons": [_recorded(c) for c in decided],

@@ -298,3 +298,133 @@ def test_the_reports_section_of_goal_best_states_the_goal_conclusion_and_savings
     assert "the stopping saved" in section.summary[1]
     plain = sequential.section(definition, tidy, [{**only, "goal": "all"}])  # goal all: as before, no goal text
     assert len(plain.text) == 2 and len(plain.summary) == 1
+
+
+# ----------------------------------------------------------------------------- best-worst and spans (ESA, MQM)
+
+
+def item_means(values: dict[tuple[str, str], list[float]], first: str, second: str) -> dict[str, float]:
+    """Per item, the mean of the first system's values minus that of the second's: (item, system) -> values."""
+    items = sorted({u for u, _ in values})
+    return {u: float(np.mean(values[(u, first)]) - np.mean(values[(u, second)])) for u in items
+            if (u, first) in values and (u, second) in values}  # fmt: skip
+
+
+def test_best_worst_observations_are_the_items_score_differences_over_all_their_tuples() -> None:
+    """Counted here from the typed answers: per item (all its tuples and annotators) each system's 100 x (best -
+    worst) / times shown, the first minus the second; one observation per item, bound 200."""
+    from tests.analysis import rounds_planted as rp
+
+    definition = rp.example("summary-best-worst")
+    tasks = rp.best_worst(12)
+    found = sequential.observations("best-worst", sequential.frame_of(definition, rp.frame(tasks)))
+    assert set(found) == {(q, a, b) for q in ("Informativeness", "Fluency")
+                          for a, b in [("A", "B"), ("A", "C"), ("A", "D"), ("B", "C"), ("B", "D"), ("C", "D")]}
+    assert sequential.bounds_of(definition) == {"Informativeness": 200.0, "Fluency": 200.0}
+    points: dict[tuple[str, str], list[float]] = {}
+    for item, _, answers in tasks:
+        for judgments in answers.values():
+            for j in judgments:
+                if j.aspect == "fluency":  # type: ignore[union-attr]
+                    for i, system in enumerate(j.systems):  # type: ignore[union-attr]
+                        value = 100 if i == j.best else -100 if i == j.worst else 0  # type: ignore[union-attr]
+                        points.setdefault((rp.unit(item), system), []).append(value)
+    for first, second in [("A", "D"), ("B", "C")]:
+        x = found[("Fluency", first, second)]
+        assert len(x) == 12 and x.abs().max() <= 200
+        assert dict(x) == pytest.approx(item_means(points, first, second))
+
+
+def test_esa_observations_are_the_items_score_differences_bound_the_sliders_range() -> None:
+    from tests.analysis import rounds_planted as rp
+
+    definition = rp.example("esa")
+    tasks, system_of = rp.esa(10)
+    found = sequential.observations("spans", sequential.frame_of(definition, rp.frame(tasks, system_of)))
+    assert set(found) == {("score", "sys-a", "sys-b"), ("score", "sys-a", "sys-c"), ("score", "sys-b", "sys-c")}
+    assert sequential.bounds_of(definition) == {"score": 100.0}  # the slider's min 0 to max 100
+    values: dict[tuple[str, str], list[float]] = {}
+    for item, key, answers in tasks:
+        for judgments in answers.values():
+            values.setdefault((rp.unit(item), system_of[key]), []).extend(
+                j.value for j in judgments if isinstance(j, rp.Rating))  # fmt: skip
+    assert dict(found[("score", "sys-a", "sys-b")]) == pytest.approx(item_means(values, "sys-a", "sys-b"))
+
+
+def test_mqm_observations_are_clipped_error_score_differences_lower_being_better() -> None:
+    """The error score of each annotation (the weights of its spans, 0 without spans) clipped at 25, the largest
+    weight declared; per item the second system's mean minus the first's (a positive value: the first errs
+    less)."""
+    from tests.analysis import rounds_planted as rp
+
+    definition = rp.example("mqm")
+    tasks, system_of, truth = rp.mqm(15)
+    found = sequential.observations("spans", sequential.frame_of(definition, rp.frame(tasks, system_of)))
+    assert sequential.bounds_of(definition) == {"error score": 25.0}
+    weight = {("Non-translation", "major"): 25.0, ("Fluency/Punctuation", "minor"): 0.1}
+    scores: dict[tuple[str, str], list[float]] = {}
+    for item, key, _ in tasks:
+        for annotator in rp.ANNOTATORS:
+            total = sum(weight.get(s, 5.0 if s[1] == "major" else 1.0) for s in truth[(key, annotator)])
+            scores.setdefault((rp.unit(item), system_of[key]), []).append(min(total, 25.0))
+    assert any(25.0 in v for v in scores.values())  # a non-translation and a major: 30, clipped
+    for first, second in [("sys-a", "sys-b"), ("sys-a", "sys-c"), ("sys-b", "sys-c")]:
+        x = found[("error score", first, second)]
+        assert len(x) == 15 and x.abs().max() <= 25
+        assert dict(x) == pytest.approx(item_means(scores, second, first))
+
+
+def test_spans_without_a_bounded_comparison_are_refused_in_one_line() -> None:
+    from annols.errors import AnnolsError
+    from tests.analysis import planted
+    from tests.analysis import rounds_planted as rp
+
+    with pytest.raises(AnnolsError) as e:
+        sequential.bounds_of(planted.definition(planted.SPANS))  # spans, no numeric question, no weights
+    assert "no numeric question per candidate and no [[spans.weights]]" in str(e.value) and "\n" not in str(e.value)
+    esa = rp.example("esa")
+    open_ended = esa.spec.questions[0].__class__(**{**vars(esa.spec.questions[0]), "kind": "number", "max": None})
+    unbounded = type(esa)(**{**vars(esa), "spec": type(esa.spec)(**{**vars(esa.spec), "questions": (open_ended,)})})
+    with pytest.raises(AnnolsError, match="question 'score' \\(number\\) has no range"):
+        sequential.bounds_of(unbounded)
+
+
+def test_best_worst_under_the_null_looking_every_round_keeps_alpha_and_naive_testing_does_not() -> None:
+    """2,000 null best-worst studies (four systems alike, tuples of three, three annotators), every pair compared
+    at alpha / 6 after each of 10 rounds of 20 items: the rate of any false rejection stays at most alpha; a t-test
+    over items re-run after every round, at the same level, exceeds it. A planted effect is decided, the right way."""
+    null = sequential.simulate_best_worst(0.0, sims=SIMS, rounds=ROUNDS, batch=BATCH, seed=2026)
+    error = math.sqrt(ALPHA * (1 - ALPHA) / SIMS)
+    assert null.rejects <= ALPHA and null.wrong <= ALPHA
+    assert null.naive_rejects > ALPHA + 3 * error
+    clear = sequential.simulate_best_worst(0.6, sims=400, rounds=ROUNDS, batch=BATCH, seed=2026)
+    assert clear.correct >= 0.9 and clear.wrong <= ALPHA
+
+
+def test_the_reports_section_of_a_best_worst_or_spans_study_says_what_an_observation_is() -> None:
+    from tests.analysis import rounds_planted as rp
+
+    definition = rp.example("mqm")
+    tasks, system_of, _ = rp.mqm(15)
+    tidy = rp.frame(tasks, system_of)
+    found = sequential.observations("spans", sequential.frame_of(definition, tidy))
+    keys = sorted(system_of)
+    only = {"round": 1, "time": "t1", "pushed": keys, "items": 15, "judgments": 0, "reason": "budget",
+            "comparisons": [{"key": list(k), "decision": sequential.UNDECIDED} for k in found],
+            "eta": sequential.eta_for(15), "tests": len(found), "alpha": ALPHA, "effect": 2.0,
+            "fixed": {"items": None, "judgments": None, "annotators": 3, "plan": False}}  # fmt: skip
+    section = sequential.section(definition, tidy, [only])
+    assert "clipped to [0, 25]" in section.text[1] and "error score: bound 25" in section.text[1]
+    assert "annols plan has no simulation of this style" in section.summary[0]
+    assert "135 human judgments" in section.summary[0]  # 15 items x 3 candidates x 3 annotators, spans or none
+    table = section.tables[0].frame.set_index(["first", "second"])
+    assert table.loc[("sys-a", "sys-b"), "decision"] == sequential.FIRST  # sys-a errs far less
+    bw = rp.example("summary-best-worst")
+    assert "bound 200" in sequential._observed(bw)[0]
+    assert sequential._observed(planted_ratings()) == []  # the other styles' text as it was
+
+
+def planted_ratings() -> object:
+    from tests.analysis import planted
+
+    return planted.definition(planted.RATINGS)

@@ -133,3 +133,21 @@ def test_scores_are_plotted_with_their_intervals_and_the_comparisons_are_in_dete
         assert (row["units"], row["difference"], row["p (corrected)"]) == (
             mine["items"], mine["mean difference"], mine["p (Holm)"])  # fmt: skip
         assert row["measure"] == "score points per item"
+
+
+def test_a_study_in_rounds_reads_one_observation_per_pool_the_paired_tests_difference(report: Path) -> None:
+    """What next-round and report --rounds read of the pull: per pool (all its tuples) and pair, the first
+    system's score minus the second's, equal to the count from the export."""
+    import json
+
+    from annols.analysis import sequential
+    from annols.report import read_judgments
+
+    definition = examples.definition(NAME)
+    tidy, _ = read_judgments(definition, [report.parent / "pull"], rounds=True)
+    found = sequential.observations("best-worst", sequential.frame_of(definition, tidy))
+    counted = pool_scores(report)
+    for (aspect, first, second), x in found.items():
+        expected = {pool: s[first] - s[second] for pool, s in counted[aspect].items() if first in s and second in s}
+        assert len(x) == len(expected) and len(x) > 1  # pools, not tuples
+        assert {json.loads(u)[0]: v for u, v in x.items()} == pytest.approx(expected)

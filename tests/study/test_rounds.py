@@ -131,3 +131,90 @@ def test_goal_all_records_no_goal_and_refuses_best_later(tmp_path: Path, monkeyp
     assert "goal" not in rounds.read_rounds(result.record)[0]  # type: ignore[attr-defined]  # records as before
     with pytest.raises(OptionError, match="goal is 'all'"):
         planted_rounds(tmp_path, monkeypatch, goal="best")
+
+
+def test_an_item_of_several_tasks_is_one_item_of_the_union_of_their_systems() -> None:
+    tasks = {"t1": ("a", "b", "c"), "t2": ("a", "c", "d"), "t3": ("a", "b", "d"), "solo": ("x", "y")}
+    items, keys = rounds.grouped(tasks, {"t1": "u", "t2": "u", "t3": "u"})
+    assert items == {"u": ("a", "b", "c", "d"), "solo": ("x", "y")}
+    assert keys == {"u": ["t1", "t2", "t3"], "solo": ["solo"]}
+    assert rounds.grouped(POOL, {}) == (POOL, {k: [k] for k in POOL})  # the other styles: a task is its item
+
+
+def by_item_round(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, definition: object, tasks: list,
+                  systems: dict[str, tuple[str, ...]], effect: float, pushed: int,
+                  **given: object) -> tuple[object, list[list[str]]]:  # fmt: skip
+    """next-round on a planted best-worst or spans study (:mod:`tests.analysis.rounds_planted`; ``systems``: each
+    task's) whose first ``pushed`` items (all their tasks) are in the project and judged; the pool holds every item.
+    Returns the result and the keys each push was asked for (the push to the server itself is the live test's)."""
+    from annols.study import manifest
+    from tests.analysis import rounds_planted as rp
+
+    item_of = {key: rp.unit(item) for item, key, _ in tasks}
+    monkeypatch.setattr(rounds, "pool", lambda d, inputs: systems)
+    monkeypatch.setattr(rounds, "units", lambda d, inputs: item_of)
+    asked: list[list[str]] = []
+    monkeypatch.setattr(rounds.push_lib, "push", lambda client, d, inputs, o: asked.append(sorted(o.only)))
+    shown = [t for t in tasks if t[0] < pushed]
+    path = manifest.manifest_path(tmp_path, "by item")
+    manifest.write_manifest(path, {"protocol": definition.name},  # type: ignore[attr-defined]
+                            {key: (i, systems[key]) for i, (_, key, _) in enumerate(shown)})  # fmt: skip
+    system_of = {key: s[0] for key, s in systems.items()} if definition.style == "spans" else None  # type: ignore
+    tidy = rp.frame(shown, system_of)
+    options = rounds.RoundOptions(title="by item", effect=effect, overlap=3, manifest_dir=tmp_path, batch=4,
+                                  **given)  # type: ignore[arg-type]
+    return rounds.next_round(None, definition, [], tidy, options), asked  # type: ignore[arg-type]
+
+
+def test_a_best_worst_round_decides_the_clear_pairs_and_pushes_whole_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty of forty items judged: A (best of every tuple it is in, but for a fifth of random answers) is decided
+    above D on both aspects; the next batch is four whole items (all of each one's tuples), not yet pushed."""
+    from annols.analysis import sequential
+    from tests.analysis import rounds_planted as rp
+
+    tasks = rp.best_worst(40)
+    systems = {key: tuple(rp.BW_SYSTEMS[i] for i in rp.LAYOUT[int(key.rsplit("-", 1)[1])]) for _, key, _ in tasks}
+    result, asked = by_item_round(tmp_path, monkeypatch, rp.example("summary-best-worst"), tasks, systems, 30.0, 20)
+    found = {(c.question, c.first, c.second): c for c in result.comparisons}  # type: ignore[attr-defined]
+    assert len(found) == 12 and all(c.items == 20 for c in found.values())
+    assert found[("Fluency", "A", "D")].decision == sequential.FIRST
+    assert found[("Informativeness", "A", "D")].decision == sequential.FIRST
+    assert found[("Fluency", "B", "C")].decision != sequential.FIRST  # B and C alike: no difference decided
+    assert len(asked) == 1 and len(asked[0]) == 4 * len(rp.LAYOUT)
+    items = {key.rsplit("-", 1)[0] for key in asked[0]}
+    assert len(items) == 4 and all(int(i.split("-")[1]) >= 20 for i in items)
+    assert result.items == 24  # type: ignore[attr-defined]  # items, not tasks
+    record = rounds.read_rounds(result.record)  # type: ignore[attr-defined]
+    assert record[0]["fixed"] == {"items": None, "judgments": None, "annotators": 3, "plan": False}
+
+
+@pytest.mark.parametrize("name", ["esa", "mqm"])
+def test_a_spans_round_decides_the_clear_pair_of_esa_and_mqm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Fifteen items judged, their budget spent: sys-a, scored 85 against 50 (ESA) or erring far less (MQM), is
+    decided better than sys-b; nothing is pushed."""
+    from annols.analysis import sequential
+    from tests.analysis import rounds_planted as rp
+
+    tasks, system_of = rp.esa(15) if name == "esa" else rp.mqm(15)[:2]
+    effect = 10.0 if name == "esa" else 2.0  # points of the score; of the error score
+    systems = {key: (system,) for key, system in system_of.items()}
+    result, asked = by_item_round(tmp_path, monkeypatch, rp.example(name), tasks, systems, effect, 15, budget=15)
+    question = "score" if name == "esa" else "error score"
+    found = {(c.question, c.first, c.second): c for c in result.comparisons}  # type: ignore[attr-defined]
+    assert set(found) == {(question, a, b) for a, b in [("sys-a", "sys-b"), ("sys-a", "sys-c"), ("sys-b", "sys-c")]}
+    assert found[(question, "sys-a", "sys-b")].decision == sequential.FIRST
+    assert found[(question, "sys-a", "sys-b")].items == 15
+    assert result.reason == rounds.BUDGET and asked == []  # type: ignore[attr-defined]
+    assert result.judgments == 15 * 3 * 3  # type: ignore[attr-defined]  # per candidate and annotator
+
+
+def test_a_spans_definition_without_a_bounded_comparison_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    from tests.analysis import planted
+
+    options = rounds.RoundOptions(title="spans", effect=1.0, manifest_dir=tmp_path)
+    with pytest.raises(AnnolsError, match="bounded scale"):
+        rounds.next_round(None, planted.definition(planted.SPANS), [], None, options)  # type: ignore[arg-type]
