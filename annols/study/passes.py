@@ -50,6 +50,18 @@ def passes_of(record: Path, first: Mapping[str, Any], asked: int | None) -> int:
     return fixed
 
 
+def overlap_of(record: Path, first: Mapping[str, Any], asked: int | None) -> int:
+    """The annotators an item gets a pass: fixed at round 1 in a study of passes (its passes count judgments in
+    steps of it); another one asked later is refused."""
+    fixed = first.get("overlap")
+    if fixed is None:
+        return asked or 1
+    if asked is not None and asked != int(fixed):
+        raise OptionError(f"--overlap {asked}", f"the study's overlap is {fixed}, fixed at round 1 ({record}): its "
+                          "passes count judgments in steps of it")  # fmt: skip
+    return int(fixed)
+
+
 def reopened(rounds: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Task key -> the overlap the rounds re-opened it to (the highest)."""
     out: dict[str, int] = {}

@@ -204,7 +204,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     effect = float(first.get("effect", options.effect))
     goal = goal_of(record, first, options.goal)
     passes = passes_lib.passes_of(record, first, options.passes)
-    overlap = int(first.get("overlap", options.overlap or 1))  # a study of passes: fixed at round 1
+    overlap = passes_lib.overlap_of(record, first, options.overlap)
     frame = sequential.frame_of(definition, tidy) if tidy is not None and len(tidy) else None
     found = sequential.observations(definition.style, frame) if frame is not None else {}
     study = set(pushed)

@@ -253,6 +253,11 @@ def test_passes_reopen_pushed_items_once_no_new_item_can_be_pushed_and_only_once
     with pytest.raises(OptionError) as e:
         planted_rounds(tmp_path, monkeypatch, passes=3)
     assert "--passes 3" in str(e.value) and "fixed at round 1" in str(e.value) and "\n" not in str(e.value)
+    from tests.analysis import planted
+
+    other = rounds.RoundOptions(title="ratings in rounds", effect=0.5, overlap=1, manifest_dir=tmp_path)
+    with pytest.raises(OptionError, match="overlap is 3, fixed at round 1"):
+        rounds.next_round(None, planted.definition(planted.RATINGS), [], tidy, other)  # type: ignore[arg-type]
     assert len(rounds.read_rounds(result.record)) == 1 and len(sent) == 1  # type: ignore[attr-defined]
 
 
