@@ -318,3 +318,20 @@ def test_a_budget_of_judgments_reopens_what_fits_then_stops(tmp_path: Path, monk
     assert rounds.read_rounds(result.record)[0]["budget_judgments"] == 45  # type: ignore[attr-defined]
     spent, _ = planted_rounds(tmp_path / "b", monkeypatch, passes=2, budget_judgments=41)
     assert spent.reopened == {} and spent.reason == rounds.BUDGET  # type: ignore[attr-defined]
+
+
+def test_a_best_worst_pass_reopens_whole_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every item of the planted best-worst pool pushed and judged, two passes: the round re-opens --batch whole
+    items (every tuple of each) for three more annotators, B against C (alike) still undecided."""
+    from tests.analysis import rounds_planted as rp
+
+    sent = sent_overlaps(monkeypatch)
+    tasks = rp.best_worst(12)
+    systems = {key: tuple(rp.BW_SYSTEMS[i] for i in rp.LAYOUT[int(key.rsplit("-", 1)[1])]) for _, key, _ in tasks}
+    result, asked = by_item_round(tmp_path, monkeypatch, rp.example("summary-best-worst"), tasks, systems, 30.0, 12,
+                                  passes=2)  # fmt: skip
+    reopened = result.reopened  # type: ignore[attr-defined]
+    assert asked == [] and set(reopened.values()) == {6} and sent == [reopened]
+    items = {key.rsplit("-", 1)[0] for key in reopened}
+    assert len(items) == 4 and len(reopened) == 4 * len(rp.LAYOUT)  # whole items, --batch 4 of them
+    assert all(c.pass_ == 1 for c in result.comparisons)  # type: ignore[attr-defined]
