@@ -809,7 +809,16 @@ def pull_command(
               help="Study items a round pushes at most (best-worst and spans: an item is every task sharing a "
                    "context, pushed together).")  # fmt: skip
 @click.option("--budget", type=click.IntRange(min=1),
-              help="Study items in the project at most, over all rounds (judgments: items x --overlap).")
+              help="Study items in the project at most, over all rounds (judgments: items x --overlap; re-opened "
+                   "items of --passes add judgments, not items).")  # fmt: skip
+@click.option("--budget-judgments", type=click.IntRange(min=1),
+              help="Human judgments asked of the project at most, over all rounds: a task counts its overlap (or "
+                   "its judgments if more); a round pushes or re-opens only what fits.")  # fmt: skip
+@click.option("--passes", type=click.IntRange(min=1),
+              help="Passes over the items (default 1): when the pool holds no more item for the undecided "
+                   "comparisons, pass p re-opens items already pushed so that --overlap more annotators judge each "
+                   "(p x --overlap in all); each pass has its own confidence sequence at --alpha / passes. Fixed at "
+                   "the first round.")  # fmt: skip
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="The chance that any decision is wrong, however often the study is looked at.")  # fmt: skip
 @click.option("--goal", type=click.Choice(["all", "best"]),
@@ -828,6 +837,8 @@ def next_round_command(
     overlap: int,
     batch: int,
     budget: int | None,
+    budget_judgments: int | None,
+    passes: int | None,
     alpha: float,
     goal: str | None,
     variant: str | None,
@@ -849,6 +860,10 @@ def next_round_command(
     question per candidate (ESA) or [[spans.weights]] (MQM: the error score, clipped at the
     largest weight). When every comparison is decided, the pool has no item left for them, or
     --budget is reached, nothing is pushed. --seed also sets the order the pool's items are drawn in.
+    With --passes P, once the pool has no item left for them, rounds re-open items already
+    pushed that hold an undecided pair (--overlap more annotators each, P x --overlap at most),
+    each pass its own confidence sequence (docs/statistics.md); --budget-judgments caps the
+    judgments asked.
     Each round is recorded beside the manifest (PROJECT.rounds.jsonl); give it to
     `annols report --rounds`.
 
@@ -858,6 +873,8 @@ def next_round_command(
       annols pull pairwise-aspects --project "JGR seq" -o results/seq
       annols next-round pairwise-aspects pool/ --project "JGR seq" --effect 0.3 --overlap 3 --batch 40 \\
           --pull results/seq --budget 400
+      annols next-round pairwise-aspects pool/ --project "JGR small" --effect 0.3 --overlap 1 --batch 40 \\
+          --passes 3 --budget-judgments 300
     """
     from annols.study import rounds as rounds_lib
 
@@ -870,14 +887,20 @@ def next_round_command(
         tidy = read_judgments(d, [pull_dir], rounds=True)[0]
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
-                                      overlap=overlap, manifest_dir=manifest_dir, goal=goal)  # fmt: skip
+                                      overlap=overlap, manifest_dir=manifest_dir, goal=goal, passes=passes,
+                                      budget_judgments=budget_judgments)  # fmt: skip
     result = rounds_lib.next_round(client, d, list(inputs), tidy, options)
     for c in result.comparisons:
         seen = f", mean {c.mean:+.3f}, interval [{c.low:+.3f}, {c.high:+.3f}]" if c.items else ""
-        click.echo(f"{c.question}: {c.first} vs {c.second}: {c.items} items{seen}: {c.decision}")
+        at = f" (pass {c.pass_})" if result.passes > 1 else ""
+        click.echo(f"{c.question}: {c.first} vs {c.second}: {c.items} items{seen}: {c.decision}{at}")
     for question, said in (result.conclusions or {}).items():
         click.echo(f"{question}: {said}")
-    if result.pushed:
+    if result.reopened:
+        target = max(result.reopened.values())
+        click.echo(f"round {result.round}: re-opened {len(result.reopened)} task(s) for {target} annotators each "
+                   f"(pass {result.stage}), {result.items} study items in the project")  # fmt: skip
+    elif result.pushed:
         created = result.push.created if result.push else 0
         click.echo(f"round {result.round}: pushed {len(result.pushed)} item(s) ({created} new), "
                    f"{result.items} study items in the project")  # fmt: skip

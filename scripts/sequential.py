@@ -4,6 +4,8 @@
     .venv/bin/python scripts/sequential.py            run and rewrite the sequential table of
                                                       docs/statistics.md (between its markers)
     .venv/bin/python scripts/sequential.py --print    run and print the table only
+    .venv/bin/python scripts/sequential.py --passes   the same for the table of passes (next-round --passes:
+                                                      :func:`annols.analysis.sequential.simulate_passes`)
 
 The simulation is :func:`annols.analysis.sequential.simulate` (plan's pairwise model: 3
 annotators an item, ties 20%, item sd 0.5 on the logit scale), the one the seeded test suite
@@ -28,6 +30,8 @@ ROUNDS, BATCH, ANNOTATORS, MARGIN = 20, 20, 3, 0.3
 EFFECTS = (0.0, 0.15, 0.3, 0.5, 0.8)
 DOC = ROOT / "docs" / "statistics.md"
 START, END = "<!-- sequential: start -->", "<!-- sequential: end -->"
+PASSES_START, PASSES_END = "<!-- passes: start -->", "<!-- passes: end -->"
+POOL, PASSES, PASS_BATCH = 40, (1, 2, 3, 5), 10
 
 
 def table() -> str:
@@ -93,20 +97,52 @@ def four_systems(studies: int = 400, best: float = 0.8, rounds: int = 60) -> str
             f"{fixed_judgments} for plan's fixed design: {saved} fewer.")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/sequential.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--print", action="store_true", help="print the table, leave docs/statistics.md alone")
-    args = parser.parse_args(argv)
-    text = table()
-    if args.print:
-        print(text)
-        return 0
+def passes_table() -> str:
+    """Studies of one comparison whose pool holds POOL items, one annotator a pass, run with 1 to 5 passes: under the
+    null, the rate of any false decision over every round with each pass its own sequence at alpha / passes, and
+    with the naive design (re-opened judgments folded into one sequence at alpha); on planted effects, how often
+    the comparison is decided and with how many judgments."""
+    import math
+
+    from annols.analysis import sequential
+
+    lines = ["| planted effect | passes | studies | any false decision, passes (each its sequence) | "
+             "any false decision, naive (folded into one sequence) | decided towards the better | judgments "
+             "(mean) |", "|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for effect in (0.0, 0.3, 0.5):
+        for passes in PASSES:
+            sims = NULL_STUDIES if effect == 0 else PLANTED_STUDIES
+            r = sequential.simulate_passes(effect, sims=sims, items=POOL, passes=passes, batch=PASS_BATCH,
+                                           seed=SEED)  # fmt: skip
+            wrong = r.rejects if effect == 0 else r.rejects - r.correct
+            se = math.sqrt(wrong * (1 - wrong) / sims)
+            naive = f"{r.naive_rejects:.4f}" if effect == 0 else "-"
+            toward = f"{r.correct:.3f}" if effect else "-"
+            lines.append(f"| {effect} | {passes} | {sims} | {wrong:.4f} ± {se:.4f} | {naive} | {toward} | "
+                         f"{r.judgments:.0f} |")  # fmt: skip
+    lines += ["", f"Seed {SEED}; a pool of {POOL} items, {PASS_BATCH} items a round, one annotator an item a pass, "
+              "ties 20%, item sd 0.5, alpha 0.05, stopped at the first decision (no tie decided: the worst case "
+              "for false decisions); `.venv/bin/python scripts/sequential.py --passes` reproduces it."]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _rewrite(start: str, end: str, text: str) -> None:
     from annols.files import write_text
 
     doc = DOC.read_text()
-    before, rest = doc.split(START, 1)
-    _, after = rest.split(END, 1)
-    write_text(DOC, f"{before}{START}\n{text}\n{END}{after}")
+    before, rest = doc.split(start, 1)
+    _, after = rest.split(end, 1)
+    write_text(DOC, f"{before}{start}\n{text}\n{end}{after}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/sequential.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--print", action="store_true", help="print the table, leave docs/statistics.md alone")
+    parser.add_argument("--passes", action="store_true", help="the table of passes (next-round --passes) instead")
+    args = parser.parse_args(argv)
+    text = passes_table() if args.passes else table()
+    if not args.print:
+        _rewrite(*((PASSES_START, PASSES_END) if args.passes else (START, END)), text)
     print(text)
     return 0
 

@@ -47,6 +47,10 @@ of a confidence sequence keeps its error rate whatever comes after):
   difference worth finding, on the observation's scale (anytime-valid equivalence);
 - ``undecided`` otherwise.
 
+A study of several passes (``next-round --passes``, :mod:`annols.study.passes`) gives each pass its own sequence:
+pass p over the items that reached it, each item's mean over its first p x overlap judgments in annotation order
+(:func:`pass_series`), at level alpha / (m x passes) (:func:`by_pass`).
+
 The study's goal says which comparisons it exists for. ``all``: every one. ``best``: those that decide which
 system is best, per question: the candidates are the systems not yet decided worse than any other, the relevant
 comparisons the undecided ones between two candidates; the study is decided when none is left (one candidate: the
@@ -57,7 +61,8 @@ comparisons, so the guarantee is the same whatever the goal.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from functools import cache
 from types import SimpleNamespace
 from typing import Any
@@ -89,6 +94,8 @@ class Comparison:
     low: float
     high: float
     decision: str
+
+    pass_: int = 1  # the pass whose sequence the interval is of (a study of --passes above 1); decided: its pass
 
     def row(self) -> list[Any]:
         return [self.question, self.first, self.second, self.items, self.mean, self.low, self.high, self.decision]
@@ -282,6 +289,71 @@ def comparisons(found: dict[tuple[str, str, str], pd.Series], bound: float | dic
         if decision == UNDECIDED and len(x):
             decision = decide(mean, (high - low) / 2, effect)
         out.append(Comparison(*key, len(x), mean, low, high, decision))
+    return out
+
+
+ORDER = ("created_at", "annotation_id", "uid")  # annotation order, as far as the table says it
+
+
+def judgment_ranks(tidy: pd.DataFrame) -> pd.Series:
+    """Each row's annotator's place among its task's annotators in annotation order (0: the first to judge it):
+    ``created_at``, then the annotation id (:meth:`annols.report.style.StyleCollector.rounds_frame` gives both),
+    then the row's annotation (uid)."""
+    order = [c for c in ORDER if c in tidy.columns]
+    judged = tidy[["task_key", "annotator", *order]].astype(object).drop_duplicates(["task_key", "annotator"])
+    judged = judged.sort_values(["task_key", *order], kind="stable")
+    place = judged.groupby("task_key", sort=False).cumcount().to_numpy()
+    index = pd.MultiIndex.from_frame(judged[["task_key", "annotator"]])
+    rows = pd.MultiIndex.from_frame(tidy[["task_key", "annotator"]].astype(object))
+    return pd.Series(place[index.get_indexer(rows)], index=tidy.index)
+
+
+def pass_series(definition: Any, tidy: pd.DataFrame, keys: set[str], wanted: list[tuple[str, str, str]],
+                passes: int, overlap: int) -> list[dict[tuple[str, str, str], pd.Series]]:  # fmt: skip
+    """Per pass p (1 to ``passes``), each comparison's observations (:func:`observations`) of the items that reached
+    pass p: a judgment beyond its tasks' first (p - 1) x ``overlap``, each item's observation its mean over its tasks'
+    first p x ``overlap`` judgments in annotation order, so that a pass never changes an earlier pass's observations.
+    ``keys``: the study tasks counted; ``tidy``: as :func:`frame_of` takes it."""
+    from annols.analysis import asked
+
+    empty = pd.Series([], dtype=float)
+    part = tidy[tidy["task_key"].astype(str).isin(keys).to_numpy()] if len(tidy) else tidy
+    if not len(part):
+        return [dict.fromkeys(wanted, empty) for _ in range(passes)]
+    place = judgment_ranks(part).to_numpy()
+    item = part[asked.UNIT if definition.style in BY_ITEM else "task_key"].astype(str).to_numpy()
+    out = []
+    for p in range(1, passes + 1):
+        upto = place < p * overlap
+        reached = set(item[upto & (place >= (p - 1) * overlap)])
+        frame = frame_of(definition, part[upto]) if upto.any() else None
+        found = observations(definition.style, frame) if frame is not None and len(frame) else {}
+        out.append({key: found[key][found[key].index.isin(reached)] if key in found else empty for key in wanted})
+    return out
+
+
+def by_pass(found: list[dict[tuple[str, str, str], pd.Series]], bound: float | dict[str, float], effect: float,
+            eta: float, alpha: float = ALPHA, earlier: dict[tuple[str, str, str], tuple[str, int]] | None = None,
+            tests: int | None = None) -> list[Comparison]:  # fmt: skip
+    """Each comparison over the passes of :func:`pass_series`: each pass its own confidence sequence at level
+    alpha / (m x passes) (Bonferroni over the passes as over the comparisons: whatever the switching, every
+    interval of every pass covers at once with probability 1 - alpha). A comparison is decided by the first pass
+    whose interval decides it, and stays decided (``earlier``: decision and pass, kept); an undecided one shows the
+    interval of its latest pass with items."""
+    passes = len(found)
+    level = alpha / passes
+    each = [comparisons(series, bound, effect, eta, level, None, tests or len(series)) for series in found]
+    out = []
+    for at, key in enumerate(found[0]):
+        row = [cs[at] for cs in each]
+        decision, stage = (earlier or {}).get(key, (UNDECIDED, 0))
+        if decision != UNDECIDED:
+            shown = replace(row[stage - 1], decision=decision, pass_=stage)
+        else:
+            deciding = [p for p, c in enumerate(row, start=1) if c.decision != UNDECIDED]
+            stage = deciding[0] if deciding else max([p for p, c in enumerate(row, start=1) if c.items] or [1])
+            shown = replace(row[stage - 1], pass_=stage)
+        out.append(shown)
     return out
 
 
@@ -516,6 +588,66 @@ def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: in
 
 
 @dataclass(frozen=True)
+class SimulatedPasses:
+    """Of ``sims`` simulated pairwise studies of one comparison run in passes (:func:`simulate_passes`)."""
+
+    effect: float
+    sims: int
+    items: int
+    passes: int
+    overlap: int
+    batch: int
+    rejects: float  # share with a decision of one system better at some round: each pass its own sequence
+    naive_rejects: float  # the same when re-opened judgments are folded into one sequence of the items
+    correct: float  # share decided towards the first system (each pass its own sequence)
+    judgments: float  # mean human judgments until the decision (or the last round), each pass its own sequence
+
+
+def simulate_passes(effect: float, *, sims: int, items: int, passes: int, overlap: int = 1, batch: int = 10,
+                    tie_rate: float = 0.2, item_sd: float = 0.5, alpha: float = ALPHA,
+                    seed: int = 0) -> SimulatedPasses:  # fmt: skip
+    """Pairwise studies of one comparison whose pool holds ``items`` items, run in rounds as next-round with
+    ``--passes``: pass 1 pushes ``batch`` items a round with ``overlap`` annotators each; once all are pushed, pass p
+    re-opens ``batch`` items a round (in the order pushed) for ``overlap`` more. Looked at after every round, stopped
+    at the first decision (no equivalence stop: the worst case for false decisions). The design: each pass its own
+    sequence, over the items that reached it, an item's observation its net share of its first p x overlap
+    judgments, at alpha / passes. Beside it, the naive design: one sequence of the items at alpha, a re-opened
+    item's observation rewritten to its net share of all its judgments so far."""
+    from annols.analysis import plan
+
+    a = plan.Assumptions("pairwise", effect or 0.5, tie_rate=tie_rate, item_sd=item_sd, alpha=alpha)
+    rng = np.random.default_rng(seed)
+    k = passes * overlap
+    y = plan.OUTCOMES["pairwise"](a, plan.DRAWS["pairwise"](a, items, k, sims, rng), effect, items, k)
+    per_pass = [y[:, :, : p * overlap].sum(axis=2) / np.maximum((y[:, :, : p * overlap] != 0).sum(axis=2), 1)
+                for p in range(1, passes + 1)]  # fmt: skip
+    eta = eta_for(items)
+    steps = -(-items // batch)
+    done, towards = np.zeros(sims, dtype=bool), np.zeros(sims, dtype=bool)
+    naive = np.zeros(sims, dtype=bool)
+    used: np.ndarray = np.full(sims, float(items * k))
+    for stage in range(1, passes + 1):
+        for step in range(1, steps + 1):
+            n = min(items, step * batch)  # items that reached this pass
+            for p in range(1, stage + 1):
+                seen = items if p < stage else n
+                x = per_pass[p - 1][:, :seen]
+                mean = x.mean(axis=1)
+                new = ~done & (np.abs(mean) > width(seen, x.var(axis=1, ddof=1), 1.0, alpha / passes, eta))
+                towards |= new & (mean > 0)
+                used = np.where(new, (items * (stage - 1) + n) * overlap, used)
+                done |= new
+            folded = per_pass[stage - 1].copy()  # re-opened items rewritten, the others as the pass before left them
+            if stage > 1:
+                folded[:, n:] = per_pass[stage - 2][:, n:]
+            else:
+                folded = folded[:, :n]
+            naive |= np.abs(folded.mean(axis=1)) > width(folded.shape[1], folded.var(axis=1, ddof=1), 1.0, alpha, eta)
+    return SimulatedPasses(effect, sims, items, passes, overlap, batch, float(done.mean()), float(naive.mean()),
+                           float(towards.mean()), float(used.mean()))  # fmt: skip
+
+
+@dataclass(frozen=True)
 class SimulatedBestWorst:
     """Of ``sims`` simulated best-worst studies, every pair of ``systems`` compared, checked after each round."""
 
@@ -603,10 +735,18 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                 when.setdefault(tuple(c["key"]), r["round"])
     empty = pd.Series([], dtype=float)
     series = {key: found.get(key, empty) for key in recorded}
-    kept = {key: c["decision"] for key, c in recorded.items()}
-    found_now = comparisons(series, bounds_of(definition), float(first["effect"]), float(first["eta"]),
-                            float(first["alpha"]), kept, int(first["tests"]))  # fmt: skip
-    rows = [[*c.row(), when.get((c.question, c.first, c.second), "")] for c in found_now]
+    passes = int(first.get("passes", 1))
+    if passes == 1:
+        kept = {key: c["decision"] for key, c in recorded.items()}
+        found_now = comparisons(series, bounds_of(definition), float(first["effect"]), float(first["eta"]),
+                                float(first["alpha"]), kept, int(first["tests"]))  # fmt: skip
+    else:
+        by = pass_series(definition, tidy, pushed, list(recorded), passes, int(first["overlap"]))
+        found_now = by_pass(by, bounds_of(definition), float(first["effect"]), float(first["eta"]),
+                            float(first["alpha"]), {k: (c["decision"], int(c.get("pass", 1)))
+                                                    for k, c in recorded.items()}, int(first["tests"]))  # fmt: skip
+    rows = [[*c.row(), when.get((c.question, c.first, c.second), ""), *([c.pass_] if passes > 1 else [])]
+            for c in found_now]  # fmt: skip
     judgments = judgments_of(frame, pushed)
     fixed = first.get("fixed") or {}
     text = [
@@ -633,17 +773,31 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                     "is decided worse, its other comparisons get no more items. The level is still alpha over all "
                     f"{first['tests']} comparisons, so the guarantee is the same. Conclusion: {said}.")  # fmt: skip
         summary.insert(0, f"Sequential study, goal best: {said}.")
-    table = pd.DataFrame(rows, columns=[*COLUMNS, "decided at round"])
+    if passes > 1:
+        decided_in = Counter(c.pass_ for c in found_now if c.decision != UNDECIDED)
+        said = ", ".join(f"{n} in pass {p}" for p, n in sorted(decided_in.items())) or "none yet"
+        text.insert(1, f"Passes: {passes}. Once the pool held no more item for the undecided comparisons, rounds "
+                    f"re-opened items already pushed for {first['overlap']} more annotator(s) each; pass p is the "
+                    f"items that reached p x {first['overlap']} annotators, each its mean over its first p x "
+                    f"{first['overlap']} judgments in annotation order (a pass never changes an earlier pass's "
+                    f"observations), with its own confidence sequence at level {first['alpha']} / ({first['tests']} x "
+                    f"{passes}). A comparison is decided by the first pass that shows it. Decided: {said}. The "
+                    "interval shown is the deciding pass's (undecided: the latest pass's).")  # fmt: skip
+    table = pd.DataFrame(rows, columns=[*COLUMNS, "decided at round", *(["pass"] if passes > 1 else [])])
     history = pd.DataFrame([[r["round"], r["time"], len(r.get("pushed", [])), r["items"], r["judgments"],
                              sum(c["decision"] != UNDECIDED for c in r.get("comparisons", [])),
                              r.get("reason", "")] for r in rounds],
                            columns=["round", "time", "items pushed", "study items", "judgments read",
                                     "comparisons decided", "stopped because"])  # fmt: skip
+    if passes > 1:
+        history.insert(3, "pass", [int(r.get("pass", 1)) for r in rounds])
+        history.insert(4, "tasks re-opened", [len(r.get("reopened") or {}) for r in rounds])
     return Finding("Sequential study", text,
                    [Table("sequential_comparisons", "Each comparison at the last round", table,
-                          whole=("items",)),
+                          whole=("items", "pass") if passes > 1 else ("items",)),
                     Table("sequential_rounds", "The rounds", history,
-                          whole=("round", "items pushed", "study items", "judgments read", "comparisons decided"))],
+                          whole=("round", "items pushed", "study items", "judgments read", "comparisons decided",
+                                 *(("pass", "tasks re-opened") if passes > 1 else ())))],
                    summary=summary)  # fmt: skip
 
 
@@ -672,7 +826,9 @@ def asked_score(definition: Any) -> bool:
 def _savings(fixed: dict[str, Any], judgments: int, first: dict[str, Any], last: dict[str, Any]) -> str:
     stops = {"decided": "every comparison was decided", "best": "the comparisons that decide the best system were "
              "decided", "budget": "the budget was spent",
-             "pool": "the pool had no item left for the undecided comparisons"}  # fmt: skip
+             "pool": "the pool had no item left for the undecided comparisons",
+             "passes": "the pool had no item left for the undecided comparisons and every pushed one had had all "
+                       "its passes"}  # fmt: skip
     stopped = stops.get(last.get("reason", ""), "the study is still running")
     if fixed.get("plan") is False:
         return (f"Sequential study: {judgments} human judgments; {stopped}. annols plan has no simulation of this "

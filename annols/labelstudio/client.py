@@ -583,6 +583,28 @@ class LabelStudioClient:
             checked=True,
         )
 
+    def reopen_task(self, task_id: int, overlap: int) -> None:
+        """Ask for ``overlap`` annotators of the task (its own overlap, beside the project's maximum_annotations).
+
+        ``PATCH /api/tasks/<id>/`` writes the task's model fields (TaskSimpleSerializer). ``is_labeled`` is not
+        recomputed there, so it is sent too: false makes Label Studio offer the task again, in the label stream, to
+        annotators who have not judged it (never to one who has: seen on 1.23.2); if the task already has that many
+        annotations, a second request sets it back to true. Label Studio resets task overlaps when the project's
+        maximum_annotations changes (Project._update_tasks_states): see :mod:`annols.study.passes`. Setting fields to
+        given values: as safe to repeat as a read.
+        """
+        what = f"re-opening task {task_id} for {overlap} annotators"
+
+        def patch(fields: dict[str, Any]) -> Any:
+            payload = json.dumps(fields).encode("utf-8")
+            return self._repeatable(
+                what, lambda: self._json(self._request("PATCH", f"api/tasks/{task_id}/", content=payload)), checked=True
+            )
+
+        task = patch({"overlap": overlap, "is_labeled": False})
+        if int(task.get("total_annotations") or 0) >= overlap:
+            patch({"is_labeled": True})
+
     def users(self) -> dict[str, int]:
         """Email -> user id of every user in the organization."""
         listed: Any = self._repeatable("listing users", lambda: list(self._sdk.users.list()))

@@ -107,6 +107,15 @@ class Column:
         return values[self.code_array()] if len(self.codes) else values[:0]
 
 
+def _in_order(frame: pd.DataFrame, study: Study) -> pd.DataFrame:
+    """``frame`` with each row's annotation's ``created_at`` and ``annotation_id``: the order annotators judged a
+    task in, which a study in several passes reads its passes from (:func:`annols.analysis.sequential.pass_series`)."""
+    by_uid = study.annotations.set_index("uid")
+    uids = frame["uid"].to_numpy()
+    return frame.assign(created_at=by_uid["created_at"].reindex(uids).to_numpy(),
+                        annotation_id=by_uid["annotation_id"].reindex(uids).to_numpy())  # fmt: skip
+
+
 class StyleCollector:
     def __init__(self, definition: Definition, options: ReportOptions) -> None:
         self.definition = definition
@@ -155,16 +164,16 @@ class StyleCollector:
 
         frame = self.frame(study)
         if self.units is None or self.definition.style not in sequential.BY_ITEM:
-            return frame
+            return _in_order(frame, study)
         frame = frame.assign(**{asked.UNIT: frame["task_key"].astype(str).map(self.units)})
         if self.tokens is None:
-            return frame
+            return _in_order(frame, study)
         judged = study.kept[["uid", "task_key", "annotator"]].copy()
         judged["system"] = [self.judged_system.get(u, "") for u in judged["uid"]]
         judged[asked.UNIT] = judged["task_key"].astype(str).map(self.units)
         judged["kind"] = sequential.JUDGED
         rows = pd.DataFrame({c: frame[c].astype(object) for c in frame.columns})
-        return pd.concat([rows, judged.astype(object)], ignore_index=True)
+        return _in_order(pd.concat([rows, judged.astype(object)], ignore_index=True), study)
 
     def table(self) -> pd.DataFrame:
         """Every judgment row read, as a frame of categorical columns (see :meth:`Column.categorical`).

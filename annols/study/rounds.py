@@ -15,6 +15,10 @@ and the study is decided when none is undecided. For best-worst and spans an ite
 task sharing a context (a pool's tuples; a source's candidates, a task each), as the report's
 tests have it: a round pushes whole items, and ``--batch`` and ``--budget`` count items.
 
+With ``passes`` above 1 (:mod:`annols.study.passes`), once no new item can be pushed for the undecided
+comparisons, rounds re-open items already pushed for more annotators, each pass with its own confidence
+sequence; ``budget_judgments`` caps the judgments asked.
+
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
 (one JSON line a round: time, the items it pushed, the decisions at that round, and what
 was fixed at the first round: the mixture width, the number of comparisons, alpha, the
@@ -43,17 +47,20 @@ from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, OptionError
 from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
+from annols.study import passes as passes_lib
 from annols.study import push as push_lib
 from annols.study import roles
 from annols.study.manifest import manifest_path, rows_by_key
 
 SUFFIX = ".rounds.jsonl"
-DECIDED, BEST_FOUND, BUDGET, POOL = "decided", "best", "budget", "pool"
+DECIDED, BEST_FOUND, BUDGET, POOL, PASSES = "decided", "best", "budget", "pool", "passes"
 REASONS = {
     DECIDED: "every comparison is decided",
     BEST_FOUND: "the comparisons that decide the best system are decided",
     BUDGET: "the budget is spent",
     POOL: "the pool holds no item not yet pushed for the undecided comparisons",
+    PASSES: "the pool holds no item not yet pushed for the undecided comparisons, and every pushed one has had all "
+            "its passes",
 }
 Key = tuple[str, str, str]
 
@@ -69,6 +76,8 @@ class RoundOptions:
     overlap: int | None = None
     manifest_dir: Path = Path(".annols")
     goal: str | None = None  # sequential.GOALS; None: the one fixed at round 1 (before it: all)
+    passes: int | None = None  # passes over the items (:mod:`annols.study.passes`); None: round 1's (before it: 1)
+    budget_judgments: int | None = None  # human judgments asked of the project at most, over all rounds
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,9 @@ class RoundResult:
     push: push_lib.PushReport | None = None
     goal: str = sequential.ALL
     conclusions: dict[str, str] | None = None  # per question, the best system (goal best)
+    reopened: dict[str, int] | None = None  # task key -> the overlap it was re-opened to (a study of passes)
+    passes: int = 1
+    stage: int = 1  # the pass the round worked on
 
 
 def rounds_path(manifest_dir: Path, title: str) -> Path:
@@ -191,6 +203,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     alpha = float(first.get("alpha", options.alpha))
     effect = float(first.get("effect", options.effect))
     goal = goal_of(record, first, options.goal)
+    passes = passes_lib.passes_of(record, first, options.passes)
+    overlap = passes_lib.overlap_of(record, first, options.overlap)
     frame = sequential.frame_of(definition, tidy) if tidy is not None and len(tidy) else None
     found = sequential.observations(definition.style, frame) if frame is not None else {}
     study = set(pushed)
@@ -203,18 +217,36 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     empty = pd.Series([], dtype=float)
     series = {key: observed.get(key, empty) for key in wanted}
     kept = {tuple(c["key"]): c["decision"] for c in (earlier[-1].get("comparisons", []) if earlier else [])}
-    decided = sequential.comparisons(series, bound, effect, eta, alpha, kept, tests)
+    if passes == 1:
+        decided = sequential.comparisons(series, bound, effect, eta, alpha, kept, tests)
+    else:
+        passes_lib.check_judged(earlier, tidy, overlap)
+        decided = passes_lib.decide(definition, tidy, set(pushed_keys), wanted, passes, overlap, bound, effect, eta,
+                                    alpha, earlier[-1] if earlier else {}, tests)  # fmt: skip
     open_pairs = {(c.first, c.second) for c in sequential.relevant(decided, goal)}
-    reason, chosen = "", []
+    done = passes_lib.reopened(earlier)
+    left = (None if options.budget_judgments is None else options.budget_judgments
+            - passes_lib.asked_judgments(pushed_keys, done, options.overlap or 1, tidy))  # fmt: skip
+    reason, chosen, stage, short = "", [], max([1, *(int(r.get("pass", 1)) for r in earlier)]), False
+    reopen: dict[str, int] = {}
     if not open_pairs:
         reason = DECIDED if goal == sequential.ALL else BEST_FOUND
-    elif options.budget is not None and len(pushed) >= options.budget:
-        reason = BUDGET
     else:
         room = options.batch if options.budget is None else min(options.batch, options.budget - len(pushed))
-        chosen = [k for u in _choose(items, study, open_pairs, room, options.seed) for k in tasks[u]]
-        reason = "" if chosen else POOL
+        new, short = passes_lib.afford(_choose(items, study, open_pairs, room, options.seed) if room > 0 else [],
+                                       lambda u: len(tasks[u]) * (options.overlap or 1), left)  # fmt: skip
+        chosen = [k for u in new for k in tasks[u]]
+        if not chosen and not short and passes > 1:
+            held = [u for u in pushed if u in items]  # pushed items the pool still holds
+            reopen, stage, short = passes_lib.choose(
+                lambda excluded, salt: _choose({u: items[u] for u in held}, excluded, open_pairs, options.batch,
+                                               options.seed, salt),
+                held, tasks, done, passes, overlap, left)  # fmt: skip
+        spent = short or room <= 0
+        reason = "" if chosen or reopen else BUDGET if spent else POOL if passes == 1 else PASSES
     report = None
+    if passes > 1:  # the overlaps recorded, set again where the server lost them, and this round's
+        passes_lib.apply(client, options.title, rows, {**done, **reopen})
     if chosen:
         push_options = push_lib.PushOptions(title=options.title, overlap=options.overlap, seed=options.seed,
                                             manifest_dir=options.manifest_dir, only=frozenset(chosen))  # fmt: skip
@@ -237,16 +269,23 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     }
     if goal != sequential.ALL:  # records of goal all stay as they were
         row["goal"] = goal
+    if options.budget_judgments is not None:
+        row["budget_judgments"] = options.budget_judgments
+    if passes > 1:  # records of one pass stay as they were
+        row.update(passes=passes, overlap=overlap, reopened=reopen, **{"pass": stage})
+        for c, recorded in zip(decided, row["comparisons"], strict=True):
+            recorded["pass"] = c.pass_
     row["fixed"] = first.get("fixed") or fixed_design(definition, effect, int(annotators),
                                                       len({(a, b) for _, a, b in wanted}), options.seed)
     before = earlier[-1] if earlier else {}
-    repeated = (not chosen and before.get("reason") == reason and before.get("items") == row["items"]
+    repeated = (not chosen and not reopen and before.get("reason") == reason and before.get("items") == row["items"]
                 and [c["decision"] for c in before.get("comparisons", [])] == [c.decision for c in decided])
     if not repeated:  # the same answer again is not another round
         _write(record, [*earlier, row])
     return RoundResult(row["round"] if not repeated else len(earlier), decided, chosen, row["items"], judgments,
                        reason, record, report, goal,
-                       sequential.conclusions(decided) if goal == sequential.BEST else None)  # fmt: skip
+                       sequential.conclusions(decided) if goal == sequential.BEST else None, reopen,
+                       passes, stage)  # fmt: skip
 
 
 def goal_of(record: Path, first: dict[str, Any], asked: str | None) -> str:
@@ -271,11 +310,11 @@ def _items_per_pair(items: dict[str, tuple[str, ...]]) -> int:
 
 
 def _choose(items: dict[str, tuple[str, ...]], pushed: set[str], open_pairs: set[tuple[str, str]], room: int,
-            seed: int) -> list[str]:  # fmt: skip
+            seed: int, salt: str = "rounds") -> list[str]:  # fmt: skip
     """Up to ``room`` items not yet pushed that hold an undecided pair: seeded random order, those holding the most
-    undecided pairs first."""
+    undecided pairs first. ``salt``: another order (a pass's re-opening)."""
     order = [k for k in items if k not in pushed]
-    random.Random(f"{seed}:rounds").shuffle(order)
+    random.Random(f"{seed}:{salt}").shuffle(order)
     useful = [(-sum(p in open_pairs for p in pairs_of(items[k])), i, k) for i, k in enumerate(order)]
     return [k for n, _, k in sorted(useful) if n < 0][: max(0, room)]
 

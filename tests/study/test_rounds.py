@@ -218,3 +218,120 @@ def test_a_spans_definition_without_a_bounded_comparison_is_refused_before_anyth
     options = rounds.RoundOptions(title="spans", effect=1.0, manifest_dir=tmp_path)
     with pytest.raises(AnnolsError, match="bounded scale"):
         rounds.next_round(None, planted.definition(planted.SPANS), [], None, options)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- passes
+
+
+def sent_overlaps(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, int]]:
+    """What each round asks the server to set (task key -> overlap); the server's side is the live test's."""
+    sent: list[dict[str, int]] = []
+    monkeypatch.setattr(rounds.passes_lib, "apply", lambda client, title, rows, targets: sent.append(dict(targets)))
+    return sent
+
+
+def test_passes_reopen_pushed_items_once_no_new_item_can_be_pushed_and_only_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planted study's 13 items are all pushed (its budget of items spent), three annotators each: with two
+    passes the round re-opens the items of undecided pairs for three more (6 each) instead of stopping; the record
+    keeps the passes, the overlap, the round's pass and what it re-opened; the same pull read again re-opens
+    nothing, and another --passes is refused in one line."""
+    from annols.errors import OptionError
+
+    sent = sent_overlaps(monkeypatch)
+    result, tidy = planted_rounds(tmp_path, monkeypatch, passes=2)
+    assert result.pushed == [] and result.reason == "" and result.stage == 2  # type: ignore[attr-defined]
+    reopened = result.reopened  # type: ignore[attr-defined]
+    assert reopened and set(reopened.values()) == {6} and set(reopened) <= set(tidy["task_key"])  # type: ignore
+    assert sent == [reopened]
+    record = rounds.read_rounds(result.record)  # type: ignore[attr-defined]
+    assert (record[0]["passes"], record[0]["overlap"], record[0]["pass"]) == (2, 3, 2)
+    assert record[0]["reopened"] == reopened and all(c["pass"] == 1 for c in record[0]["comparisons"])
+    with pytest.raises(AnnolsError, match="re-opened for pass 2 has a judgment of that pass"):
+        planted_rounds(tmp_path, monkeypatch)
+    with pytest.raises(OptionError) as e:
+        planted_rounds(tmp_path, monkeypatch, passes=3)
+    assert "--passes 3" in str(e.value) and "fixed at round 1" in str(e.value) and "\n" not in str(e.value)
+    from tests.analysis import planted
+
+    other = rounds.RoundOptions(title="ratings in rounds", effect=0.5, overlap=1, manifest_dir=tmp_path)
+    with pytest.raises(OptionError, match="overlap is 3, fixed at round 1"):
+        rounds.next_round(None, planted.definition(planted.RATINGS), [], tidy, other)  # type: ignore[arg-type]
+    assert len(rounds.read_rounds(result.record)) == 1 and len(sent) == 1  # type: ignore[attr-defined]
+
+
+def test_one_pass_records_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = sent_overlaps(monkeypatch)
+    result, _ = planted_rounds(tmp_path, monkeypatch)
+    record = rounds.read_rounds(result.record)[0]  # type: ignore[attr-defined]
+    assert not {"passes", "pass", "overlap", "reopened", "budget_judgments"} & set(record)
+    assert not any("pass" in c for c in record["comparisons"]) and sent == []
+    assert result.reason == rounds.BUDGET  # type: ignore[attr-defined]
+
+
+def test_a_later_pass_reads_its_own_items_and_keeps_the_earlier_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One annotator an item, three passes: round 1 reads annotator a's judgments alone (pass 1) and re-opens the
+    items; round 2's pull adds c's, judged later: pass 1 is unchanged (a's alone), pass 2 is the 12 items c judged,
+    each the mean of a's and c's, and the round keeps round 1's overlaps on the server."""
+    from annols.analysis import sequential
+    from annols.study import manifest
+    from tests.analysis import planted
+
+    sent = sent_overlaps(monkeypatch)
+    _, tidy = planted_rounds(tmp_path / "probe", monkeypatch)  # the planted pool, patched in
+    when = {"a": "2026-01-01T00:00:01", "c": "2026-01-02T00:00:01", "b": "2026-01-03T00:00:01"}
+    tidy = tidy.assign(created_at=tidy["annotator"].map(when))  # type: ignore[attr-defined]
+    keys = sorted(tidy["task_key"].unique())
+    definition = planted.definition(planted.RATINGS)
+    manifest.write_manifest(manifest.manifest_path(tmp_path, "ratings in rounds"), {"protocol": definition.name},
+                            {k: (i, ("good", "fair", "poor")) for i, k in enumerate(keys)})  # fmt: skip
+
+    def run(annotators: set[str], **given: object) -> rounds.RoundResult:
+        options = rounds.RoundOptions(title="ratings in rounds", effect=0.5, budget=13, overlap=1,
+                                      manifest_dir=tmp_path, **given)  # type: ignore[arg-type]
+        part = tidy[tidy["annotator"].isin(annotators)]
+        return rounds.next_round(None, definition, [], part, options)  # type: ignore[arg-type]
+
+    first = run({"a"}, passes=3)
+    assert first.stage == 2 and first.reopened and set(first.reopened.values()) == {2}
+    second = run({"a", "c"})
+    key = ("Coherence", "fair", "good")
+    before = {(c.question, c.first, c.second): c for c in first.comparisons}[key]
+    after = {(c.question, c.first, c.second): c for c in second.comparisons}[key]
+    assert (before.items, before.pass_) == (13, 1) and (after.items, after.pass_) == (12, 2)
+    by = sequential.pass_series(definition, tidy[tidy["annotator"].isin({"a", "c"})], set(keys), [key], 3, 1)
+    assert by[0][key].mean() == pytest.approx(before.mean) and after.mean == pytest.approx(by[1][key].mean())
+    record = rounds.read_rounds(second.record)
+    assert [r["pass"] for r in record] == [2, second.stage] and second.stage in (2, 3)
+    assert len(sent) == 2 and all(sent[1][k] >= 2 for k in sent[0])  # round 2 keeps round 1's overlaps
+
+
+def test_a_budget_of_judgments_reopens_what_fits_then_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """13 tasks of 3 annotators: 39 judgments asked. A budget of 45 re-opens two items (3 judgments each); of 41,
+    none: the budget is spent."""
+    sent_overlaps(monkeypatch)
+    result, _ = planted_rounds(tmp_path / "a", monkeypatch, passes=2, budget_judgments=45)
+    assert len(result.reopened) == 2  # type: ignore[attr-defined]
+    assert rounds.read_rounds(result.record)[0]["budget_judgments"] == 45  # type: ignore[attr-defined]
+    spent, _ = planted_rounds(tmp_path / "b", monkeypatch, passes=2, budget_judgments=41)
+    assert spent.reopened == {} and spent.reason == rounds.BUDGET  # type: ignore[attr-defined]
+
+
+def test_a_best_worst_pass_reopens_whole_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every item of the planted best-worst pool pushed and judged, two passes: the round re-opens --batch whole
+    items (every tuple of each) for three more annotators, B against C (alike) still undecided."""
+    from tests.analysis import rounds_planted as rp
+
+    sent = sent_overlaps(monkeypatch)
+    tasks = rp.best_worst(12)
+    systems = {key: tuple(rp.BW_SYSTEMS[i] for i in rp.LAYOUT[int(key.rsplit("-", 1)[1])]) for _, key, _ in tasks}
+    result, asked = by_item_round(tmp_path, monkeypatch, rp.example("summary-best-worst"), tasks, systems, 30.0, 12,
+                                  passes=2)  # fmt: skip
+    reopened = result.reopened  # type: ignore[attr-defined]
+    assert asked == [] and set(reopened.values()) == {6} and sent == [reopened]
+    items = {key.rsplit("-", 1)[0] for key in reopened}
+    assert len(items) == 4 and len(reopened) == 4 * len(rp.LAYOUT)  # whole items, --batch 4 of them
+    assert all(c.pass_ == 1 for c in result.comparisons)  # type: ignore[attr-defined]

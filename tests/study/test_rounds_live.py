@@ -151,3 +151,103 @@ def test_goal_best_stops_when_the_best_system_is_known(
     md = (report / "report.md").read_text("utf-8")
     assert "Goal: the best system." in md and "Conclusion: Fluency: best: a." in md
     assert "the comparisons that decide the best system were decided" in md and "the stopping saved" in md
+
+
+def test_a_second_pass_reopens_items_on_the_server_and_decides(
+    label_studio: LiveServer, client: LabelStudioClient, study: tuple[Path, Path], tmp_path: Path  # noqa: F811
+) -> None:
+    """A pool of 20 items too small to decide with one annotator (bart wins 12, loses 4, ties 4): with --passes 2 the
+    round after the pool is pushed re-opens every item for a second annotator, raising each task's overlap on the
+    server: Label Studio offers the items again to an annotator who has not judged them, not to the first. Run
+    again on the same pull it re-opens nothing; a re-push and a reset of the overlaps by hand do not undo it (the
+    next round sets the recorded overlaps again). The second annotator prefers bart on every item: pass 2 (each
+    item the mean of its two judgments) decides, and the record and the report say it was pass 2."""
+    import secrets
+
+    from annols.labelstudio import users
+
+    definition, inputs = study
+    pool = tmp_path / "twenty.jsonl"
+    pool.write_text("".join(inputs.read_text("utf-8").splitlines(keepends=True)[:20]), encoding="utf-8")
+    title = "rounds passes"
+    manifest_dir = tmp_path / ".annols"
+    rounds = ["next-round", str(definition), str(pool), "--project", title, "--effect", "0.5", "--overlap", "1",
+              "--batch", "20", "--passes", "2"]  # fmt: skip
+    record = manifest_dir / "rounds-passes.rounds.jsonl"
+    password = secrets.token_urlsafe(12)
+    first, second = "passes-one@example.org", "passes-two@example.org"
+    ids = {a.email: a.id for a in users.add_accounts(client, [first, second], [password, password])}
+
+    def judge(user: int, keys: list[str], outcome: object) -> None:
+        rows = {r["key"]: r for r in manifest.read_rows(manifest.manifest_path(manifest_dir, title))[1]}
+        for i, key in enumerate(keys):
+            winner = outcome(i)  # type: ignore[operator]
+            code = "0" if winner is None else "1" if rows[key]["systems"][0] == winner else "2"
+            result = [{"id": "f", "from_name": "fluency", "to_name": "headline_1", "type": "choices",
+                       "value": {"choices": [code]}, "origin": "manual"}]  # fmt: skip
+            client.create_annotation(rows[key]["task_id"], result, completed_by=user, lead_time=2.0)
+
+    def offered(email: str, project: int) -> int | None:
+        """The task Label Studio's label stream gives ``email`` next (None: nothing left for them)."""
+        with users.logged_in(label_studio.url, email, password) as session:
+            answer = session.get(f"api/projects/{project}/next/")
+        assert answer.status_code in (200, 404), answer.text
+        return int(answer.json()["id"]) if answer.status_code == 200 else None
+
+    def overlaps(project: int) -> dict[int, int]:
+        return {int(t["id"]): int(t["overlap"]) for t in client.task_fields(project, "id,overlap")}
+
+    code, out, err = cli(label_studio, *rounds, cwd=tmp_path)
+    assert code == 0, err
+    assert "round 1: pushed 20 item(s) (20 new), 20 study items in the project" in out
+    keys = json.loads(record.read_text("utf-8").splitlines()[0])["pushed"]
+    judge(ids[first], keys, lambda i: "pegasus" if i % 5 == 0 else None if i % 5 == 1 else "bart")
+    project = client.find_project(title)
+    assert project is not None and offered(second, project.id) is None  # one annotator a task: all done
+    pulled = tmp_path / "pulled"
+    pull = ["pull", str(definition), "--project", title, "-o", str(pulled)]
+    assert cli(label_studio, *pull, cwd=tmp_path)[0] == 0
+
+    # Pass 1 (12 wins, 4 losses, 4 ties over 20 items) is undecided and the pool is exhausted: pass 2 re-opens.
+    code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
+    assert code == 0, err
+    assert "Fluency: bart vs pegasus: 20 items, mean +0.400" in out and "undecided (pass 1)" in out
+    assert "round 2: re-opened 20 task(s) for 2 annotators each (pass 2), 20 study items in the project" in out
+    assert set(overlaps(project.id).values()) == {2}
+    assert offered(first, project.id) is None and offered(second, project.id) in overlaps(project.id)
+    rows = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+    assert rows[1]["pass"] == 2 and rows[1]["reopened"] == dict.fromkeys(keys, 2) and rows[1]["passes"] == 2
+
+    # The same pull again: refused in one line, nothing re-opened twice, no round recorded.
+    code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
+    assert code == 1 and "re-opened for pass 2 has a judgment of that pass" in err and len(err.splitlines()) == 1
+    assert len(record.read_text("utf-8").splitlines()) == 2 and set(overlaps(project.id).values()) == {2}
+    # A re-push of the pool keeps the overlaps; the project's maximum_annotations changed by hand resets them.
+    assert cli(label_studio, "push", str(definition), str(pool), "--project", title, "--overlap", "1",
+               cwd=tmp_path)[0] == 0  # fmt: skip
+    assert set(overlaps(project.id).values()) == {2}
+    client.update_project(project.id, maximum_annotations=2)
+    client.update_project(project.id, maximum_annotations=1)
+    assert set(overlaps(project.id).values()) == {1}  # what Label Studio does: the next round sets them again
+
+    judge(ids[second], keys, lambda i: "bart")
+    assert cli(label_studio, *pull, cwd=tmp_path)[0] == 0
+    code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
+    assert code == 0, err
+    assert "Fluency: bart vs pegasus: 20 items, mean +0.800" in out and "first better (pass 2)" in out
+    assert "round 3: nothing pushed: every comparison is decided (20 study items, 40 judgments)" in out
+    assert set(overlaps(project.id).values()) == {2}
+    rows = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+    assert rows[2]["comparisons"][0]["pass"] == 2 and rows[2]["comparisons"][0]["decision"] == "first better"
+    assert rows[2]["reopened"] == {}
+
+    report = tmp_path / "report"
+    code, out, err = cli(label_studio, "report", str(definition), str(pulled), "-o", str(report), "--rounds",
+                         str(record), "--bootstrap", "0")  # fmt: skip
+    assert code == 0, err
+    md = (report / "report.md").read_text("utf-8")
+    assert "Passes: 2." in md and "Decided: 1 in pass 2." in md
+    table = (report / "tables" / "sequential_comparisons.csv").read_text("utf-8")
+    assert table.splitlines()[0].endswith(",decided at round,pass") and table.splitlines()[1].endswith(",3,2")
+    history = (report / "tables" / "sequential_rounds.csv").read_text("utf-8").splitlines()
+    assert ",pass,tasks re-opened," in history[0] and ",2,20," in history[2]  # round 2: pass 2, 20 tasks
