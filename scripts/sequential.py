@@ -20,13 +20,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+import _docs
 
 SEED = 2026
 NULL_STUDIES, PLANTED_STUDIES = 10000, 2000
 ROUNDS, BATCH, ANNOTATORS, MARGIN = 20, 20, 3, 0.3
 EFFECTS = (0.0, 0.15, 0.3, 0.5, 0.8)
-DOC = ROOT / "docs" / "statistics.md"
 START, END = "<!-- sequential: start -->", "<!-- sequential: end -->"
 
 
@@ -101,12 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.print:
         print(text)
         return 0
-    from annols.files import write_text
-
-    doc = DOC.read_text()
-    before, rest = doc.split(START, 1)
-    _, after = rest.split(END, 1)
-    write_text(DOC, f"{before}{START}\n{text}\n{END}{after}")
+    _docs.splice(text, START, END)
     print(text)
     return 0
 
