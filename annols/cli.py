@@ -1020,6 +1020,10 @@ def manifest_group() -> None:
     server holds none of it, so a pull needs the manifest to unblind, and a push into the
     project needs it to find the tasks already there.
 
+    A study in rounds (annols next-round) goes with its record (PROJECT.rounds.jsonl beside
+    the manifest): the export carries it and the import puts it back, so that the team-mate's
+    next round continues the study instead of starting it again.
+
     The exported file is a secret of the study: whoever reads it can unblind every task.
     Never give it to annotators; send it the way you would send a password.
 
@@ -1039,27 +1043,34 @@ def manifest_group() -> None:
 def manifest_export(title: str, output: Path, manifest_dir: Path) -> None:
     """Write the project's manifest to a file, for a team-mate's `annols manifest import`.
 
+    With it goes the record of a study in rounds (PROJECT.rounds.jsonl), if there is one.
     The file is a secret of the study: whoever reads it can unblind every task.
     """
-    count = manifest_lib.export_manifest(manifest_dir, title, output)
-    click.echo(f"Wrote the manifest of {title!r} ({count} tasks) to {output}: a secret of the study, keep it from "
-               "annotators")  # fmt: skip
+    done = manifest_lib.export_manifest(manifest_dir, title, output)
+    rounds = f", and the record of its {done.rounds} round(s)" if done.rounds else ""
+    click.echo(f"Wrote the manifest of {title!r} ({done.tasks} tasks{rounds}) to {output}: a secret of the study, "
+               "keep it from annotators")  # fmt: skip
 
 
 @manifest_group.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
               show_default=True, help="Where pull (and push) look for it.")  # fmt: skip
-@click.option("--replace", is_flag=True, help="Replace a different manifest of the same project.")
+@click.option("--replace", is_flag=True, help="Replace a different manifest (and record of rounds) of the same "
+              "project.")  # fmt: skip
 @click.option("--project", "title", help="The project it is of, for the manifest `annols tasks` wrote (its header "
               "names none): the project you imported the tasks file into.")  # fmt: skip
 def manifest_import(file: Path, manifest_dir: Path, replace: bool, title: str | None) -> None:
     """Put a manifest from `annols manifest export` (or `annols tasks`) where pull looks for it.
 
+    The record of a study in rounds the file carries goes beside it, for next-round and
+    report --rounds; a file without one leaves a record already there as it is.
     The file is a secret of the study: keep it from annotators, and delete the copy you were sent.
     """
-    target, title, count = manifest_lib.import_manifest(file, manifest_dir, replace, title)
-    click.echo(f"Imported the manifest of {title!r} ({count} tasks) to {target}")
+    done = manifest_lib.import_manifest(file, manifest_dir, replace, title)
+    click.echo(f"Imported the manifest of {done.title!r} ({done.tasks} tasks) to {done.path}")
+    if done.record is not None:
+        click.echo(f"Imported the record of its {done.rounds} round(s) to {done.record}")
 
 
 @main.group("users")

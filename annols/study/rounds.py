@@ -23,9 +23,7 @@ effect, the goal and the fixed design ``annols plan`` would have chosen for it).
 
 from __future__ import annotations
 
-import json
 import random
-import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -40,14 +38,13 @@ from annols import files, jsontext
 from annols.analysis import asked, sequential
 from annols.analysis import plan as plan_lib
 from annols.definition import Definition
-from annols.errors import AnnolsError, InputError, OptionError
+from annols.errors import AnnolsError, OptionError
 from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import push as push_lib
 from annols.study import roles
-from annols.study.manifest import manifest_path, rows_by_key
+from annols.study.manifest import manifest_path, round_rows, rounds_path, rows_by_key
 
-SUFFIX = ".rounds.jsonl"
 DECIDED, BEST_FOUND, BUDGET, POOL = "decided", "best", "budget", "pool"
 REASONS = {
     DECIDED: "every comparison is decided",
@@ -85,26 +82,12 @@ class RoundResult:
     conclusions: dict[str, str] | None = None  # per question, the best system (goal best)
 
 
-def rounds_path(manifest_dir: Path, title: str) -> Path:
-    return manifest_path(manifest_dir, title).with_name(
-        re.sub(r"\.manifest\.jsonl$", SUFFIX, manifest_path(manifest_dir, title).name))
-
-
 def read_rounds(path: Path) -> list[dict[str, Any]]:
     """The rounds recorded so far (none if the file is absent); InputError naming the line if one is not ours."""
     if not path.exists():
         return []
-    out = []
     with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            try:
-                row = json.loads(line)
-            except ValueError:
-                row = None
-            if not isinstance(row, dict) or not isinstance(row.get("round"), int):
-                raise InputError(path, f"line {n}", "round", "not a round written by annols next-round")
-            out.append(row)
-    return out
+        return round_rows(path, f)
 
 
 def pool(definition: Definition, inputs: list[Path]) -> dict[str, tuple[str, ...]]:
