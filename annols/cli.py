@@ -815,6 +815,10 @@ def pull_command(
 @click.option("--goal", type=click.Choice(["all", "best"]),
               help="What the study exists for: all (default) decides every pair; best only the pairs that decide "
                    "which system is best, per question. Fixed at the first round; later rounds keep it.")  # fmt: skip
+@click.option("--error-cap", type=click.FloatRange(min=0, min_open=True),
+              help="Spans with [[spans.weights]] (MQM): where each candidate's error score is clipped, at least the "
+                   "largest weight declared (the default; 25 for MQM). A study of long outputs needs a higher one. "
+                   "Fixed at the first round.")  # fmt: skip
 @VARIANT
 @SEED
 @MANIFEST_DIR
@@ -830,6 +834,7 @@ def next_round_command(
     budget: int | None,
     alpha: float,
     goal: str | None,
+    error_cap: float | None,
     variant: str | None,
     seed: int,
     manifest_dir: Path,
@@ -847,7 +852,7 @@ def next_round_command(
     count, and the study ends with the best system (or those tied for best).
     Styles: pairwise, ratings, ranking, best-worst, and spans definitions with a numeric
     question per candidate (ESA) or [[spans.weights]] (MQM: the error score, clipped at the
-    largest weight). When every comparison is decided, the pool has no item left for them, or
+    largest weight, or at --error-cap). When every comparison is decided, the pool has no item left for them, or
     --budget is reached, nothing is pushed. --seed also sets the order the pool's items are drawn in.
     Each round is recorded beside the manifest (PROJECT.rounds.jsonl); give it to
     `annols report --rounds`.
@@ -863,6 +868,10 @@ def next_round_command(
 
     _on_interrupt("run next-round again: items already pushed are not pushed twice.")
     d = _load(protocol, variant)
+    if error_cap is not None:  # refused before any server is asked
+        from annols.analysis.sequential import check_error_cap
+
+        check_error_cap(d, error_cap)
     tidy = None
     if pull_dir is not None:
         from annols.report import read_judgments
@@ -870,7 +879,8 @@ def next_round_command(
         tidy = read_judgments(d, [pull_dir], rounds=True)[0]
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
-                                      overlap=overlap, manifest_dir=manifest_dir, goal=goal)  # fmt: skip
+                                      overlap=overlap, manifest_dir=manifest_dir, goal=goal,
+                                      error_cap=error_cap)  # fmt: skip
     result = rounds_lib.next_round(client, d, list(inputs), tidy, options)
     for c in result.comparisons:
         seen = f", mean {c.mean:+.3f}, interval [{c.low:+.3f}, {c.high:+.3f}]" if c.items else ""

@@ -18,7 +18,8 @@ tests have it: a round pushes whole items, and ``--batch`` and ``--budget`` coun
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
 (one JSON line a round: time, the items it pushed, the decisions at that round, and what
 was fixed at the first round: the mixture width, the number of comparisons, alpha, the
-effect, the goal and the fixed design ``annols plan`` would have chosen for it).
+effect, the goal, the error cap if one was given, and the fixed design ``annols plan`` would
+have chosen for it).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class RoundOptions:
     overlap: int | None = None
     manifest_dir: Path = Path(".annols")
     goal: str | None = None  # sequential.GOALS; None: the one fixed at round 1 (before it: all)
+    error_cap: float | None = None  # spans with weights: where error scores are clipped; None: fixed at round 1
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
                options: RoundOptions) -> RoundResult:  # fmt: skip
     """Decide what the pull (``tidy``: the report's judgments table of the latest pull; None before the first
     round) shows, and push the next batch unless every comparison is decided or the budget is spent."""
-    bound = sequential.bounds_of(definition)
+    sequential.bounds_of(definition)  # a definition without a bounded comparison is refused before anything
     if options.batch < 1:
         raise AnnolsError("--batch must be at least 1")
     if not options.effect > 0:
@@ -174,7 +176,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     alpha = float(first.get("alpha", options.alpha))
     effect = float(first.get("effect", options.effect))
     goal = goal_of(record, first, options.goal)
-    frame = sequential.frame_of(definition, tidy) if tidy is not None and len(tidy) else None
+    cap = error_cap_of(definition, record, first, options.error_cap)
+    frame = sequential.frame_of(definition, tidy, cap) if tidy is not None and len(tidy) else None
     found = sequential.observations(definition.style, frame) if frame is not None else {}
     study = set(pushed)
     observed = {key: x[x.index.isin(study)] for key, x in found.items()}
@@ -186,7 +189,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     empty = pd.Series([], dtype=float)
     series = {key: observed.get(key, empty) for key in wanted}
     kept = {tuple(c["key"]): c["decision"] for c in (earlier[-1].get("comparisons", []) if earlier else [])}
-    decided = sequential.comparisons(series, bound, effect, eta, alpha, kept, tests)
+    decided = sequential.comparisons(series, sequential.bounds_of(definition, cap), effect, eta, alpha, kept, tests)
     open_pairs = {(c.first, c.second) for c in sequential.relevant(decided, goal)}
     reason, chosen = "", []
     if not open_pairs:
@@ -220,6 +223,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     }
     if goal != sequential.ALL:  # records of goal all stay as they were
         row["goal"] = goal
+    if cap is not None:  # so do those of the default cap
+        row["error_cap"] = cap
     row["fixed"] = first.get("fixed") or fixed_design(definition, effect, int(annotators),
                                                       len({(a, b) for _, a, b in wanted}), options.seed)
     before = earlier[-1] if earlier else {}
@@ -244,6 +249,22 @@ def goal_of(record: Path, first: dict[str, Any], asked: str | None) -> str:
         raise OptionError(f"--goal {asked}", f"the study's goal is {fixed!r}, fixed at round 1 ({record}); a "
                           "new goal needs a new project")  # fmt: skip
     return fixed
+
+
+def error_cap_of(definition: Definition, record: Path, first: dict[str, Any], asked: float | None) -> float | None:
+    """The study's error cap (spans with weights, :func:`annols.analysis.sequential.error_cap`): fixed at round 1,
+    None for the default (the largest weight); a different one asked later is refused, as the decisions kept so
+    far were made on the first."""
+    if asked is not None:
+        sequential.check_error_cap(definition, asked)
+    if not first:
+        return asked
+    fixed = first.get("error_cap")
+    if asked is not None and asked != sequential.error_cap(definition.spec, fixed):
+        raise OptionError(f"--error-cap {asked:g}", f"the study's error cap is "
+                          f"{sequential.error_cap(definition.spec, fixed):g}, fixed at round 1 ({record}); a new cap "
+                          "needs a new project")  # fmt: skip
+    return None if fixed is None else float(fixed)
 
 
 def _items_per_pair(items: dict[str, tuple[str, ...]]) -> int:
