@@ -824,6 +824,10 @@ def pull_command(
 @click.option("--goal", type=click.Choice(["all", "best"]),
               help="What the study exists for: all (default) decides every pair; best only the pairs that decide "
                    "which system is best, per question. Fixed at the first round; later rounds keep it.")  # fmt: skip
+@click.option("--error-cap", type=click.FloatRange(min=0, min_open=True),
+              help="Spans with [[spans.weights]] (MQM): where each candidate's error score is clipped, at least the "
+                   "largest weight declared (the default; 25 for MQM). A study of long outputs needs a higher one. "
+                   "Fixed at the first round.")  # fmt: skip
 @VARIANT
 @SEED
 @MANIFEST_DIR
@@ -841,6 +845,7 @@ def next_round_command(
     passes: int | None,
     alpha: float,
     goal: str | None,
+    error_cap: float | None,
     variant: str | None,
     seed: int,
     manifest_dir: Path,
@@ -858,7 +863,7 @@ def next_round_command(
     count, and the study ends with the best system (or those tied for best).
     Styles: pairwise, ratings, ranking, best-worst, and spans definitions with a numeric
     question per candidate (ESA) or [[spans.weights]] (MQM: the error score, clipped at the
-    largest weight). When every comparison is decided, the pool has no item left for them, or
+    largest weight, or at --error-cap). When every comparison is decided, the pool has no item left for them, or
     --budget is reached, nothing is pushed. --seed also sets the order the pool's items are drawn in.
     With --passes P, once the pool has no item left for them, rounds re-open items already
     pushed that hold an undecided pair (--overlap more annotators each, P x --overlap at most),
@@ -880,6 +885,10 @@ def next_round_command(
 
     _on_interrupt("run next-round again: items already pushed are not pushed twice.")
     d = _load(protocol, variant)
+    if error_cap is not None:  # refused before any server is asked
+        from annols.analysis.sequential import check_error_cap
+
+        check_error_cap(d, error_cap)
     tidy = None
     if pull_dir is not None:
         from annols.report import read_judgments
@@ -888,7 +897,7 @@ def next_round_command(
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
                                       overlap=overlap, manifest_dir=manifest_dir, goal=goal, passes=passes,
-                                      budget_judgments=budget_judgments)  # fmt: skip
+                                      budget_judgments=budget_judgments, error_cap=error_cap)  # fmt: skip
     result = rounds_lib.next_round(client, d, list(inputs), tidy, options)
     for c in result.comparisons:
         seen = f", mean {c.mean:+.3f}, interval [{c.low:+.3f}, {c.high:+.3f}]" if c.items else ""
@@ -1043,6 +1052,10 @@ def manifest_group() -> None:
     server holds none of it, so a pull needs the manifest to unblind, and a push into the
     project needs it to find the tasks already there.
 
+    A study in rounds (annols next-round) goes with its record (PROJECT.rounds.jsonl beside
+    the manifest): the export carries it and the import puts it back, so that the team-mate's
+    next round continues the study instead of starting it again.
+
     The exported file is a secret of the study: whoever reads it can unblind every task.
     Never give it to annotators; send it the way you would send a password.
 
@@ -1062,27 +1075,34 @@ def manifest_group() -> None:
 def manifest_export(title: str, output: Path, manifest_dir: Path) -> None:
     """Write the project's manifest to a file, for a team-mate's `annols manifest import`.
 
+    With it goes the record of a study in rounds (PROJECT.rounds.jsonl), if there is one.
     The file is a secret of the study: whoever reads it can unblind every task.
     """
-    count = manifest_lib.export_manifest(manifest_dir, title, output)
-    click.echo(f"Wrote the manifest of {title!r} ({count} tasks) to {output}: a secret of the study, keep it from "
-               "annotators")  # fmt: skip
+    done = manifest_lib.export_manifest(manifest_dir, title, output)
+    rounds = f", and the record of its {done.rounds} round(s)" if done.rounds else ""
+    click.echo(f"Wrote the manifest of {title!r} ({done.tasks} tasks{rounds}) to {output}: a secret of the study, "
+               "keep it from annotators")  # fmt: skip
 
 
 @manifest_group.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
               show_default=True, help="Where pull (and push) look for it.")  # fmt: skip
-@click.option("--replace", is_flag=True, help="Replace a different manifest of the same project.")
+@click.option("--replace", is_flag=True, help="Replace a different manifest (and record of rounds) of the same "
+              "project.")  # fmt: skip
 @click.option("--project", "title", help="The project it is of, for the manifest `annols tasks` wrote (its header "
               "names none): the project you imported the tasks file into.")  # fmt: skip
 def manifest_import(file: Path, manifest_dir: Path, replace: bool, title: str | None) -> None:
     """Put a manifest from `annols manifest export` (or `annols tasks`) where pull looks for it.
 
+    The record of a study in rounds the file carries goes beside it, for next-round and
+    report --rounds; a file without one leaves a record already there as it is.
     The file is a secret of the study: keep it from annotators, and delete the copy you were sent.
     """
-    target, title, count = manifest_lib.import_manifest(file, manifest_dir, replace, title)
-    click.echo(f"Imported the manifest of {title!r} ({count} tasks) to {target}")
+    done = manifest_lib.import_manifest(file, manifest_dir, replace, title)
+    click.echo(f"Imported the manifest of {done.title!r} ({done.tasks} tasks) to {done.path}")
+    if done.record is not None:
+        click.echo(f"Imported the record of its {done.rounds} round(s) to {done.record}")
 
 
 @main.group("users")

@@ -69,6 +69,15 @@ class TransientServerError(ServerError):
         self.reason = reason
 
 
+class Unreachable(ServerError):
+    """Nothing answers where Label Studio should be: nothing listens at the URL, or the local one is not running.
+    ``reason`` is the short cause (``ConnectError``, ``not running``), for callers that say where to look."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class WriteError(AnnolsError):
     """A local file could not be written (a full disk, a read-only folder): names the file."""
 

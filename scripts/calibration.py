@@ -22,11 +22,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+import _docs
 
 STUDIES = {"pairwise": 2000, "ratings": 1000, "ranking": 1000, "best-worst": 300}
 SEED = 2026
-DOC = ROOT / "docs" / "statistics.md"
 MARKERS = {"pooled": "calibration", "panel": "calibration-panel", "planted": "plan-check"}
 PANEL_STUDIES = {"pairwise": 2000, "ratings": 1000, "ranking": 1000, "best-worst": 300}
 PLANTED_STUDIES, PLANNED = 1000, 5000
@@ -112,18 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--print", action="store_true", help="print the tables, leave docs/statistics.md alone")
     parser.add_argument("--part", choices=[*MARKERS, "all"], default="all", help="which table (default: all)")
     args = parser.parse_args(argv)
-    from annols.files import write_text
-
     for part in MARKERS if args.part == "all" else [args.part]:
         text = table(part)
         print(text)
         if args.print:
             continue
-        start, end = f"<!-- {MARKERS[part]}: start -->", f"<!-- {MARKERS[part]}: end -->"
-        doc = DOC.read_text()
-        before, rest = doc.split(start, 1)
-        _, after = rest.split(end, 1)
-        write_text(DOC, f"{before}{start}\n{text}\n{end}{after}")
+        _docs.splice(text, f"<!-- {MARKERS[part]}: start -->", f"<!-- {MARKERS[part]}: end -->")
     return 0
 
 

@@ -18,13 +18,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+import _docs
 
 STUDIES = 1000
 SEED = 2026
 CORRELATIONS = (0.0, 0.5, 0.9, -0.5)
 BIAS = (0.5, 0.0)
-DOC = ROOT / "docs" / "statistics.md"
 START, END = "<!-- ppi calibration: start -->", "<!-- ppi calibration: end -->"
 
 
@@ -63,12 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.print:
         print(text)
         return 0
-    from annols.files import write_text
-
-    doc = DOC.read_text()
-    before, rest = doc.split(START, 1)
-    _, after = rest.split(END, 1)
-    write_text(DOC, f"{before}{START}\n{text}\n{END}{after}")
+    _docs.splice(text, START, END)
     print(text)
     return 0
 

@@ -22,13 +22,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+import _docs
 
 SEED = 2026
 NULL_STUDIES, PLANTED_STUDIES = 10000, 2000
 ROUNDS, BATCH, ANNOTATORS, MARGIN = 20, 20, 3, 0.3
 EFFECTS = (0.0, 0.15, 0.3, 0.5, 0.8)
-DOC = ROOT / "docs" / "statistics.md"
 START, END = "<!-- sequential: start -->", "<!-- sequential: end -->"
 PASSES_START, PASSES_END = "<!-- passes: start -->", "<!-- passes: end -->"
 POOL, PASSES, PASS_BATCH = 40, (1, 2, 3, 5), 10
@@ -126,15 +127,6 @@ def passes_table() -> str:
     return "\n".join(lines)
 
 
-def _rewrite(start: str, end: str, text: str) -> None:
-    from annols.files import write_text
-
-    doc = DOC.read_text()
-    before, rest = doc.split(start, 1)
-    _, after = rest.split(end, 1)
-    write_text(DOC, f"{before}{start}\n{text}\n{end}{after}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/sequential.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--print", action="store_true", help="print the table, leave docs/statistics.md alone")
@@ -142,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     text = passes_table() if args.passes else table()
     if not args.print:
-        _rewrite(*((PASSES_START, PASSES_END) if args.passes else (START, END)), text)
+        _docs.splice(text, *((PASSES_START, PASSES_END) if args.passes else (START, END)))
     print(text)
     return 0
 

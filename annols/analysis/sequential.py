@@ -21,8 +21,9 @@ pair make one observation, bounded in [-bound, bound]:
   refused); and, with ``[[spans.weights]]``, the error score (the sum of a candidate's spans'
   weights, :func:`annols.analysis.asked.error_scores`), second minus first (lower is better),
   each candidate's score clipped to [0, C] with C the largest weight declared (MQM: 25, Freitag
-  et al.'s cap of a segment's score: a non-translation, or five major errors), bound C. The error
-  score has no bound of its own, so the decisions are about the mean clipped score: a
+  et al.'s cap of a segment's score: a non-translation, or five major errors) unless the study
+  sets a higher one at its first round (``next-round --error-cap``, kept in the record), bound C.
+  The error score has no bound of its own, so the decisions are about the mean clipped score: a
   candidate above the cap counts as at the cap.
 
 The confidence sequence is the normal-mixture (Robbins) boundary of Howard et al. (2021,
@@ -73,7 +74,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols.analysis import item_tests
 from annols.analysis.detectable import ALPHA
 from annols.analysis.results import Finding, Table
-from annols.errors import AnnolsError
+from annols.errors import AnnolsError, OptionError
 
 STYLES = ("pairwise", "ratings", "ranking", "best-worst", "spans")
 BY_ITEM = ("best-worst", "spans")  # styles whose item (the context shown) holds several tasks
@@ -162,11 +163,12 @@ def decide(mean: float, width: float, effect: float) -> str:
     return UNDECIDED
 
 
-def frame_of(definition: Any, tidy: pd.DataFrame) -> pd.DataFrame:
+def frame_of(definition: Any, tidy: pd.DataFrame, cap: float | None = None) -> pd.DataFrame:
     """The style's judgments table of the report's judgments (:func:`annols.report.read_judgments`; best-worst and
     spans: the same with ``rounds=True``, with each row's item and, for spans, a row per counted
     annotation), as :func:`observations` reads it (pairwise: the preference rows; else aspect, system, task_key,
-    annotator, value, and for best-worst and spans the item, ``unit``), questions named as the report names them."""
+    annotator, value, and for best-worst and spans the item, ``unit``), questions named as the report names them;
+    ``cap``: the study's error cap (spans with weights; None: the largest weight, :func:`error_cap`)."""
     from annols.analysis import best_worst, naming, pairwise, ranking, ratings
 
     spec = definition.spec
@@ -184,13 +186,13 @@ def frame_of(definition: Any, tidy: pd.DataFrame) -> pd.DataFrame:
         # 100 x each row's value (1 best, -1 worst, 0): an item's mean of them is its score in the item
         return rows.assign(value=100.0 * rows["value"].astype(float))[[*VALUE_COLUMNS, best_worst.UNIT]]
     bounds_of(definition)  # raises: no comparison of systems to read
-    return _asked_frame(definition, tidy)
+    return _asked_frame(definition, tidy, cap)
 
 
 VALUE_COLUMNS = ["aspect", "system", "task_key", "annotator", "value"]
 
 
-def _asked_frame(definition: Any, tidy: pd.DataFrame) -> pd.DataFrame:
+def _asked_frame(definition: Any, tidy: pd.DataFrame, cap: float | None) -> pd.DataFrame:
     """Spans: each numeric per-candidate answer, and each counted annotation's clipped error score (with weights),
     as rows of :data:`VALUE_COLUMNS` and the item."""
     from annols.analysis import asked
@@ -212,14 +214,28 @@ def _asked_frame(definition: Any, tidy: pd.DataFrame) -> pd.DataFrame:
         parts.append(pd.DataFrame({"aspect": asked.SCORE, "system": scores["system"].astype(str),
                                    "task_key": scores["task_key"].astype(str),
                                    "annotator": scores["annotator"].astype(str),
-                                   "value": scores[asked.SCORE].clip(0, error_cap(spec)).astype(float),
+                                   "value": scores[asked.SCORE].clip(0, error_cap(spec, cap)).astype(float),
                                    unit: scores[unit].astype(str)}))  # fmt: skip
     return pd.concat(parts, ignore_index=True)
 
 
-def error_cap(spec: Any) -> float:
-    """C, where each candidate's error score is clipped: the largest weight declared (MQM: 25)."""
-    return max((float(w.weight) for w in getattr(spec, "weights", ())), default=0.0)
+def error_cap(spec: Any, given: float | None = None) -> float:
+    """C, where each candidate's error score is clipped: ``given`` (the study's ``--error-cap``), else the largest
+    weight declared (MQM: 25)."""
+    return given if given is not None else max((float(w.weight) for w in getattr(spec, "weights", ())), default=0.0)
+
+
+def check_error_cap(definition: Any, cap: float) -> None:
+    """Refuse an error cap the definition cannot take: one without an error score (spans with ``[[spans.weights]]``),
+    or one below the largest weight, under which a single span of that weight would count for less than the
+    definition declares (the default is the smallest cap that keeps every weight as declared)."""
+    if not asked_score(definition):
+        raise OptionError(f"--error-cap {cap:g}", f"only a spans definition with [[spans.weights]] has an error "
+                          f"score to clip; {definition.name} (style {definition.style}) has none")  # fmt: skip
+    largest = error_cap(definition.spec)
+    if not (math.isfinite(cap) and cap >= largest):
+        raise OptionError(f"--error-cap {cap:g}", f"at least the largest weight declared, {largest:g} (below it one "
+                          "span of that weight would count for less than the definition says)")  # fmt: skip
 
 
 def questions(definition: Any) -> list[str]:
@@ -308,12 +324,12 @@ def judgment_ranks(tidy: pd.DataFrame) -> pd.Series:
     return pd.Series(place[index.get_indexer(rows)], index=tidy.index)
 
 
-def pass_series(definition: Any, tidy: pd.DataFrame, keys: set[str], wanted: list[tuple[str, str, str]],
-                passes: int, overlap: int) -> list[dict[tuple[str, str, str], pd.Series]]:  # fmt: skip
+def pass_series(definition: Any, tidy: pd.DataFrame, keys: set[str], wanted: list[tuple[str, str, str]], passes: int,
+                overlap: int, cap: float | None = None) -> list[dict[tuple[str, str, str], pd.Series]]:  # fmt: skip
     """Per pass p (1 to ``passes``), each comparison's observations (:func:`observations`) of the items that reached
     pass p: a judgment beyond its tasks' first (p - 1) x ``overlap``, each item's observation its mean over its tasks'
     first p x ``overlap`` judgments in annotation order, so that a pass never changes an earlier pass's observations.
-    ``keys``: the study tasks counted; ``tidy``: as :func:`frame_of` takes it."""
+    ``keys``: the study tasks counted; ``tidy`` and ``cap``: as :func:`frame_of` takes them."""
     from annols.analysis import asked
 
     empty = pd.Series([], dtype=float)
@@ -326,7 +342,7 @@ def pass_series(definition: Any, tidy: pd.DataFrame, keys: set[str], wanted: lis
     for p in range(1, passes + 1):
         upto = place < p * overlap
         reached = set(item[upto & (place >= (p - 1) * overlap)])
-        frame = frame_of(definition, part[upto]) if upto.any() else None
+        frame = frame_of(definition, part[upto], cap) if upto.any() else None
         found = observations(definition.style, frame) if frame is not None and len(frame) else {}
         out.append({key: found[key][found[key].index.isin(reached)] if key in found else empty for key in wanted})
     return out
@@ -421,9 +437,9 @@ def bound_of(definition: Any) -> float:
     raise _unbounded(definition, "none it can read")
 
 
-def bounds_of(definition: Any) -> dict[str, float]:
+def bounds_of(definition: Any, cap: float | None = None) -> dict[str, float]:
     """Each question's bound: :func:`bound_of` for a style with a main comparison; for spans, each numeric
-    per-candidate question's range and the clipped error score's cap (:func:`error_cap`)."""
+    per-candidate question's range and the clipped error score's cap (:func:`error_cap`; ``cap``: the study's)."""
     from annols.analysis import asked
 
     if definition.style in STYLES[:4]:
@@ -447,7 +463,7 @@ def bounds_of(definition: Any) -> dict[str, float]:
     if getattr(spec, "weights", ()):
         if not error_cap(spec) > 0:
             raise _unbounded(definition, "its error score's weights are none above 0")
-        out[asked.SCORE] = error_cap(spec)
+        out[asked.SCORE] = error_cap(spec, cap)
     if not out:
         raise _unbounded(definition, "no numeric question per candidate and no [[spans.weights]]")
     return out
@@ -724,8 +740,9 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
     report's judgments of the items the rounds pushed (with the width, alpha and number of comparisons fixed at
     the first round) and its decision, and the judgments used against ``annols plan``'s fixed design."""
     first, last = rounds[0], rounds[-1]
+    cap = first.get("error_cap")  # spans with weights: the cap fixed at round 1 (none recorded: the default)
     pushed = {k for r in rounds for k in r.get("pushed", [])}
-    frame = frame_of(definition, tidy)
+    frame = frame_of(definition, tidy, cap)
     found = observations(definition.style, frame[frame["task_key"].astype(str).isin(pushed)]) if len(frame) else {}
     recorded = {tuple(c["key"]): c for c in last.get("comparisons", [])}
     when: dict[tuple[str, str, str], int] = {}
@@ -738,11 +755,11 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
     passes = int(first.get("passes", 1))
     if passes == 1:
         kept = {key: c["decision"] for key, c in recorded.items()}
-        found_now = comparisons(series, bounds_of(definition), float(first["effect"]), float(first["eta"]),
+        found_now = comparisons(series, bounds_of(definition, cap), float(first["effect"]), float(first["eta"]),
                                 float(first["alpha"]), kept, int(first["tests"]))  # fmt: skip
     else:
-        by = pass_series(definition, tidy, pushed, list(recorded), passes, int(first["overlap"]))
-        found_now = by_pass(by, bounds_of(definition), float(first["effect"]), float(first["eta"]),
+        by = pass_series(definition, tidy, pushed, list(recorded), passes, int(first["overlap"]), cap)
+        found_now = by_pass(by, bounds_of(definition, cap), float(first["effect"]), float(first["eta"]),
                             float(first["alpha"]), {k: (c["decision"], int(c.get("pass", 1)))
                                                     for k, c in recorded.items()}, int(first["tests"]))  # fmt: skip
     rows = [[*c.row(), when.get((c.question, c.first, c.second), ""), *([c.pass_] if passes > 1 else [])]
@@ -761,7 +778,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         f"outside the interval (one system better), or the interval inside ±{first['effect']} (within the "
         "smallest difference worth finding); a decision is the one made at the round that first showed it. "
         "Intervals are those of the judgments in this report.",
-        *_observed(definition),
+        *_observed(definition, cap),
         _savings(fixed, judgments, first, last),
     ]
     summary = [_savings(fixed, judgments, first, last)]
@@ -801,19 +818,21 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                    summary=summary)  # fmt: skip
 
 
-def _observed(definition: Any) -> list[str]:
-    """What an observation is, for the styles the first paragraph does not name (none for those it does)."""
+def _observed(definition: Any, cap: float | None = None) -> list[str]:
+    """What an observation is, for the styles the first paragraph does not name (none for those it does); ``cap``:
+    the study's error cap (None: the largest weight)."""
     if definition.style == "best-worst":
         return ["Best-worst: the item is the candidates shown with one context, all its tuples together; its "
                 "observation is the first system's score in it minus the second's, each 100 x (best - worst) / times "
                 "shown (the report's paired tests), bound 200."]  # fmt: skip
     if definition.style != "spans":
         return []
-    bounds = bounds_of(definition)
+    bounds = bounds_of(definition, cap)
     said = "; ".join(f"{q}: bound {b:g}" for q, b in bounds.items())
+    chosen = "the largest weight declared" if cap is None else "the study's --error-cap, fixed at round 1"
     return ["Spans: a task shows one candidate; the item is the context its candidates share. Its observation is the "
             "first system's mean minus the second's (the error score: second minus first, lower being better). Each "
-            f"candidate's error score is clipped to [0, {error_cap(definition.spec):g}] (the largest weight declared), "
+            f"candidate's error score is clipped to [0, {error_cap(definition.spec, cap):g}] ({chosen}), "
             f"so its decisions are about the mean clipped score. {said}." if asked_score(definition) else
             "Spans: a task shows one candidate; the item is the context its candidates share. Its observation is the "
             f"first system's mean minus the second's, bound the question's range ({said})."]  # fmt: skip

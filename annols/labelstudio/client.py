@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from annols.errors import AnnolsError, ServerError, TransientServerError, WriteError
+from annols.errors import AnnolsError, ServerError, TransientServerError, Unreachable, WriteError
 from annols.labelstudio import server
 
 if TYPE_CHECKING:
@@ -232,10 +232,13 @@ class LabelStudioClient:
                 "the connection to Label Studio was cut",
             ) from None
         except httpx.HTTPError as e:
-            raise ServerError(
+            message = (
                 f"{what}: cannot reach Label Studio at {self.url} ({type(e).__name__}); "
                 "is it running? Start the local one with `annols server start`, or pass --url"
-            ) from None
+            )
+            if isinstance(e, httpx.ConnectError):  # nothing listens there: callers may say where to look
+                raise Unreachable(message, type(e).__name__) from None
+            raise ServerError(message) from None
 
     def _explain(self, what: str, e: ApiError, expiry: datetime | None = None) -> str:
         status = e.status_code
@@ -817,8 +820,9 @@ def connect(
     data_dir = data_dir or server.default_data_dir()
     state = server.status(data_dir)
     if state is None:
-        raise ServerError(
+        raise Unreachable(
             f"no Label Studio given and the local one ({data_dir}) is not running: "
-            "run `annols server start`, or pass --url and --api-key"
+            "run `annols server start`, or pass --url and --api-key",
+            "not running",
         )
     return LabelStudioClient(state.url, server.api_token(data_dir), on_notice=on_notice, timeout=timeout)

@@ -19,6 +19,11 @@ and runs the usual push, pull and status on every one:
   key, annotators by email, so that convert and report read it as they read a shared pull.
 - ``status`` sums the instances' statuses.
 
+Each of them first checks that every instance answers (:func:`reached`): one that does not
+(or refuses its token) fails the command in one line naming its annotator and where it is,
+before anything is read, sent or written, so that a push is not half fanned out and a pull
+leaves the earlier pull folder, its merged files and every instance's folder, as they were.
+
 Tokens never go into a file annols writes: the instances file names, per instance, either
 the embedded server's data dir (the token is read from its own database) or the name of an
 environment variable that holds it.
@@ -39,7 +44,7 @@ from typing import Any
 
 from annols import files
 from annols.definition import Definition
-from annols.errors import AnnolsError, InputError, ServerError
+from annols.errors import AnnolsError, InputError, ServerError, Unreachable
 from annols.jsonstream import iter_json_array
 from annols.labelstudio import server
 from annols.labelstudio.client import LabelStudioClient, connect
@@ -76,6 +81,30 @@ class Instance:
             raise ServerError(f"the instance of {self.annotator} ({self.url}) needs its API token in the environment "
                               f"variable {self.api_key_env}, which is not set")  # fmt: skip
         return connect(self.url, key, None, on_notice=on_notice)
+
+
+def reached(instances: Sequence[Instance], nothing: str = "",
+            on_notice: Callable[[str], None] | None = None) -> list[LabelStudioClient]:  # fmt: skip
+    """A client of each instance, each seen to answer with its token: ServerError naming the annotator and where
+    their instance is otherwise (``nothing``: what was therefore not done, said at the end)."""
+    clients = []
+    for instance in instances:
+        where = instance.url or str(instance.data_dir)
+        after = f"; {nothing}" if nothing else ""
+        try:
+            client = instance.connect(on_notice)
+            client.whoami()
+        except Unreachable as e:
+            start = (f"start it (annols server start --data-dir {instance.data_dir})" if instance.data_dir is not None
+                     else "start it, or correct its url in the instances file")  # fmt: skip
+            raise ServerError(f"the instance of {instance.annotator} at {where} does not answer ({e.reason}): {start} "
+                              f"and run the command again{after}") from None  # fmt: skip
+        except ServerError as e:
+            if instance.annotator in str(e):  # Instance.connect's own (no token in the environment): it names it
+                raise
+            raise ServerError(f"the instance of {instance.annotator} at {where}: {e}{after}") from None
+        clients.append(client)
+    return clients
 
 
 def read_instances(path: Path) -> list[Instance]:
@@ -193,7 +222,7 @@ def push(
                           "leave out --overlap")
     if passwords is not None and len(passwords) != len(instances):
         raise ValueError("one password per instance")
-    clients = [i.connect(on_notice) for i in instances]  # every token found before anything is sent
+    clients = reached(instances, "nothing was pushed", on_notice)  # every instance answers before anything is sent
     done: list[InstancePush] = []
     record: dict[str, Any] = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
                               "instances": []}  # fmt: skip
@@ -258,7 +287,7 @@ def pull(
     fails before the merged files are written.
     """
     out_dir = Path(out_dir)
-    clients = [i.connect(on_notice) for i in instances]
+    clients = reached(instances, "nothing was pulled", on_notice)  # else an earlier instance's folder would move on
     pulled = []
     for instance, client in zip(instances, clients, strict=True):
         manifest = manifest_path(instance_manifest_dir(manifest_dir, title, instance), title)
@@ -370,7 +399,7 @@ def status(
 ) -> status_lib.Status:
     """The instances' statuses summed: tasks, complete and short count each instance's copy of a task
     (every annotator is asked for every task, on their own instance, each with an overlap of one)."""
-    found = [status_lib.status(i.connect(on_notice), definition, title) for i in instances]
+    found = [status_lib.status(c, definition, title) for c in reached(instances, "", on_notice)]
     first = found[0]
     paces = [s.pace for s in found]
     missing = sum(s.missing for s in found)

@@ -8,7 +8,11 @@ that but the key: every task's meta is ``{"annols_key": ...}``, whatever its rol
 unblinds from the manifest and checks the server against it (:mod:`annols.study.findings`).
 
 The manifest is a secret of the study: whoever holds it can unblind every task. Team-mates
-who pull from another machine get it with ``annols manifest export`` / ``import``.
+who pull from another machine get it with ``annols manifest export`` / ``import``. A study in
+rounds (``annols next-round``) keeps its record beside the manifest, ``<project>.rounds.jsonl``;
+the export carries it too (the manifest's lines as they are, then a line ``{"annols_rounds": N}``
+and the record's N lines), so that a team-mate's next round continues the same record instead of
+starting another (a new alpha split, a new round 1).
 
 Manifests written before this (systems, order and a role tag in the task meta; rows without
 ``order``, ``role`` or ``meta``) are still read: what a row lacks is read from the meta.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import io
 import json
 import re
 import secrets
@@ -40,6 +45,8 @@ from annols.errors import AnnolsError, InputError
 from annols.study import roles
 
 SUFFIX = ".manifest.jsonl"
+ROUNDS_SUFFIX = ".rounds.jsonl"  # the record of a study in rounds, beside the manifest (annols.study.rounds)
+ROUNDS_MARK = "annols_rounds"  # in an exported manifest: the line {"annols_rounds": N} before the record's N lines
 VERSION = 2  # 2: the server's keys are HMACs under the header's secret; before (no version), the keys themselves
 
 
@@ -141,6 +148,27 @@ def manifest_path(manifest_dir: Path, title: str) -> Path:
     return manifest_dir / f"{slug}{SUFFIX}"
 
 
+def rounds_path(manifest_dir: Path, title: str) -> Path:
+    """``<project>.rounds.jsonl`` beside the project's manifest: the record ``annols next-round`` keeps."""
+    return manifest_path(manifest_dir, title).with_name(manifest_path(manifest_dir, title).name.removesuffix(SUFFIX)
+                                                        + ROUNDS_SUFFIX)  # fmt: skip
+
+
+def round_rows(source: Path, lines: Iterable[str], first: int = 1) -> list[dict[str, Any]]:
+    """The rounds of a record's lines (``first``: the number of the first line in ``source``); InputError naming
+    the line if one is not a round."""
+    out = []
+    for n, line in enumerate(lines, start=first):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("round"), int):
+            raise InputError(source, f"line {n}", "round", "not a round written by annols next-round")
+        out.append(row)
+    return out
+
+
 def write_manifest(
     path: Path,
     header: dict[str, Any],
@@ -179,18 +207,24 @@ def write_manifest(
 
 def read_rows(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and rows of a manifest; InputError naming the line if it is not one."""
-    rows: list[dict[str, Any]] = []
     try:
         with open(path, encoding="utf-8") as f:
-            header = json.loads(next(f, "null"))
-            for n, line in enumerate(f, start=2):
-                row = json.loads(line)
-                if not isinstance(row, dict) or not isinstance(row.get("key"), str):
-                    raise InputError(path, f"line {n}", "key", "not a manifest row (a JSON object with a key)")
-                rows.append(row)
+            return _rows_of(path, f)
     except FileNotFoundError:
         raise InputError(path, "", "", "file not found") from None
-    except (ValueError, UnicodeDecodeError) as e:
+
+
+def _rows_of(path: Path, lines: Iterable[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    rows: list[dict[str, Any]] = []
+    lines = iter(lines)
+    try:
+        header = json.loads(next(lines, "null"))
+        for n, line in enumerate(lines, start=2):
+            row = json.loads(line)
+            if not isinstance(row, dict) or not isinstance(row.get("key"), str):
+                raise InputError(path, f"line {n}", "key", "not a manifest row (a JSON object with a key)")
+            rows.append(row)
+    except ValueError as e:  # UnicodeDecodeError too
         raise InputError(path, "", "", f"not a manifest written by annols push ({e})") from None
     if not isinstance(header, dict) or "protocol" not in header:
         raise InputError(path, "line 1", "", "not a manifest written by annols push (no header)")
@@ -231,36 +265,100 @@ def rows_by_key(path: Path) -> dict[str, dict[str, Any]]:
 # --- handing the manifest to a team-mate -------------------------------------------------------
 
 
-def export_manifest(manifest_dir: Path, title: str, out: Path) -> int:
-    """Copy the project's manifest to ``out`` (a secret of the study); the number of tasks it holds."""
+class Exported(NamedTuple):
+    tasks: int  # in the manifest
+    rounds: int  # in the record of a study in rounds carried with it (0: none)
+
+
+def export_manifest(manifest_dir: Path, title: str, out: Path) -> Exported:
+    """Write the project's manifest to ``out`` (a secret of the study), with the record of its rounds if it has one
+    (:func:`rounds_path`)."""
     source = manifest_path(manifest_dir, title)
     if not source.exists():
         raise AnnolsError(f"no manifest of project {title!r} in {manifest_dir} ({source.name}): export it on the "
                           "machine that pushed, or give its --manifest-dir")  # fmt: skip
     _, rows = read_rows(source)
-    files.write_bytes(out, source.read_bytes())
+    data = source.read_bytes()
+    record = rounds_path(manifest_dir, title)
+    rounds = _record_lines(record, record.read_bytes()) if record.exists() else []
+    if rounds:
+        ends = b"" if data.endswith(b"\n") else b"\n"
+        data += ends + f'{{"{ROUNDS_MARK}": {len(rounds)}}}\n'.encode() + b"".join(rounds)
+    files.write_bytes(out, data)
     out.chmod(0o600)  # whoever reads it can unblind the study
-    return len(rows)
+    return Exported(len(rows), len(rounds))
 
 
-def import_manifest(file: Path, manifest_dir: Path, replace: bool = False, title: str | None = None
-                    ) -> tuple[Path, str, int]:  # fmt: skip
-    """Put an exported manifest where push and pull look for it: (its path, the project, tasks).
+class Imported(NamedTuple):
+    path: Path  # the manifest written
+    title: str
+    tasks: int
+    record: Path | None  # the record of the rounds written (None: the file carried none)
+    rounds: int
+
+
+def import_manifest(file: Path, manifest_dir: Path, replace: bool = False, title: str | None = None) -> Imported:
+    """Put an exported manifest (and the record of the study's rounds it carries, if any) where push, pull and
+    next-round look for them.
 
     ``title``: the project it is of, when its header names none (the manifest ``annols tasks``
-    writes, whose tasks were imported by hand into a project). A different manifest of the
-    same project already there is kept unless ``replace``."""
-    header, rows = read_rows(file)
+    writes, whose tasks were imported by hand into a project). A different manifest or record
+    of the same project already there is kept, and nothing written, unless ``replace``. A file
+    that carries no record (an export of a study not in rounds, or of an older annols) leaves
+    any record there as it is."""
+    data, record = _split_export(file, file.read_bytes())
+    try:
+        header, rows = _rows_of(file, io.StringIO(data.decode("utf-8")))
+    except UnicodeDecodeError as e:
+        raise InputError(file, "", "", f"not a manifest written by annols push ({e})") from None
     title = title or header.get("project")
     if not isinstance(title, str) or not title:
         raise InputError(file, "line 1", "project", "the header names no project (a manifest of annols tasks?): "
                          "give --project, the project its tasks were imported into")  # fmt: skip
     target = manifest_path(manifest_dir, title)
-    data = file.read_bytes()
     if target.exists() and target.read_bytes() != data and not replace:
         raise AnnolsError(f"{target} already holds another manifest of project {title!r}: nothing was changed; "
                           "add --replace to replace it")  # fmt: skip
+    record_target = rounds_path(manifest_dir, title) if record is not None else None
+    if record_target is not None and record_target.exists() and record_target.read_bytes() != record and not replace:
+        raise AnnolsError(f"{record_target} already holds another record of the rounds of project {title!r}: "
+                          "nothing was changed; add --replace to replace it")  # fmt: skip
     manifest_dir.mkdir(parents=True, exist_ok=True)
     files.write_bytes(target, data)
     target.chmod(0o600)
-    return target, title, len(rows)
+    if record_target is not None and record is not None:
+        files.write_bytes(record_target, record)
+        record_target.chmod(0o600)  # it lists the study's task keys, which the server holds only as HMACs
+    return Imported(target, title, len(rows), record_target, (record or b"").count(b"\n"))
+
+
+def _record_lines(source: Path, data: bytes, first: int = 1) -> list[bytes]:
+    """The lines of a record of rounds (each ending in a newline), checked to be rounds."""
+    lines = [line if line.endswith(b"\n") else line + b"\n" for line in data.splitlines(keepends=True)]
+    try:
+        round_rows(source, (line.decode("utf-8") for line in lines), first)
+    except UnicodeDecodeError:
+        raise InputError(source, "", "round", "not a record written by annols next-round (not UTF-8)") from None
+    return lines
+
+
+def _split_export(file: Path, data: bytes) -> tuple[bytes, bytes | None]:
+    """An exported manifest's own bytes, and those of the record of rounds it carries (None: none)."""
+    at = data.find(f'\n{{"{ROUNDS_MARK}":'.encode())  # no manifest row starts so: a row opens with its key
+    if at < 0:
+        return data, None
+    head, rest = data[: at + 1], data[at + 1 :]
+    line, _, record = rest.partition(b"\n")
+    n = head.count(b"\n") + 1
+    where = f"line {n}"
+    try:
+        count = json.loads(line)[ROUNDS_MARK]
+    except (ValueError, KeyError, TypeError):
+        count = None
+    if not isinstance(count, int) or count < 1:
+        raise InputError(file, where, ROUNDS_MARK, "not the count of the rounds that follow")
+    lines = _record_lines(file, record, n + 1)
+    if len(lines) != count:
+        raise InputError(file, where, ROUNDS_MARK, f"{count} round(s) should follow, {len(lines)} do: the file "
+                         "was cut short or edited; export it again")  # fmt: skip
+    return head, b"".join(lines)

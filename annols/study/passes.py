@@ -73,10 +73,10 @@ def reopened(rounds: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 def decide(definition: Any, tidy: pd.DataFrame | None, keys: set[str], wanted: list[Key], passes: int,
            overlap: int, bound: float | dict[str, float], effect: float, eta: float, alpha: float,
-           last: Mapping[str, Any], tests: int) -> list[sequential.Comparison]:  # fmt: skip
+           last: Mapping[str, Any], tests: int, cap: float | None = None) -> list[sequential.Comparison]:  # fmt: skip
     """Each comparison over the passes, the decisions of the last round (``last``) kept with their pass."""
     empty = pd.Series([], dtype=float)
-    found = (sequential.pass_series(definition, tidy, keys, wanted, passes, overlap) if tidy is not None
+    found = (sequential.pass_series(definition, tidy, keys, wanted, passes, overlap, cap) if tidy is not None
              else [dict.fromkeys(wanted, empty) for _ in range(passes)])  # fmt: skip
     kept = {tuple(c["key"]): (c["decision"], int(c.get("pass", 1))) for c in last.get("comparisons", [])}
     return sequential.by_pass(found, bound, effect, eta, alpha, kept, tests)

@@ -22,14 +22,13 @@ sequence; ``budget_judgments`` caps the judgments asked.
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
 (one JSON line a round: time, the items it pushed, the decisions at that round, and what
 was fixed at the first round: the mixture width, the number of comparisons, alpha, the
-effect, the goal and the fixed design ``annols plan`` would have chosen for it).
+effect, the goal, the error cap if one was given, and the fixed design ``annols plan`` would
+have chosen for it).
 """
 
 from __future__ import annotations
 
-import json
 import random
-import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -44,15 +43,14 @@ from annols import files, jsontext
 from annols.analysis import asked, sequential
 from annols.analysis import plan as plan_lib
 from annols.definition import Definition
-from annols.errors import AnnolsError, InputError, OptionError
+from annols.errors import AnnolsError, OptionError
 from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import passes as passes_lib
 from annols.study import push as push_lib
 from annols.study import roles
-from annols.study.manifest import manifest_path, rows_by_key
+from annols.study.manifest import manifest_path, round_rows, rounds_path, rows_by_key
 
-SUFFIX = ".rounds.jsonl"
 DECIDED, BEST_FOUND, BUDGET, POOL, PASSES = "decided", "best", "budget", "pool", "passes"
 REASONS = {
     DECIDED: "every comparison is decided",
@@ -78,6 +76,7 @@ class RoundOptions:
     goal: str | None = None  # sequential.GOALS; None: the one fixed at round 1 (before it: all)
     passes: int | None = None  # passes over the items (:mod:`annols.study.passes`); None: round 1's (before it: 1)
     budget_judgments: int | None = None  # human judgments asked of the project at most, over all rounds
+    error_cap: float | None = None  # spans with weights: where error scores are clipped; None: fixed at round 1
 
 
 @dataclass(frozen=True)
@@ -97,26 +96,12 @@ class RoundResult:
     stage: int = 1  # the pass the round worked on
 
 
-def rounds_path(manifest_dir: Path, title: str) -> Path:
-    return manifest_path(manifest_dir, title).with_name(
-        re.sub(r"\.manifest\.jsonl$", SUFFIX, manifest_path(manifest_dir, title).name))
-
-
 def read_rounds(path: Path) -> list[dict[str, Any]]:
     """The rounds recorded so far (none if the file is absent); InputError naming the line if one is not ours."""
     if not path.exists():
         return []
-    out = []
     with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            try:
-                row = json.loads(line)
-            except ValueError:
-                row = None
-            if not isinstance(row, dict) or not isinstance(row.get("round"), int):
-                raise InputError(path, f"line {n}", "round", "not a round written by annols next-round")
-            out.append(row)
-    return out
+        return round_rows(path, f)
 
 
 def pool(definition: Definition, inputs: list[Path]) -> dict[str, tuple[str, ...]]:
@@ -181,7 +166,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
                options: RoundOptions) -> RoundResult:  # fmt: skip
     """Decide what the pull (``tidy``: the report's judgments table of the latest pull; None before the first
     round) shows, and push the next batch unless every comparison is decided or the budget is spent."""
-    bound = sequential.bounds_of(definition)
+    sequential.bounds_of(definition)  # a definition without a bounded comparison is refused before anything
     if options.batch < 1:
         raise AnnolsError("--batch must be at least 1")
     if not options.effect > 0:
@@ -205,7 +190,9 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     goal = goal_of(record, first, options.goal)
     passes = passes_lib.passes_of(record, first, options.passes)
     overlap = passes_lib.overlap_of(record, first, options.overlap)
-    frame = sequential.frame_of(definition, tidy) if tidy is not None and len(tidy) else None
+    cap = error_cap_of(definition, record, first, options.error_cap)
+    bound = sequential.bounds_of(definition, cap)
+    frame = sequential.frame_of(definition, tidy, cap) if tidy is not None and len(tidy) else None
     found = sequential.observations(definition.style, frame) if frame is not None else {}
     study = set(pushed)
     observed = {key: x[x.index.isin(study)] for key, x in found.items()}
@@ -222,7 +209,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     else:
         passes_lib.check_judged(earlier, tidy, overlap)
         decided = passes_lib.decide(definition, tidy, set(pushed_keys), wanted, passes, overlap, bound, effect, eta,
-                                    alpha, earlier[-1] if earlier else {}, tests)  # fmt: skip
+                                    alpha, earlier[-1] if earlier else {}, tests, cap)  # fmt: skip
     open_pairs = {(c.first, c.second) for c in sequential.relevant(decided, goal)}
     done = passes_lib.reopened(earlier)
     left = (None if options.budget_judgments is None else options.budget_judgments
@@ -275,6 +262,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         row.update(passes=passes, overlap=overlap, reopened=reopen, **{"pass": stage})
         for c, recorded in zip(decided, row["comparisons"], strict=True):
             recorded["pass"] = c.pass_
+    if cap is not None:  # so do those of the default cap
+        row["error_cap"] = cap
     row["fixed"] = first.get("fixed") or fixed_design(definition, effect, int(annotators),
                                                       len({(a, b) for _, a, b in wanted}), options.seed)
     before = earlier[-1] if earlier else {}
@@ -300,6 +289,22 @@ def goal_of(record: Path, first: dict[str, Any], asked: str | None) -> str:
         raise OptionError(f"--goal {asked}", f"the study's goal is {fixed!r}, fixed at round 1 ({record}); a "
                           "new goal needs a new project")  # fmt: skip
     return fixed
+
+
+def error_cap_of(definition: Definition, record: Path, first: dict[str, Any], asked: float | None) -> float | None:
+    """The study's error cap (spans with weights, :func:`annols.analysis.sequential.error_cap`): fixed at round 1,
+    None for the default (the largest weight); a different one asked later is refused, as the decisions kept so
+    far were made on the first."""
+    if asked is not None:
+        sequential.check_error_cap(definition, asked)
+    if not first:
+        return asked
+    fixed = first.get("error_cap")
+    if asked is not None and asked != sequential.error_cap(definition.spec, fixed):
+        raise OptionError(f"--error-cap {asked:g}", f"the study's error cap is "
+                          f"{sequential.error_cap(definition.spec, fixed):g}, fixed at round 1 ({record}); a new cap "
+                          "needs a new project")  # fmt: skip
+    return None if fixed is None else float(fixed)
 
 
 def _items_per_pair(items: dict[str, tuple[str, ...]]) -> int:

@@ -389,6 +389,28 @@ def test_spans_without_a_bounded_comparison_are_refused_in_one_line() -> None:
         sequential.bounds_of(unbounded)
 
 
+def test_an_error_cap_clips_and_bounds_the_error_score_and_only_where_one_is_declared() -> None:
+    from annols.errors import OptionError
+    from tests.analysis import rounds_planted as rp
+
+    definition = rp.example("mqm")
+    tasks, system_of, _ = rp.mqm(15)
+    tidy = rp.frame(tasks, system_of)
+    assert sequential.bounds_of(definition, 50.0) == {"error score": 50.0}
+    clipped = sequential.frame_of(definition, tidy)["value"]
+    wider = sequential.frame_of(definition, tidy, 50.0)["value"]
+    assert clipped.max() == 25.0 and wider.max() == 30.0  # a non-translation with a major
+    assert (wider.clip(upper=25.0) == clipped).all()
+    sequential.check_error_cap(definition, 25.0)
+    sequential.check_error_cap(definition, 100.0)
+    for low in (24.9, float("inf"), float("nan")):
+        with pytest.raises(OptionError, match="at least the largest weight declared, 25"):
+            sequential.check_error_cap(definition, low)
+    for other in (rp.example("esa"), rp.example("summary-best-worst"), planted_ratings()):
+        with pytest.raises(OptionError, match=r"only a spans definition with \[\[spans\.weights\]\]"):
+            sequential.check_error_cap(other, 30.0)
+
+
 def test_best_worst_under_the_null_looking_every_round_keeps_alpha_and_naive_testing_does_not() -> None:
     """2,000 null best-worst studies (four systems alike, tuples of three, three annotators), every pair compared
     at alpha / 6 after each of 10 rounds of 20 items: the rate of any false rejection stays at most alpha; a t-test
@@ -419,6 +441,13 @@ def test_the_reports_section_of_a_best_worst_or_spans_study_says_what_an_observa
     assert "135 human judgments" in section.summary[0]  # 15 items x 3 candidates x 3 annotators, spans or none
     table = section.tables[0].frame.set_index(["first", "second"])
     assert table.loc[("sys-a", "sys-b"), "decision"] == sequential.FIRST  # sys-a errs far less
+    assert "(the largest weight declared)" in section.text[1]
+    # A study given --error-cap 50 at round 1: the section reads its cap from the record.
+    capped = sequential.section(definition, tidy, [{**only, "error_cap": 50.0}])
+    assert "clipped to [0, 50] (the study's --error-cap, fixed at round 1)" in capped.text[1]
+    assert "error score: bound 50" in capped.text[1]
+    wide = capped.tables[0].frame.set_index(["first", "second"])
+    assert (wide["CS high"] - wide["CS low"] > table["CS high"] - table["CS low"]).all()  # a wider bound: wider
     bw = rp.example("summary-best-worst")
     assert "bound 200" in sequential._observed(bw)[0]
     assert sequential._observed(planted_ratings()) == []  # the other styles' text as it was

@@ -373,6 +373,94 @@ def test_isolate_refuses_what_it_does_not_do(tmp_path: Path) -> None:
         assert len(err.strip().splitlines()) <= 3 and "Traceback" not in err, err
 
 
+# --- an instance that does not answer ----------------------------------------------------------
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_an_instance_that_does_not_answer_is_named_and_nothing_is_pulled_pushed_or_summed(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+) -> None:
+    """The session's server is one annotator's instance, the other's URL a loopback port nothing listens on (bound,
+    never listening: the connection is refused). pull, push and status --isolate refuse in one line naming the
+    instance that does not answer and where it is; the earlier pull (merged files and the instance's own folder)
+    stays byte for byte as it was, a first pull writes no folder at all, and the push sends nothing."""
+    import socket
+
+    up, down = "iso-up@example.org", "iso-down@example.org"
+    title = "isolated with one down"
+    (tmp_path / "headlines.toml").write_text(MINIMAL, encoding="utf-8")
+    records = [{"headline_1": f"First {i}", "headline_2": f"Second {i}", "systems": ["sysa", "sysb"], "id": i}
+               for i in range(3)]  # fmt: skip
+    (tmp_path / "study.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # held, not listening: nothing else takes the port while the test runs
+    try:
+        dead = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        one = f'[[instance]]\nannotator = "{up}"\nurl = "{label_studio.url}"\napi_key_env = "ANNOLS_TEST_UP_KEY"\n'
+        (tmp_path / "one.toml").write_text(one, encoding="utf-8")
+        (tmp_path / "both.toml").write_text(one + f'[[instance]]\nannotator = "{down}"\nurl = "{dead}"\n'
+                                            'api_key_env = "ANNOLS_TEST_DOWN_KEY"\n', encoding="utf-8")  # fmt: skip
+        env = {**NO_SERVER, "ANNOLS_TEST_UP_KEY": label_studio.api_key, "ANNOLS_TEST_DOWN_KEY": "not-a-token"}
+
+        def run(*args: str) -> tuple[int, str, str]:
+            old = os.getcwd()
+            os.chdir(tmp_path)
+            try:
+                result = CliRunner(env=env).invoke(main, list(args))
+            finally:
+                os.chdir(old)
+            return result.exit_code, result.stdout, result.stderr
+
+        code, out, err = run("push", "headlines.toml", "study.jsonl", "--project", title, "--isolate", "one.toml")
+        assert code == 0, err + out
+        project = client.find_project(title)
+        assert project is not None and project.task_count == 3
+        annotator = client.users()[up]
+        for task in client.export_tasks(project.id):
+            client.create_annotation(int(task["id"]), vote("1"), completed_by=annotator, lead_time=2.0)
+        pull = ("pull", "headlines.toml", "--project", title, "-o", "pulled", "--isolate")
+        code, out, err = run(*pull, "one.toml")
+        assert code == 0 and "Merged 1 instances: 3 tasks, 3 annotations" in out, err + out
+        before = _files(tmp_path / "pulled")
+        assert f"instances/{up}/export.json" in before and "results.csv" in before
+
+        said = f"the instance of {down} at {dead} does not answer (ConnectError): start it, or correct its url in"
+        code, out, err = run(*pull, "both.toml")
+        assert code == 1 and len(err.splitlines()) == 1 and said in err and "nothing was pulled" in err, err + out
+        assert "Traceback" not in err and label_studio.api_key not in err
+        assert _files(tmp_path / "pulled") == before  # the earlier pull, the up instance's folder too
+        code, out, err = run("pull", "headlines.toml", "--project", title, "-o", "fresh", "--isolate", "both.toml")
+        assert code == 1 and said in err
+        assert not (tmp_path / "fresh").exists() and not list(tmp_path.glob(".fresh*"))  # nothing staged left
+
+        code, out, err = run("status", "headlines.toml", "--project", title, "--isolate", "both.toml")
+        assert code == 1 and len(err.splitlines()) == 1 and said in err, err + out
+        more = tmp_path / "more.jsonl"
+        more.write_text((tmp_path / "study.jsonl").read_text(encoding="utf-8") + json.dumps(
+            {**records[0], "id": 9, "headline_1": "First 9"}) + "\n", encoding="utf-8")  # fmt: skip
+        code, out, err = run("push", "headlines.toml", "more.jsonl", "--project", title, "--isolate", "both.toml")
+        assert code == 1 and said in err and "nothing was pushed" in err, err + out
+        assert client.find_project(title).task_count == 3  # type: ignore[union-attr]  # not sent to the one up
+    finally:
+        closed.close()
+
+
+def test_an_embedded_instance_that_is_not_running_is_named_with_how_to_start_it(tmp_path: Path) -> None:
+    (tmp_path / "headlines.toml").write_text(MINIMAL, encoding="utf-8")
+    (tmp_path / "instances.toml").write_text('[[instance]]\nannotator = "a@example.org"\ndata_dir = "servers/a"\n',
+                                             encoding="utf-8")  # fmt: skip
+    code, out, err = cli("pull", "headlines.toml", "--project", "p", "-o", "pulled", "--isolate", "instances.toml",
+                         cwd=tmp_path)  # fmt: skip
+    where = Path("servers/a")  # as the file names it, beside the file
+    assert code == 1 and len(err.splitlines()) == 1, err + out
+    assert (f"the instance of a@example.org at {where} does not answer (not running): start it (annols server start "
+            f"--data-dir {where}) and run the command again; nothing was pulled") in err  # fmt: skip
+    assert not (tmp_path / "pulled").exists()
+
+
 # --- isolated mode gives the same files as shared mode ------------------------------------------
 
 ALIKE = "isolated and shared alike"  # a new study on both sides: the tests above leave findings on TITLE

@@ -160,3 +160,41 @@ def test_a_study_pushed_before_keys_had_a_secret_resumes_and_pulls_as_it_was(
                        cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     assert _result_keys(tmp_path / "pulled") == set(keys.values())
+
+
+def test_a_team_mate_continues_a_study_in_rounds_with_the_exported_manifest(
+    label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+) -> None:
+    """The export carries the record of the rounds: the team-mate's next round is round 2 of the same record
+    (its alpha split and width as fixed at round 1), not a new round 1."""
+    from annols.study import rounds
+
+    definition, whole, _ = _study(tmp_path)
+    title = "rounds handed over"
+    coordinator, mate = tmp_path / "coordinator", tmp_path / "mate"
+    coordinator.mkdir()
+    mate.mkdir()
+    next_round = ["next-round", str(definition), str(whole), "--project", title, "--effect", "0.5", "--overlap", "1",
+                  "--batch", "4"]  # fmt: skip
+    code, out, err = cli(label_studio, *next_round, cwd=coordinator)
+    assert code == 0 and "round 1: pushed 4 item(s) (4 new)" in out, err
+    record = rounds.rounds_path(coordinator / ".annols", title)
+    (first,) = rounds.read_rounds(record)
+
+    handed = tmp_path / "handed.jsonl"
+    code, out, err = cli(label_studio, "manifest", "export", "--project", title, "-o", str(handed), cwd=coordinator)
+    assert code == 0 and "the record of its 1 round(s)" in out, err
+    code, out, err = cli(label_studio, "manifest", "import", str(handed), cwd=mate)
+    assert code == 0 and "record of its 1 round(s)" in out, err
+    assert rounds.rounds_path(mate / ".annols", title).read_bytes() == record.read_bytes()
+
+    by_key = {r["key"]: r["task_id"] for r in _rows(coordinator, title)[1]}
+    _vote(client, [int(by_key[k]) for k in first["pushed"]])  # type: ignore[call-overload]
+    code, _, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", "pulled", cwd=mate)
+    assert code == 0, err
+    code, out, err = cli(label_studio, *next_round, "--pull", "pulled", cwd=mate)
+    assert code == 0 and "round 2: pushed 4 item(s) (4 new), 8 study items in the project" in out, err
+    again = rounds.read_rounds(rounds.rounds_path(mate / ".annols", title))
+    assert [r["round"] for r in again] == [1, 2] and again[0] == first
+    assert all(again[1][k] == first[k] for k in ("eta", "tests", "alpha", "effect"))
+    assert not set(again[1]["pushed"]) & set(first["pushed"])

@@ -96,6 +96,79 @@ def test_manifest_export_and_import_round_trip(tmp_path: Path) -> None:
     assert target.read_bytes() == other.read_bytes()
 
 
+def _record(path: Path, rounds: int) -> bytes:
+    """A record of ``rounds`` rounds as next-round writes it (one JSON line a round)."""
+    from annols import jsontext
+
+    rows = [{"round": n, "time": f"2026-11-2{n}T10:00:00+00:00", "pushed": [f"k:{n}"], "items": n, "alpha": 0.05,
+             "comparisons": [{"key": ["Fluency", "a", "b"], "decision": "undecided", "mean": 0.1 * n}]}
+            for n in range(1, rounds + 1)]  # fmt: skip
+    data = "".join(jsontext.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    path.write_bytes(data)
+    return data
+
+
+def test_the_record_of_a_study_in_rounds_goes_with_the_manifest(tmp_path: Path) -> None:
+    from annols.study import rounds
+
+    source = _manifest(tmp_path)
+    record = _record(manifest.rounds_path(tmp_path / "m", "Study one"), 2)
+    assert manifest.rounds_path(tmp_path / "m", "Study one") == rounds.rounds_path(tmp_path / "m", "Study one")
+    out = tmp_path / "handed-over.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(main, ["manifest", "export", "--project", "Study one", "--manifest-dir",
+                                  str(tmp_path / "m"), "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "2 tasks, and the record of its 2 round(s)" in result.output
+    assert out.read_bytes() == source.read_bytes() + b'{"annols_rounds": 2}\n' + record
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+
+    elsewhere = tmp_path / "team-mate"
+    result = runner.invoke(main, ["manifest", "import", str(out), "--manifest-dir", str(elsewhere)])
+    assert result.exit_code == 0, result.output
+    mine = manifest.rounds_path(elsewhere, "Study one")
+    assert manifest.manifest_path(elsewhere, "Study one").read_bytes() == source.read_bytes()
+    assert mine.read_bytes() == record and f"record of its 2 round(s) to {mine}" in result.output
+    assert rounds.read_rounds(mine) == rounds.read_rounds(manifest.rounds_path(tmp_path / "m", "Study one"))
+    assert runner.invoke(main, ["manifest", "import", str(out), "--manifest-dir", str(elsewhere)]).exit_code == 0
+
+    # The team-mate's record went on (a round of their own): a record of the coordinator's is not put over it.
+    theirs = _record(mine, 3)
+    result = runner.invoke(main, ["manifest", "import", str(out), "--manifest-dir", str(elsewhere)])
+    assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1, result.output
+    assert "another record of the rounds" in result.stderr and "--replace" in result.stderr
+    assert mine.read_bytes() == theirs
+    # An export without a record (a study not in rounds, an older annols) leaves the record there alone.
+    old = tmp_path / "old-export.jsonl"
+    old.write_bytes(source.read_bytes())
+    result = runner.invoke(main, ["manifest", "import", str(old), "--manifest-dir", str(elsewhere)])
+    assert result.exit_code == 0 and "round" not in result.output, result.output
+    assert mine.read_bytes() == theirs
+    result = runner.invoke(main, ["manifest", "import", str(out), "--manifest-dir", str(elsewhere), "--replace"])
+    assert result.exit_code == 0 and mine.read_bytes() == record, result.output
+
+    # A conflict on the manifest writes neither file.
+    fresh = tmp_path / "fresh"
+    other = manifest.manifest_path(fresh, "Study one")
+    other.parent.mkdir()
+    other.write_text(source.read_text("utf-8").replace('"task_id": 2', '"task_id": 3'), encoding="utf-8")
+    result = runner.invoke(main, ["manifest", "import", str(out), "--manifest-dir", str(fresh)])
+    assert result.exit_code == 1 and "another manifest" in result.stderr
+    assert not manifest.rounds_path(fresh, "Study one").exists()
+
+    # An export cut short (or a record line edited into something else) is refused, naming the line.
+    lines = out.read_bytes().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[:-1]))
+    result = runner.invoke(main, ["manifest", "import", str(cut), "--manifest-dir", str(tmp_path / "cut")])
+    assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1
+    assert f"{cut}, line 4, field 'annols_rounds': 2 round(s) should follow, 1 do" in result.stderr
+    cut.write_bytes(b"".join(lines[:-1]) + b'{"not": "a round"}\n')
+    result = runner.invoke(main, ["manifest", "import", str(cut), "--manifest-dir", str(tmp_path / "cut")])
+    assert result.exit_code == 1 and f"{cut}, line 6, field 'round'" in result.stderr, result.stderr
+    assert not (tmp_path / "cut").exists()
+
+
 def test_manifest_commands_fail_in_one_line(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(main, ["manifest", "export", "--project", "nope", "--manifest-dir", str(tmp_path),

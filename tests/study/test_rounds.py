@@ -212,6 +212,75 @@ def test_a_spans_round_decides_the_clear_pair_of_esa_and_mqm(
     assert result.judgments == 15 * 3 * 3  # type: ignore[attr-defined]  # per candidate and annotator
 
 
+def test_an_mqm_studys_error_cap_is_fixed_at_round_one_recorded_and_a_different_one_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--error-cap 50: the error scores (sys-c's non-translation with a major: 30) are clipped at 50, not 25, the
+    bound is 50, and the record keeps it; later rounds use it without the option, refuse another one in one line;
+    a study without it records nothing new and keeps the largest weight."""
+    from annols.analysis import sequential
+    from annols.errors import OptionError
+    from tests.analysis import rounds_planted as rp
+
+    definition = rp.example("mqm")
+    tasks, system_of = rp.mqm(15)[:2]
+    systems = {key: (system,) for key, system in system_of.items()}
+
+    def run(folder: str, **given: object) -> object:
+        return by_item_round(tmp_path / folder, monkeypatch, definition, tasks, systems, 2.0, 15, budget=15,
+                             **given)[0]  # fmt: skip
+
+    capped, plain = run("capped", error_cap=50.0), run("plain")
+    assert rounds.read_rounds(capped.record)[0]["error_cap"] == 50.0  # type: ignore[attr-defined]
+    assert "error_cap" not in rounds.read_rounds(plain.record)[0]  # type: ignore[attr-defined]  # as before
+    tidy = rp.frame(tasks, system_of)
+    for result, cap in ((capped, 50.0), (plain, None)):
+        found = sequential.observations("spans", sequential.frame_of(definition, tidy, cap))
+        expected = sequential.comparisons(found, sequential.bounds_of(definition, cap), 2.0,
+                                          sequential.eta_for(15), tests=3)  # fmt: skip
+        assert result.comparisons == expected  # type: ignore[attr-defined]
+    key = ("error score", "sys-a", "sys-c")
+    high, low = ({(c.question, c.first, c.second): c for c in r.comparisons} for r in (capped, plain))  # type: ignore
+    assert high[key].mean > low[key].mean  # sys-c's 30s count as 30, not 25
+    # Later rounds: the cap fixed at round 1 is kept; the same one again is fine; another is refused.
+    assert run("capped").comparisons == capped.comparisons  # type: ignore[attr-defined]
+    run("capped", error_cap=50.0)
+    with pytest.raises(OptionError) as e:
+        run("capped", error_cap=25.0)
+    assert "--error-cap 25" in str(e.value) and "error cap is 50, fixed at round 1" in str(e.value)
+    assert "\n" not in str(e.value) and "rounds.jsonl" in str(e.value)
+    run("plain", error_cap=25.0)  # the default, said out loud
+    with pytest.raises(OptionError, match="error cap is 25, fixed at round 1"):
+        run("plain", error_cap=30.0)
+    # Below the largest weight, or a definition without an error score: refused before anything.
+    with pytest.raises(OptionError, match="at least the largest weight declared, 25"):
+        run("low", error_cap=10.0)
+    assert not (tmp_path / "low").exists() or not list((tmp_path / "low").glob("*.rounds.jsonl"))
+    esa_tasks, esa_systems = rp.esa(15)
+    with pytest.raises(OptionError, match=r"only a spans definition with \[\[spans\.weights\]\]"):
+        by_item_round(tmp_path / "esa", monkeypatch, rp.example("esa"), esa_tasks,
+                      {k: (s,) for k, s in esa_systems.items()}, 10.0, 15, error_cap=30.0)  # fmt: skip
+    with pytest.raises(OptionError, match="style ratings"):
+        planted_rounds(tmp_path / "ratings", monkeypatch, error_cap=30.0)
+
+
+def test_error_cap_on_the_command_line_is_refused_for_a_definition_without_an_error_score(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annols.cli import main
+
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("{}\n", encoding="utf-8")
+    result = CliRunner(env={"LABEL_STUDIO_URL": None, "LABEL_STUDIO_API_KEY": None}).invoke(
+        main, ["next-round", "pairwise-aspects", str(pool), "--project", "p", "--effect", "0.3", "--overlap", "1",
+               "--error-cap", "30", "--data-dir", str(tmp_path / "no-server")])  # fmt: skip
+    assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1, result.output
+    assert "--error-cap 30: only a spans definition with [[spans.weights]]" in result.stderr
+    result = CliRunner().invoke(main, ["next-round", "pairwise-aspects", str(pool), "--project", "p", "--effect",
+                                       "0.3", "--overlap", "1", "--error-cap", "0"])  # fmt: skip
+    assert result.exit_code == 2 and "--error-cap" in result.stderr
+
+
 def test_a_spans_definition_without_a_bounded_comparison_is_refused_before_anything_is_read(tmp_path: Path) -> None:
     from tests.analysis import planted
 
