@@ -526,7 +526,9 @@ def push_command(
     existing project.
 
     --human-share makes a hybrid study: the judge must answer every item; humans get a
-    random share of them, the same on every re-run with the same --seed. The items only the
+    random share of them, the same on every re-run with the same --seed (best-worst and
+    spans: whole items, an article's tuples or a source's candidates; a best-worst judge
+    names a tuple's candidates in the order annols made it, not shuffled). The items only the
     judge answered stay in the manifest dir with the judge; `annols report` sets each system
     score and difference as a judge-assisted (PPI++) estimate beside the humans' own.
 
@@ -605,8 +607,9 @@ def push_command(
             from annols.study import hybrid
 
             hybrid.store_pool(d, list(inputs), draw.humans, store)
-            click.echo(f"hybrid study: humans get {len(draw.humans)} of {draw.items} items (share {human_share:g}, "
-                       f"seed {seed}); the other {draw.items - len(draw.humans)} are the judge's only, kept in "
+            humans = draw.header["humans"]
+            click.echo(f"hybrid study: humans get {humans} of {draw.items} items (share {human_share:g}, "
+                       f"seed {seed}); the other {draw.items - humans} are the judge's only, kept in "
                        f"{store}")  # fmt: skip
     _print_warnings(report.warnings, "listed above")
 
@@ -973,12 +976,12 @@ def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | N
 
     d = _load(protocol, variant)
     judge_files = hidden_judges.pulled(export.parent)
-    judges = judges_lib.Judges.read(d, judge_files) if judge_files else None
+    found_pool = hidden_judges.pool(export.parent / hidden_judges.PULL_DIR)
+    judges = judges_lib.Judges.read(d, judge_files, hybrid=found_pool is not None) if judge_files else None
     _print_convert(pull_lib.convert(export, d, out_dir, judges=judges))
     if judges is not None:
         from annols.study import hybrid
 
-        found_pool = hidden_judges.pool(export.parent / hidden_judges.PULL_DIR)
         if found_pool is not None:  # a hybrid study's judge-only items: no task of the export holds them
             hybrid.mark_pool(judges, hybrid.read_pool(found_pool))
         judges.check_used()

@@ -20,6 +20,7 @@ from annols.study.exports import read_export
 from annols.styles import decode
 from annols.styles.judgments import BestWorst
 from tests.conftest import ROOT, LiveServer
+from tests.live_results import LETTERS, best_worst_picks, best_worst_result
 from tests.study.test_push_pull import cli, shown_by_task
 
 EXAMPLE = ROOT / "examples" / "summary-best-worst.toml"
@@ -30,23 +31,6 @@ ORDERS = {
     "bws2@example.org": ["abstractive-a", "keyword-dump", "lead-extract", "fragmenter", "hallucinator"],
     "bws3@example.org": ["lead-extract", "abstractive-a", "fragmenter", "hallucinator", "keyword-dump"],
 }
-LETTERS = "ABCD"
-
-
-def answer(shown: tuple[str, ...], order: list[str], aspect: str) -> tuple[int, int]:
-    ranked = sorted(range(len(shown)), key=lambda i: order.index(shown[i]))
-    if aspect == "fluency":
-        ranked = ranked[::-1]  # on fluency each annotator's order is the other way round
-    return ranked[0], ranked[-1]
-
-
-def result(picks: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
-    return [{"id": f"{aspect}-{end}", "from_name": f"{aspect}_{end}", "to_name": "summary_1", "type": "choices",
-             "value": {"choices": [LETTERS[position]]}, "origin": "manual"}
-            for aspect, (best, worst) in picks.items()
-            for end, position in (("best", best), ("worst", worst))]  # fmt: skip
-
-
 def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_count(
     label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
 ) -> None:
@@ -73,11 +57,11 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
             assert t["data"][f"summary_{i + 1}"] == text[(t["data"]["document"], system)]
             appearances[(t["data"]["document"], system)] += 1
         for email, order in ORDERS.items():
-            picks = {aspect: answer(shown, order, aspect) for aspect in ("informativeness", "fluency")}
+            picks = {aspect: best_worst_picks(shown, order, aspect) for aspect in ("informativeness", "fluency")}
             if n == 0 and email == "bws3@example.org":
                 picks["fluency"] = (2, 2)  # best == worst: flagged, not counted
             planted += [(aspect, shown, b, w) for aspect, (b, w) in picks.items() if b != w]
-            client.create_annotation(t["id"], result(picks), completed_by=users[email], lead_time=3.0)
+            client.create_annotation(t["id"], best_worst_result(picks), completed_by=users[email], lead_time=3.0)
     assert set(appearances.values()) == {4}  # every summary in four tuples of its article
     assert len(orders) > 1  # shuffled per task
 
@@ -137,8 +121,8 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
         shown = tuple(manifest[t["id"]]["systems"])
         answers = {}
         for aspect in ("informativeness", "fluency"):
-            mine, theirs = answer(shown, ORDERS["bws1@example.org"], aspect), answer(shown, ORDERS["bws2@example.org"],
-                                                                                     aspect)  # fmt: skip
+            mine = best_worst_picks(shown, ORDERS["bws1@example.org"], aspect)
+            theirs = best_worst_picks(shown, ORDERS["bws2@example.org"], aspect)
             for end, i in (("best", 0), ("worst", 1)):
                 answers[f"{aspect}_{end}"] = LETTERS[mine[i]]
                 units[f"{aspect} ({end})"] += 1

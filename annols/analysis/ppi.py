@@ -13,14 +13,22 @@ system score and each difference of two systems is then a mean over items, estim
   adversarial one (negative correlation) lambda 0: the human-only estimate.
 
 Items are the unit: an item's human judgments are combined first (their mean), and so are a judge's.
-What is averaged per item, by kind of judgment:
+An item is a task, but where it holds several (best-worst: an article's tuples; spans: a source's
+candidates, one task each), where it is every task sharing the context shown (the ``unit`` column;
+the hybrid draw takes such items whole). What is averaged per item, by kind of judgment:
 
 - ratings, ESA, DA and own numeric questions: the system's rating (``mean rating``);
 - ranking: the system's rank (``mean rank``, lower is better);
 - pairwise: the system's win share in the item, a tie half (``win rate %``); the difference of two
   systems is then 100 x the item's net preference (wins - losses over its judgments);
 - best-worst: 100 for best, -100 for worst, 0 otherwise, over the tuples holding the system
-  (``best-worst score %``).
+  (``best-worst score %``);
+- spans with weights (MQM): each judged candidate's error score, the sum of its spans' weights, 0
+  without spans (``mean error score``, lower is better; :func:`error_score_rows`), unclipped as the
+  report's "Error score" section compares it.
+
+Spans without weights or a numeric question, sentence tables and choice questions have no mean per
+system: the report says so (:data:`COVERED`) instead of estimating anything.
 
 A difference A - B is the mean over the items holding both of the per-item difference.
 
@@ -45,14 +53,19 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from numpy.typing import ArrayLike
 
+from annols.analysis import asked
 from annols.analysis.naming import natural
 from annols.analysis.results import Table
 from annols.errors import AnnolsError
 
 ALPHA = 0.05
 INSTALL = "pip install 'annols[ppi]'"  # what the report tells a user without ppi-python
+ERROR_SCORE = "error score"  # the kind of the rows of each judged candidate's error score (spans with weights)
 MEASURES = {"rating": "mean rating", "rank": "mean rank", "preference": "win rate %",
-            "best-worst": "best-worst score %"}  # fmt: skip
+            "best-worst": "best-worst score %", ERROR_SCORE: "mean error score"}  # fmt: skip
+COVERED = ("the estimates cover ratings and numeric questions (ESA's, DA's scores), ranks, pairwise win rates, "
+           "best-worst scores and the error score of spans with weights (MQM)")  # what the report says where none is
+UNIT = asked.UNIT  # a row's item where it holds several tasks: best-worst (an article's tuples), spans
 POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
 
@@ -158,11 +171,23 @@ def tuned_lambda(y: np.ndarray, f: np.ndarray, fu: np.ndarray) -> float:
 # --- per-item values from the judgments table -------------------------------------------------------
 
 
+def item_of(frame: pd.DataFrame) -> pd.Series:
+    """Each row's item: its :data:`UNIT` where the frame names one, else its task."""
+    task = frame["task_key"].astype(object)
+    if UNIT not in frame.columns:
+        return task
+    unit = frame[UNIT].astype(object)
+    return unit.where(unit.notna() & (unit.astype(str) != ""), task)
+
+
 def item_values(frame: pd.DataFrame) -> pd.DataFrame:
     """[question, measure, task_key, annotator, system, value]: one value per judgment and system, from
-    judgments rows (ratings, ranks, preferences, best-worst; other kinds have no mean per system)."""
+    judgments rows (ratings, ranks, preferences, best-worst, error scores; other kinds have no mean per system).
+    ``task_key`` is the item: the row's :data:`UNIT` where the frame names one (best-worst: an article's tuples;
+    spans: a source's candidates), else its task."""
+    frame = frame.assign(task_key=item_of(frame))
     parts = []
-    for kind in ("rating", "rank"):
+    for kind in ("rating", "rank", ERROR_SCORE):
         rows = frame[frame["kind"] == kind]
         if len(rows):
             parts.append(rows.assign(measure=MEASURES[kind], value=pd.to_numeric(rows["value"], errors="coerce")))
@@ -180,6 +205,17 @@ def item_values(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     out = pd.concat([p[columns] for p in parts], ignore_index=True).dropna(subset=["value"])
     return out.astype({"question": str, "task_key": str, "system": str, "annotator": str})
+
+
+def error_score_rows(frame: pd.DataFrame, judged: pd.DataFrame, spec: Any) -> pd.DataFrame:
+    """Spans with weights (MQM): each judged candidate's error score as a row of kind :data:`ERROR_SCORE` (question
+    ``error score``), the sum of its spans' weights, 0 without spans (:func:`annols.analysis.asked.error_scores`,
+    what the report's "Error score" section compares). ``frame``: judgments rows with their annotation's ``uid``;
+    ``judged``: one row per counted annotation (uid, task_key, annotator, system, unit), the judge's too."""
+    scores = asked.error_scores(asked.span_rows(frame, spec), judged, None)
+    return pd.DataFrame({"task_key": scores["task_key"], "annotator": scores["annotator"], "kind": ERROR_SCORE,
+                         "question": asked.SCORE, "system": scores["system"], "value": scores[asked.SCORE],
+                         UNIT: scores[asked.UNIT]})  # fmt: skip
 
 
 def per_item(values: pd.DataFrame) -> pd.DataFrame:

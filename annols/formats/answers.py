@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lxml import etree
@@ -23,7 +23,7 @@ from annols.protocols.config import label_config
 
 JUDGE_PREFIX = "judge:"
 SOURCE_JUDGE = "judge"
-SPAN_FIELDS = {"label", "start", "end", "text", "control"}
+SPAN_FIELDS = {"label", "start", "end", "text", "control", "answers"}
 
 
 def annotator_name(judge: str) -> str:
@@ -48,33 +48,47 @@ class Control:
     low: float = -math.inf
     high: float = math.inf
     required: bool = False  # required, and never hidden by a View's visibleWhen
+    per_region: bool = False  # answered per span (perRegion): in a span's own answers
+    for_labels: tuple[str, ...] = ()  # per region: the span labels it is asked for (empty: every label)
 
 
 def controls(definition: Definition) -> dict[str, Control]:
-    """The task-level controls of the definition's config, by name (per-region ones are left out)."""
+    """The controls of the definition's config, by name: task-level ones, and the per-region ones a span's own
+    ``answers`` take (``per_region``; those of a Paragraphs region are left out)."""
     root = etree.fromstring(label_config(definition).encode("utf-8"))
     out: dict[str, Control] = {}
     for node in root.iter():
         tag, name, to_name = node.tag, node.get("name"), node.get("toName", "")
-        if not isinstance(tag, str) or name is None or node.get("perRegion") == "true":
+        if not isinstance(tag, str) or name is None:
+            continue
+        if node.get("perRegion") == "true":
+            if tag in ("Choices", "TextArea"):
+                # Asked for the spans of one label where a View (or the control) names it.
+                shown = [str(v.get("whenLabelValue")) for v in (node, *node.iterancestors()) if v.get("whenLabelValue")]
+                out[name] = replace(_control(node, tag, name, to_name, False), per_region=True,
+                                    for_labels=tuple(shown[:1]))  # fmt: skip
             continue
         # The editor skips required for a control inside a hidden View: required only when always shown.
         required = node.get("required") == "true" and not any(v.get("visibleWhen") for v in node.iterancestors())
-        if tag == "Choices":
-            choices = [c for c in node if c.tag == "Choice"]
-            codes = tuple(c.get("alias") or c.get("value") or "" for c in choices)
-            texts = {c.get("value") or "": c.get("alias") or c.get("value") or "" for c in choices}
-            out[name] = Control(name, "choices", to_name, codes, texts, node.get("choice") == "multiple",
-                                dynamic=bool(node.get("value")), required=required)  # fmt: skip
-        elif tag == "Number":
-            out[name] = Control(name, "number", to_name, low=float(node.get("min", "-inf")),
-                                high=float(node.get("max", "inf")), required=required)  # fmt: skip
-        elif tag == "TextArea":
-            out[name] = Control(name, "textarea", to_name, required=required)
-        elif tag in ("Labels", "ParagraphLabels"):
-            labels = tuple(c.get("value") or "" for c in node if c.tag == "Label")
-            out[name] = Control(name, "labels" if tag == "Labels" else "paragraphlabels", to_name, labels)
+        if tag in ("Choices", "Number", "TextArea", "Labels", "ParagraphLabels"):
+            out[name] = _control(node, tag, name, to_name, required)
     return out
+
+
+def _control(node: Any, tag: str, name: str, to_name: str, required: bool) -> Control:
+    if tag == "Choices":
+        choices = [c for c in node if c.tag == "Choice"]
+        codes = tuple(c.get("alias") or c.get("value") or "" for c in choices)
+        texts = {c.get("value") or "": c.get("alias") or c.get("value") or "" for c in choices}
+        return Control(name, "choices", to_name, codes, texts, node.get("choice") == "multiple",
+                       dynamic=bool(node.get("value")), required=required)  # fmt: skip
+    if tag == "Number":
+        return Control(name, "number", to_name, low=float(node.get("min", "-inf")),
+                       high=float(node.get("max", "inf")), required=required)  # fmt: skip
+    if tag == "TextArea":
+        return Control(name, "textarea", to_name, required=required)
+    labels = tuple(c.get("value") or "" for c in node if c.tag == "Label")
+    return Control(name, "labels" if tag == "Labels" else "paragraphlabels", to_name, labels)
 
 
 def answer_items(
@@ -98,6 +112,9 @@ def answer_items(
                 result.append(_item(control, cell, lambda p, f=f"{prefix}{name}.{sub}": fail(f, p), origin))
             continue
         control = known.get(name)
+        if control is not None and control.per_region:
+            raise fail(f"{prefix}{name}", "is asked per span: give it in a span's answers "
+                       '({"label": ..., "text": ..., "answers": {"' + name + '": ...}})')  # fmt: skip
         if control is None or control.kind in ("labels", "paragraphlabels"):
             raise fail(f"{prefix}{name}", f"no such control in the config; controls: {_names(known)}")
         result.append(_item(control, value, lambda p, f=f"{prefix}{name}": fail(f, p), origin))
@@ -105,14 +122,15 @@ def answer_items(
 
 
 def _names(known: dict[str, Control]) -> str:
-    names = [n for n, c in known.items() if c.kind not in ("labels", "paragraphlabels")]
+    names = [n for n, c in known.items() if c.kind not in ("labels", "paragraphlabels") and not c.per_region]
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
     return shown + (", spans" if any(c.kind == "labels" for c in known.values()) else "")
 
 
 def _cell_control(name: str, sub: str, known: dict[str, Control]) -> Control | None:
     for candidate in (f"{name}_{sub}", f"{name}_{sub.lower()}"):
-        if candidate in known and known[candidate].kind not in ("labels", "paragraphlabels"):
+        if candidate in known and known[candidate].kind not in ("labels", "paragraphlabels") and not \
+                known[candidate].per_region:
             return known[candidate]
     return None
 
@@ -175,4 +193,23 @@ def _spans(value: Any, known: dict[str, Control], fail: Any) -> Iterator[tuple[s
                 raise fail(f"{where}.end", "must be after start")
         elif not isinstance(span.get("text"), str) or not span.get("text"):
             raise fail(where, "give start and end, or the quoted text")
-        yield control.name, control.to_name, {**span, "_where": where}
+        items = list(_span_answers(span, known, where, fail))
+        yield control.name, control.to_name, {**span, "_where": where, "_answers": items}
+
+
+def _span_answers(span: dict[str, Any], known: dict[str, Control], where: str, fail: Any) -> Iterator[dict[str, Any]]:
+    """A span's own answers (the config's per-region questions, MQM's severity) as result items, still to be
+    placed on the span."""
+    answers = span.get("answers", {})
+    if not isinstance(answers, dict):
+        raise fail(f"{where}.answers", "must be an object of per-span question -> answer")
+    for name, value in answers.items():
+        control = known.get(name)
+        if control is None or not control.per_region:
+            asked = [n for n, c in known.items() if c.per_region]
+            raise fail(f"{where}.answers.{name}", f"no per-span question {name!r} in the config; per-span "
+                       f"questions: {', '.join(asked) or 'none'}")  # fmt: skip
+        if control.for_labels and span.get("label") not in control.for_labels:
+            raise fail(f"{where}.answers.{name}", f"is asked for spans labelled {', '.join(control.for_labels)} "
+                       f"only, not {span.get('label')!r}")  # fmt: skip
+        yield _item(control, value, lambda p, f=f"{where}.answers.{name}": fail(f, p))

@@ -223,7 +223,7 @@ class _Judgments:
     def controls(self) -> dict[str, Any]:
         if self._controls is None:
             self._controls = {n: c for n, c in controls(self.definition).items() if c.kind not in ("labels",
-                              "paragraphlabels")}  # fmt: skip
+                              "paragraphlabels") and not c.per_region}  # fmt: skip
         return self._controls
 
     def taken(self, record: dict[str, Any]) -> tuple[str, ...]:

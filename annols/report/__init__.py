@@ -88,12 +88,12 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         check_protocol(source, definition.name, definition.variant)
         check_export_protocol(source.export, definition)  # a bare export: its task keys name the protocol
     judge_files = [*(p for s in resolved for p in hidden_judges.pulled(s.export.parent)), *judges]
-    judge_set = Judges.read(definition, judge_files) if judge_files else None
+    pool = [*(t for s in resolved if (f := hidden_judges.pool(s.export.parent / hidden_judges.PULL_DIR))
+              for t in hybrid.read_pool(f)), *(hybrid.input_pool(definition, judge_pool) if judge_pool else [])]
+    judge_set = Judges.read(definition, judge_files, hybrid=bool(pool)) if judge_files else None
     protocol = StyleCollector(definition, options)
     violations = ViolationCollector(definition)
     quality = QualityCollector(definition, options.gold, options.rating_tolerance, options.min_gold_accuracy)
-    pool = [*(t for s in resolved if (f := hidden_judges.pool(s.export.parent / hidden_judges.PULL_DIR))
-              for t in hybrid.read_pool(f)), *(hybrid.input_pool(definition, judge_pool) if judge_pool else [])]
     beside = JudgeCollector(definition, judge_set, epsilon, options, pool) if judge_set else None
     adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
 
@@ -200,8 +200,9 @@ def read_judgments(definition: Definition, sources: Sequence[Path], rounds: bool
 
 
 def read_judged(definition: Definition, sources: Sequence[Path]) -> tuple[pd.DataFrame, list[str]]:
-    """The judgments table of pulls with their hidden judges (``plan --pilot`` of a hybrid pilot), and the judges'
-    annotator names ([] and the humans' rows when the pulls hold no judge)."""
+    """The judgments table of pulls with their hidden judges (``plan --pilot`` of a hybrid pilot), as the
+    judge-assisted estimates read it, and the judges' annotator names ([] and the humans' rows when the pulls hold
+    no judge)."""
     resolved = [resolve(Path(s)) for s in sources]
     for source in resolved:
         check_protocol(source, definition.name, definition.variant)
@@ -210,9 +211,10 @@ def read_judged(definition: Definition, sources: Sequence[Path]) -> tuple[pd.Dat
         return read_judgments(definition, sources)[0], []
     pool = [t for s in resolved if (f := hidden_judges.pool(s.export.parent / hidden_judges.PULL_DIR))
             for t in hybrid.read_pool(f)]  # fmt: skip
-    beside = JudgeCollector(definition, Judges.read(definition, judge_files), EPSILON, ReportOptions(), pool)
+    beside = JudgeCollector(definition, Judges.read(definition, judge_files, hybrid=bool(pool)), EPSILON,
+                            ReportOptions(), pool)  # fmt: skip
     study = read_study(resolved, beside.add, None)
-    return beside.frame(study), beside.names
+    return beside.assisted_frame(study), beside.names  # r on the estimates' items and scores (MQM's error score)
 
 
 AGREEMENT_WORDS = ("agreement", "alpha", "kappa", "kendall")

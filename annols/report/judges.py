@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis import asked, ppi, sequential
 from annols.analysis import judges as analysis
-from annols.analysis import ppi
 from annols.analysis.results import Finding
 from annols.definition import Definition
 from annols.formats.answers import is_judge
@@ -43,8 +43,9 @@ class JudgeCollector:
         self.options = options or ReportOptions()
         self.record_ids: dict[str, str] = {}  # task key -> the input record's id, for the disagreements
         self.humans = StyleCollector(definition, ReportOptions())
-        self.judged: list[tuple[str, str]] = []
+        self.judged: list[tuple[str, str, int]] = []  # task key, judge, its uid (negative: no human's)
         self.rows: list[list[object]] = []
+        self.units: dict[str, str] = {}  # task key -> item, for the styles whose item holds several tasks
         self.done: set[str] = set()
         self.task_systems: dict[str, str] = {}  # the system of each one-output task
         spec = definition.spec
@@ -62,33 +63,62 @@ class JudgeCollector:
         self.record_ids[task.key] = record_id(task)
         if len(task.systems) == 1:
             self.task_systems[task.key] = task.systems[0]
+        if self.definition.style in sequential.BY_ITEM:
+            self.units[task.key] = asked.unit_of(self.definition.spec, task.data, task.key)
         for found in self.judges.annotations(task):
-            self.judged.append((task.key, found.annotator))
+            uid = -1 - len(self.judged)
+            self.judged.append((task.key, found.annotator, uid))
             for row in tidy(decode(self.definition, task, found)):
                 if row[0] == "choice" and row[1] == self.none_question:
                     continue  # spans: "none found" is in the span F1 (no spans on both sides)
-                self.rows.append([task.key, found.annotator, *row])
+                self.rows.append([task.key, found.annotator, uid, *row])
 
-    def frame(self, study: Study) -> pd.DataFrame:
-        """The judgments rows of the humans and the judges (the pool's items too)."""
+    def _with_uid(self, study: Study) -> pd.DataFrame:
+        """The judgments rows of the humans and the judges (the pool's items too), each with its annotation's uid."""
         for task in self.pool:
             if task.key not in self.done:
                 self._judged(task)
         self.judges.check_used()
         humans = self.humans.frame(study)
-        mine = pd.DataFrame(self.rows, columns=["task_key", "annotator", *TIDY_COLUMNS])
-        frame = pd.concat([humans.drop(columns=["uid"]), mine[humans.columns.drop("uid")]], ignore_index=True)
+        mine = pd.DataFrame(self.rows, columns=["task_key", "annotator", "uid", *TIDY_COLUMNS])
+        frame = pd.concat([humans, mine[humans.columns]], ignore_index=True)
         if self.none_question is not None:
             frame = frame[~((frame["kind"] == "choice") & (frame["question"] == self.none_question))]
         return frame
+
+    def frame(self, study: Study) -> pd.DataFrame:
+        """The judgments rows of the humans and the judges (the pool's items too)."""
+        return self._with_uid(study).drop(columns=["uid"])
+
+    def assisted_frame(self, study: Study, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+        """:meth:`frame` as the judge-assisted estimates read it: each row's item (best-worst, spans), and for spans
+        with weights (MQM) a row of kind :data:`annols.analysis.ppi.ERROR_SCORE` per judged candidate, the sum of
+        its spans' weights (0 without spans), as the report's "Error score" section counts it. ``frame``: what
+        :meth:`_with_uid` gave, if taken already."""
+        frame = self._with_uid(study) if frame is None else frame
+        units = {**(self.humans.units or {}), **self.units}
+        if units:
+            frame = frame.assign(**{ppi.UNIT: frame["task_key"].astype(str).map(units)})
+        if not getattr(self.definition.spec, "weights", ()):
+            return frame.drop(columns=["uid"])
+        kept = study.kept[["uid", "task_key", "annotator"]]
+        humans = kept.assign(system=[self.humans.judged_system.get(u, "") for u in kept["uid"]])
+        mine = pd.DataFrame(self.judged, columns=["task_key", "annotator", "uid"])
+        mine["system"] = mine["task_key"].map(self.task_systems).fillna("")
+        judged = pd.concat([humans, mine], ignore_index=True).astype({"task_key": str, "annotator": str})
+        judged[ppi.UNIT] = judged["task_key"].map(units) if units else judged["task_key"]
+        rows = ppi.error_score_rows(frame, judged, self.definition.spec)
+        frame = pd.DataFrame({c: frame[c].astype(object) for c in frame.columns if c != "uid"})
+        return pd.concat([frame, rows], ignore_index=True)
 
     @property
     def names(self) -> list[str]:
         return [f"judge:{n}" for n in self.judges.names]
 
     def sections(self, study: Study) -> list[Finding]:
-        frame = self.frame(study)
-        mine_judged = pd.DataFrame(self.judged, columns=["task_key", "annotator"])
+        full = self._with_uid(study)
+        frame = full.drop(columns=["uid"])
+        mine_judged = pd.DataFrame([(k, a) for k, a, _ in self.judged], columns=["task_key", "annotator"])
         judged = pd.concat([study.kept[["task_key", "annotator"]], mine_judged], ignore_index=True)
         spec = self.definition.spec
         special = spec.special.name if self.definition.style == "sentences" else "special"
@@ -104,13 +134,14 @@ class JudgeCollector:
             options=self.options,
             tolerance=self.options.rating_tolerance,
             record_ids=self.record_ids,
-        ), *assisted_section(frame, names)]
+        ), *assisted_section(self.assisted_frame(study, full), names)]
 
 
 def assisted_section(frame: pd.DataFrame, names: Sequence[str]) -> list[Finding]:
     """Judge-assisted estimates, where a judge answered items no human did; [] where none did."""
-    humans = set(frame.loc[~frame["annotator"].map(is_judge).astype(bool), "task_key"].astype(str))
-    alone = set(frame.loc[frame["annotator"].isin(names), "task_key"].astype(str)) - humans
+    items = ppi.item_of(frame).astype(str)
+    humans = set(items[~frame["annotator"].map(is_judge).astype(bool)])
+    alone = set(items[frame["annotator"].isin(names)]) - humans
     if len(alone) < 2:
         return []
     title = "Judge-assisted estimates (PPI++)"
@@ -123,7 +154,10 @@ def assisted_section(frame: pd.DataFrame, names: Sequence[str]) -> list[Finding]
             "the judge (prediction-powered inference, PPI++: the judge's bias is measured on the humans' items "
             "and removed; lambda weighs the judge by its correlation with the humans, 0 when it does not help). "
             "95% intervals."]  # fmt: skip
-    if not len(table):
+    if not len(ppi.item_values(frame)):
+        text.append(f"This definition has no system score to estimate: {ppi.COVERED}. Its spans, choices and "
+                    "sentence rows are not a mean per system, so no judge-assisted estimate is made.")  # fmt: skip
+    elif not len(table):
         text.append("No score has at least two items with the humans' answers and two with the judge's only.")
     text += ppi.gain_lines(table)
     return [Finding(title, text, [ppi.table(table)])]

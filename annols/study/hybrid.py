@@ -40,13 +40,24 @@ class Draw:
 def draw(definition: Definition, inputs: Sequence[Path], share: float, seed: int) -> Draw:
     """The human subset: round(share x items) of the input's distinct items (at least 2), drawn from ``seed``.
 
+    An item is a task, but for the styles whose item holds several tasks (best-worst: an article's tuples;
+    spans: a source's candidates), where it is every task sharing a context, drawn together: the judge-assisted
+    estimates take the item as their unit, and a difference of two systems needs both on the humans' items.
     The items are taken in key order, so the draw does not depend on the order of the input's records."""
     if not 0 < share <= 1:
         raise OptionError("--human-share", f"must be above 0 and at most 1, not {share:g}")
-    keys = sorted({task.key for task in format_for(definition).read(inputs, definition)})
-    k = min(len(keys), max(2, round(share * len(keys))))
-    chosen = frozenset(random.Random(f"{seed}:humans").sample(keys, k))
-    return Draw(chosen, len(keys), {"share": share, "seed": seed, "items": len(keys), "humans": k})
+    from annols.analysis import asked, sequential
+
+    grouped = definition.style in sequential.BY_ITEM
+    by_item: dict[str, set[str]] = {}
+    for task in format_for(definition).read(inputs, definition):
+        item = asked.unit_of(definition.spec, task.data, task.key) if grouped else task.key
+        by_item.setdefault(item, set()).add(task.key)
+    items = sorted(by_item)
+    k = min(len(items), max(2, round(share * len(items))))
+    chosen = random.Random(f"{seed}:humans").sample(items, k)
+    humans = frozenset(key for item in chosen for key in by_item[item])
+    return Draw(humans, len(items), {"share": share, "seed": seed, "items": len(items), "humans": k})
 
 
 def check_covered(definition: Definition, judges: Judges, inputs: Sequence[Path]) -> None:

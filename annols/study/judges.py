@@ -18,15 +18,18 @@ A judge file is JSONL, one line per task and judge, the same for every protocol 
   ``coherence_summary_1``, ``{"severity": {"1": "minor"}}`` control ``severity_1``.
   ``spans`` lists labelled spans of the target text, by offsets (``start``, ``end``:
   characters, end excluded) or by the quoted ``text`` (its first occurrence); ``control``
-  picks another labels control than the first.
-  Regions of a Paragraphs object (qa-feedback's missing-information sentences) and
-  answers asked per span (``perRegion``) are not part of a judge's answers.
+  picks another labels control than the first; ``answers`` gives the span's own questions
+  (``perRegion``, MQM's severity: ``{"severity": "major"}``), checked as any answer is.
+  Regions of a Paragraphs object (qa-feedback's missing-information sentences) are not part
+  of a judge's answers.
 - Candidates are meant as the judge saw them: in the input record's order (``system_1``
   is candidate 1, output ``A`` is the first output). The blinding of each task is undone
   when the judge is set beside the humans. Best-worst tuples are annols' own (no input
   record holds one): their ``{aspect}_best`` / ``{aspect}_worst`` codes are the positions
   as the task shows them (``annols tasks`` writes the tasks, keys and all); so are a ratings
-  group's candidate panes (``[groups]``).
+  group's candidate panes (``[groups]``). In a hybrid study (``push --human-share``) the judge
+  answers every item before the push shuffles any, most never shown: there they are the
+  positions of the tuple (the group) as annols made it, the input's order, as the pool keeps it.
 
 summary-flaws also takes the seed's own text: records with ``summary``, ``document`` (or the
 TL;DR fields) and the critic's ``critique`` block, as ``push --predictions`` does; the
@@ -230,11 +233,14 @@ def reframe(
 class Judges:
     """Judge answers ready to be set beside the tasks they are about."""
 
-    def __init__(self, definition: Definition, answers: Sequence[JudgeAnswer]) -> None:
+    def __init__(self, definition: Definition, answers: Sequence[JudgeAnswer], *, hybrid: bool = False) -> None:
         self.definition = definition
         # A best-worst tuple or a ratings group is annols' own, no input record holds it: a judge
-        # names its candidates as the task shows them.
-        self.as_shown = format_for(definition).name in ("best-worst", "groups")
+        # names its candidates as the task shows them. In a hybrid study (``hybrid``) the judge answers
+        # every item before the push shuffles any, and most items are never shown: it names them as
+        # annols made them (the pool's order; for a pushed task, its order before the shuffle).
+        self.hybrid = hybrid
+        self.as_shown = format_for(definition).name in ("best-worst", "groups") and not hybrid
         self.by_key: dict[str, list[JudgeAnswer]] = {}
         self.by_id: dict[str, list[JudgeAnswer]] = {}
         for a in answers:
@@ -245,8 +251,8 @@ class Judges:
         self.names = sorted({a.judge for a in answers})
 
     @classmethod
-    def read(cls, definition: Definition, paths: Sequence[Path]) -> Judges:
-        return cls(definition, read_judges(paths, definition))
+    def read(cls, definition: Definition, paths: Sequence[Path], *, hybrid: bool = False) -> Judges:
+        return cls(definition, read_judges(paths, definition), hybrid=hybrid)
 
     def __bool__(self) -> bool:
         return bool(self.answers)
@@ -258,11 +264,11 @@ class Judges:
         order = list(range(len(task.systems))) if self.as_shown else shown_order(task)
         for answer in found:
             self.used.add(id(answer))
-            result = list(answer.result) + [_placed(answer, control, to_name, span, task, n)
-                                            for n, (control, to_name, span) in enumerate(answer.spans)]  # fmt: skip
+            result = list(answer.result) + [item for n, (control, to_name, span) in enumerate(answer.spans)
+                                            for item in _placed(answer, control, to_name, span, task, n)]  # fmt: skip
             out.append(ExportedAnnotation(
                 id=-self.number[id(answer)], annotator=annotator_name(answer.judge),
-                result=reframe(self.definition, result, order), source=SOURCE_JUDGE,
+                result=reframe(self.definition, result, order, tuples=self.hybrid), source=SOURCE_JUDGE,
             ))  # fmt: skip
         return out
 
@@ -285,8 +291,9 @@ class Judges:
 
 
 def _placed(answer: JudgeAnswer, control: str, to_name: str, span: dict[str, Any], task: ExportedTask,
-            n: int) -> dict[str, Any]:  # fmt: skip
-    """A span as a Label Studio labels result on the task's target text; refused when it does not fit."""
+            n: int) -> list[dict[str, Any]]:  # fmt: skip
+    """A span as a Label Studio labels result on the task's target text, and its own answers; refused when it does
+    not fit."""
     text = task.data.get(to_name)
     where = span["_where"]
     if not isinstance(text, str):
@@ -303,5 +310,9 @@ def _placed(answer: JudgeAnswer, control: str, to_name: str, span: dict[str, Any
         if start < 0:
             raise answer.fail(f"{where}.text", f"{span['text']!r} is not in the text")
         end = start + len(span["text"])
-    return {"id": f"judge-span-{n}", "from_name": control, "to_name": to_name, "type": "labels", "origin": "judge",
-            "value": {"start": start, "end": end, "text": text[start:end], "labels": [span["label"]]}}  # fmt: skip
+    where_ = {"start": start, "end": end, "text": text[start:end]}
+    region = f"judge-span-{n}"
+    # A span's own answers are results of the same region id, as the editor stores a per-region answer.
+    answers = [{**item, "id": region, "value": {**where_, **item["value"]}} for item in span.get("_answers", ())]
+    return [{"id": region, "from_name": control, "to_name": to_name, "type": "labels", "origin": "judge",
+             "value": {**where_, "labels": [span["label"]]}}, *answers]  # fmt: skip

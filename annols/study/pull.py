@@ -536,7 +536,8 @@ def pull(
         raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
     check_project_protocol(project, definition)
     judge_files = hidden_judges.stored(judges_dir, project.id, title) if judges_dir is not None else []
-    judges = Judges.read(definition, judge_files) if judge_files else None
+    found_pool = hidden_judges.pool(judges_dir) if judges_dir is not None and judge_files else None
+    judges = Judges.read(definition, judge_files, hybrid=found_pool is not None) if judge_files else None
     out_dir = Path(out_dir)
     rows, unknown = _manifest_rows(manifest, project, out_dir, client.url)
     seen_before, gone_before = _earlier_annotations(out_dir, project, client.url)
@@ -555,7 +556,6 @@ def pull(
         if annotator is not None:
             found += checks.not_the_annotator(staging / EXPORT_FILE, users, annotator)
         if judges is not None:
-            found_pool = hidden_judges.pool(judges_dir) if judges_dir is not None else None
             if found_pool is not None:  # a hybrid study: the judge-only items go with the judges, off the server
                 hybrid.mark_pool(judges, hybrid.read_pool(found_pool))
                 judge_files = [*judge_files, found_pool]

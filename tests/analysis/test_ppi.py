@@ -5,6 +5,7 @@ unit for every kind of judgment, and the gain it states."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -159,6 +160,72 @@ def test_ratings_ranks_and_best_worst_are_averaged_per_item_first() -> None:
     assert set(table["items with humans"]) == {3} and set(table["judge-only items"]) == {3}
 
 
+MQM_WEIGHT = {("Accuracy", "major"): 5.0, ("Accuracy", "minor"): 1.0, ("Fluency/Punctuation", "minor"): 0.1,
+              ("Non-translation", "major"): 25.0}  # Freitag et al.'s weights, written out (not read from the example)
+
+
+def test_the_error_score_of_spans_with_weights_is_estimated_per_item_against_the_library() -> None:
+    """MQM: each judged candidate's error score (its spans' weights, 0 without spans) from the humans and from the
+    judge, averaged per item (a source: its candidates' tasks), is the PPI++ mean of ppi-python."""
+    from annols import protocols
+
+    spec = protocols.load(str(Path(__file__).resolve().parents[2] / "examples" / "mqm.toml")).spec
+    rng = np.random.default_rng(5)
+    rows, judged, scores = [], [], {}  # scores[(rater, item, system)]: the planted error score
+    marks = list(MQM_WEIGHT)
+    for item in range(16):
+        raters = ["judge:j"] + (["a", "b"] if item < 6 else [])
+        for system, load in (("A", 1), ("B", 3)):
+            key = f"k{item}-{system}"
+            for rater in raters:
+                uid = len(judged)
+                judged.append((uid, key, rater, system, f"source {item}"))
+                picked = [marks[int(i)] for i in rng.integers(0, 3, size=int(rng.integers(0, load + 1)))]
+                if system == "B" and item % 5 == 0:
+                    picked.append(marks[3])
+                for n, (label, severity) in enumerate(picked):
+                    region = f"{uid}-{n}"
+                    rows.append((key, rater, uid, "span", "errors", system, label, n, n + 1, region))
+                    rows.append((key, rater, uid, "span-answer", "severity", system, severity, n, n + 1, region))
+                scores[(rater, item, system)] = sum(MQM_WEIGHT[m] for m in picked)
+    assert 0.0 in scores.values()  # a candidate without spans is scored 0
+    tidy = pd.DataFrame(rows, columns=["task_key", "annotator", "uid", "kind", "question", "system", "value", "start",
+                                       "end", "region"]).assign(opponent="")  # fmt: skip
+    judged_frame = pd.DataFrame(judged, columns=["uid", "task_key", "annotator", "system", ppi.UNIT])
+    found = ppi.error_score_rows(tidy, judged_frame, spec)
+    assert len(found) == len(judged) and set(found["kind"]) == {ppi.ERROR_SCORE}
+    table = ppi.estimates(pd.concat([tidy.drop(columns=["uid"]), found], ignore_index=True), ["judge:j"], is_judge)
+    got = table.set_index("estimate")
+    assert set(got.index) == {"A", "B", "A - B"} and set(got["measure"]) == {"mean error score"}
+
+    def per_item(rater: str | None, system: str, items: range) -> np.ndarray:
+        return np.array([np.mean([scores[(r, i, system)] for r in (["a", "b"] if rater is None else [rater])])
+                         for i in items])  # fmt: skip
+
+    humans, alone = range(6), range(6, 16)
+    compared = 0
+    for target, sign in (("A", 0), ("B", 0), ("A - B", 1)):
+        if sign:
+            y = per_item(None, "A", humans) - per_item(None, "B", humans)
+            f = per_item("judge:j", "A", humans) - per_item("judge:j", "B", humans)
+            fu = per_item("judge:j", "A", alone) - per_item("judge:j", "B", alone)
+        else:
+            y, f, fu = per_item(None, target, humans), per_item("judge:j", target, humans), per_item("judge:j",
+                                                                                                   target, alone)
+        row = got.loc[target]
+        assert (row["items with humans"], row["judge-only items"]) == (6, 10)
+        assert row["humans"] == pytest.approx(float(y.mean()), abs=1e-12)
+        lam = ppi.tuned_lambda(y, f, fu)
+        low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=lam)
+        if float(high[0] - low[0]) <= float(np.subtract(*ppi_py.classical_mean_ci(y, alpha=0.05)[::-1])):
+            assert (row["PPI++ low"], row["PPI++ high"]) == pytest.approx((float(low[0]), float(high[0])), abs=1e-9)
+            point = float(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)[0])
+            assert row["PPI++"] == pytest.approx(point, abs=1e-9)
+            compared += 1
+        assert row["width ratio"] <= 1 + 1e-9
+    assert compared >= 2  # the library's lambda (not the guard's) on most of them
+
+
 def test_no_estimate_without_judge_only_items() -> None:
     rows = [(f"k{i}", who, "rating", "q", "X", "", i) for i in range(5) for who in ("a", "judge:j")]
     assert not len(ppi.estimates(frame(rows), ["judge:j"], is_judge))
@@ -236,3 +303,15 @@ def test_without_ppi_python_the_report_says_what_to_install(monkeypatch: pytest.
     assert not section.tables
     assert section.text == ["3 items have the judge's answers only: judge-assisted estimates need ppi-python, which "
                             "is not installed (pip install 'annols[ppi]')."]  # fmt: skip
+
+
+def test_a_definition_without_a_system_score_is_told_so() -> None:
+    """Spans without weights (or a numeric question): no mean per system, and the section says so."""
+    from annols.report.judges import assisted_section
+
+    rows = [(f"k{i}", who, "span", "errors", "X", "", "Wrong") for i in range(6) for who in ("judge:j", "a")
+            if who == "judge:j" or i < 3]  # fmt: skip
+    (section,) = assisted_section(frame(rows), ["judge:j"])
+    assert not section.tables[0].frame.shape[0]
+    assert section.text[1] == (f"This definition has no system score to estimate: {ppi.COVERED}. Its spans, choices "
+                               "and sentence rows are not a mean per system, so no judge-assisted estimate is made.")

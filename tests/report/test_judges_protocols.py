@@ -34,7 +34,7 @@ def judge_line(key: str, result: list[dict[str, Any]], known: dict[str, Any], sp
     for item in result:
         name, value = item["from_name"], item["value"]
         control = known.get(name)
-        if control is None:
+        if control is None or control.per_region:
             continue
         if item["type"] == "choices":
             answers[name] = value["choices"] if len(value["choices"]) > 1 else value["choices"][0]

@@ -46,6 +46,26 @@ def test_the_draw_depends_on_the_seed_not_on_the_records_order(tmp_path: Path) -
         hybrid.draw(d, [inputs(tmp_path, range(20))], 1.5, seed=3)
 
 
+@pytest.mark.parametrize("example", ["esa", "summary-best-worst"])
+def test_best_worst_and_spans_draw_whole_items(example: str, tmp_path: Path) -> None:
+    """An item holding several tasks (a source's candidates; an article's tuples) goes to humans whole, or not at
+    all: a difference of two systems then has both wherever humans judged."""
+    from annols import protocols
+    from annols.formats import format_for
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    d = protocols.load(str(root / f"{example}.toml"))
+    source = [root / f"{example}.jsonl"]
+    context = "source" if example == "esa" else "document"
+    tasks = list(format_for(d).read(source, d))
+    items = {t.data[context] for t in tasks}
+    found = hybrid.draw(d, source, 0.5, seed=1)
+    assert found.header == {"share": 0.5, "seed": 1, "items": len(items), "humans": round(len(items) / 2)}
+    drawn = {t.data[context] for t in tasks if t.key in found.humans}
+    assert len(drawn) == found.header["humans"]
+    assert found.humans == {t.key for t in tasks if t.data[context] in drawn}  # every task of a drawn item
+
+
 def push(tmp_path: Path, *extra: str) -> tuple[int, str]:
     toml = tmp_path / "own.toml"
     toml.write_text(STUDY.definition, encoding="utf-8")

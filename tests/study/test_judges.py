@@ -156,3 +156,46 @@ def test_push_refuses_a_bad_judge_file_before_contacting_any_server(tmp_path: Pa
                                                   "this study"]  # fmt: skip
     assert "secret-token-x" not in result.output + result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / ".annols").exists()
+
+
+MQM = Path(__file__).resolve().parents[2] / "examples" / "mqm.toml"
+
+
+def test_a_span_carries_its_own_answers_and_they_weigh_as_an_annotators(tmp_path: Path) -> None:
+    """MQM: a judge's span takes its severity (a per-span question) in the span's answers; decoded, the span has
+    the answer an annotator's region has, and weighs the same in the error score."""
+    from annols import protocols
+
+    d = protocols.load(str(MQM))
+    hypothesis = "The train to Hamburg falls out today, because a strike."
+    line = {"task": "k0", "judge": "j", "answers": {"spans": [
+        {"label": "Accuracy", "text": "falls out", "answers": {"severity": "major"}},
+        {"label": "Fluency/Punctuation", "start": 36, "end": 37, "answers": {"severity": "Minor"}},  # by its text
+        {"label": "Non-translation", "text": "Hamburg"}]}}  # fmt: skip
+    judges = Judges.read(d, [write(tmp_path, line)])
+    shown = ExportedTask(id=1, key="k0", data={"source": "Der Zug", "reference": "r", "hypothesis": hypothesis},
+                         systems=("sys-b",), annotations=(), source_systems=("sys-b",))  # fmt: skip
+    (found,) = judges.annotations(shown)
+    spans = decode(d, shown, found)
+    assert [(s.label, s.text, s.answers) for s in spans] == [
+        ("Accuracy", "falls out", {"severity": ("major",)}), ("Fluency/Punctuation", ",", {"severity": ("minor",)}),
+        ("Non-translation", "Hamburg", {})]  # fmt: skip
+    assert [d.spec.weight_of(s.label, s.answers.get("severity", ())) for s in spans] == [5, 0.1, 25]
+
+
+@pytest.mark.parametrize(("answers", "field", "problem"), [
+    ({"severity": "major"}, "answers.severity", "is asked per span: give it in a span's answers"),
+    ({"spans": [{"label": "Style", "text": "x", "answers": {"severty": "major"}}]},
+     "answers.spans[0].answers.severty", "no per-span question 'severty' in the config; per-span questions: severity"),
+    ({"spans": [{"label": "Style", "text": "x", "answers": {"severity": "fatal"}}]},
+     "answers.spans[0].answers.severity", "'fatal' is not one of the codes ['major', 'minor']"),
+    ({"spans": [{"label": "Style", "text": "x", "answers": ["major"]}]}, "answers.spans[0].answers",
+     "must be an object"),
+])  # fmt: skip
+def test_a_spans_own_answer_that_does_not_fit_is_refused(answers: Any, field: str, problem: str,
+                                                         tmp_path: Path) -> None:  # fmt: skip
+    from annols import protocols
+
+    with pytest.raises(InputError) as found:
+        read_judges([write(tmp_path, {"task": "k0", "judge": "j", "answers": answers})], protocols.load(str(MQM)))
+    assert (found.value.location, found.value.field) == ("line 1", field) and problem in found.value.problem
