@@ -16,9 +16,10 @@ task sharing a context (a pool's tuples; a source's candidates, a task each), as
 tests have it: a round pushes whole items, and ``--batch`` and ``--budget`` count items.
 
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
-(one JSON line a round: time, the items it pushed, the decisions at that round, and what
-was fixed at the first round: the mixture width, the number of comparisons, alpha, the
-effect, the goal and the fixed design ``annols plan`` would have chosen for it).
+(one JSON line a round: time, the task keys it pushed and how many study items they make,
+the decisions at that round, and what was fixed at the first round: the mixture width, the
+number of comparisons, alpha, the effect, the goal and the fixed design ``annols plan`` would
+have chosen for it).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class RoundResult:
     push: push_lib.PushReport | None = None
     goal: str = sequential.ALL
     conclusions: dict[str, str] | None = None  # per question, the best system (goal best)
+    pushed_items: int = 0  # the study items of ``pushed`` (best-worst and spans: an item is several tasks)
 
 
 def rounds_path(manifest_dir: Path, title: str) -> Path:
@@ -220,12 +222,14 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
                                             manifest_dir=options.manifest_dir, only=frozenset(chosen))  # fmt: skip
         report = push_lib.push(client, definition, inputs, push_options)
     annotators = options.overlap or 1
+    new_items = {unit.get(k, k) for k in chosen}
     judgments = sequential.judgments_of(frame, set(pushed_keys))
     row: dict[str, Any] = {
         "round": len(earlier) + 1,
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
         "pushed": chosen,
-        "items": len(pushed) + len({unit.get(k, k) for k in chosen}),
+        "pushed_items": len(new_items),
+        "items": len(pushed) + len(new_items),
         "judgments": judgments,
         "reason": reason,
         "comparisons": [_recorded(c) for c in decided],
@@ -246,7 +250,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         _write(record, [*earlier, row])
     return RoundResult(row["round"] if not repeated else len(earlier), decided, chosen, row["items"], judgments,
                        reason, record, report, goal,
-                       sequential.conclusions(decided) if goal == sequential.BEST else None)  # fmt: skip
+                       sequential.conclusions(decided) if goal == sequential.BEST else None,
+                       len(new_items))  # fmt: skip
 
 
 def goal_of(record: Path, first: dict[str, Any], asked: str | None) -> str:
