@@ -19,6 +19,7 @@ from annols.protocols import config
 from annols.study.exports import read_export
 from annols.styles import decode
 from annols.styles.judgments import BestWorst
+from tests import live_answers
 from tests.conftest import ROOT, LiveServer
 from tests.study.test_push_pull import cli, shown_by_task
 
@@ -30,7 +31,6 @@ ORDERS = {
     "bws2@example.org": ["abstractive-a", "keyword-dump", "lead-extract", "fragmenter", "hallucinator"],
     "bws3@example.org": ["lead-extract", "abstractive-a", "fragmenter", "hallucinator", "keyword-dump"],
 }
-LETTERS = "ABCD"
 
 
 def answer(shown: tuple[str, ...], order: list[str], aspect: str) -> tuple[int, int]:
@@ -38,13 +38,6 @@ def answer(shown: tuple[str, ...], order: list[str], aspect: str) -> tuple[int, 
     if aspect == "fluency":
         ranked = ranked[::-1]  # on fluency each annotator's order is the other way round
     return ranked[0], ranked[-1]
-
-
-def result(picks: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
-    return [{"id": f"{aspect}-{end}", "from_name": f"{aspect}_{end}", "to_name": "summary_1", "type": "choices",
-             "value": {"choices": [LETTERS[position]]}, "origin": "manual"}
-            for aspect, (best, worst) in picks.items()
-            for end, position in (("best", best), ("worst", worst))]  # fmt: skip
 
 
 def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_count(
@@ -77,7 +70,7 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
             if n == 0 and email == "bws3@example.org":
                 picks["fluency"] = (2, 2)  # best == worst: flagged, not counted
             planted += [(aspect, shown, b, w) for aspect, (b, w) in picks.items() if b != w]
-            client.create_annotation(t["id"], result(picks), completed_by=users[email], lead_time=3.0)
+            client.create_annotation(t["id"], live_answers.best_worst(picks), completed_by=users[email], lead_time=3.0)
     assert set(appearances.values()) == {4}  # every summary in four tuples of its article
     assert len(orders) > 1  # shuffled per task
 
@@ -140,7 +133,7 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
             mine, theirs = answer(shown, ORDERS["bws1@example.org"], aspect), answer(shown, ORDERS["bws2@example.org"],
                                                                                      aspect)  # fmt: skip
             for end, i in (("best", 0), ("worst", 1)):
-                answers[f"{aspect}_{end}"] = LETTERS[mine[i]]
+                answers[f"{aspect}_{end}"] = live_answers.LETTERS[mine[i]]
                 units[f"{aspect} ({end})"] += 1
                 agree[f"{aspect} ({end})"] += shown[mine[i]] == shown[theirs[i]]
         lines.append(json.dumps({"task": manifest[t["id"]]["key"], "judge": "copy", "answers": answers}))

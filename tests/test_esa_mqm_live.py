@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,27 +21,18 @@ from scipy import stats
 from annols.labelstudio.client import LabelStudioClient
 from tests.analysis import independent
 from tests.conftest import ROOT, LiveServer
+from tests.live_answers import mqm_weight, number, span_items
 from tests.study.test_push_pull import cli, shown_by_task
 
 EXAMPLES = ROOT / "examples"
 ANNOTATORS = ("esa1@example.org", "esa2@example.org", "esa3@example.org")
 SYSTEMS = ("sys-a", "sys-b", "sys-c")
 BASE = {"sys-a": 88, "sys-b": 61, "sys-c": 35}
-WORD = re.compile(r"\S+")
-# Freitag et al.'s weights, written out here as the rule they state (not read from the definition).
 MQM_SPANS = {  # (label, severity) marked by each system's translation, before the annotator's own variation
     "sys-a": [("Style", "minor")],
     "sys-b": [("Accuracy", "major"), ("Fluency/Punctuation", "minor")],
     "sys-c": [("Accuracy", "major"), ("Fluency", "minor"), ("Terminology", "major")],
 }
-
-
-def mqm_weight(label: str, severity: str) -> float:
-    if label == "Non-translation":
-        return 25.0
-    if label == "Fluency/Punctuation" and severity == "minor":
-        return 0.1
-    return 5.0 if severity == "major" else 1.0
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -52,21 +42,6 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 def table(report: Path, name: str) -> pd.DataFrame:
     return pd.read_csv(report / "tables" / f"{name}.csv", keep_default_na=False)
-
-
-def span_items(hypothesis: str, marks: list[tuple[str, str | None]], control: str = "errors") -> list[dict[str, Any]]:
-    """A labelled region on the k-th word for each (label, severity), the severity as its per-region answer."""
-    words = list(WORD.finditer(hypothesis))
-    out: list[dict[str, Any]] = []
-    for k, (label, severity) in enumerate(marks):
-        w = words[k % len(words)]
-        where = {"start": w.start(), "end": w.end(), "text": w.group()}
-        out.append({"id": f"s{k}", "from_name": control, "to_name": "hypothesis", "type": "labels",
-                    "value": {**where, "labels": [label]}, "origin": "manual"})  # fmt: skip
-        if severity is not None:
-            out.append({"id": f"s{k}", "from_name": "severity", "to_name": "hypothesis", "type": "choices",
-                        "value": {**where, "choices": [severity]}, "origin": "manual"})  # fmt: skip
-    return out
 
 
 def esa_answer(a: int, system: str, item: int) -> tuple[float, list[tuple[str, str | None]]]:
@@ -165,8 +140,7 @@ def test_esa_example_scores_and_spans_per_system(
     def answer(a: int, system: str, item: int, hypothesis: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         score, marks = esa_answer(a, system, item)
         result = span_items(hypothesis, marks)
-        result.append({"id": "score", "from_name": "score", "to_name": "hypothesis", "type": "number",
-                       "value": {"number": score}, "origin": "manual"})  # fmt: skip
+        result.append(number("score", score))
         minor = sum(label == "minor" for label, _ in marks)
         return result, {"score": score, "minor": minor, "major": len(marks) - minor}
 
@@ -261,8 +235,7 @@ def test_a_definition_mixing_kinds_reports_every_question(
         for a, user in enumerate(ids):
             result = span_items(task["data"]["hypothesis"], [("minor", None)] * (a + 1))
             result += [
-                {"id": "q", "from_name": "quality", "to_name": "hypothesis", "type": "number",
-                 "value": {"number": BASE[system] + 5 * a}, "origin": "manual"},
+                number("quality", BASE[system] + 5 * a),
                 {"id": "d", "from_name": "domain", "to_name": "hypothesis", "type": "choices",
                  "value": {"choices": ["travel" if a else "work"]}, "origin": "manual"},
                 {"id": "c", "from_name": "comment", "to_name": "hypothesis", "type": "textarea",
