@@ -914,7 +914,8 @@ def next_round_command(
                    f"(pass {result.stage}), {result.items} study items in the project")  # fmt: skip
     elif result.pushed:
         created = result.push.created if result.push else 0
-        click.echo(f"round {result.round}: pushed {len(result.pushed)} item(s) ({created} new), "
+        tasks = f" of {len(result.pushed)} task(s)" if len(result.pushed) != result.pushed_items else ""
+        click.echo(f"round {result.round}: pushed {result.pushed_items} item(s){tasks} ({created} new), "
                    f"{result.items} study items in the project")  # fmt: skip
     else:
         click.echo(f"round {result.round}: nothing pushed: {rounds_lib.REASONS[result.reason]} "

@@ -19,8 +19,8 @@ from annols.protocols import config
 from annols.study.exports import read_export
 from annols.styles import decode
 from annols.styles.judgments import BestWorst
+from tests import live_answers
 from tests.conftest import ROOT, LiveServer
-from tests.live_results import LETTERS, best_worst_picks, best_worst_result
 from tests.study.test_push_pull import cli, shown_by_task
 
 EXAMPLE = ROOT / "examples" / "summary-best-worst.toml"
@@ -57,11 +57,12 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
             assert t["data"][f"summary_{i + 1}"] == text[(t["data"]["document"], system)]
             appearances[(t["data"]["document"], system)] += 1
         for email, order in ORDERS.items():
-            picks = {aspect: best_worst_picks(shown, order, aspect) for aspect in ("informativeness", "fluency")}
+            picks = {aspect: live_answers.best_worst_picks(shown, order, aspect)
+                     for aspect in ("informativeness", "fluency")}  # fmt: skip
             if n == 0 and email == "bws3@example.org":
                 picks["fluency"] = (2, 2)  # best == worst: flagged, not counted
             planted += [(aspect, shown, b, w) for aspect, (b, w) in picks.items() if b != w]
-            client.create_annotation(t["id"], best_worst_result(picks), completed_by=users[email], lead_time=3.0)
+            client.create_annotation(t["id"], live_answers.best_worst(picks), completed_by=users[email], lead_time=3.0)
     assert set(appearances.values()) == {4}  # every summary in four tuples of its article
     assert len(orders) > 1  # shuffled per task
 
@@ -121,10 +122,10 @@ def test_best_worst_example_round_trip_and_report_scores_equal_an_independent_co
         shown = tuple(manifest[t["id"]]["systems"])
         answers = {}
         for aspect in ("informativeness", "fluency"):
-            mine = best_worst_picks(shown, ORDERS["bws1@example.org"], aspect)
-            theirs = best_worst_picks(shown, ORDERS["bws2@example.org"], aspect)
+            mine = live_answers.best_worst_picks(shown, ORDERS["bws1@example.org"], aspect)
+            theirs = live_answers.best_worst_picks(shown, ORDERS["bws2@example.org"], aspect)
             for end, i in (("best", 0), ("worst", 1)):
-                answers[f"{aspect}_{end}"] = LETTERS[mine[i]]
+                answers[f"{aspect}_{end}"] = live_answers.LETTERS[mine[i]]
                 units[f"{aspect} ({end})"] += 1
                 agree[f"{aspect} ({end})"] += shown[mine[i]] == shown[theirs[i]]
         lines.append(json.dumps({"task": manifest[t["id"]]["key"], "judge": "copy", "answers": answers}))

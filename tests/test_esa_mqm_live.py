@@ -21,7 +21,7 @@ from scipy import stats
 from annols.labelstudio.client import LabelStudioClient
 from tests.analysis import independent
 from tests.conftest import ROOT, LiveServer
-from tests.live_results import mqm_weight, span_items
+from tests.live_answers import mqm_weight, number, span_items
 from tests.study.test_push_pull import cli, shown_by_task
 
 EXAMPLES = ROOT / "examples"
@@ -140,8 +140,7 @@ def test_esa_example_scores_and_spans_per_system(
     def answer(a: int, system: str, item: int, hypothesis: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         score, marks = esa_answer(a, system, item)
         result = span_items(hypothesis, marks)
-        result.append({"id": "score", "from_name": "score", "to_name": "hypothesis", "type": "number",
-                       "value": {"number": score}, "origin": "manual"})  # fmt: skip
+        result.append(number("score", score))
         minor = sum(label == "minor" for label, _ in marks)
         return result, {"score": score, "minor": minor, "major": len(marks) - minor}
 
@@ -236,8 +235,7 @@ def test_a_definition_mixing_kinds_reports_every_question(
         for a, user in enumerate(ids):
             result = span_items(task["data"]["hypothesis"], [("minor", None)] * (a + 1))
             result += [
-                {"id": "q", "from_name": "quality", "to_name": "hypothesis", "type": "number",
-                 "value": {"number": BASE[system] + 5 * a}, "origin": "manual"},
+                number("quality", BASE[system] + 5 * a),
                 {"id": "d", "from_name": "domain", "to_name": "hypothesis", "type": "choices",
                  "value": {"choices": ["travel" if a else "work"]}, "origin": "manual"},
                 {"id": "c", "from_name": "comment", "to_name": "hypothesis", "type": "textarea",

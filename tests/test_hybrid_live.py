@@ -20,7 +20,7 @@ from annols.study import manifest
 from tests import judges_expected as expect
 from tests.conftest import ROOT, LiveServer
 from tests.judges_study import answers, majority_truth
-from tests.live_results import LETTERS, best_worst_picks, best_worst_result, judge_spans, span_items
+from tests.live_answers import LETTERS, best_worst, best_worst_picks, judge_spans, span_items
 from tests.own_study import ANNOTATORS, ITEMS, STUDIES
 from tests.study.test_push_pull import cli, shown_by_task
 
@@ -231,7 +231,7 @@ def test_hybrid_best_worst_esa_and_mqm(name: str, label_studio: LiveServer, clie
         for who, user in enumerate(ids):
             if name == "summary-best-worst":
                 picks = {a.name: best_worst_picks(systems, TASTE[PEOPLE[who]], a.name) for a in d.spec.aspects}
-                result = best_worst_result(picks)
+                result = best_worst(picks)
             else:
                 n = source_number(task["data"]["source"])
                 result = spans_answers(name, who, systems[0], n, task["data"]["hypothesis"])[0]

@@ -742,6 +742,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
     first, last = rounds[0], rounds[-1]
     cap = first.get("error_cap")  # spans with weights: the cap fixed at round 1 (none recorded: the default)
     pushed = {k for r in rounds for k in r.get("pushed", [])}
+    items = sum(_items_pushed(r) for r in rounds)
     frame = frame_of(definition, tidy, cap)
     found = observations(definition.style, frame[frame["task_key"].astype(str).isin(pushed)]) if len(frame) else {}
     recorded = {tuple(c["key"]): c for c in last.get("comparisons", [])}
@@ -767,7 +768,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
     judgments = judgments_of(frame, pushed)
     fixed = first.get("fixed") or {}
     text = [
-        f"This study ran in {len(rounds)} round(s) of annols next-round, {len(pushed)} study items pushed; the "
+        f"This study ran in {len(rounds)} round(s) of annols next-round, {items} study items pushed; the "
         f"report reads {judgments} human judgments of them. Every pair of systems of the input pool is compared "
         f"per question ({first['tests']} comparison(s)). Items are the unit (pairwise: an item's wins minus losses "
         "over its decided judgments; ratings and ranking: its mean difference). Each comparison has an "
@@ -801,7 +802,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                     f"{passes}). A comparison is decided by the first pass that shows it. Decided: {said}. The "
                     "interval shown is the deciding pass's (undecided: the latest pass's).")  # fmt: skip
     table = pd.DataFrame(rows, columns=[*COLUMNS, "decided at round", *(["pass"] if passes > 1 else [])])
-    history = pd.DataFrame([[r["round"], r["time"], len(r.get("pushed", [])), r["items"], r["judgments"],
+    history = pd.DataFrame([[r["round"], r["time"], _items_pushed(r), r["items"], r["judgments"],
                              sum(c["decision"] != UNDECIDED for c in r.get("comparisons", [])),
                              r.get("reason", "")] for r in rounds],
                            columns=["round", "time", "items pushed", "study items", "judgments read",
@@ -816,6 +817,12 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                           whole=("round", "items pushed", "study items", "judgments read", "comparisons decided",
                                  *(("pass", "tasks re-opened") if passes > 1 else ())))],
                    summary=summary)  # fmt: skip
+
+
+def _items_pushed(round_: dict[str, Any]) -> int:
+    """The study items a recorded round pushed: its count of them (best-worst and spans: an item is several tasks,
+    all pushed together), else (a record from before the count was kept) its task keys."""
+    return int(round_.get("pushed_items", len(round_.get("pushed", []))))
 
 
 def _observed(definition: Any, cap: float | None = None) -> list[str]:

@@ -20,10 +20,10 @@ comparisons, rounds re-open items already pushed for more annotators, each pass 
 sequence; ``budget_judgments`` caps the judgments asked.
 
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
-(one JSON line a round: time, the items it pushed, the decisions at that round, and what
-was fixed at the first round: the mixture width, the number of comparisons, alpha, the
-effect, the goal, the error cap if one was given, and the fixed design ``annols plan`` would
-have chosen for it).
+(one JSON line a round: time, the task keys it pushed and how many study items they make,
+the decisions at that round, and what was fixed at the first round: the mixture width, the
+number of comparisons, alpha, the effect, the goal, the error cap if one was given, and the
+fixed design ``annols plan`` would have chosen for it).
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ class RoundResult:
     reopened: dict[str, int] | None = None  # task key -> the overlap it was re-opened to (a study of passes)
     passes: int = 1
     stage: int = 1  # the pass the round worked on
+    pushed_items: int = 0  # the study items of ``pushed`` (best-worst and spans: an item is several tasks)
 
 
 def read_rounds(path: Path) -> list[dict[str, Any]]:
@@ -239,12 +240,14 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
                                             manifest_dir=options.manifest_dir, only=frozenset(chosen))  # fmt: skip
         report = push_lib.push(client, definition, inputs, push_options)
     annotators = options.overlap or 1
+    new_items = {unit.get(k, k) for k in chosen}
     judgments = sequential.judgments_of(frame, set(pushed_keys))
     row: dict[str, Any] = {
         "round": len(earlier) + 1,
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
         "pushed": chosen,
-        "items": len(pushed) + len({unit.get(k, k) for k in chosen}),
+        "pushed_items": len(new_items),
+        "items": len(pushed) + len(new_items),
         "judgments": judgments,
         "reason": reason,
         "comparisons": [_recorded(c) for c in decided],
@@ -274,7 +277,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     return RoundResult(row["round"] if not repeated else len(earlier), decided, chosen, row["items"], judgments,
                        reason, record, report, goal,
                        sequential.conclusions(decided) if goal == sequential.BEST else None, reopen,
-                       passes, stage)  # fmt: skip
+                       passes, stage, len(new_items))  # fmt: skip
 
 
 def goal_of(record: Path, first: dict[str, Any], asked: str | None) -> str:

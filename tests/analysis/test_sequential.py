@@ -437,6 +437,10 @@ def test_the_reports_section_of_a_best_worst_or_spans_study_says_what_an_observa
             "fixed": {"items": None, "judgments": None, "annotators": 3, "plan": False}}  # fmt: skip
     section = sequential.section(definition, tidy, [only])
     assert "clipped to [0, 25]" in section.text[1] and "error score: bound 25" in section.text[1]
+    assert f"{len(keys)} study items pushed" in section.text[0]  # a record from before items were counted: tasks
+    counted = sequential.section(definition, tidy, [{**only, "pushed_items": 15}])
+    assert "ran in 1 round(s) of annols next-round, 15 study items pushed" in counted.text[0]  # items, not tasks
+    assert list(counted.tables[1].frame["items pushed"]) == [15]
     assert "annols plan has no simulation of this style" in section.summary[0]
     assert "135 human judgments" in section.summary[0]  # 15 items x 3 candidates x 3 annotators, spans or none
     table = section.tables[0].frame.set_index(["first", "second"])

@@ -18,8 +18,6 @@ makes them, log in through the login form and use their own API tokens:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import csv
 import json
 import re
@@ -35,6 +33,7 @@ from annols.definition import blinding
 from annols.labelstudio import users
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import manifest, roles
+from tests import live_answers
 from tests.conftest import LiveServer
 from tests.definition.test_definition import MINIMAL
 from tests.labelstudio.test_incremental import vote
@@ -44,42 +43,11 @@ SYSTEMS = ("sysalpha", "sysbeta")
 TITLE = "blind and tamper-evident"
 
 
-def _leaks(text: str) -> list[str]:
-    """System names in ``text``, or in any base64 run in it once decoded (JSON strings included)."""
-    found = [name for name in SYSTEMS if name in text]
-    for run in re.findall(r"[A-Za-z0-9+/_=-]{8,}", text):
-        for decode in (base64.urlsafe_b64decode, base64.b64decode):
-            try:
-                decoded = decode(run + "=" * (-len(run) % 4)).decode("utf-8", "replace")
-            except (binascii.Error, ValueError):
-                continue
-            found += [f"{name} in base64 {run!r}" for name in SYSTEMS if name in decoded]
-    return found
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value, and the strings inside any string that is JSON itself."""
-    if isinstance(value, str):
-        yield value
-        try:
-            inner = json.loads(value)
-        except ValueError:
-            return
-        if not isinstance(inner, str):
-            yield from _strings(inner)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 def _assert_blind(response: httpx.Response) -> Any:
     assert response.status_code == 200, response.text[:300]
     body = response.json()
-    leaks = _leaks(response.text) + [leak for s in _strings(body) for leak in _leaks(s)]
+    leaks = live_answers.leaks(response.text, SYSTEMS) + [leak for s in live_answers.strings(body)
+                                                          for leak in live_answers.leaks(s, SYSTEMS)]  # fmt: skip
     assert leaks == [], (str(response.url), leaks)
     return body
 

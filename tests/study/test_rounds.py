@@ -186,7 +186,9 @@ def test_a_best_worst_round_decides_the_clear_pairs_and_pushes_whole_items(
     items = {key.rsplit("-", 1)[0] for key in asked[0]}
     assert len(items) == 4 and all(int(i.split("-")[1]) >= 20 for i in items)
     assert result.items == 24  # type: ignore[attr-defined]  # items, not tasks
+    assert result.pushed_items == 4  # type: ignore[attr-defined]  # what the CLI says a round pushed
     record = rounds.read_rounds(result.record)  # type: ignore[attr-defined]
+    assert record[0]["pushed_items"] == 4 and len(record[0]["pushed"]) == 4 * len(rp.LAYOUT)
     assert record[0]["fixed"] == {"items": None, "judgments": None, "annotators": 3, "plan": False}
 
 
