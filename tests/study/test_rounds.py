@@ -470,3 +470,30 @@ def test_a_best_worst_item_waits_for_every_tuple_and_the_record_keeps_the_tasks_
     record = rounds.read_rounds(result.record)[0]  # type: ignore[attr-defined]
     assert record["waiting"] == 2 and record["item_tasks"] == [len(rp.LAYOUT)] * 4
     assert sum(record["item_tasks"]) == len(record["pushed"]) == len(asked[0])
+
+
+def test_next_round_says_how_many_items_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line: the planted ratings study as the pull, --overlap 3: the item judged by one annotator of
+    three is named as waiting (the server and the pull's reading are the live tests')."""
+    from click.testing import CliRunner
+
+    from annols import cli, report
+    from annols.study import manifest
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    monkeypatch.setattr(rounds, "pool", lambda d, inputs: {k: ("good", "fair", "poor") for k in keys})
+    monkeypatch.setattr(cli, "_load", lambda protocol, variant: definition)
+    monkeypatch.setattr(cli, "_connect", lambda url, api_key, data_dir: None)
+    monkeypatch.setattr(report, "read_judgments", lambda d, sources, rounds=False: (tidy, ""))
+    manifest.write_manifest(manifest.manifest_path(tmp_path, "waiting"), {"protocol": definition.name},
+                            {k: (i, ("good", "fair", "poor")) for i, k in enumerate(keys)})  # fmt: skip
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("{}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli.main, ["next-round", "pairwise-aspects", str(pool), "--project", "waiting",
+                                           "--effect", "0.5", "--overlap", "3", "--budget", str(len(keys)),
+                                           "--pull", str(tmp_path), "--manifest-dir", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "1 item(s) waiting for judgments: judged but not complete, left out until they are" in result.output
+    assert "Coherence: good vs poor: 12 items" in result.output
