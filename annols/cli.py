@@ -861,7 +861,9 @@ def next_round_command(
     The comparisons are every pair of systems in the INPUTS (the pool), per question. Each
     gets an anytime-valid confidence sequence over items (docs/statistics.md): looking after
     every round and stopping when it is clear keeps the chance of any wrong decision at
-    --alpha. The next batch is items of the pool not pushed yet that hold an undecided pair.
+    --alpha. An item counts once every one of its tasks has its --overlap judgments (the
+    first in annotation order); items judged but not complete wait, left out until they are.
+    The next batch is items of the pool not pushed yet that hold an undecided pair.
     With --goal best only the pairs between systems not yet decided worse than another
     count, and the study ends with the best system (or those tied for best).
     Styles: pairwise, ratings, ranking, best-worst, and spans definitions with a numeric
@@ -908,6 +910,9 @@ def next_round_command(
         click.echo(f"{c.question}: {c.first} vs {c.second}: {c.items} items{seen}: {c.decision}{at}")
     for question, said in (result.conclusions or {}).items():
         click.echo(f"{question}: {said}")
+    if result.waiting:
+        click.echo(f"{result.waiting} item(s) waiting for judgments: judged but not complete, left out until they "
+                   "are")  # fmt: skip
     if result.reopened:
         target = max(result.reopened.values())
         click.echo(f"round {result.round}: re-opened {len(result.reopened)} task(s) for {target} annotators each "

@@ -6,6 +6,8 @@
     .venv/bin/python scripts/sequential.py --print    run and print the table only
     .venv/bin/python scripts/sequential.py --passes   the same for the table of passes (next-round --passes:
                                                       :func:`annols.analysis.sequential.simulate_passes`)
+    .venv/bin/python scripts/sequential.py --waiting  the same for the table of looks taken while annotators are
+                                                      mid-way (:func:`annols.analysis.sequential.simulate_waiting`)
 
 The simulation is :func:`annols.analysis.sequential.simulate` (plan's pairwise model: 3
 annotators an item, ties 20%, item sd 0.5 on the logit scale), the one the seeded test suite
@@ -33,6 +35,7 @@ EFFECTS = (0.0, 0.15, 0.3, 0.5, 0.8)
 START, END = "<!-- sequential: start -->", "<!-- sequential: end -->"
 PASSES_START, PASSES_END = "<!-- passes: start -->", "<!-- passes: end -->"
 POOL, PASSES, PASS_BATCH = 40, (1, 2, 3, 5), 10
+WAITING_START, WAITING_END = "<!-- waiting: start -->", "<!-- waiting: end -->"
 
 
 def table() -> str:
@@ -127,14 +130,48 @@ def passes_table() -> str:
     return "\n".join(lines)
 
 
+def waiting_table() -> str:
+    """Studies of one comparison, ANNOTATORS an item, looked at after every round while the latest round's items are
+    part-judged: the rate of any false decision with an item counted once complete, and with the rule before it (an
+    item from its first judgment, revised later), and how many looks a planted effect takes under each."""
+    import math
+
+    from annols.analysis import sequential
+
+    lines = ["| planted effect | items a round | looks | studies | any false decision, complete items | "
+             "any false decision, from the first judgment (before) | decided towards the better | look of the "
+             "decision (mean), complete items | the same, from the first judgment | latest round's items not "
+             "complete at a look |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for effect, batch, rounds in ((0.0, BATCH, ROUNDS), (0.0, 5, 4 * ROUNDS), (0.3, BATCH, ROUNDS),
+                                  (0.5, BATCH, ROUNDS)):  # fmt: skip
+        sims = NULL_STUDIES if effect == 0 else PLANTED_STUDIES
+        r = sequential.simulate_waiting(effect, sims=sims, rounds=rounds, batch=batch, annotators=ANNOTATORS,
+                                        seed=SEED)  # fmt: skip
+        wrong = r.rejects if effect == 0 else r.rejects - r.correct
+        se = math.sqrt(wrong * (1 - wrong) / sims)
+        partial = f"{r.partial_rejects:.4f}" if effect == 0 else "-"
+        toward = f"{r.correct:.3f}" if effect else "-"
+        looks = f"{r.looks:.2f} | {r.partial_looks:.2f}" if effect else "- | -"
+        lines.append(f"| {effect} | {batch} | {rounds} | {sims} | {wrong:.4f} ± {se:.4f} | {partial} | {toward} | "
+                     f"{looks} | {r.waiting:.2f} |")  # fmt: skip
+    lines += ["", f"Seed {SEED}; {ANNOTATORS} annotators an item, each item of the latest round holding 0 to "
+              f"{ANNOTATORS} of its judgments at a look (uniformly, drawn anew at each look), earlier rounds' items "
+              "complete; ties 20%, item sd 0.5, alpha 0.05, stopped at the first decision (no tie decided); "
+              "`.venv/bin/python scripts/sequential.py --waiting` reproduces it."]  # fmt: skip
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/sequential.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--print", action="store_true", help="print the table, leave docs/statistics.md alone")
     parser.add_argument("--passes", action="store_true", help="the table of passes (next-round --passes) instead")
+    parser.add_argument("--waiting", action="store_true", help="the table of looks taken mid-way instead")
     args = parser.parse_args(argv)
-    text = passes_table() if args.passes else table()
+    text = passes_table() if args.passes else waiting_table() if args.waiting else table()
+    markers = (PASSES_START, PASSES_END) if args.passes else (WAITING_START, WAITING_END) if args.waiting else (
+        START, END)  # fmt: skip
     if not args.print:
-        _docs.splice(text, *((PASSES_START, PASSES_END) if args.passes else (START, END)))
+        _docs.splice(text, *markers)
     print(text)
     return 0
 

@@ -48,9 +48,15 @@ of a confidence sequence keeps its error rate whatever comes after):
   difference worth finding, on the observation's scale (anytime-valid equivalence);
 - ``undecided`` otherwise.
 
+An item counts once complete: every one of its tasks holds its ``overlap`` judgments (next-round's ``--overlap``,
+the record's ``fixed.annotators``), its observation then the mean over each task's first ``overlap`` judgments in
+annotation order, final (:func:`completeness`, :func:`counted`). The guarantee is for a sequence of observations each
+fixed once looked at; an item counted from its first judgment would change when the others come in. Items judged but
+not complete wait, left out of the intervals (the record's ``waiting``).
+
 A study of several passes (``next-round --passes``, :mod:`annols.study.passes`) gives each pass its own sequence:
-pass p over the items that reached it, each item's mean over its first p x overlap judgments in annotation order
-(:func:`pass_series`), at level alpha / (m x passes) (:func:`by_pass`).
+pass p over the items complete for it (every task with p x overlap judgments), each item's mean over its first
+p x overlap judgments in annotation order (:func:`pass_series`), at level alpha / (m x passes) (:func:`by_pass`).
 
 The study's goal says which comparisons it exists for. ``all``: every one. ``best``: those that decide which
 system is best, per question: the candidates are the systems not yet decided worse than any other, the relevant
@@ -324,28 +330,83 @@ def judgment_ranks(tidy: pd.DataFrame) -> pd.Series:
     return pd.Series(place[index.get_indexer(rows)], index=tidy.index)
 
 
-def pass_series(definition: Any, tidy: pd.DataFrame, keys: set[str], wanted: list[tuple[str, str, str]], passes: int,
-                overlap: int, cap: float | None = None) -> list[dict[tuple[str, str, str], pd.Series]]:  # fmt: skip
-    """Per pass p (1 to ``passes``), each comparison's observations (:func:`observations`) of the items that reached
-    pass p: a judgment beyond its tasks' first (p - 1) x ``overlap``, each item's observation its mean over its tasks'
-    first p x ``overlap`` judgments in annotation order, so that a pass never changes an earlier pass's observations.
-    ``keys``: the study tasks counted; ``tidy`` and ``cap``: as :func:`frame_of` takes them."""
+@dataclass(frozen=True)
+class Completeness:
+    """Of a study's judged items, how far each is complete (:func:`completeness`)."""
+
+    place: np.ndarray  # each row's annotator's place among its task's annotators (:func:`judgment_ranks`)
+    item: np.ndarray  # each row's item
+    reached: dict[str, int]  # item -> the passes it has completed: all its tasks hold p x overlap judgments
+    waiting: frozenset[str]  # items judged beyond their completed passes: counted nowhere until complete
+
+    def rows(self, p: int, overlap: int) -> np.ndarray:
+        """The rows pass ``p`` reads: its complete items' first p x ``overlap`` judgments of each task."""
+        done = pd.Series(self.item, dtype=object).map(self.reached).fillna(0).to_numpy() >= p
+        return done & (self.place < p * overlap)
+
+
+def completeness(definition: Any, part: pd.DataFrame, passes: int, overlap: int,
+                 members: dict[str, str] | None = None) -> Completeness:  # fmt: skip
+    """How far each item of ``part`` (the judgments of a study's tasks, as :func:`frame_of` takes them) is
+    complete. An item completes pass p when every one of its tasks holds p x ``overlap`` judgments (an item of
+    best-worst or spans is several tasks, :data:`BY_ITEM`); its judgments beyond that (an extra annotation Label
+    Studio gave a task) wait for the next pass, or, after the last, are never read. ``members``: task key -> its
+    item, for every task of the study, judged or not (a task of an item none of whose judgments is in the pull still
+    keeps its item waiting); without it, the items are those the judged rows name."""
     from annols.analysis import asked
 
+    if not len(part):
+        return Completeness(np.zeros(0, dtype=int), np.zeros(0, dtype=object), {}, frozenset())
+    keys = part["task_key"].astype(str).to_numpy()
+    named = part[asked.UNIT].astype(str).to_numpy() if definition.style in BY_ITEM else keys
+    item = named.astype(object)
+    if members:
+        item = pd.Series(keys, dtype=object).map(members).fillna(pd.Series(item)).to_numpy(dtype=object)
+    place = judgment_ranks(part).to_numpy()
+    made = pd.Series(place + 1).groupby(keys).max()
+    tasks: dict[str, set[str]] = {}
+    for k, i in dict(zip(keys, item, strict=True)).items():  # a task is in one item
+        tasks.setdefault(str(i), set()).add(k)
+    for k, i in (members or {}).items():
+        if i in tasks:  # an item with a judgment: its unjudged tasks count too
+            tasks[i].add(k)
+    reached: dict[str, int] = {}
+    waiting: set[str] = set()
+    for i, held in tasks.items():
+        counts = [int(made.get(k, 0)) for k in held]
+        reached[i] = min(passes, min(counts) // overlap)
+        if reached[i] < passes and max(counts) > reached[i] * overlap:
+            waiting.add(i)
+    return Completeness(place, item, reached, frozenset(waiting))
+
+
+def pass_series(definition: Any, tidy: pd.DataFrame, keys: set[str], wanted: list[tuple[str, str, str]], passes: int,
+                overlap: int, cap: float | None = None,
+                members: dict[str, str] | None = None) -> list[dict[tuple[str, str, str], pd.Series]]:  # fmt: skip
+    """Per pass p (1 to ``passes``), each comparison's observations (:func:`observations`) of the items complete for
+    pass p (:func:`completeness`: every task of the item holds p x ``overlap`` judgments), each item's observation its
+    mean over its tasks' first p x ``overlap`` judgments in annotation order, so that an observation, once counted,
+    never changes: not when the item's other annotators come in (an item counts only once complete), not when a
+    later pass adds annotators. One pass of ``overlap`` annotators: the study in rounds without passes.
+    ``keys``: the study tasks counted; ``tidy`` and ``cap``: as :func:`frame_of` takes them; ``members``: as
+    :func:`completeness` takes it."""
+    return counted(definition, tidy, keys, wanted, passes, overlap, cap, members)[0]
+
+
+def counted(definition: Any, tidy: pd.DataFrame, keys: set[str], wanted: list[tuple[str, str, str]], passes: int,
+            overlap: int, cap: float | None = None, members: dict[str, str] | None = None,
+            ) -> tuple[list[dict[tuple[str, str, str], pd.Series]], Completeness]:  # fmt: skip
+    """:func:`pass_series`, and the :func:`completeness` it counted the items by (its ``waiting`` items)."""
     empty = pd.Series([], dtype=float)
     part = tidy[tidy["task_key"].astype(str).isin(keys).to_numpy()] if len(tidy) else tidy
-    if not len(part):
-        return [dict.fromkeys(wanted, empty) for _ in range(passes)]
-    place = judgment_ranks(part).to_numpy()
-    item = part[asked.UNIT if definition.style in BY_ITEM else "task_key"].astype(str).to_numpy()
+    state = completeness(definition, part, passes, overlap, members)
     out = []
     for p in range(1, passes + 1):
-        upto = place < p * overlap
-        reached = set(item[upto & (place >= (p - 1) * overlap)])
+        upto = state.rows(p, overlap)
         frame = frame_of(definition, part[upto], cap) if upto.any() else None
         found = observations(definition.style, frame) if frame is not None and len(frame) else {}
-        out.append({key: found[key][found[key].index.isin(reached)] if key in found else empty for key in wanted})
-    return out
+        out.append({key: found.get(key, empty) for key in wanted})
+    return out, state
 
 
 def by_pass(found: list[dict[tuple[str, str, str], pd.Series]], bound: float | dict[str, float], effect: float,
@@ -664,6 +725,73 @@ def simulate_passes(effect: float, *, sims: int, items: int, passes: int, overla
 
 
 @dataclass(frozen=True)
+class SimulatedWaiting:
+    """Of ``sims`` simulated pairwise studies of one comparison looked at while annotators are mid-way
+    (:func:`simulate_waiting`)."""
+
+    effect: float
+    sims: int
+    rounds: int
+    batch: int
+    annotators: int
+    rejects: float  # share with a decision of one system better at some look: an item counts once complete
+    partial_rejects: float  # the same when an item counts from its first judgment, its observation revised later
+    waiting: float  # mean share of the latest round's items not complete at a look
+    correct: float  # share decided towards the first system (complete items)
+    looks: float  # mean look of the decision (complete items; undecided: the last)
+    partial_looks: float  # the same, an item counted from its first judgment
+
+
+def simulate_waiting(effect: float, *, sims: int, rounds: int, batch: int, annotators: int = 3,
+                     tie_rate: float = 0.2, item_sd: float = 0.5, alpha: float = ALPHA,
+                     seed: int = 0) -> SimulatedWaiting:  # fmt: skip
+    """Pairwise studies of one comparison run in rounds of ``batch`` items, ``annotators`` an item (next-round
+    --overlap), looked at after every round while annotators are mid-way: at each look the items of earlier rounds
+    are complete and each item of the latest round holds 0 to ``annotators`` of its judgments (uniformly, drawn anew
+    at each look, whatever their values). Stopped at the first decision (no equivalence stop: the worst case for
+    false decisions). The rule: an item counts once complete, its net share of its judgments. Beside it, the rule
+    before it: an item counts from its first judgment, its observation its net share of the judgments so far,
+    revised at the next look."""
+    from annols.analysis import plan
+
+    a = plan.Assumptions("pairwise", effect or 0.5, tie_rate=tie_rate, item_sd=item_sd, alpha=alpha)
+    n_max = rounds * batch
+    rng = np.random.default_rng(seed)
+    y = plan.OUTCOMES["pairwise"](a, plan.DRAWS["pairwise"](a, n_max, annotators, sims, rng), effect, n_max,
+                                  annotators)  # fmt: skip
+    # share[k - 1]: each item's net share of its first k judgments (sims, items)
+    share = np.stack([y[:, :, :k].sum(axis=2) / np.maximum((y[:, :, :k] != 0).sum(axis=2), 1)
+                      for k in range(1, annotators + 1)])  # fmt: skip
+    eta = eta_for(n_max)
+    done, partial, towards = (np.zeros(sims, dtype=bool) for _ in range(3))
+    looks, partial_looks = np.full(sims, rounds), np.full(sims, rounds)
+    waiting = []
+    for r in range(1, rounds + 1):
+        old = (r - 1) * batch
+        held = rng.integers(0, annotators + 1, size=(sims, batch))  # judgments each latest item holds at this look
+        waiting.append(float((held < annotators).mean()))
+        latest = np.take_along_axis(share[:, :, old : old + batch], (np.maximum(held, 1) - 1)[None], axis=0)[0]
+        for counted_, values, decided, at_look in ((held == annotators, share[-1][:, old : old + batch], done, looks),
+                                                   (held >= 1, latest, partial, partial_looks)):  # fmt: skip
+            x = np.concatenate([share[-1][:, :old], np.where(counted_, values, 0.0)], axis=1)
+            n = old + counted_.sum(axis=1)
+            mean = x.sum(axis=1) / np.maximum(n, 1)
+            var = np.where(n > 1, ((x**2).sum(axis=1) - n * mean**2) / np.maximum(n - 1, 1), 0.0)
+            wide = np.full(sims, math.inf)
+            for size in np.unique(n[n > 0]):
+                at = n == size
+                wide[at] = width(int(size), var[at], 1.0, alpha, eta)
+            new = ~decided & (np.abs(mean) > wide)
+            if decided is done:
+                towards |= new & (mean > 0)
+            at_look[new] = r
+            decided |= new
+    return SimulatedWaiting(effect, sims, rounds, batch, annotators, float(done.mean()), float(partial.mean()),
+                            float(np.mean(waiting)), float(towards.mean()), float(looks.mean()),
+                            float(partial_looks.mean()))  # fmt: skip
+
+
+@dataclass(frozen=True)
 class SimulatedBestWorst:
     """Of ``sims`` simulated best-worst studies, every pair of ``systems`` compared, checked after each round."""
 
@@ -744,22 +872,20 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
     pushed = {k for r in rounds for k in r.get("pushed", [])}
     items = sum(_items_pushed(r) for r in rounds)
     frame = frame_of(definition, tidy, cap)
-    found = observations(definition.style, frame[frame["task_key"].astype(str).isin(pushed)]) if len(frame) else {}
     recorded = {tuple(c["key"]): c for c in last.get("comparisons", [])}
     when: dict[tuple[str, str, str], int] = {}
     for r in rounds:
         for c in r.get("comparisons", []):
             if c["decision"] != UNDECIDED:
                 when.setdefault(tuple(c["key"]), r["round"])
-    empty = pd.Series([], dtype=float)
-    series = {key: found.get(key, empty) for key in recorded}
     passes = int(first.get("passes", 1))
+    need = per_item(first)
+    by, state = counted(definition, tidy, pushed, list(recorded), passes, need, cap, recorded_items(rounds, tidy))
     if passes == 1:
         kept = {key: c["decision"] for key, c in recorded.items()}
-        found_now = comparisons(series, bounds_of(definition, cap), float(first["effect"]), float(first["eta"]),
+        found_now = comparisons(by[0], bounds_of(definition, cap), float(first["effect"]), float(first["eta"]),
                                 float(first["alpha"]), kept, int(first["tests"]))  # fmt: skip
     else:
-        by = pass_series(definition, tidy, pushed, list(recorded), passes, int(first["overlap"]), cap)
         found_now = by_pass(by, bounds_of(definition, cap), float(first["effect"]), float(first["eta"]),
                             float(first["alpha"]), {k: (c["decision"], int(c.get("pass", 1)))
                                                     for k, c in recorded.items()}, int(first["tests"]))  # fmt: skip
@@ -780,6 +906,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         "smallest difference worth finding); a decision is the one made at the round that first showed it. "
         "Intervals are those of the judgments in this report.",
         *_observed(definition, cap),
+        *_waiting(len(state.waiting), need, passes),
         _savings(fixed, judgments, first, last),
     ]
     summary = [_savings(fixed, judgments, first, last)]
@@ -817,6 +944,45 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                           whole=("round", "items pushed", "study items", "judgments read", "comparisons decided",
                                  *(("pass", "tasks re-opened") if passes > 1 else ())))],
                    summary=summary)  # fmt: skip
+
+
+def per_item(first: dict[str, Any]) -> int:
+    """The judgments an item's task needs to count (a study of passes: in each pass), from the first round's record:
+    its ``overlap`` (a study of passes), else the annotators of its fixed design (next-round's ``--overlap``, every
+    record has it; a record without: 1, every judged item complete)."""
+    return int(first.get("overlap") or (first.get("fixed") or {}).get("annotators") or 1)
+
+
+def recorded_items(rounds: list[dict[str, Any]], tidy: pd.DataFrame) -> dict[str, str] | None:
+    """Task key -> item of the tasks the rounds pushed whose item has a judgment in ``tidy`` (best-worst and spans),
+    from each round's ``item_tasks`` (the number of tasks of each item it pushed, in ``pushed`` order): the pull
+    names the item of a judged task only, and an item whose other tasks have no judgment yet is not complete.
+    None where no round records them (other styles, a record from before): the items are those the rows name."""
+    from annols.analysis import asked
+
+    if not any(r.get("item_tasks") for r in rounds) or asked.UNIT not in tidy.columns:
+        return None
+    named = tidy[["task_key", asked.UNIT]].astype(str).drop_duplicates("task_key")
+    unit_of = dict(zip(named["task_key"], named[asked.UNIT], strict=True))
+    out: dict[str, str] = {}
+    for r in rounds:
+        keys, at = [str(k) for k in r.get("pushed", [])], 0
+        for n in r.get("item_tasks") or ():
+            group, at = keys[at : at + int(n)], at + int(n)
+            item = next((unit_of[k] for k in group if k in unit_of), None)
+            if item is not None:
+                out.update(dict.fromkeys(group, item))
+    return out
+
+
+def _waiting(waiting: int, need: int, passes: int) -> list[str]:
+    """The section's word on the items left out as not yet complete (none when none is)."""
+    if not waiting:
+        return []
+    needed = f"{need} judgment(s) a task" if passes == 1 else f"p x {need} judgments a task in pass p"
+    return [f"Waiting: {waiting} item(s) pushed have some of their judgments in this pull but are not complete (an "
+            f"item counts once every one of its tasks holds its {needed}, each task's first in annotation order, "
+            "so that an observation once looked at never changes); they are left out of the intervals."]  # fmt: skip
 
 
 def _items_pushed(round_: dict[str, Any]) -> int:

@@ -7,10 +7,11 @@ order (never chosen by their values), ``--batch`` a round, so that ``overlap`` m
 gives an item p x overlap annotators. Then pass 3, up to P.
 
 Re-opening an item must not rewrite what was already looked at: each pass has its own confidence sequence
-(:func:`annols.analysis.sequential.pass_series`, :func:`annols.analysis.sequential.by_pass`), over the items that
-reached it, an item's observation its mean over its first p x overlap judgments in annotation order, at level
-alpha / (m x P). Folding the new judgments into pass 1's observations (the naive design) would change observations
-the sequence has already been looked at; docs/statistics.md shows what that costs.
+(:func:`annols.analysis.sequential.pass_series`, :func:`annols.analysis.sequential.by_pass`), over the items complete
+for it (every task of the item with p x overlap judgments), an item's observation its mean over its first p x overlap
+judgments in annotation order, at level alpha / (m x P). Folding the new judgments into pass 1's observations (the
+naive design) would change observations the sequence has already been looked at; docs/statistics.md shows what that
+costs.
 
 On the server, an item is re-opened by raising the ``overlap`` of each of its tasks
 (:meth:`annols.labelstudio.client.LabelStudioClient.reopen_task`): Label Studio then offers it again to annotators
@@ -71,29 +72,29 @@ def reopened(rounds: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return out
 
 
-def decide(definition: Any, tidy: pd.DataFrame | None, keys: set[str], wanted: list[Key], passes: int,
-           overlap: int, bound: float | dict[str, float], effect: float, eta: float, alpha: float,
-           last: Mapping[str, Any], tests: int, cap: float | None = None) -> list[sequential.Comparison]:  # fmt: skip
-    """Each comparison over the passes, the decisions of the last round (``last``) kept with their pass."""
-    empty = pd.Series([], dtype=float)
-    found = (sequential.pass_series(definition, tidy, keys, wanted, passes, overlap, cap) if tidy is not None
-             else [dict.fromkeys(wanted, empty) for _ in range(passes)])  # fmt: skip
+def decide(found: list[dict[Key, pd.Series]], bound: float | dict[str, float], effect: float, eta: float, alpha: float,
+           last: Mapping[str, Any], tests: int) -> list[sequential.Comparison]:  # fmt: skip
+    """Each comparison over the passes (``found``: :func:`annols.analysis.sequential.counted`'s series), the
+    decisions of the last round (``last``) kept with their pass."""
     kept = {tuple(c["key"]): (c["decision"], int(c.get("pass", 1))) for c in last.get("comparisons", [])}
     return sequential.by_pass(found, bound, effect, eta, alpha, kept, tests)
 
 
-def check_judged(rounds: Sequence[Mapping[str, Any]], tidy: pd.DataFrame | None, overlap: int) -> None:
-    """Refuse a round after one that re-opened items none of which has a judgment of its pass in the pull: rounds
-    would pile up unjudged, and the same pull read again would re-open more."""
+def check_judged(rounds: Sequence[Mapping[str, Any]], state: sequential.Completeness, unit: Mapping[str, str],
+                 overlap: int) -> None:  # fmt: skip
+    """Refuse a round after one that re-opened items none of which is complete for its pass in the pull (``state``;
+    ``unit``: task key -> item, where an item is several tasks): rounds would pile up, deciding nothing new, and the
+    same pull read again would re-open more."""
     last = rounds[-1] if rounds else {}
     tasks = set(last.get("reopened") or {})
     if not tasks:
         return
     stage = int(last.get("pass", 2))
-    part = None if tidy is None else tidy[tidy["task_key"].astype(str).isin(tasks).to_numpy()]
-    if part is None or not len(part) or not (sequential.judgment_ranks(part) >= (stage - 1) * overlap).any():
-        raise AnnolsError(f"none of the {len(tasks)} task(s) round {len(rounds)} re-opened for pass {stage} has a "
-                          "judgment of that pass in the pull: pull again once annotators have judged some of them")
+    items = {unit.get(k, k) for k in tasks}
+    if not any(state.reached.get(i, 0) >= stage for i in items):
+        raise AnnolsError(f"none of the {len(items)} item(s) round {len(rounds)} re-opened for pass {stage} is "
+                          f"complete for it in the pull (every task with {stage * overlap} judgments): pull again "
+                          "once annotators have completed some of them")  # fmt: skip
 
 
 def asked_judgments(keys: list[str], targets: Mapping[str, int], overlap: int, tidy: pd.DataFrame | None) -> int:

@@ -15,13 +15,19 @@ and the study is decided when none is undecided. For best-worst and spans an ite
 task sharing a context (a pool's tuples; a source's candidates, a task each), as the report's
 tests have it: a round pushes whole items, and ``--batch`` and ``--budget`` count items.
 
+An item counts once complete: every one of its tasks holds ``overlap`` judgments (a study of passes: pass p's
+p x overlap), its observation then final, each task's first judgments in annotation order
+(:func:`annols.analysis.sequential.counted`). Items judged but not complete are waiting, left out; a round needs a
+complete item of the round before it.
+
 With ``passes`` above 1 (:mod:`annols.study.passes`), once no new item can be pushed for the undecided
 comparisons, rounds re-open items already pushed for more annotators, each pass with its own confidence
 sequence; ``budget_judgments`` caps the judgments asked.
 
 Every round is recorded off the server beside the manifest, in ``<project>.rounds.jsonl``
-(one JSON line a round: time, the task keys it pushed and how many study items they make,
-the decisions at that round, and what was fixed at the first round: the mixture width, the
+(one JSON line a round: time, the task keys it pushed and how many study items they make
+(best-worst and spans: also how many tasks each, ``item_tasks``), the items waiting, the
+decisions at that round, and what was fixed at the first round: the mixture width, the
 number of comparisons, alpha, the effect, the goal, the error cap if one was given, and the
 fixed design ``annols plan`` would have chosen for it).
 """
@@ -95,6 +101,7 @@ class RoundResult:
     passes: int = 1
     stage: int = 1  # the pass the round worked on
     pushed_items: int = 0  # the study items of ``pushed`` (best-worst and spans: an item is several tasks)
+    waiting: int = 0  # items judged but not complete: left out of the comparisons until they are
 
 
 def read_rounds(path: Path) -> list[dict[str, Any]]:
@@ -194,27 +201,30 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     cap = error_cap_of(definition, record, first, options.error_cap)
     bound = sequential.bounds_of(definition, cap)
     frame = sequential.frame_of(definition, tidy, cap) if tidy is not None and len(tidy) else None
-    found = sequential.observations(definition.style, frame) if frame is not None else {}
     study = set(pushed)
-    observed = {key: x[x.index.isin(study)] for key, x in found.items()}
-    judged = set().union(*(set(x.index) for x in observed.values())) if observed else set()
+    # An item counts once complete (every task of it holds its pass's judgments), its observation then final: the
+    # confidence sequence's guarantee is for observations that never change once looked at.
+    need = overlap if passes > 1 else int((first.get("fixed") or {}).get("annotators") or options.overlap or 1)
+    members = {k: unit[k] for k in pushed_keys if k in unit} or None
+    found, state = sequential.counted(definition, tidy if tidy is not None else pd.DataFrame(), set(pushed_keys),
+                                      wanted, passes, need, cap, members)  # fmt: skip
+    complete = {i for i, p in state.reached.items() if p >= 1}
     last = {unit.get(k, k) for k in earlier[-1].get("pushed", [])} if earlier else set()
-    if last and not judged.intersection(last):  # else rounds would pile up unannotated
-        raise AnnolsError(f"none of the {len(last)} item(s) round {len(earlier)} pushed has a judgment in the pull: "
-                          "pull again once annotators have judged some of them")  # fmt: skip
-    empty = pd.Series([], dtype=float)
-    series = {key: observed.get(key, empty) for key in wanted}
+    if last and not complete.intersection(last):  # else rounds would pile up, deciding nothing new
+        raise AnnolsError(f"none of the {len(last)} item(s) round {len(earlier)} pushed has all its judgments in "
+                          f"the pull ({len(state.waiting & last)} of them have some): pull again once annotators have "
+                          "completed some of them")  # fmt: skip
     kept = {tuple(c["key"]): c["decision"] for c in (earlier[-1].get("comparisons", []) if earlier else [])}
     if passes == 1:
-        decided = sequential.comparisons(series, bound, effect, eta, alpha, kept, tests)
+        decided = sequential.comparisons(found[0], bound, effect, eta, alpha, kept, tests)
     else:
-        passes_lib.check_judged(earlier, tidy, overlap)
-        decided = passes_lib.decide(definition, tidy, set(pushed_keys), wanted, passes, overlap, bound, effect, eta,
-                                    alpha, earlier[-1] if earlier else {}, tests, cap)  # fmt: skip
+        passes_lib.check_judged(earlier, state, unit, overlap)
+        decided = passes_lib.decide(found, bound, effect, eta, alpha, earlier[-1] if earlier else {}, tests)
     open_pairs = {(c.first, c.second) for c in sequential.relevant(decided, goal)}
     done = passes_lib.reopened(earlier)
     left = (None if options.budget_judgments is None else options.budget_judgments
             - passes_lib.asked_judgments(pushed_keys, done, options.overlap or 1, tidy))  # fmt: skip
+    new: list[str] = []  # the new items chosen
     reason, chosen, stage, short = "", [], max([1, *(int(r.get("pass", 1)) for r in earlier)]), False
     reopen: dict[str, int] = {}
     if not open_pairs:
@@ -249,6 +259,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         "pushed_items": len(new_items),
         "items": len(pushed) + len(new_items),
         "judgments": judgments,
+        "waiting": len(state.waiting),
         "reason": reason,
         "comparisons": [_recorded(c) for c in decided],
         "eta": eta,
@@ -257,6 +268,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         "effect": effect,
         "budget": options.budget,
     }
+    if chosen and unit:  # best-worst and spans: the tasks of each item, in ``pushed`` order, for the report
+        row["item_tasks"] = [len(tasks[u]) for u in new]
     if goal != sequential.ALL:  # records of goal all stay as they were
         row["goal"] = goal
     if options.budget_judgments is not None:
@@ -277,7 +290,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     return RoundResult(row["round"] if not repeated else len(earlier), decided, chosen, row["items"], judgments,
                        reason, record, report, goal,
                        sequential.conclusions(decided) if goal == sequential.BEST else None, reopen,
-                       passes, stage, len(new_items))  # fmt: skip
+                       passes, stage, len(new_items), len(state.waiting))  # fmt: skip
 
 
 def goal_of(record: Path, first: dict[str, Any], asked: str | None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from annols.errors import AnnolsError, InputError
@@ -59,7 +60,8 @@ def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
 ) -> None:
     """The planted ratings study (good clearly above poor) as the latest pull of a project whose manifest holds its
     13 items: next-round decides from the report's judgments table and, its budget spent, sends nothing (no client
-    is needed) and records the round."""
+    is needed) and records the round. With --overlap 3 the item one annotator judged alone is waiting: the
+    comparisons count the 12 complete items."""
     from annols.analysis import sequential
     from annols.study import manifest
 
@@ -75,11 +77,12 @@ def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
     result = rounds.next_round(None, definition, [], tidy, options)  # type: ignore[arg-type]
     assert result.pushed == [] and result.reason == rounds.BUDGET and result.push is None
     found = {(c.question, c.first, c.second): c for c in result.comparisons}
-    assert len(found) == 6 and all(c.items == len(keys) for c in found.values())
+    assert len(found) == 6 and all(c.items == len(keys) - 1 for c in found.values())
     assert found[("Coherence", "good", "poor")].decision == sequential.FIRST  # 4.2 against 2.0
     record = rounds.read_rounds(result.record)
     assert len(record) == 1 and record[0]["reason"] == "budget" and record[0]["tests"] == 6
     assert record[0]["judgments"] == len(tidy[["task_key", "annotator"]].drop_duplicates())  # 12 x 3 + 1
+    assert record[0]["waiting"] == 1  # the judgments read still count the waiting item's
 
 
 def planted_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **given: object) -> tuple[object, object]:
@@ -319,7 +322,7 @@ def test_passes_reopen_pushed_items_once_no_new_item_can_be_pushed_and_only_once
     record = rounds.read_rounds(result.record)  # type: ignore[attr-defined]
     assert (record[0]["passes"], record[0]["overlap"], record[0]["pass"]) == (2, 3, 2)
     assert record[0]["reopened"] == reopened and all(c["pass"] == 1 for c in record[0]["comparisons"])
-    with pytest.raises(AnnolsError, match="re-opened for pass 2 has a judgment of that pass"):
+    with pytest.raises(AnnolsError, match="re-opened for pass 2 is complete for it in the pull"):
         planted_rounds(tmp_path, monkeypatch)
     with pytest.raises(OptionError) as e:
         planted_rounds(tmp_path, monkeypatch, passes=3)
@@ -406,3 +409,91 @@ def test_a_best_worst_pass_reopens_whole_items(tmp_path: Path, monkeypatch: pyte
     items = {key.rsplit("-", 1)[0] for key in reopened}
     assert len(items) == 4 and len(reopened) == 4 * len(rp.LAYOUT)  # whole items, --batch 4 of them
     assert all(c.pass_ == 1 for c in result.comparisons)  # type: ignore[attr-defined]
+
+
+# ----------------------------------------------------------------------------- an item counts once complete
+
+
+def test_a_round_needs_a_complete_item_of_the_last_round_and_counts_only_complete_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Overlap 3. Round 1 reads six complete items and pushes four more. A pull where each of the four has one
+    judgment of three is refused in one line (rounds would pile up, deciding nothing new); once two are complete the
+    round goes on, counting eight items, and says (and records) that two wait."""
+    from annols.study import manifest
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    counts = tidy.groupby("task_key")["annotator"].nunique()
+    keys = sorted(str(k) for k in counts[counts == 3].index)  # the twelve items judged by a, b and c
+    monkeypatch.setattr(rounds, "pool", lambda d, inputs: {k: ("good", "fair", "poor") for k in keys})
+    monkeypatch.setattr(rounds.push_lib, "push", lambda client, d, inputs, o: None)
+    path = manifest.manifest_path(tmp_path, "waiting")
+
+    def run(pushed: list[str], part: object) -> rounds.RoundResult:
+        manifest.write_manifest(path, {"protocol": definition.name},
+                                {k: (i, ("good", "fair", "poor")) for i, k in enumerate(pushed)})  # fmt: skip
+        options = rounds.RoundOptions(title="waiting", effect=0.1, batch=4, overlap=3, manifest_dir=tmp_path)
+        return rounds.next_round(None, definition, [], part, options)  # type: ignore[arg-type]
+
+    first = keys[:6]
+    result = run(first, tidy[tidy["task_key"].isin(first)])
+    assert result.waiting == 0 and len(result.pushed) == 4
+    pushed = [*first, *result.pushed]
+    one_each = tidy[tidy["task_key"].isin(first) | (tidy["task_key"].isin(result.pushed) & (tidy["annotator"] == "a"))]
+    with pytest.raises(AnnolsError) as e:
+        run(pushed, one_each)
+    said = "none of the 4 item(s) round 1 pushed has all its judgments in the pull (4 of them have some)"
+    assert said in str(e.value)
+    assert "\n" not in str(e.value) and len(rounds.read_rounds(result.record)) == 1
+    two_done = pd.concat([one_each, tidy[tidy["task_key"].isin(result.pushed[:2]) & (tidy["annotator"] != "a")]])
+    later = run(pushed, two_done)
+    assert later.waiting == 2 and all(c.items == 8 for c in later.comparisons)
+    assert rounds.read_rounds(later.record)[-1]["waiting"] == 2
+
+
+def test_a_best_worst_item_waits_for_every_tuple_and_the_record_keeps_the_tasks_of_each_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty best-worst items pushed: item 0 has a tuple nobody has judged yet, item 1 a tuple with two answers of
+    three. Both wait; the comparisons count the other eighteen; the round's record keeps how many tasks each item it
+    pushed holds, so that the report knows an item's unjudged tuples."""
+    from tests.analysis import rounds_planted as rp
+
+    tasks = rp.best_worst(40)
+    systems = {key: tuple(rp.BW_SYSTEMS[i] for i in rp.LAYOUT[int(key.rsplit("-", 1)[1])]) for _, key, _ in tasks}
+    looked = [(item, key, {} if key == "bw-0-0" else {a: j for a, j in answers.items() if a != "c"}
+               if key == "bw-1-1" else answers) for item, key, answers in tasks]  # fmt: skip
+    result, asked = by_item_round(tmp_path, monkeypatch, rp.example("summary-best-worst"), looked, systems, 30.0, 20)
+    assert result.waiting == 2  # type: ignore[attr-defined]
+    assert all(c.items == 18 for c in result.comparisons)  # type: ignore[attr-defined]
+    record = rounds.read_rounds(result.record)[0]  # type: ignore[attr-defined]
+    assert record["waiting"] == 2 and record["item_tasks"] == [len(rp.LAYOUT)] * 4
+    assert sum(record["item_tasks"]) == len(record["pushed"]) == len(asked[0])
+
+
+def test_next_round_says_how_many_items_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line: the planted ratings study as the pull, --overlap 3: the item judged by one annotator of
+    three is named as waiting (the server and the pull's reading are the live tests')."""
+    from click.testing import CliRunner
+
+    from annols import cli, report
+    from annols.study import manifest
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    monkeypatch.setattr(rounds, "pool", lambda d, inputs: {k: ("good", "fair", "poor") for k in keys})
+    monkeypatch.setattr(cli, "_load", lambda protocol, variant: definition)
+    monkeypatch.setattr(cli, "_connect", lambda url, api_key, data_dir: None)
+    monkeypatch.setattr(report, "read_judgments", lambda d, sources, rounds=False: (tidy, ""))
+    manifest.write_manifest(manifest.manifest_path(tmp_path, "waiting"), {"protocol": definition.name},
+                            {k: (i, ("good", "fair", "poor")) for i, k in enumerate(keys)})  # fmt: skip
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("{}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli.main, ["next-round", "pairwise-aspects", str(pool), "--project", "waiting",
+                                           "--effect", "0.5", "--overlap", "3", "--budget", str(len(keys)),
+                                           "--pull", str(tmp_path), "--manifest-dir", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "1 item(s) waiting for judgments: judged but not complete, left out until they are" in result.output
+    assert "Coherence: good vs poor: 12 items" in result.output

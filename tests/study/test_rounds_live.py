@@ -220,7 +220,7 @@ def test_a_second_pass_reopens_items_on_the_server_and_decides(
 
     # The same pull again: refused in one line, nothing re-opened twice, no round recorded.
     code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
-    assert code == 1 and "re-opened for pass 2 has a judgment of that pass" in err and len(err.splitlines()) == 1
+    assert code == 1 and "re-opened for pass 2 is complete for it in the pull" in err and len(err.splitlines()) == 1
     assert len(record.read_text("utf-8").splitlines()) == 2 and set(overlaps(project.id).values()) == {2}
     # A re-push of the pool keeps the overlaps; the project's maximum_annotations changed by hand resets them.
     assert cli(label_studio, "push", str(definition), str(pool), "--project", title, "--overlap", "1",
