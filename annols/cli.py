@@ -420,6 +420,15 @@ PREDICTIONS = click.option(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Pre-annotations for annotators to correct (e.g. an LLM critic's output). Repeatable.",
 )
+
+
+def output_folder(help_text: str) -> Callable[[Any], Any]:
+    """``-o/--output FOLDER`` (``out_dir``), required: the folder pull, convert and report write their files into."""
+    return click.option(
+        "-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help=help_text
+    )
+
+
 MANIFEST_DIR = click.option(
     "--manifest-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -721,9 +730,10 @@ def tasks_command(
 @main.command("pull")
 @click.argument("protocol", type=PROTOCOL)
 @click.option("--project", "title", required=True, help="Project title.")
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for the export and result files (created; an earlier pull in it is updated, and left "
-                   "as it was if the pull fails).")  # fmt: skip
+@output_folder(
+    "Folder for the export and result files (created; an earlier pull in it is updated, and left as it was if the "
+    "pull fails)."
+)
 @VARIANT
 @click.option(
     "--manifest-dir",
@@ -785,11 +795,7 @@ def pull_command(
     manifest = manifest_lib.manifest_path(manifest_dir, title)
     report = pull_lib.pull(client, d, title, out_dir, judges_dir=store, full=full, manifest=manifest,
                            strict=strict)  # moved in once counts match  # fmt: skip
-    for finding in report.findings:
-        click.echo(f"warning: {finding.line()}", err=True)
-    if report.findings:
-        click.echo(f"{len(report.findings)} finding(s) (docs/security.md), in {out_dir / findings_lib.FINDINGS_FILE}",
-                   err=True)  # fmt: skip
+    _print_findings(report.findings, out_dir)
     _print_pull_kind(report)
     _print_convert(report.convert, [report.export, out_dir / exports.ANNOTATORS_FILE, out_dir / exports.PROJECT_FILE])
     c = report.convert.counts
@@ -937,11 +943,7 @@ def _pull_isolated(d: Definition, title: str, out_dir: Path, manifest_dir: Path,
     instances = isolate_lib.read_instances(isolate)
     merged = isolate_lib.pull(instances, d, title, out_dir, manifest_dir, full=full, strict=strict,
                               on_notice=lambda line: click.echo(line, err=True))  # fmt: skip
-    for finding in merged.findings:
-        click.echo(f"warning: {finding.line()}", err=True)
-    if merged.findings:
-        click.echo(f"{len(merged.findings)} finding(s) (docs/security.md), in {out_dir / findings_lib.FINDINGS_FILE}",
-                   err=True)  # fmt: skip
+    _print_findings(merged.findings, out_dir)
     for p in merged.instances:
         c = p.report.convert.counts
         click.echo(f"{p.instance.annotator}: counts match the server: {c.tasks} tasks, {c.annotations} annotations, "
@@ -956,14 +958,7 @@ def _pull_isolated(d: Definition, title: str, out_dir: Path, manifest_dir: Path,
 @main.command("convert")
 @click.argument("protocol", type=PROTOCOL)
 @click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for the result files (created; files of the same name are replaced).",
-)
+@output_folder("Folder for the result files (created; files of the same name are replaced).")
 @VARIANT
 def convert_command(protocol: str, export: Path, out_dir: Path, variant: str | None) -> None:
     """Convert a saved raw JSON export into the protocol's result files, offline.
@@ -1038,6 +1033,15 @@ def validate_command(
         click.echo(f"Error: {len(violations)} rule violation(s) in {tasks} annotations", err=True)
         sys.exit(1)
     click.echo(f"No rule violations in {tasks} annotations.")
+
+
+def _print_findings(findings: Sequence[findings_lib.Finding], out_dir: Path) -> None:
+    """A pull's findings (what the server holds that the manifest contradicts), on stderr: one line each, then where."""
+    for finding in findings:
+        click.echo(f"warning: {finding.line()}", err=True)
+    if findings:
+        where = out_dir / findings_lib.FINDINGS_FILE
+        click.echo(f"{len(findings)} finding(s) (docs/security.md), in {where}", err=True)
 
 
 def _print_convert(report: pull_lib.ConvertReport, written: Sequence[Path] = ()) -> None:
@@ -1183,14 +1187,7 @@ def users_list(url: str | None, api_key: str | None, data_dir: Path | None) -> N
 @main.command("report")
 @click.argument("protocol", type=PROTOCOL)
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for report.md, report.html, tables/ and plots/ (created; files in it are replaced).",
-)
+@output_folder("Folder for report.md, report.html, tables/ and plots/ (created; files in it are replaced).")
 @VARIANT
 @click.option(
     "--overlap", type=click.IntRange(min=1), help="Annotators asked per item, for sources without project.json."

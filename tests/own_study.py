@@ -31,10 +31,8 @@ HEAD = 'summary = "A planted study."\nguideline = "Judge the outputs."\n'
 
 # ----------------------------------------------------------------------------- pairwise
 
-PAIRWISE = f"""name = "own-pairwise"
-style = "pairwise"
-{HEAD}
-[[context]]
+# The context, candidates and answers of a pairwise definition, shared with tests/browser/test_hybrid_judge.py.
+PAIRWISE_PARTS = """[[context]]
 name = "prompt"
 title = "Prompt"
 
@@ -59,7 +57,12 @@ prefers = "response_a"
 code = "B"
 text = "B is better"
 prefers = "response_b"
+"""
 
+PAIRWISE = f"""name = "own-pairwise"
+style = "pairwise"
+{HEAD}
+{PAIRWISE_PARTS}
 [[aspects]]
 name = "helpful"
 text = "Which response is more helpful?"

@@ -1,4 +1,5 @@
-"""The structure of docs/architecture.md holds: no import cycle among annols' modules, and the layer contracts.
+"""The structure of docs/architecture.md holds: no import cycle among annols' modules, the layer contracts,
+and its drawing names every module.
 
 Imports are read by grimp (import-linter's graph), every import counted: at module level,
 inside a function, or under ``TYPE_CHECKING``. A cycle is a strongly connected set of
@@ -7,6 +8,7 @@ two or more modules; each is named with the imports that close it.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +91,82 @@ def test_the_layer_contracts_hold() -> None:
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
+
+
+def boxes(drawing: str) -> list[str]:
+    """The text of each box of a box drawing (┌ ┐ │ └), boxes side by side included, top to bottom."""
+    found: list[str] = []
+    open_boxes: list[tuple[int, int, list[str]]] = []  # columns of ┌ and ┐, the lines inside
+    for line in drawing.splitlines():
+        if "└" in line:
+            for start, end, text in [b for b in open_boxes if line[b[0] : b[0] + 1] == "└"]:
+                found.append("\n".join(text))
+                open_boxes.remove((start, end, text))
+        for start, end, text in open_boxes:
+            text.append(line[start + 1 : end])
+        for top in re.finditer("┌[^┐]*┐", line):
+            open_boxes.append((top.start(), top.end() - 1, []))
+    return found
+
+
+def undrawn(document: str, package: Path) -> list[str]:
+    """What of ``package`` the first drawing of ``document`` leaves out: a folder with no box (a box is a
+    folder's when it opens with ``folder/``), a module whose name is not a word of its folder's box, a
+    top-level module named in no box."""
+    drawing = document.split("```\n")[1]
+    by_folder: dict[str, set[str]] = {}
+    everywhere: set[str] = set()
+    for text in boxes(drawing):
+        words = set(re.findall(r"\w+", text))
+        everywhere |= words
+        opening = re.match(r"\s*(\w+)/", text)
+        if opening:
+            by_folder.setdefault(opening.group(1), set()).update(words)
+    missing = []
+    for module in sorted(package.glob("*.py")):
+        if module.stem not in everywhere and module.stem != "__init__":
+            missing.append(f"{package.name}/{module.name}: named in no box")
+    for folder in sorted(p.parent for p in package.glob("*/__init__.py")):
+        if folder.name not in by_folder:
+            missing.append(f"{package.name}/{folder.name}/: no box opens with {folder.name}/")
+            continue
+        for module in sorted(folder.glob("*.py")):
+            if module.stem not in by_folder[folder.name] and module.stem != "__init__":
+                missing.append(f"{package.name}/{folder.name}/{module.name}: not named in the {folder.name}/ box")
+    return missing
+
+
+def test_the_drawing_check_names_what_is_missing(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    for path in ["__init__.py", "cli.py", "errors.py", "low/__init__.py", "low/kept.py", "side/__init__.py",
+                 "side/a.py", "side/b.py"]:  # fmt: skip
+        (package / path).parent.mkdir(parents=True, exist_ok=True)
+        (package / path).write_text("")
+    document = (
+        "# pkg\n\n```\n"
+        "top      ┌──────────────────────────┐\n"
+        "         │ cli.py  prints · errors  │\n"
+        "         └────────────┬─────────────┘\n"
+        "         ┌────────────▼┐ ┌──────────┐\n"
+        "low │    │ low/  kept  │ │ side/ a  │\n"
+        "side     │ and b       │ │ · kept   │\n"
+        "         └─────────────┘ └──────────┘\n"
+        "```\n"
+    )
+    assert undrawn(document, package) == ["pkg/side/b.py: not named in the side/ box"]  # b is in low/'s box
+    (package / "errors.py").rename(package / "faults.py")
+    (package / "low" / "new.py").write_text("")
+    (package / "other").mkdir()
+    (package / "other" / "__init__.py").write_text("")
+    assert undrawn(document, package) == [
+        "pkg/faults.py: named in no box",
+        "pkg/low/new.py: not named in the low/ box",
+        "pkg/other/: no box opens with other/",
+        "pkg/side/b.py: not named in the side/ box",
+    ]
+
+
+def test_the_drawing_names_every_module() -> None:
+    document = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = undrawn(document, ROOT / "annols")
+    assert not missing, "docs/architecture.md's drawing leaves out: " + "; ".join(missing)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -10,6 +12,7 @@ from click.testing import CliRunner
 from annols import protocols
 from annols.cli import main
 from annols.protocols import config
+from tests.conftest import ROOT
 from tests.definition.test_definition import MINIMAL
 
 EXAMPLES = Path(protocols.HERE) / "examples"
@@ -71,6 +74,14 @@ def test_configs_check_names_stale_files(tmp_path: Path) -> None:
     assert "stale     " + str(tmp_path / "qa-feedback.xml") in out
     assert "missing   " + str(tmp_path / "summary-flaws.xml") in out
     assert "2 config file(s) out of date" in err
+
+
+def test_python_dash_m_annols_runs_the_command_line(tmp_path: Path) -> None:
+    # A checkout without the installed script: `python -m annols` must reach the same group.
+    assert run("configs", "--dir", str(tmp_path))[0] == 0
+    done = subprocess.run([sys.executable, "-m", "annols", "configs", "--check", "--dir", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"6 config files up to date in {tmp_path}\n", "")
 
 
 def test_help_shows_examples_and_protocol_names() -> None:

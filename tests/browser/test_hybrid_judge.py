@@ -17,42 +17,18 @@ from annols.study.hidden_judges import POOL_FILE, store_dir
 from tests.browser.conftest import LabelingView, responses
 from tests.browser.test_hidden_judge import judged, loaded_by
 from tests.conftest import LiveServer
+from tests.own_study import PAIRWISE_PARTS
 from tests.study.test_push_pull import cli
 
 JUDGE = "oracle-llm"
 ITEMS = 10
 HUMANS = 3  # round(0.3 x 10)
-DEFINITION = """name = "hybrid-pairwise"
+DEFINITION = f"""name = "hybrid-pairwise"
 style = "pairwise"
 summary = "A hybrid study."
 guideline = "Pick the better response."
 
-[[context]]
-name = "prompt"
-title = "Prompt"
-
-[[candidates]]
-name = "response_a"
-title = "Response A"
-
-[[candidates]]
-name = "response_b"
-title = "Response B"
-
-[[answers]]
-code = "tie"
-text = "Tie"
-
-[[answers]]
-code = "A"
-text = "A is better"
-prefers = "response_a"
-
-[[answers]]
-code = "B"
-text = "B is better"
-prefers = "response_b"
-
+{PAIRWISE_PARTS}
 [[aspects]]
 name = "better"
 text = "Which response is better?"

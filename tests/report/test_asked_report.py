@@ -18,30 +18,18 @@ from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
 from annols.protocols import parse_definition
 from annols.report import ReportOptions, build_report
 from tests.report import study
+from tests.styles.test_question_kinds import two_outputs
 
-DEFINITION = """
+DEFINITION = (
+    """
 name = "kinds-ratings"
 style = "ratings"
 summary = "Two outputs rated, scored, judged usable, and a comment."
 guideline = "Rate both."
 
-[[context]]
-name = "src"
-title = "Source"
-
-[[candidates]]
-name = "out_1"
-title = "Output 1"
-
-[[candidates]]
-name = "out_2"
-title = "Output 2"
-
-[[answers]]
-code = "1"
-[[answers]]
-code = "2"
-
+"""
+    + two_outputs("src", "1", "2")
+    + """
 [[aspects]]
 name = "adequacy"
 text = "Adequacy"
@@ -65,6 +53,7 @@ name = "comment"
 kind = "text"
 text = "Comment"
 """
+)
 ITEMS = 8
 SYSTEMS = ("sys-x", "sys-y")
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import secrets
 import subprocess
@@ -33,10 +32,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from click.testing import CliRunner
 from playwright.sync_api import Browser
 
-from annols.cli import main
 from annols.errors import InputError, ServerError
 from annols.labelstudio import server, users
 from annols.labelstudio.client import LabelStudioClient
@@ -46,6 +43,7 @@ from tests.browser.conftest import VIEWPORT, Annotator, LabelingView
 from tests.conftest import LiveServer
 from tests.definition.test_definition import MINIMAL
 from tests.labelstudio.test_incremental import vote
+from tests.study.test_push_pull import invoke
 
 pytestmark = pytest.mark.server
 
@@ -57,13 +55,7 @@ NO_SERVER = {"LABEL_STUDIO_URL": None, "LABEL_STUDIO_API_KEY": None, "ANNOLS_DAT
 
 
 def cli(*args: str, cwd: Path) -> tuple[int, str, str]:
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        result = CliRunner(env=NO_SERVER).invoke(main, list(args))
-    finally:
-        os.chdir(old)
-    return result.exit_code, result.stdout, result.stderr
+    return invoke(NO_SERVER, *args, cwd=cwd)
 
 
 @dataclass
@@ -406,13 +398,7 @@ def test_an_instance_that_does_not_answer_is_named_and_nothing_is_pulled_pushed_
         env = {**NO_SERVER, "ANNOLS_TEST_UP_KEY": label_studio.api_key, "ANNOLS_TEST_DOWN_KEY": "not-a-token"}
 
         def run(*args: str) -> tuple[int, str, str]:
-            old = os.getcwd()
-            os.chdir(tmp_path)
-            try:
-                result = CliRunner(env=env).invoke(main, list(args))
-            finally:
-                os.chdir(old)
-            return result.exit_code, result.stdout, result.stderr
+            return invoke(env, *args, cwd=tmp_path)
 
         code, out, err = run("push", "headlines.toml", "study.jsonl", "--project", title, "--isolate", "one.toml")
         assert code == 0, err + out
@@ -555,13 +541,8 @@ def test_isolated_mode_gives_the_files_of_shared_mode(
     env = {"LABEL_STUDIO_URL": label_studio.url, "LABEL_STUDIO_API_KEY": label_studio.api_key, "ANNOLS_DATA_DIR": None}
 
     def shared_cli(*args: str) -> None:
-        old = os.getcwd()
-        os.chdir(shared)
-        try:
-            result = CliRunner(env=env).invoke(main, list(args))
-        finally:
-            os.chdir(old)
-        assert result.exit_code == 0, result.stderr + result.stdout
+        code, out, err = invoke(env, *args, cwd=shared)
+        assert code == 0, err + out
 
     # The same study: its secret, from which push draws each task's shown order, is the isolated push's
     # (a push draws a new one for a study it has no manifest of); a manifest of the header alone passes it.

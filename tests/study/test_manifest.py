@@ -67,17 +67,23 @@ def _manifest(tmp_path: Path, title: str = "Study one") -> Path:
     return path
 
 
+def _handed_over(tmp_path: Path) -> tuple[Path, str]:
+    """``annols manifest export`` of the study _manifest wrote: the handed-over file and what the command said."""
+    out = tmp_path / "handed-over.jsonl"
+    result = CliRunner().invoke(main, ["manifest", "export", "--project", "Study one", "--manifest-dir",
+                                       str(tmp_path / "m"), "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
 def test_manifest_export_and_import_round_trip(tmp_path: Path) -> None:
     source = _manifest(tmp_path)
-    out = tmp_path / "handed-over.jsonl"
-    runner = CliRunner()
-    result = runner.invoke(main, ["manifest", "export", "--project", "Study one", "--manifest-dir",
-                                  str(tmp_path / "m"), "-o", str(out)])  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert "secret" in result.output
+    out, said = _handed_over(tmp_path)
+    assert "secret" in said
     assert out.read_bytes() == source.read_bytes()
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
 
+    runner = CliRunner()
     elsewhere = tmp_path / "team-mate"
     result = runner.invoke(main, ["manifest", "import", str(out), "--manifest-dir", str(elsewhere)])
     assert result.exit_code == 0, result.output
@@ -114,15 +120,12 @@ def test_the_record_of_a_study_in_rounds_goes_with_the_manifest(tmp_path: Path) 
     source = _manifest(tmp_path)
     record = _record(manifest.rounds_path(tmp_path / "m", "Study one"), 2)
     assert manifest.rounds_path(tmp_path / "m", "Study one") == rounds.rounds_path(tmp_path / "m", "Study one")
-    out = tmp_path / "handed-over.jsonl"
-    runner = CliRunner()
-    result = runner.invoke(main, ["manifest", "export", "--project", "Study one", "--manifest-dir",
-                                  str(tmp_path / "m"), "-o", str(out)])  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert "2 tasks, and the record of its 2 round(s)" in result.output
+    out, said = _handed_over(tmp_path)
+    assert "2 tasks, and the record of its 2 round(s)" in said
     assert out.read_bytes() == source.read_bytes() + b'{"annols_rounds": 2}\n' + record
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
 
+    runner = CliRunner()
     elsewhere = tmp_path / "team-mate"
     result = runner.invoke(main, ["manifest", "import", str(out), "--manifest-dir", str(elsewhere)])
     assert result.exit_code == 0, result.output

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,9 @@ def study(tmp_path: Path) -> tuple[Path, Path]:
     return definition, inputs
 
 
-def cli(server: LiveServer, *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
-    env = {"LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.api_key}
+def invoke(env: Mapping[str, str | None], *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    """annols through CliRunner with ``env`` (None unsets a variable), run in ``cwd`` when given so that the
+    command's relative paths resolve there: exit code, stdout, stderr."""
     old = os.getcwd()
     if cwd:
         os.chdir(cwd)
@@ -56,6 +58,10 @@ def cli(server: LiveServer, *args: str, cwd: Path | None = None) -> tuple[int, s
     finally:
         os.chdir(old)
     return result.exit_code, result.stdout, result.stderr
+
+
+def cli(server: LiveServer, *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    return invoke({"LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.api_key}, *args, cwd=cwd)
 
 
 def shown_by_task(manifest_dir: Path, title: str) -> dict[int, dict[str, Any]]:

@@ -5,6 +5,7 @@ decided; a spent budget pushes nothing; the report has the sequential section.""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from annols.labelstudio.client import LabelStudioClient
@@ -13,16 +14,23 @@ from tests.conftest import LiveServer
 from tests.study.test_push_pull import cli, study  # noqa: F401  (the fixture)
 
 
-def judge_all(client: LabelStudioClient, manifest_dir: Path, title: str, user: int, keys: list[str]) -> None:
-    """One judgment per task of ``keys``: bart better in fluency, wherever it is shown, but on 3 items of 20."""
+def judge(client: LabelStudioClient, manifest_dir: Path, title: str, user: int, keys: list[str],
+          winner: Callable[[int, str, list[str]], str | None]) -> None:  # fmt: skip
+    """One fluency judgment by ``user`` per task of ``keys`` (the i-th): ``winner(i, key, systems shown)`` is the
+    system it prefers (None: a tie), answered as the position the task shows it in."""
     rows = {r["key"]: r for r in manifest.read_rows(manifest.manifest_path(manifest_dir, title))[1]}
     for i, key in enumerate(keys):
         shown = rows[key]["systems"]
-        winner = "pegasus" if i % 20 in (0, 7, 14) else "bart"
-        code = "1" if shown[0] == winner else "2"
+        preferred = winner(i, key, shown)
+        code = "0" if preferred is None else "1" if shown[0] == preferred else "2"
         result = [{"id": "f", "from_name": "fluency", "to_name": "headline_1", "type": "choices",
                    "value": {"choices": [code]}, "origin": "manual"}]  # fmt: skip
         client.create_annotation(rows[key]["task_id"], result, completed_by=user, lead_time=2.0)
+
+
+def judge_all(client: LabelStudioClient, manifest_dir: Path, title: str, user: int, keys: list[str]) -> None:
+    """bart better in fluency, wherever it is shown, but on 3 items of 20."""
+    judge(client, manifest_dir, title, user, keys, lambda i, *_: "pegasus" if i % 20 in (0, 7, 14) else "bart")
 
 
 def test_rounds_stop_when_the_comparison_is_decided(
@@ -124,14 +132,8 @@ def test_goal_best_stops_when_the_best_system_is_known(
         if "nothing pushed" in out:
             break
         pushed = [json.loads(line) for line in record.read_text("utf-8").splitlines()][-1]["pushed"]
-        rows = {r["key"]: r for r in manifest.read_rows(manifest.manifest_path(manifest_dir, title))[1]}
-        for key in pushed:
-            shown = rows[key]["systems"]
-            winner = "a" if "a" in shown else ("b" if sum(map(ord, key)) % 2 else "c")
-            code_ = "1" if shown[0] == winner else "2"
-            result = [{"id": "f", "from_name": "fluency", "to_name": "headline_1", "type": "choices",
-                       "value": {"choices": [code_]}, "origin": "manual"}]  # fmt: skip
-            client.create_annotation(rows[key]["task_id"], result, completed_by=user, lead_time=2.0)
+        judge(client, manifest_dir, title, user, pushed,
+              lambda _, key, shown: "a" if "a" in shown else ("b" if sum(map(ord, key)) % 2 else "c"))  # fmt: skip
         assert cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled), cwd=tmp_path)[0] == 0
     assert "Fluency: best: a" in out
     assert "nothing pushed: the comparisons that decide the best system are decided" in out
@@ -178,15 +180,6 @@ def test_a_second_pass_reopens_items_on_the_server_and_decides(
     first, second = "passes-one@example.org", "passes-two@example.org"
     ids = {a.email: a.id for a in users.add_accounts(client, [first, second], [password, password])}
 
-    def judge(user: int, keys: list[str], outcome: object) -> None:
-        rows = {r["key"]: r for r in manifest.read_rows(manifest.manifest_path(manifest_dir, title))[1]}
-        for i, key in enumerate(keys):
-            winner = outcome(i)  # type: ignore[operator]
-            code = "0" if winner is None else "1" if rows[key]["systems"][0] == winner else "2"
-            result = [{"id": "f", "from_name": "fluency", "to_name": "headline_1", "type": "choices",
-                       "value": {"choices": [code]}, "origin": "manual"}]  # fmt: skip
-            client.create_annotation(rows[key]["task_id"], result, completed_by=user, lead_time=2.0)
-
     def offered(email: str, project: int) -> int | None:
         """The task Label Studio's label stream gives ``email`` next (None: nothing left for them)."""
         with users.logged_in(label_studio.url, email, password) as session:
@@ -201,7 +194,8 @@ def test_a_second_pass_reopens_items_on_the_server_and_decides(
     assert code == 0, err
     assert "round 1: pushed 20 item(s) (20 new), 20 study items in the project" in out
     keys = json.loads(record.read_text("utf-8").splitlines()[0])["pushed"]
-    judge(ids[first], keys, lambda i: "pegasus" if i % 5 == 0 else None if i % 5 == 1 else "bart")
+    judge(client, manifest_dir, title, ids[first], keys,
+          lambda i, *_: "pegasus" if i % 5 == 0 else None if i % 5 == 1 else "bart")  # fmt: skip
     project = client.find_project(title)
     assert project is not None and offered(second, project.id) is None  # one annotator a task: all done
     pulled = tmp_path / "pulled"
@@ -230,7 +224,7 @@ def test_a_second_pass_reopens_items_on_the_server_and_decides(
     client.update_project(project.id, maximum_annotations=1)
     assert set(overlaps(project.id).values()) == {1}  # what Label Studio does: the next round sets them again
 
-    judge(ids[second], keys, lambda i: "bart")
+    judge(client, manifest_dir, title, ids[second], keys, lambda *_: "bart")
     assert cli(label_studio, *pull, cwd=tmp_path)[0] == 0
     code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
     assert code == 0, err

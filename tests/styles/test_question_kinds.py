@@ -68,6 +68,16 @@ text = "Anything else?"
 """
 
 HEADER = 'summary = "s"\nguideline = "g"\n'
+
+
+def two_outputs(context: str, *codes: str) -> str:
+    """A context and two candidates (out_1, out_2) with these answer codes: what ratings and pairwise
+    definitions of these tests share (tests/report/test_asked_report.py too)."""
+    answers = "".join(f'[[answers]]\ncode = "{code}"\n' for code in codes)
+    candidates = "".join(f'[[candidates]]\nname = "out_{i}"\ntitle = "Output {i}"\n' for i in (1, 2))
+    return f'[[context]]\nname = "{context}"\ntitle = "Source"\n{candidates}{answers}'
+
+
 STYLES = {
     "spans": """name = "q-spans"
 style = "spans"
@@ -103,43 +113,15 @@ name = "why"
 kind = "text"
 text = "Why?"
 """,
-    "ratings": """name = "q-ratings"
-style = "ratings"
-[[context]]
-name = "source"
-title = "Source"
-[[candidates]]
-name = "out_1"
-title = "Output 1"
-[[candidates]]
-name = "out_2"
-title = "Output 2"
-[[answers]]
-code = "1"
-[[answers]]
-code = "2"
-[[aspects]]
+    "ratings": 'name = "q-ratings"\nstyle = "ratings"\n'
+    + two_outputs("source", "1", "2")
+    + """[[aspects]]
 name = "adequacy"
 text = "Adequacy"
 """,
-    "pairwise": """name = "q-pairwise"
-style = "pairwise"
-[[context]]
-name = "source"
-title = "Source"
-[[candidates]]
-name = "out_1"
-title = "Output 1"
-[[candidates]]
-name = "out_2"
-title = "Output 2"
-[[answers]]
-code = "A"
-[[answers]]
-code = "B"
-[[answers]]
-code = "tie"
-[[aspects]]
+    "pairwise": 'name = "q-pairwise"\nstyle = "pairwise"\n'
+    + two_outputs("source", "A", "B", "tie")
+    + """[[aspects]]
 name = "better"
 text = "Better?"
 """,
