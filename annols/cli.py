@@ -444,7 +444,8 @@ MANIFEST_DIR = click.option(
 @INPUTS
 @click.option("--project", "title", required=True, help="Project title (created if missing, reused if it matches).")
 @VARIANT
-@click.option("--overlap", type=int, help="Annotators per task (Label Studio's maximum_annotations).")
+@click.option("--overlap", type=int, help="Annotators per task (Label Studio's maximum_annotations); with --isolate: "
+              "instances each task goes to (default: all).")  # fmt: skip
 @click.option(
     "--change-overlap", is_flag=True,
     help="Let --overlap change the overlap of an existing project (refused without it: annotators may be at work).",
@@ -543,6 +544,14 @@ def push_command(
 
     --isolate FILE pushes the study to every annotator's own Label Studio (isolated mode:
     every task to each, and the annotator's account there, made with --password-file).
+    With --overlap K each task goes to K of the instances instead, drawn from --seed and
+    the study's secret, balanced (annotators' task counts differ by at most one, or by one
+    item's tasks where an item holds several) and whole items to the same annotators; the
+    draw is recorded in the manifest dir and kept by every re-push, which refuses another
+    K or seed, or a changed set of annotators:
+
+    \b
+      annols push pairwise-aspects items.jsonl --project "JGR eval" --isolate instances.toml --overlap 3
     """
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
     d = _load(protocol, variant)
@@ -644,8 +653,10 @@ def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None
         r = p.report
         click.echo(f"{p.instance.annotator}: {p.url}/projects/{r.project.id}: created {r.created}, already present "
                    f"{r.present}, total {r.total}; account {p.account}")  # fmt: skip
-    click.echo(f"Isolated study on {len(pushed)} instances; which holds whom: "
-               f"{isolate_lib.study_file(options.manifest_dir, options.title)}")  # fmt: skip
+    path = isolate_lib.study_file(options.manifest_dir, options.title)
+    k = isolate_lib.recorded_overlap(options.manifest_dir, options.title)
+    each = "" if k is None else f", each task on {k} of them (seed {options.seed})"
+    click.echo(f"Isolated study on {len(pushed)} instances{each}; which holds whom: {path}")
 
 
 class _Progress:
@@ -1490,6 +1501,9 @@ def _load(protocol: str, variant: str | None) -> Definition:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts).")
 @VARIANT
 @ISOLATE_FILE
+@click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
+              show_default=True, help="With --isolate: where push wrote the study's record and its instances' "
+              "manifests.")  # fmt: skip
 @connection_options
 def status_command(
     protocol: str,
@@ -1498,6 +1512,7 @@ def status_command(
     as_json: bool,
     variant: str | None,
     isolate: Path | None,
+    manifest_dir: Path,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -1507,7 +1522,9 @@ def status_command(
     Tasks, annotations and skips per annotator, tasks complete and short of the overlap,
     annotations per hour over the last 24 hours and when the overlap is reached at that
     pace; with --pull, the agreement tables of that pull's report. With --isolate, the sum
-    over the annotators' instances (a task counts once per instance).
+    over the annotators' instances: a task counts once per instance, or, for a study pushed
+    with --isolate --overlap K, once, complete when its K annotators have judged it (the
+    study's record and the instances' manifests are read from --manifest-dir).
 
     \b
     Example:
@@ -1521,7 +1538,7 @@ def status_command(
 
         if url or api_key:
             raise click.UsageError("--isolate takes each instance from its file: leave out --url and --api-key")
-        found = isolate_lib.status(isolate_lib.read_instances(isolate), d, title)
+        found = isolate_lib.status(isolate_lib.read_instances(isolate), d, title, manifest_dir=manifest_dir)
     else:
         found = status_lib.status(_connect(url, api_key, data_dir), d, title)
     if pull_dir is not None:

@@ -46,18 +46,26 @@ def draw(definition: Definition, inputs: Sequence[Path], share: float, seed: int
     The items are taken in key order, so the draw does not depend on the order of the input's records."""
     if not 0 < share <= 1:
         raise OptionError("--human-share", f"must be above 0 and at most 1, not {share:g}")
-    from annols.analysis import asked, sequential
-
-    grouped = definition.style in sequential.BY_ITEM
-    by_item: dict[str, set[str]] = {}
-    for task in format_for(definition).read(inputs, definition):
-        item = asked.unit_of(definition.spec, task.data, task.key) if grouped else task.key
-        by_item.setdefault(item, set()).add(task.key)
+    by_item = items_of(definition, inputs)
     items = sorted(by_item)
     k = min(len(items), max(2, round(share * len(items))))
     chosen = random.Random(f"{seed}:humans").sample(items, k)
     humans = frozenset(key for item in chosen for key in by_item[item])
     return Draw(humans, len(items), {"share": share, "seed": seed, "items": len(items), "humans": k})
+
+
+def items_of(definition: Definition, inputs: Sequence[Path]) -> dict[str, list[str]]:
+    """Item -> its task keys (each once, in input order): a task is its own item but for the styles whose item
+    holds several tasks (best-worst: an article's tuples; spans: a source's candidates), where an item is every
+    task sharing a context, as the report's item unit has it."""
+    from annols.analysis import asked, sequential
+
+    grouped = definition.style in sequential.BY_ITEM
+    by_item: dict[str, dict[str, None]] = {}
+    for task in format_for(definition).read(inputs, definition):
+        item = asked.unit_of(definition.spec, task.data, task.key) if grouped else task.key
+        by_item.setdefault(item, {})[task.key] = None
+    return {item: list(keys) for item, keys in by_item.items()}
 
 
 def check_covered(definition: Definition, judges: Judges, inputs: Sequence[Path]) -> None:

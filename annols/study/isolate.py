@@ -12,12 +12,18 @@ and runs the usual push, pull and status on every one:
   ``<manifest-dir>/<project>.isolated/<annotator>/``, with the study's one secret (the same
   keys and shown orders on every instance). ``<project>.isolated.json`` beside it
   records which instance holds which annotator (URL and project id, never a token).
+  With ``--overlap K`` each task goes to K of the instances instead (:func:`draw`: seeded with
+  the study's secret, balanced, an item's tasks together), and the study file records the
+  draw (K, the seed, the annotators drawn over, each task key's annotators) before anything
+  is sent: a re-push sends each task to the same annotators, and refuses another K or seed
+  or another set of annotators.
 - ``pull`` pulls each instance into ``<out>/instances/<annotator>/`` (an ordinary pull
   folder: its counts checked against that server, its findings against that manifest), adds
   a finding for every annotation on an instance credited to anyone but its annotator
   (``not-the-annotator``), and merges the instances into ``<out>`` as one study: tasks by
-  key, annotators by email, so that convert and report read it as they read a shared pull.
-- ``status`` sums the instances' statuses.
+  key, annotators by email, so that convert and report read it as they read a shared pull
+  (its overlap: the number of instances, or K).
+- ``status`` sums the instances' statuses (with ``--overlap K``: a task once, against K judgments).
 
 Each of them first checks that every instance answers (:func:`reached`): one that does not
 (or refuses its token) fails the command in one line naming its annotator and where it is,
@@ -31,8 +37,11 @@ environment variable that holds it.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import random
 import re
 import shutil
 import tempfile
@@ -44,7 +53,7 @@ from typing import Any
 
 from annols import files
 from annols.definition import Definition
-from annols.errors import AnnolsError, InputError, ServerError, Unreachable
+from annols.errors import AnnolsError, InputError, OptionError, ServerError, Unreachable
 from annols.jsonstream import iter_json_array
 from annols.labelstudio import server
 from annols.labelstudio.client import LabelStudioClient, connect
@@ -54,7 +63,8 @@ from annols.study import pull as pull_lib
 from annols.study import push as push_lib
 from annols.study import status as status_lib
 from annols.study.exports import ANNOTATORS_FILE, EXPORT_FILE, PROJECT_FILE, load_blinding, write_blinding
-from annols.study.manifest import keys_of, manifest_path
+from annols.study.hybrid import items_of
+from annols.study.manifest import Keys, keys_of, manifest_path, rows_by_key
 
 INSTANCES_DIR = "instances"  # in a merged pull folder: one ordinary pull folder per annotator
 _TOKEN_KEYS = ("token", "api_key", "api-key", "key", "password")
@@ -211,26 +221,50 @@ def push(
     on_notice: Callable[[str], None] | None = None,
     on_instance: Callable[[Instance, LabelStudioClient], None] | None = None,
 ) -> list[InstancePush]:
-    """Push the study to every instance (each annotator gets every task), then the annotator's account.
+    """Push the study to every instance, then the annotator's account. Without ``options.overlap`` each
+    annotator gets every task; with it (K), each task goes to K of the instances (:func:`draw`), recorded in
+    the study file before anything is sent, so that a re-push sends each task to the same annotators.
 
     Safe to re-run: each instance's push is (its own manifest), and accounts that exist are kept.
     """
     if options.with_annotations:
         raise AnnolsError("--isolate pushes a study to be annotated: --with-annotations imports one already done")
-    if options.overlap not in (None, 1):
-        raise AnnolsError(f"--isolate: each instance has one annotator, so its overlap is 1, not {options.overlap}; "
-                          "leave out --overlap")
+    if options.overlap is not None and not 1 <= options.overlap <= len(instances):
+        raise OptionError("--overlap", f"{options.overlap}: with --isolate each task goes to that many of the "
+                          f"{len(instances)} instance(s), one annotator each: give 1 to {len(instances)}, or leave it "
+                          "out to send every task to every instance")  # fmt: skip
     if passwords is not None and len(passwords) != len(instances):
         raise ValueError("one password per instance")
+    path = study_file(options.manifest_dir, options.title)
+    earlier = read_study(path)
+    k = _sharing(path, earlier, options.overlap, options.seed, [i.annotator for i in instances])
+    items = items_of(definition, inputs) if k is not None else {}  # read (and checked) before any server is asked
     clients = reached(instances, "nothing was pushed", on_notice)  # every instance answers before anything is sent
-    done: list[InstancePush] = []
+    secret = _study_secret(instances, options.manifest_dir, options.title)
     record: dict[str, Any] = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
                               "instances": []}  # fmt: skip
+    assignment: dict[str, list[str]] | None = None
+    if k is not None:
+        # A new study's secret is drawn here, not by the first instance's push: the draw needs it.
+        secret = secret or Keys.new().secret
+        assert secret is not None
+        assignment = draw(items, [i.annotator for i in instances], k, options.seed, secret,
+                          (earlier or {}).get("assignment"))  # fmt: skip
+        record = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
+                  "overlap": k, "seed": options.seed, "annotators": sorted(i.annotator for i in instances),
+                  "instances": (earlier or {}).get("instances") or [], "assignment": assignment}  # fmt: skip
+        # Recorded before anything is sent: a push cut short resumes with the same draw.
+        files.write_text(path, _dumps(record))
+        record["instances"] = []
+    done: list[InstancePush] = []
     for n, (instance, client) in enumerate(zip(instances, clients, strict=True)):
         if on_instance is not None:
             on_instance(instance, client)
         own = replace(options, manifest_dir=instance_manifest_dir(options.manifest_dir, options.title, instance),
-                      overlap=1, secret=_study_secret(instances, options.manifest_dir, options.title))  # fmt: skip
+                      overlap=1,
+                      secret=_study_secret(instances, options.manifest_dir, options.title) or secret)  # fmt: skip
+        if assignment is not None:
+            own = replace(own, only=frozenset(key for key, who in assignment.items() if instance.annotator in who))
         report = push_lib.push(client, definition, inputs, own)
         password = None if passwords is None else [passwords[n]]
         (added,) = add_accounts(client, [instance.annotator], password)
@@ -238,8 +272,115 @@ def push(
         record["instances"].append({"annotator": instance.annotator, "url": client.url,
                                     "project_id": report.project.id, "user_id": added.id})  # fmt: skip
         # Written after each instance: a push cut short still says where the study went.
-        files.write_text(study_file(options.manifest_dir, options.title), json.dumps(record, indent=2) + "\n")
+        files.write_text(path, _dumps(record))
     return done
+
+
+def read_study(path: Path) -> dict[str, Any] | None:
+    """The study file (:func:`study_file`), None if there is none yet; InputError if it is not one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise InputError(path, "", "", f"cannot read it ({e.strerror or e})") from None
+    try:
+        record = json.loads(text)
+    except ValueError as e:
+        raise InputError(path, "", "", f"not JSON ({e}): the isolated study's record is damaged") from None
+    if not isinstance(record, dict) or not isinstance(record.get("instances"), list):
+        raise InputError(path, "", "instances", "missing: not an isolated study's record")
+    return record
+
+
+def recorded_overlap(manifest_dir: Path, title: str) -> int | None:
+    """K of a study whose tasks went to K of its instances each (``push --isolate --overlap K``); None for a
+    study whose every task went to every instance (or none pushed from here)."""
+    record = read_study(study_file(manifest_dir, title))
+    overlap = (record or {}).get("overlap")
+    return int(overlap) if overlap is not None else None
+
+
+def _sharing(path: Path, earlier: dict[str, Any] | None, overlap: int | None, seed: int,
+             annotators: Sequence[str]) -> int | None:  # fmt: skip
+    """The K of this push (None: every task to every instance), refused where it would change an earlier draw."""
+    if earlier is None or not (earlier.get("instances") or "overlap" in earlier):
+        return overlap  # a new study
+    if "overlap" not in earlier:
+        if overlap is not None:
+            raise OptionError("--overlap", f"{path}: the study went to every instance (pushed without --overlap); "
+                              "leave out --overlap, or push the study to a new project")  # fmt: skip
+        return None
+    k, drawn_seed = int(earlier["overlap"]), int(earlier.get("seed", 0))
+    if (overlap or k, seed) != (k, drawn_seed):
+        raise OptionError("--overlap", f"{path}: the study's tasks were drawn with --overlap {k} --seed {drawn_seed}; "
+                          f"this push asks for --overlap {overlap or k} --seed {seed}: push with the recorded ones, or "
+                          "the study to a new project")  # fmt: skip
+    drawn = set(earlier.get("annotators") or ())
+    new = sorted(set(annotators) - drawn)
+    if new:
+        # Its share would be of new tasks only: the study's balance and each item's K annotators drawn from one
+        # pool would not hold. Tasks drawn stay with their annotators.
+        raise AnnolsError(f"{path}: the study's tasks were drawn over {', '.join(sorted(drawn))}; {new[0]} was "
+                          "not among them: an annotator who joins later gets a study of their own (another "
+                          "--project)")  # fmt: skip
+    gone = sorted(drawn - set(annotators))
+    if gone:
+        raise AnnolsError(f"{path}: the study's tasks were drawn over {', '.join(sorted(drawn))}; the instance "
+                          f"of {gone[0]} is missing from the instances file: give every instance the study went "
+                          "to")  # fmt: skip
+    return k
+
+
+def draw(items: dict[str, list[str]], annotators: Sequence[str], k: int, seed: int, secret: bytes,
+         earlier: dict[str, list[str]] | None = None) -> dict[str, list[str]]:  # fmt: skip
+    """Task key -> the ``k`` annotators it goes to, for every task of ``items`` (item -> its task keys) and of
+    ``earlier`` (an earlier push's draw, kept as it is).
+
+    An item goes whole to the same annotators (best-worst: an article's tuples; spans: a source's candidates),
+    also a task added later to an item drawn before. The items not drawn before are taken in a random order
+    (largest first) drawn from ``seed`` and the study's ``secret`` (from the seed alone, who else judges a task
+    could be worked out), each to the ``k`` annotators with the fewest tasks so far (ties broken at random): an
+    annotator's tasks differ from another's by at most the tasks of the largest item, one where an item is one
+    task. Annotators are taken by name, so the order of the instances file does not matter.
+    """
+    pool = sorted(annotators)
+    out = {key: list(who) for key, who in (earlier or {}).items()}
+    load = dict.fromkeys(pool, 0)
+    for who in out.values():
+        for a in who:
+            load[a] = load.get(a, 0) + 1
+    fresh = []
+    for item in sorted(items):
+        held = next((out[key] for key in items[item] if key in out), None)
+        if held is None:
+            fresh.append(item)
+            continue
+        for key in items[item]:
+            if key not in out:
+                out[key] = list(held)
+                for a in held:
+                    load[a] = load.get(a, 0) + 1
+    rng = random.Random(hmac.new(secret, f"isolate\0{seed}".encode(), hashlib.sha256).hexdigest())
+    rng.shuffle(fresh)
+    fresh.sort(key=lambda item: -len(items[item]))  # stable: the shuffled order among items of one size
+    for item in fresh:
+        chosen = sorted(sorted(pool, key=lambda a: (load[a], rng.random()))[:k])
+        for key in items[item]:
+            out[key] = chosen
+        for a in chosen:
+            load[a] += len(items[item])
+    return out
+
+
+def _dumps(record: dict[str, Any]) -> str:
+    """The study file's text: indented, but a task's annotators on the task's one line."""
+    assignment = record.get("assignment")
+    if assignment is None:
+        return json.dumps(record, indent=2) + "\n"
+    head = json.dumps({k: v for k, v in record.items() if k != "assignment"}, indent=2)
+    rows = ",\n".join(f"    {json.dumps(key)}: {json.dumps(who)}" for key, who in assignment.items())
+    return head.removesuffix("\n}") + ',\n  "assignment": {' + (f"\n{rows}\n  " if rows else "") + "}\n}\n"
 
 
 def _study_secret(instances: Sequence[Instance], manifest_dir: Path, title: str) -> bytes | None:
@@ -303,7 +444,7 @@ def pull(
     except OSError as e:
         raise AnnolsError(f"cannot write {out_dir}: {e.strerror or e}") from e
     try:
-        users = _merge(pulled, staging, definition, title)
+        users = _merge(pulled, staging, definition, title, recorded_overlap(manifest_dir, title))
         report = pull_lib.convert(staging / EXPORT_FILE, definition, staging, users)
         checks.write(found, staging / checks.FINDINGS_FILE)
         pull_lib._move_in(staging, out_dir)
@@ -313,10 +454,12 @@ def pull(
     return IsolatedPull(pulled, replace(report, files=moved), found)
 
 
-def _merge(pulled: Sequence[InstancePull], staging: Path, definition: Definition, title: str) -> dict[int, str]:
+def _merge(pulled: Sequence[InstancePull], staging: Path, definition: Definition, title: str,
+           overlap: int | None = None) -> dict[int, str]:  # fmt: skip
     """One export of the study from the instances' pull folders: each task once (by key, with the id it has on
     the first instance that holds it), with every instance's annotations; users and annotations numbered anew
-    (ids are per instance), each annotation keeping its instance and id there. Returns the merged users."""
+    (ids are per instance), each annotation keeping its instance and id there. ``overlap``: the K of a study whose
+    tasks went to K instances each (None: every task to every instance). Returns the merged users."""
     tasks: dict[str, dict[str, Any]] = {}
     rows: dict[str, dict[str, Any]] = {}
     emails: dict[str, int] = {}
@@ -376,7 +519,7 @@ def _merge(pulled: Sequence[InstancePull], staging: Path, definition: Definition
         "title": title,
         "protocol": definition.name,
         "variant": definition.variant,
-        "overlap": len(pulled),  # every annotator is asked for every task
+        "overlap": len(pulled) if overlap is None else overlap,  # annotators asked for each task
         "isolated": [{"annotator": p.instance.annotator, "url": _project_url(p)} for p in pulled],
     }
     files.write_text(staging / PROJECT_FILE, json.dumps(project, indent=2, ensure_ascii=False) + "\n")
@@ -395,28 +538,40 @@ def _project_url(p: InstancePull) -> str:
 
 
 def status(
-    instances: Sequence[Instance], definition: Definition, title: str, on_notice: Callable[[str], None] | None = None
+    instances: Sequence[Instance],
+    definition: Definition,
+    title: str,
+    on_notice: Callable[[str], None] | None = None,
+    manifest_dir: Path = Path(".annols"),
 ) -> status_lib.Status:
-    """The instances' statuses summed: tasks, complete and short count each instance's copy of a task
-    (every annotator is asked for every task, on their own instance, each with an overlap of one)."""
-    found = [status_lib.status(c, definition, title) for c in reached(instances, "", on_notice)]
+    """The instances' statuses summed. A study whose every task went to every instance: tasks, complete and
+    short count each instance's copy of a task (each with an overlap of one). One whose tasks went to K
+    instances each (``push --isolate --overlap K``): a task counts once, the overlap is K, and a task is
+    complete when every instance it went to holds its judgment (:func:`_short_tasks`)."""
+    clients = reached(instances, "", on_notice)
+    found = [status_lib.status(c, definition, title) for c in clients]
     first = found[0]
     paces = [s.pace for s in found]
     missing = sum(s.missing for s in found)
     pace = round(sum(paces), 2)
     etas = [s.eta for s in found if s.missing]
+    overlap, tasks, short = max(s.overlap for s in found), sum(s.tasks for s in found), sum(s.short for s in found)
+    k = recorded_overlap(manifest_dir, title)
+    if k is not None:
+        overlap = k
+        tasks, short = _short_tasks(instances, clients, found, manifest_dir, title)
     return replace(
         first,
         project=title,
         project_id=0,
         url="",
         instances=[f"{i.annotator}: {s.url}/projects/{s.project_id}" for i, s in zip(instances, found, strict=True)],
-        overlap=max(s.overlap for s in found),
-        tasks=sum(s.tasks for s in found),
+        overlap=overlap,
+        tasks=tasks,
         annotations=sum(s.annotations for s in found),
         skipped=sum(s.skipped for s in found),
-        complete=sum(s.complete for s in found),
-        short=sum(s.short for s in found),
+        complete=tasks - short,
+        short=short,
         missing=missing,
         per_hour=[sum(h) for h in zip(*(s.per_hour for s in found), strict=True)],
         per_hour_counts="tasks" if any(s.per_hour_counts == "tasks" for s in found) else "annotations",
@@ -427,3 +582,27 @@ def status(
         exported=sum(s.exported for s in found),
         listed=sum(s.listed for s in found),
     )
+
+
+def _short_tasks(instances: Sequence[Instance], clients: Sequence[LabelStudioClient],
+                 found: Sequence[status_lib.Status], manifest_dir: Path, title: str) -> tuple[int, int]:  # fmt: skip
+    """(tasks, tasks short) of a study whose tasks went to some instances each: a task by its key (the instances'
+    manifests say which task is which), short when any instance it went to lacks its judgment. Only each
+    instance's unjudged tasks are listed (none where the instance has none)."""
+    keys: set[str] = set()
+    short: set[str] = set()
+    for instance, client, one in zip(instances, clients, found, strict=True):
+        path = manifest_path(instance_manifest_dir(manifest_dir, title, instance), title)
+        rows = rows_by_key(path)
+        if not rows and one.tasks:
+            raise AnnolsError(f"{path}: no manifest of {instance.annotator}'s instance, which says which of its "
+                              "tasks is which: run status where the study was pushed (--manifest-dir)")  # fmt: skip
+        keys.update(rows)
+        if not one.short:
+            continue
+        by_id = {int(r["task_id"]): key for key, r in rows.items() if r.get("task_id") is not None}
+        unjudged = [status_lib._number("total_annotations", "less", 1)]
+        for task in client.task_fields(one.project_id, "id", filters=unjudged):
+            # A task the push did not make is a task of its own.
+            short.add(by_id.get(int(task["id"]), f"{instance.annotator}:{task['id']}"))
+    return len(keys | short), len(short)

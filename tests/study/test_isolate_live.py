@@ -355,7 +355,7 @@ def test_isolate_refuses_what_it_does_not_do(tmp_path: Path) -> None:
     cases = {
         (*push, "--password-file", "instances.toml"): "--password-file is for --isolate",
         (*push, "--isolate", "instances.toml", "--url", "http://x"): "leave out --judge, --url and --api-key",
-        (*push, "--isolate", "instances.toml", "--overlap", "2"): "its overlap is 1, not 2",
+        (*push, "--isolate", "instances.toml", "--overlap", "2"): "each task goes to that many of the 1 instance(s)",
         (*push, "--isolate", "instances.toml"): "needs its API token in the environment variable ANNOLS_TEST_UNSET_KEY",
         ("server", "start", "--annotator", "a@example.org"): "needs both --annotator EMAIL",
     }
@@ -584,3 +584,85 @@ def _first_difference(a: object, b: object) -> tuple[object, object]:
         at = next((n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
         return a[max(0, at - 80) : at + 80], b[max(0, at - 80) : at + 80]
     return a, b
+
+
+# --- each task to some of the instances (--overlap K) -----------------------------------------
+
+SHARED = "isolated and shared out"  # a new study on the same two instances
+
+
+def test_overlap_one_sends_each_task_to_one_instance(study: Study) -> None:
+    """push --isolate --overlap 1 on the module's two instances: each task goes to exactly one of them (the two
+    sets disjoint, covering the study, as the study file records and each instance's project holds), a re-push
+    sends nothing and another K or seed is refused; status counts each task once against one judgment; the
+    merged pull holds each task once with its one annotator, and the report reads it."""
+    push = ("push", "headlines.toml", "study.jsonl", "--project", SHARED, "--isolate", "instances.toml")
+    code, out, err = cli(*push, "--overlap", "1", "--password-file", "passwords.txt", cwd=study.folder)
+    assert code == 0, err + out
+    assert "each task on 1 of them (seed 0)" in out
+    record = json.loads(isolate.study_file(study.folder / ".annols", SHARED).read_text(encoding="utf-8"))
+    assert (record["overlap"], record["seed"], record["annotators"]) == (1, 0, [ANN, BEN])
+    assignment = record["assignment"]
+    assert len(assignment) == TASKS and all(len(who) == 1 for who in assignment.values())
+    mine = {email: {k for k, who in assignment.items() if who == [email]} for email in (ANN, BEN)}
+    assert not mine[ANN] & mine[BEN] and len(mine[ANN] | mine[BEN]) == TASKS
+    assert abs(len(mine[ANN]) - len(mine[BEN])) <= 1
+    projects = {}
+    for email, instance in zip((ANN, BEN), study.instances, strict=True):
+        (line,) = [x for x in out.splitlines() if x.startswith(f"{email}: ")]
+        n = len(mine[email])
+        assert f": created {n}, already present 0, total {n}; account " in line, line  # made or kept
+        path = manifest.manifest_path(isolate.instance_manifest_dir(study.folder / ".annols", SHARED, instance), SHARED)
+        assert {r["key"] for r in manifest.read_rows(path)[1]} == mine[email]
+        api = study.api(email, instance)
+        (project,) = [p for p in api.get("/api/projects/").json()["results"] if p["title"] == SHARED]
+        assert project["task_number"] == n
+        projects[email] = (api, project["id"])
+
+    code, out, err = cli(*push, cwd=study.folder)  # the recorded K
+    assert code == 0, err + out
+    assert sum(f"created 0, already present {len(mine[e])}, total {len(mine[e])}" in line
+               for e in (ANN, BEN) for line in out.splitlines() if line.startswith(f"{e}: ")) == 2, out  # fmt: skip
+    assert json.loads(isolate.study_file(study.folder / ".annols", SHARED).read_text(encoding="utf-8")) == record
+    for extra in (("--overlap", "2"), ("--seed", "1")):
+        code, out, err = cli(*push, *extra, cwd=study.folder)
+        assert code != 0 and len(err.strip().splitlines()) == 1, err + out
+        assert "drawn with --overlap 1 --seed 0" in err, err
+
+    def status() -> dict[str, int]:
+        code, out, err = cli("status", "headlines.toml", "--project", SHARED, "--isolate", "instances.toml", "--json",
+                             cwd=study.folder)  # fmt: skip
+        assert code == 0, err + out
+        found = json.loads(out)
+        return {k: found[k] for k in ("tasks", "overlap", "annotations", "complete", "short", "missing")}
+
+    assert status() == {"tasks": TASKS, "overlap": 1, "annotations": 0, "complete": 0, "short": TASKS,
+                        "missing": TASKS}  # fmt: skip
+    api, pid = projects[ANN]
+    for task in api.get("/api/tasks/", params={"project": pid, "page_size": 100}).json()["tasks"]:
+        assert api.post(f"/api/tasks/{task['id']}/annotations/", json={"result": vote("1"), "lead_time": 3}).is_success
+    n = len(mine[ANN])
+    assert status() == {"tasks": TASKS, "overlap": 1, "annotations": n, "complete": n, "short": TASKS - n,
+                        "missing": TASKS - n}  # fmt: skip
+    api, pid = projects[BEN]
+    for task in api.get("/api/tasks/", params={"project": pid, "page_size": 100}).json()["tasks"]:
+        assert api.post(f"/api/tasks/{task['id']}/annotations/", json={"result": vote("2"), "lead_time": 3}).is_success
+    assert status() == {"tasks": TASKS, "overlap": 1, "annotations": TASKS, "complete": TASKS, "short": 0,
+                        "missing": 0}  # fmt: skip
+
+    code, out, err = cli("pull", "headlines.toml", "--project", SHARED, "-o", "shared-out", "--isolate",
+                         "instances.toml", "--strict", cwd=study.folder)  # fmt: skip
+    assert code == 0, err + out
+    assert f"Merged 2 instances: {TASKS} tasks, {TASKS} annotations, 0 skipped." in out
+    pulled = study.folder / "shared-out"
+    with open(pulled / "results.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["task_key"] for r in rows) == sorted(assignment)  # each task once
+    assert {r["task_key"]: [r["annotator"]] for r in rows} == assignment  # with its one annotator
+    assert {r["answer"] for r in rows if r["annotator"] == BEN} == {"2"}
+    assert json.loads((pulled / PROJECT_FILE).read_text(encoding="utf-8"))["overlap"] == 1
+
+    code, out, err = cli("report", "headlines.toml", "shared-out", "-o", "shared-report", cwd=study.folder)
+    assert code == 0, err + out
+    report = (study.folder / "shared-report" / "report.md").read_text(encoding="utf-8")
+    assert "sysa" in report and "sysb" in report and f"{TASKS} items" in out

@@ -19,14 +19,14 @@ from tests.labelstudio.test_incremental import vote
 KEY = "headline-check:0123456789abcdef0123"
 
 
-def _instance_pull(folder: Path, email: str, systems: list[str]) -> isolate.InstancePull:
+def _instance_pull(folder: Path, email: str, systems: list[str], key: str = KEY) -> isolate.InstancePull:
     """A pull folder of one instance: one task, annotated by its annotator (user 1 there), shown as ``systems``."""
     folder.mkdir(parents=True)
     task = {"id": 1, "data": {"headline_1": "a", "headline_2": "b"}, "meta": {"annols_key": "sent"},
             "annotations": [{"id": 1, "completed_by": 1, "result": vote("1")}]}  # fmt: skip
     (folder / EXPORT_FILE).write_text(json.dumps([task]), encoding="utf-8")
     (folder / ANNOTATORS_FILE).write_text(json.dumps({"1": email}), encoding="utf-8")
-    row = {"task_id": 1, "key": KEY, "sent": "sent", "systems": systems, "role": "study",
+    row = {"task_id": 1, "key": key, "sent": "sent", "systems": systems, "role": "study",
            "order": [0, 1] if systems == ["sysa", "sysb"] else [1, 0]}  # fmt: skip
     (folder / BLINDING_FILE).write_text(json.dumps(row) + "\n", encoding="utf-8")
     convert = pull_lib.ConvertReport(pull_lib.Counts(1, 1, 0), [], 0)
