@@ -6,7 +6,7 @@ pair make one observation, bounded in [-bound, bound]:
 - pairwise: the item's net preference as a share of its decided judgments (wins minus losses
   over wins plus losses; 0 for an item of ties only), in [-1, 1]: the scale of ``annols plan``'s
   effect;
-- ratings: the item's mean rating of the second system minus its mean rating of the first,
+- ratings: the item's mean rating of the first system minus its mean rating of the second,
   bound the scale's range;
 - ranking: the item's mean rank of the second system minus that of the first (a positive
   value: the first ranks better), bound the number of candidates minus one;
@@ -893,6 +893,8 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
             for c in found_now]  # fmt: skip
     judgments = judgments_of(frame, pushed)
     fixed = first.get("fixed") or {}
+    m = first["tests"]
+    level = f"{first['alpha']} / {m}" if passes == 1 else f"{first['alpha']} / ({m} x {passes})"
     text = [
         f"This study ran in {len(rounds)} round(s) of annols next-round, {items} study items pushed; the "
         f"report reads {judgments} human judgments of them. Every pair of systems of the input pool is compared "
@@ -900,8 +902,10 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         "over its decided judgments; ratings and ranking: its mean difference). Each comparison has an "
         "anytime-valid confidence sequence (normal mixture, Howard et al. 2021, through anytimemonitor; the "
         "items' variance from ten items, the scale's bound before), at level "
-        f"{first['alpha']} / {first['tests']} (Bonferroni), so every decision holds with probability "
-        f"{1 - float(first['alpha']):.2f} together, however many rounds were looked at. Decided: 0 "
+        f"{level} (Bonferroni over the comparisons{'' if passes == 1 else ' and the passes'}), so every decision "
+        f"holds with probability {1 - float(first['alpha']):.2f} together, however many rounds were looked at. "
+        f"{PLUG_IN} {complete_rule(need, passes)} "
+        f"{'' if first.get('goal') == BEST else GOAL_ALL}Decided: 0 "
         f"outside the interval (one system better), or the interval inside ±{first['effect']} (within the "
         "smallest difference worth finding); a decision is the one made at the round that first showed it. "
         "Intervals are those of the judgments in this report.",
@@ -944,6 +948,21 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                           whole=("round", "items pushed", "study items", "judgments read", "comparisons decided",
                                  *(("pass", "tasks re-opened") if passes > 1 else ())))],
                    summary=summary)  # fmt: skip
+
+
+PLUG_IN = ("From ten items on, the items' sample variance is plugged into the normal-mixture boundary "
+           "(anytimemonitor's 'ebernstein' proxy, not an empirical-Bernstein bound), which makes the guarantee "
+           "asymptotic rather than exact; seeded null simulations (docs/statistics.md) found the rate of any false "
+           "decision far below alpha.")  # fmt: skip
+GOAL_ALL = "Goal: every comparison (next-round --goal all); the study is decided when all of them are. "
+
+
+def complete_rule(need: int, passes: int) -> str:
+    """The section's sentence on which items the intervals count (complete ones, each observation final)."""
+    needed = f"{need} judgment(s)" if passes == 1 else f"p x {need} judgments in pass p"
+    return (f"An item counts once complete, every one of its tasks holding its {needed} (each task's first in "
+            "annotation order), so that an observation once looked at never changes; items not yet complete wait "
+            "and are left out of the intervals.")  # fmt: skip
 
 
 def per_item(first: dict[str, Any]) -> int:
