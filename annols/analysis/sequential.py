@@ -900,8 +900,8 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         f"report reads {judgments} human judgments of them. Every pair of systems of the input pool is compared "
         f"per question ({first['tests']} comparison(s)). Items are the unit (pairwise: an item's wins minus losses "
         "over its decided judgments; ratings and ranking: its mean difference). Each comparison has an "
-        "anytime-valid confidence sequence (normal mixture, Howard et al. 2021, through anytimemonitor; the "
-        "items' variance from ten items, the scale's bound before), at level "
+        "anytime-valid confidence sequence (normal mixture, Howard et al. 2021, through anytimemonitor; below ten "
+        "items its variance is the scale's bound), at level "
         f"{level} (Bonferroni over the comparisons{'' if passes == 1 else ' and the passes'}), so every decision "
         f"holds with probability {1 - float(first['alpha']):.2f} together, however many rounds were looked at. "
         f"{PLUG_IN} {complete_rule(need, passes)} "
@@ -910,7 +910,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         "smallest difference worth finding); a decision is the one made at the round that first showed it. "
         "Intervals are those of the judgments in this report.",
         *_observed(definition, cap),
-        *_waiting(len(state.waiting), need, passes),
+        *_waiting(len(state.waiting)),
         _savings(fixed, judgments, first, last),
     ]
     summary = [_savings(fixed, judgments, first, last)]
@@ -994,14 +994,13 @@ def recorded_items(rounds: list[dict[str, Any]], tidy: pd.DataFrame) -> dict[str
     return out
 
 
-def _waiting(waiting: int, need: int, passes: int) -> list[str]:
-    """The section's word on the items left out as not yet complete (none when none is)."""
+def _waiting(waiting: int) -> list[str]:
+    """The section's word on the items left out as not yet complete (none when none is; the rule itself is in the
+    first paragraph, :func:`complete_rule`)."""
     if not waiting:
         return []
-    needed = f"{need} judgment(s) a task" if passes == 1 else f"p x {need} judgments a task in pass p"
-    return [f"Waiting: {waiting} item(s) pushed have some of their judgments in this pull but are not complete (an "
-            f"item counts once every one of its tasks holds its {needed}, each task's first in annotation order, "
-            "so that an observation once looked at never changes); they are left out of the intervals."]  # fmt: skip
+    return [f"Waiting: {waiting} item(s) pushed have some of their judgments in this pull but are not complete; "
+            "they are left out of the intervals."]  # fmt: skip
 
 
 def _items_pushed(round_: dict[str, Any]) -> int:
