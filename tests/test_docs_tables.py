@@ -49,3 +49,15 @@ def test_the_current_tables_give_the_same_file_and_a_new_one_changes_only_its_pl
     docs.splice("| a new table |", start, end, copy)
     before, rest = original.decode("utf-8").split(start, 1)
     assert copy.read_text(encoding="utf-8") == f"{before}{start}\n| a new table |\n{end}{rest.split(end, 1)[1]}"
+
+
+def test_every_link_within_the_document_names_a_heading_and_every_path_it_names_exists() -> None:
+    """The index at the top links each section by its GitHub anchor (lower case, punctuation dropped, spaces to
+    hyphens); the modules, scripts and tests the text names are in the tree."""
+    text = DOC.read_text(encoding="utf-8")
+    headings = re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE)
+    anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+    links = re.findall(r"\]\(#([^)]+)\)", text)
+    assert links and set(links) <= anchors, set(links) - anchors
+    paths = set(re.findall(r"\b((?:annols|tests|scripts|examples)/[\w/.-]+\.(?:py|toml))", text))
+    assert paths and all((ROOT / p).exists() for p in paths), [p for p in paths if not (ROOT / p).exists()]

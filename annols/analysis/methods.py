@@ -51,7 +51,8 @@ METHODS = (
            "Holm across the pairs of systems of a dimension",
            "the mean rank difference (the rank-biserial correlation beside it)", ITEMS_BOOTSTRAP,
            ("ranking_paired_tests",), ("wilcoxon1945", "holm1979", "efron1993")),
-    Method("best-worst", "the item (a pool of candidates with one context; never an answer or a tuple)",
+    Method("best-worst",
+           "the item (a pool of candidates with one context, never an answer; without context panes, the tuple)",
            "the Wilcoxon signed-rank test over items of the differences of the candidates' per-item scores "
            "(best minus worst over times shown)", "Holm across the pairs of candidates of an aspect",
            "the mean per-item score difference (the rank-biserial correlation beside it)", ITEMS_BOOTSTRAP,
@@ -80,12 +81,19 @@ METHODS = (
 ANNOTATORS_NOTE = ("The annotators are taken as given: whether other annotators would judge alike is a separate "
                    "question, which treats annotators as a random factor too")  # fmt: skip
 ANNOTATORS_CITES = ("riezler2024",)
+# Where a report has the second result (annols.analysis.sampled): what it is, said once for report.md and paper.tex.
+SAMPLED_NOTE = ("Where five or more annotators judged a pair, a second test treats items and annotators both as "
+                "random: Clark's min F' {cite} on min(items, annotators) - 1 degrees of freedom, Holm over the same "
+                "family as the items' test, the cells' mean difference with the 95% t interval the test inverts; "
+                "its result holds for new items judged by new annotators")  # fmt: skip
+SAMPLED_CITES = ("clark1973",)
+SAMPLED_TABLES = "*_annotators_sampled"
 POWER_CITES = ("card2020",)
 # How report.md names a reference (paper.tex cites the same keys from paper.bib).
 SHORT = {"dixon1946": "Dixon & Mood 1946", "holm1979": "Holm 1979", "efron1993": "Efron & Tibshirani 1993",
          "wilcoxon1945": "Wilcoxon 1945", "krippendorff2004": "Krippendorff 2004",
          "calderon2025": "Calderon, Reichart & Dror 2025", "riezler2024": "Riezler & Hagmann 2024",
-         "card2020": "Card et al. 2020"}  # fmt: skip
+         "card2020": "Card et al. 2020", "clark1973": "Clark 1973"}  # fmt: skip
 
 
 def cite_text(keys: tuple[str, ...]) -> str:
@@ -122,6 +130,8 @@ def paragraph(table_names: Iterable[str], cite: Callable[[tuple[str, ...]], str]
     text = " ".join(sentence(m, cite) for m in methods)
     if any(not m.test.startswith("none") for m in methods):
         text += f" {ANNOTATORS_NOTE} {cite(ANNOTATORS_CITES)}."
+    if any(fnmatch.fnmatchcase(n, SAMPLED_TABLES) for n in names):
+        text += f" {SAMPLED_NOTE.format(cite=cite(SAMPLED_CITES))}."
     if power and "detectable" in names:
         text += (" Beside each inconclusive comparison the report gives the smallest difference its test could "
                  f"detect with 80% power {cite(POWER_CITES)}.")  # fmt: skip

@@ -6,7 +6,7 @@ pair make one observation, bounded in [-bound, bound]:
 - pairwise: the item's net preference as a share of its decided judgments (wins minus losses
   over wins plus losses; 0 for an item of ties only), in [-1, 1]: the scale of ``annols plan``'s
   effect;
-- ratings: the item's mean rating of the second system minus its mean rating of the first,
+- ratings: the item's mean rating of the first system minus its mean rating of the second,
   bound the scale's range;
 - ranking: the item's mean rank of the second system minus that of the first (a positive
   value: the first ranks better), bound the number of candidates minus one;
@@ -893,20 +893,24 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
             for c in found_now]  # fmt: skip
     judgments = judgments_of(frame, pushed)
     fixed = first.get("fixed") or {}
+    m = first["tests"]
+    level = f"{first['alpha']} / {m}" if passes == 1 else f"{first['alpha']} / ({m} x {passes})"
     text = [
         f"This study ran in {len(rounds)} round(s) of annols next-round, {items} study items pushed; the "
         f"report reads {judgments} human judgments of them. Every pair of systems of the input pool is compared "
         f"per question ({first['tests']} comparison(s)). Items are the unit (pairwise: an item's wins minus losses "
         "over its decided judgments; ratings and ranking: its mean difference). Each comparison has an "
-        "anytime-valid confidence sequence (normal mixture, Howard et al. 2021, through anytimemonitor; the "
-        "items' variance from ten items, the scale's bound before), at level "
-        f"{first['alpha']} / {first['tests']} (Bonferroni), so every decision holds with probability "
-        f"{1 - float(first['alpha']):.2f} together, however many rounds were looked at. Decided: 0 "
+        "anytime-valid confidence sequence (normal mixture, Howard et al. 2021, through anytimemonitor; below ten "
+        "items its variance is the scale's bound), at level "
+        f"{level} (Bonferroni over the comparisons{'' if passes == 1 else ' and the passes'}), so every decision "
+        f"holds with probability {1 - float(first['alpha']):.2f} together, however many rounds were looked at. "
+        f"{PLUG_IN} {complete_rule(need, passes)} "
+        f"{'' if first.get('goal') == BEST else GOAL_ALL}Decided: 0 "
         f"outside the interval (one system better), or the interval inside ±{first['effect']} (within the "
         "smallest difference worth finding); a decision is the one made at the round that first showed it. "
         "Intervals are those of the judgments in this report.",
         *_observed(definition, cap),
-        *_waiting(len(state.waiting), need, passes),
+        *_waiting(len(state.waiting)),
         _savings(fixed, judgments, first, last),
     ]
     summary = [_savings(fixed, judgments, first, last)]
@@ -946,6 +950,21 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                    summary=summary)  # fmt: skip
 
 
+PLUG_IN = ("From ten items on, the items' sample variance is plugged into the normal-mixture boundary "
+           "(anytimemonitor's 'ebernstein' proxy, not an empirical-Bernstein bound), which makes the guarantee "
+           "asymptotic rather than exact; seeded null simulations (docs/statistics.md) found the rate of any false "
+           "decision far below alpha.")  # fmt: skip
+GOAL_ALL = "Goal: every comparison (next-round --goal all); the study is decided when all of them are. "
+
+
+def complete_rule(need: int, passes: int) -> str:
+    """The section's sentence on which items the intervals count (complete ones, each observation final)."""
+    needed = f"{need} judgment(s)" if passes == 1 else f"p x {need} judgments in pass p"
+    return (f"An item counts once complete, every one of its tasks holding its {needed} (each task's first in "
+            "annotation order), so that an observation once looked at never changes; items not yet complete wait "
+            "and are left out of the intervals.")  # fmt: skip
+
+
 def per_item(first: dict[str, Any]) -> int:
     """The judgments an item's task needs to count (a study of passes: in each pass), from the first round's record:
     its ``overlap`` (a study of passes), else the annotators of its fixed design (next-round's ``--overlap``, every
@@ -975,14 +994,13 @@ def recorded_items(rounds: list[dict[str, Any]], tidy: pd.DataFrame) -> dict[str
     return out
 
 
-def _waiting(waiting: int, need: int, passes: int) -> list[str]:
-    """The section's word on the items left out as not yet complete (none when none is)."""
+def _waiting(waiting: int) -> list[str]:
+    """The section's word on the items left out as not yet complete (none when none is; the rule itself is in the
+    first paragraph, :func:`complete_rule`)."""
     if not waiting:
         return []
-    needed = f"{need} judgment(s) a task" if passes == 1 else f"p x {need} judgments a task in pass p"
-    return [f"Waiting: {waiting} item(s) pushed have some of their judgments in this pull but are not complete (an "
-            f"item counts once every one of its tasks holds its {needed}, each task's first in annotation order, "
-            "so that an observation once looked at never changes); they are left out of the intervals."]  # fmt: skip
+    return [f"Waiting: {waiting} item(s) pushed have some of their judgments in this pull but are not complete; "
+            "they are left out of the intervals."]  # fmt: skip
 
 
 def _items_pushed(round_: dict[str, Any]) -> int:

@@ -536,11 +536,6 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
     used = methods.paragraph(tables, lambda keys: f"[[cite:{','.join(keys)}]]", power=False)
     if used:
         text.append(CITE_MARK.sub(lambda m: f"\\citep{{{m.group(1)}}}", escape(used)))
-    if any(name.endswith("_annotators_sampled") for name in tables):
-        text.append("These tests hold for new items judged by these annotators. Where five or more annotators judged "
-                    "a pair, a second test treats items and annotators both as random, Clark's min F' "
-                    "\\citep{clark1973} on min(items, annotators) - 1 degrees of freedom, whose result holds for "
-                    "new annotators too.")  # fmt: skip
     if "pairwise_bradley_terry" in tables and tables["pairwise_bradley_terry"].frame["strength"].notna().any():
         text.append("System strengths were also fitted by the Bradley-Terry model \\citep{bradley1952} (a tie as "
                     "half a win for each system), with 95\\% intervals of strengths and ranks by the bootstrap over "

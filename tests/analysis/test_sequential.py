@@ -217,6 +217,36 @@ def test_the_reports_section_states_the_rounds_intervals_and_savings() -> None:
     assert list(section.tables[1].frame["round"]) == [1, 2, 3]
 
 
+def test_the_reports_section_states_the_rules_a_reader_needs_to_sign_the_conclusion() -> None:
+    """The level (alpha / m, or alpha / (m x passes)), the plug-in variance and what it costs the guarantee, complete
+    items only, and the goal: each one sentence of the section, whatever waits or is decided."""
+    from tests.analysis import planted
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    found = sequential.observations("ratings", sequential.frame_of(definition, tidy))
+    only = {"round": 1, "time": "t1", "pushed": keys, "items": len(keys), "judgments": 0, "reason": "",
+            "comparisons": [{"key": list(k), "decision": sequential.UNDECIDED} for k in found],
+            "eta": sequential.eta_for(len(keys)), "tests": len(found), "alpha": ALPHA, "effect": 0.5,
+            "fixed": {"items": 400, "judgments": 1200, "annotators": 3}}  # fmt: skip
+    m = len(found)
+    said = sequential.section(definition, tidy, [only]).text[0]
+    assert f"at level 0.05 / {m} (Bonferroni over the comparisons), so every decision holds" in said
+    assert ("From ten items on, the items' sample variance is plugged into the normal-mixture boundary "
+            "(anytimemonitor's 'ebernstein' proxy, not an empirical-Bernstein bound), which makes the guarantee "
+            "asymptotic rather than exact") in said
+    assert ("An item counts once complete, every one of its tasks holding its 3 judgment(s) (each task's first in "
+            "annotation order), so that an observation once looked at never changes; items not yet complete wait "
+            "and are left out of the intervals.") in said
+    assert "Goal: every comparison (next-round --goal all); the study is decided when all of them are." in said
+    passes = sequential.section(definition, tidy, [{**only, "passes": 2, "overlap": 1}]).text[0]
+    assert f"at level 0.05 / ({m} x 2) (Bonferroni over the comparisons and the passes)" in passes
+    assert "holding its p x 1 judgments in pass p (each task's first" in passes
+    best = sequential.section(definition, tidy, [{**only, "goal": "best"}]).text
+    assert "Goal: every comparison" not in best[0] and best[1].startswith("Goal: the best system.")
+
+
 def test_four_systems_one_clearly_best_in_rounds() -> None:
     """Four systems, one better than each other by 0.8, the other three alike: every decision equals the truth in
     nearly every study, none is wrong, and the pairs with the best system are decided before plan's fixed design

@@ -67,6 +67,15 @@ def test_six_annotators_get_the_second_result_beside_the_items_one(
         assert row["reading"].replace(",", "") in md.replace("\\", "").replace(",", "")
     assert "Annotators as sampled (Clark's min F'" in md
     assert "with annotators as sampled too (min F', 6 annotators)" in md
+    # The methods paragraph of report.md and paper.tex names the second test and what it generalises to.
+    said = ("Where five or more annotators judged a pair, a second test treats items and annotators both as random: "
+            "Clark's min F' (Clark 1973) on min(items, annotators) - 1 degrees of freedom, Holm over the same family "
+            "as the items' test, the cells' mean difference with the 95% t interval the test inverts; its result "
+            "holds for new items judged by new annotators.")  # fmt: skip
+    assert said in next(line for line in md.splitlines() if line.startswith("Methods."))
+    paper = (out / "paper.tex").read_text(encoding="utf-8")
+    assert "Clark's min F' \\citep{clark1973} on min(items, annotators)" in paper and "{clark1973," in (
+        out / "paper.bib").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("style", ["pairwise", "ratings"])
@@ -74,4 +83,4 @@ def test_three_annotators_are_told_why_there_is_no_second_result(style: str, tmp
     out, md = report(style, tmp_path)
     assert not (out / "tables" / f"{style}_annotators_sampled.csv").exists()
     assert "Annotators as sampled: not given, as at most 3 distinct annotator(s)" in md
-    assert "min F'" not in md.split("Annotators as sampled: not given")[0]  # the headlines say nothing of it
+    assert "min F'" not in md.split("Annotators as sampled: not given")[0]  # the headlines nor the methods
