@@ -11,13 +11,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from annols import __version__, files, protocols
 from annols.definition import Definition
-from annols.errors import AnnolsError, OptionError, ServerError
+from annols.errors import AnnolsError, ServerError
 from annols.labelstudio import client as labelstudio
 from annols.labelstudio import server as server_lib
 from annols.protocols import config as configs_lib
@@ -27,6 +27,9 @@ from annols.study import findings as findings_lib
 from annols.study import manifest as manifest_lib
 from annols.study import pull as pull_lib
 from annols.study import push as push_lib
+
+if TYPE_CHECKING:
+    from annols.study.hybrid import Judged
 
 INTERRUPTED = "annols.interrupted"  # ctx.meta key (shared by nested contexts): what Ctrl-C left behind
 
@@ -548,36 +551,29 @@ def push_command(
     the study's secret, balanced (annotators' task counts differ by at most one, or by one
     item's tasks where an item holds several) and whole items to the same annotators; the
     draw is recorded in the manifest dir and kept by every re-push, which refuses another
-    K or seed, or a changed set of annotators:
+    K or seed, or a changed set of annotators. --judge and --human-share work as above and
+    send nothing of the judge to any instance (with --overlap K the K-draw runs over the
+    humans' items); pull --isolate adds the judge to the merged folder:
 
     \b
       annols push pairwise-aspects items.jsonl --project "JGR eval" --isolate instances.toml --overlap 3
+      annols push pairwise-aspects items.jsonl --project "JGR" --isolate instances.toml --judge j.jsonl --human-share .2
     """
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
     d = _load(protocol, variant)
     if isolate is not None or password_file is not None:
-        _push_isolated(d, inputs, isolate, password_file, judge_files, url, api_key, push_lib.PushOptions(
-            title=title, overlap=overlap, batch_size=batch_size, seed=seed, predictions=predictions,
-            manifest_dir=manifest_dir, gold=gold, attention=attention, change_overlap=change_overlap,
-            with_annotations=with_annotations))  # fmt: skip
+        _push_isolated(d, inputs, isolate, password_file, judge_files, human_share, url, api_key,
+                       push_lib.PushOptions(title=title, overlap=overlap, batch_size=batch_size, seed=seed,
+                                            predictions=predictions, manifest_dir=manifest_dir, gold=gold,
+                                            attention=attention, change_overlap=change_overlap,
+                                            with_annotations=with_annotations))  # fmt: skip
         return
-    judges = None
-    draw = None
-    if human_share is not None and not judge_files:
-        raise OptionError("--human-share", "needs --judge: the judge answers every item, humans a share of them")
-    if judge_files:
-        from annols.study import hidden_judges
-        from annols.study import judges as judges_lib
+    from annols.study import hybrid
 
-        judges = judges_lib.Judges.read(d, list(judge_files))
-        hidden_judges.check_against_inputs(d, judges, list(inputs))
-        if human_share is not None:
-            from annols.study import hybrid
-            from annols.study.manifest import manifest_path
-
-            hybrid.check_covered(d, judges, list(inputs))
-            draw = hybrid.draw(d, list(inputs), human_share, seed)
-            hybrid.check_same_draw(manifest_path(manifest_dir, title), draw.header)
+    judged = hybrid.judged(d, judge_files, list(inputs), human_share, seed)  # before anything is sent
+    draw = judged.draw if judged is not None else None
+    if draw is not None:
+        hybrid.check_same_draw(manifest_lib.manifest_path(manifest_dir, title), draw.header)
     progress = _Progress("Importing")
     client = _connect(url, api_key, data_dir, on_notice=progress.notice)
     options = push_lib.PushOptions(
@@ -615,40 +611,47 @@ def push_command(
         f"created {report.created}, already present {report.present}, total {report.total}"
         + (f" ({'; '.join(extra)})" if extra else "")
     )
-    if judges is not None:
+    if judged is not None:
         from annols.study import hidden_judges
 
         store = hidden_judges.store_dir(manifest_dir, title)
-        hidden_judges.store(d, list(judge_files), store, report.project.id, report.project.title)
-        click.echo(f"judges {', '.join(judges.names)} kept in {store} (not on the server)")
-        if draw is not None:
-            from annols.study import hybrid
-
-            hybrid.store_pool(d, list(inputs), draw.humans, store)
-            humans = draw.header["humans"]
-            click.echo(f"hybrid study: humans get {humans} of {draw.items} items (share {human_share:g}, "
-                       f"seed {seed}); the other {draw.items - humans} are the judge's only, kept in "
-                       f"{store}")  # fmt: skip
+        hybrid.keep(d, judged, list(inputs), store, report.project.id, report.project.title)
+        _print_judged(judged, store, "the server")
     _print_warnings(report.warnings, "listed above")
 
 
+def _print_judged(judged: Judged, store: Path, where: str) -> None:
+    """What a push did with its hidden judges, kept in ``store`` and not on ``where``."""
+    click.echo(f"judges {', '.join(judged.judges.names)} kept in {store} (not on {where})")
+    draw = judged.draw
+    if draw is not None:
+        humans = draw.header["humans"]
+        click.echo(f"hybrid study: humans get {humans} of {draw.items} items (share {draw.header['share']:g}, "
+                   f"seed {draw.header['seed']}); the other {draw.items - humans} are the judge's only, kept in "
+                   f"{store}")  # fmt: skip
+
+
 def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None, password_file: Any,
-                   judge_files: tuple[Path, ...], url: str | None, api_key: str | None,
+                   judge_files: tuple[Path, ...], human_share: float | None, url: str | None, api_key: str | None,
                    options: push_lib.PushOptions) -> None:  # fmt: skip
     from annols.labelstudio import users as users_lib
+    from annols.study import hidden_judges, hybrid
     from annols.study import isolate as isolate_lib
 
     if isolate is None:
         raise click.UsageError("--password-file is for --isolate (for a shared server: annols users add)")
-    if judge_files or url or api_key:
-        raise click.UsageError("--isolate takes each instance from its file: leave out --judge, --url and --api-key")
+    if url or api_key:
+        raise click.UsageError("--isolate takes each instance from its file: leave out --url and --api-key")
     instances = isolate_lib.read_instances(isolate)
     passwords = None
     if password_file is not None:
         passwords = users_lib.read_passwords(password_file, password_file.name, len(instances))
+    # The judges are checked as a shared push checks them, before any instance is asked.
+    judged = hybrid.judged(d, judge_files, list(inputs), human_share, options.seed)
     notice = lambda line: click.echo(line, err=True)  # noqa: E731
     pushed = isolate_lib.push(instances, d, list(inputs), options, passwords, on_notice=notice,
-                              on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True))  # fmt: skip
+                              on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True),
+                              judged=judged)  # fmt: skip
     for p in pushed:
         r = p.report
         click.echo(f"{p.instance.annotator}: {p.url}/projects/{r.project.id}: created {r.created}, already present "
@@ -657,6 +660,8 @@ def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None
     k = isolate_lib.recorded_overlap(options.manifest_dir, options.title)
     each = "" if k is None else f", each task on {k} of them (seed {options.seed})"
     click.echo(f"Isolated study on {len(pushed)} instances{each}; which holds whom: {path}")
+    if judged is not None:
+        _print_judged(judged, hidden_judges.store_dir(options.manifest_dir, options.title), "any instance")
 
 
 class _Progress:
@@ -788,7 +793,8 @@ def pull_command(
 
     --isolate FILE pulls every annotator's instance into OUTPUT/instances/EMAIL and merges
     them into OUTPUT; an annotation on an instance credited to anyone but its annotator is
-    a finding (not-the-annotator) and stays out of the merged files.
+    a finding (not-the-annotator) and stays out of the merged files. The study's hidden
+    judges (push --isolate --judge) are added to the merged files only, as a pull adds them.
 
     \b
     Example:

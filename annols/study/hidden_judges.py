@@ -8,6 +8,11 @@ naming the project). ``annols pull`` with the same ``--manifest-dir`` finds them
 judge to the result files as its own annotator ``judge:<name>`` and copies them to the pull
 folder's ``judges/``, where ``annols report`` reads them.
 
+An isolated study (``push --isolate``, :mod:`annols.study.isolate`) keeps one store for the study,
+the same folder beside its ``<project>.isolated.json``: the study has a project on every
+instance, none of its own, so the store's ``project.json`` names the study (``"id": null``,
+``"isolated": true``); ``pull --isolate`` adds the judges to the merged pull folder only.
+
 Why not on the server: open-source Label Studio 1.23 has no roles (every member of the
 organization may call every API), so anything stored there can reach an annotator's
 browser. Predictions in particular are not hidden by turning ``show_collab_predictions``
@@ -60,14 +65,17 @@ def check_against_inputs(definition: Definition, judges: Judges, inputs: Sequenc
     return answered
 
 
-def store(definition: Definition, paths: Sequence[Path], directory: Path, project_id: int, title: str) -> list[Path]:
-    """Keep the judge files for the project (a file of the same name is replaced); the files kept."""
+def store(definition: Definition, paths: Sequence[Path], directory: Path, project_id: int | None,
+          title: str) -> list[Path]:  # fmt: skip
+    """Keep the judge files for the project (``project_id`` None: for the isolated study ``title``; a file of
+    the same name is replaced); the files kept."""
     directory = Path(directory)
     project = directory / PROJECT_FILE
     if project.is_file():
         _check_project(directory, project_id, title)
     directory.mkdir(parents=True, exist_ok=True)
-    header = {"id": project_id, "title": title, "protocol": definition.name, "variant": definition.variant}
+    header = {"id": project_id, "title": title, "protocol": definition.name, "variant": definition.variant,
+              **({"isolated": True} if project_id is None else {})}  # fmt: skip
     files.write_text(project, json.dumps(header, indent=2, ensure_ascii=False) + "\n")
     kept = []
     for path in paths:
@@ -77,8 +85,9 @@ def store(definition: Definition, paths: Sequence[Path], directory: Path, projec
     return kept
 
 
-def stored(directory: Path, project_id: int, title: str) -> list[Path]:
-    """The judge files kept for this project ([] if none); another project's store is refused."""
+def stored(directory: Path, project_id: int | None, title: str) -> list[Path]:
+    """The judge files kept for this project (``project_id`` None: the isolated study ``title``; [] if none);
+    another project's store is refused."""
     directory = Path(directory)
     if not (directory / PROJECT_FILE).is_file():
         return []
@@ -86,16 +95,22 @@ def stored(directory: Path, project_id: int, title: str) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.is_file() and p.name not in (PROJECT_FILE, POOL_FILE))
 
 
-def _check_project(directory: Path, project_id: int, title: str) -> None:
+def _check_project(directory: Path, project_id: int | None, title: str) -> None:
     try:
         header = json.loads((directory / PROJECT_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise AnnolsError(f"{directory / PROJECT_FILE}: not readable ({e}); remove the folder to start over") from e
-    if header.get("id") != project_id:
-        raise AnnolsError(
-            f"{directory} holds the judges of project {header.get('id')} ({header.get('title')!r}), not of "
-            f"project {project_id} ({title!r}): the project was made again; remove that folder or push the judges again"
-        )
+    # An isolated study has no project id of its own: its title names it (two titles may share a folder's slug).
+    if header.get("id") != project_id or (project_id is None and header.get("title") != title):
+        held, wanted = _whose(header.get("id"), header.get("title")), _whose(project_id, title)
+        do = ("the project was made again; remove that folder or push the judges again"
+              if None not in (project_id, header.get("id"))
+              else "two studies of one folder name: give this one another --project or --manifest-dir")  # fmt: skip
+        raise AnnolsError(f"{directory} holds the judges of {held}, not of {wanted}: {do}")
+
+
+def _whose(project_id: object, title: object) -> str:
+    return f"the isolated study {title!r}" if project_id is None else f"project {project_id} ({title!r})"
 
 
 def copy_to_pull(paths: Sequence[Path], folder: Path) -> list[Path]:

@@ -24,6 +24,7 @@ from annols import files, jsontext
 from annols.definition import Definition
 from annols.errors import AnnolsError, InputError, OptionError
 from annols.formats import format_for
+from annols.study import hidden_judges
 from annols.study.hidden_judges import POOL_FILE
 from annols.study.judges import Judges
 from annols.study.manifest import read_rows
@@ -35,6 +36,41 @@ class Draw:
     humans: frozenset[str]  # the keys that go to the server
     items: int  # the input's distinct items
     header: dict[str, Any]  # what the manifest records
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A push's hidden judges, checked against its inputs; with ``--human-share``, the items humans get."""
+
+    paths: tuple[Path, ...]
+    judges: Judges
+    draw: Draw | None = None
+
+
+def judged(definition: Definition, paths: Sequence[Path], inputs: Sequence[Path], share: float | None,
+           seed: int) -> Judged | None:  # fmt: skip
+    """The checks of ``push --judge`` (``--human-share``), shared and isolated alike, before anything is sent:
+    every judge line fits the config and answers a task of the inputs; with a share, the judge answers every item
+    and the human subset is drawn (:func:`draw`). None without judges."""
+    if share is not None and not paths:
+        raise OptionError("--human-share", "needs --judge: the judge answers every item, humans a share of them")
+    if not paths:
+        return None
+    judges = Judges.read(definition, list(paths))
+    hidden_judges.check_against_inputs(definition, judges, inputs)
+    if share is None:
+        return Judged(tuple(paths), judges)
+    check_covered(definition, judges, inputs)
+    return Judged(tuple(paths), judges, draw(definition, inputs, share, seed))
+
+
+def keep(definition: Definition, found: Judged, inputs: Sequence[Path], directory: Path, project_id: int | None,
+         title: str) -> None:  # fmt: skip
+    """Keep the judges (and a hybrid study's judge-only items) in the judge store ``directory``, off the server
+    (``project_id`` None: of the isolated study ``title``)."""
+    hidden_judges.store(definition, list(found.paths), directory, project_id, title)
+    if found.draw is not None:
+        store_pool(definition, inputs, found.draw.humans, directory)
 
 
 def draw(definition: Definition, inputs: Sequence[Path], share: float, seed: int) -> Draw:
@@ -81,14 +117,23 @@ def check_same_draw(manifest: Path, header: dict[str, Any]) -> None:
     """A re-push with another share or seed would change which items humans judge: refused."""
     if not manifest.exists():
         return
-    recorded = read_rows(manifest)[0].get("hybrid")
+    recorded, rows = read_rows(manifest)
+    check_recorded(manifest, recorded.get("hybrid"), header, bool(rows))
+
+
+def check_recorded(where: Path, recorded: dict[str, Any] | None, header: dict[str, Any] | None,
+                   pushed: bool) -> None:  # fmt: skip
+    """This push's draw (``header``, None: no ``--human-share``) against the one ``where`` records (``recorded``;
+    ``pushed``: the study was pushed before): another share or seed would change which items humans judge, and
+    none would send them the judge's only items: refused, as is a share for a study pushed without one."""
     if recorded is not None and recorded != header:
-        raise OptionError("--human-share", f"{manifest} records a hybrid draw of share {recorded.get('share')} "
-                          f"with seed {recorded.get('seed')} over {recorded.get('items')} items; this push asks for "
-                          f"share {header['share']} with seed {header['seed']} over {header['items']}: push with the "
-                          "recorded ones, or to a new project")  # fmt: skip
-    if recorded is None and read_rows(manifest)[1]:
-        raise OptionError("--human-share", f"{manifest}: the project was pushed without --human-share; push "
+        asks = ("has no --human-share" if header is None else
+                f"asks for share {header['share']} with seed {header['seed']} over {header['items']}")  # fmt: skip
+        raise OptionError("--human-share", f"{where} records a hybrid draw of share {recorded.get('share')} "
+                          f"with seed {recorded.get('seed')} over {recorded.get('items')} items; this push {asks}: "
+                          "push with the recorded ones, or to a new project")  # fmt: skip
+    if recorded is None and header is not None and pushed:
+        raise OptionError("--human-share", f"{where}: the project was pushed without --human-share; push "
                           "the hybrid study to a new project")  # fmt: skip
 
 

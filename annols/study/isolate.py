@@ -17,12 +17,17 @@ and runs the usual push, pull and status on every one:
   draw (K, the seed, the annotators drawn over, each task key's annotators) before anything
   is sent: a re-push sends each task to the same annotators, and refuses another K or seed
   or another set of annotators.
+  With ``--judge`` the judges are checked as a shared push checks them and kept once for the
+  study, in the judge store beside the study file (:mod:`annols.study.hidden_judges`), never
+  sent to an instance; with ``--human-share`` only the drawn items go to the instances (the
+  K-draw, if any, runs over them), the draw recorded in the study file as ``hybrid``.
 - ``pull`` pulls each instance into ``<out>/instances/<annotator>/`` (an ordinary pull
   folder: its counts checked against that server, its findings against that manifest), adds
   a finding for every annotation on an instance credited to anyone but its annotator
   (``not-the-annotator``), and merges the instances into ``<out>`` as one study: tasks by
   key, annotators by email, so that convert and report read it as they read a shared pull
-  (its overlap: the number of instances, or K).
+  (its overlap: the number of instances, or K), with the study's hidden judges added as a
+  shared pull adds them (the instances' own folders get none).
 - ``status`` sums the instances' statuses (with ``--overlap K``: a task once, against K judgments).
 
 Each of them first checks that every instance answers (:func:`reached`): one that does not
@@ -59,11 +64,13 @@ from annols.labelstudio import server
 from annols.labelstudio.client import LabelStudioClient, connect
 from annols.labelstudio.users import add_accounts, check_emails
 from annols.study import findings as checks
+from annols.study import hidden_judges
 from annols.study import pull as pull_lib
 from annols.study import push as push_lib
 from annols.study import status as status_lib
 from annols.study.exports import ANNOTATORS_FILE, EXPORT_FILE, PROJECT_FILE, load_blinding, write_blinding
-from annols.study.hybrid import items_of
+from annols.study.hybrid import Draw, Judged, check_recorded, items_of
+from annols.study.hybrid import keep as keep_judges
 from annols.study.manifest import Keys, keys_of, manifest_path, rows_by_key
 
 INSTANCES_DIR = "instances"  # in a merged pull folder: one ordinary pull folder per annotator
@@ -220,10 +227,16 @@ def push(
     passwords: Sequence[str] | None = None,
     on_notice: Callable[[str], None] | None = None,
     on_instance: Callable[[Instance, LabelStudioClient], None] | None = None,
+    judged: Judged | None = None,
 ) -> list[InstancePush]:
     """Push the study to every instance, then the annotator's account. Without ``options.overlap`` each
     annotator gets every task; with it (K), each task goes to K of the instances (:func:`draw`), recorded in
     the study file before anything is sent, so that a re-push sends each task to the same annotators.
+
+    ``judged``: the study's hidden judges (:func:`annols.study.hybrid.judged`), sent to no instance: kept once
+    for the study, in the judge store beside the study file, after every instance was pushed. With a human share
+    only the drawn items go to the instances (with K, the K-draw runs over them); the draw is recorded in the
+    study file before anything is sent, and a re-push with another share or seed, or none, is refused.
 
     Safe to re-run: each instance's push is (its own manifest), and accounts that exist are kept.
     """
@@ -239,10 +252,16 @@ def push(
     earlier = read_study(path)
     k = _sharing(path, earlier, options.overlap, options.seed, [i.annotator for i in instances])
     items = items_of(definition, inputs) if k is not None else {}  # read (and checked) before any server is asked
+    hybrid = _judged_share(path, earlier, judged, options.title, options.manifest_dir)
+    if hybrid is not None:
+        humans = hybrid.humans
+        items = {item: keys for item, keys in items.items() if humans.issuperset(keys)}  # K of the humans' items
+        options = replace(options, only=humans)  # without K: the humans' items to every instance
     clients = reached(instances, "nothing was pushed", on_notice)  # every instance answers before anything is sent
     secret = _study_secret(instances, options.manifest_dir, options.title)
+    share: dict[str, Any] = {} if hybrid is None else {"hybrid": hybrid.header}
     record: dict[str, Any] = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
-                              "instances": []}  # fmt: skip
+                              **share, "instances": []}  # fmt: skip
     assignment: dict[str, list[str]] | None = None
     if k is not None:
         # A new study's secret is drawn here, not by the first instance's push: the draw needs it.
@@ -251,11 +270,13 @@ def push(
         assignment = draw(items, [i.annotator for i in instances], k, options.seed, secret,
                           (earlier or {}).get("assignment"))  # fmt: skip
         record = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
-                  "overlap": k, "seed": options.seed, "annotators": sorted(i.annotator for i in instances),
+                  "overlap": k, "seed": options.seed, "annotators": sorted(i.annotator for i in instances), **share,
                   "instances": (earlier or {}).get("instances") or [], "assignment": assignment}  # fmt: skip
         # Recorded before anything is sent: a push cut short resumes with the same draw.
         files.write_text(path, _dumps(record))
         record["instances"] = []
+    elif hybrid is not None:  # the human share too: recorded before anything is sent
+        files.write_text(path, _dumps({**record, "instances": (earlier or {}).get("instances") or []}))
     done: list[InstancePush] = []
     for n, (instance, client) in enumerate(zip(instances, clients, strict=True)):
         if on_instance is not None:
@@ -273,7 +294,22 @@ def push(
                                     "project_id": report.project.id, "user_id": added.id})  # fmt: skip
         # Written after each instance: a push cut short still says where the study went.
         files.write_text(path, _dumps(record))
+    if judged is not None:  # kept once for the study, never sent: as a shared push keeps them once it is done
+        keep_judges(definition, judged, inputs, hidden_judges.store_dir(options.manifest_dir, options.title), None,
+                    options.title)  # fmt: skip
     return done
+
+
+def _judged_share(path: Path, earlier: dict[str, Any] | None, judged: Judged | None, title: str,
+                  manifest_dir: Path) -> Draw | None:  # fmt: skip
+    """The human share of this push (None: every item to the instances), refused where it would change the
+    study's recorded one; a judge store of another study (a shared project of the same title) refused too."""
+    found = judged.draw if judged is not None else None
+    check_recorded(path, (earlier or {}).get("hybrid"), found.header if found is not None else None,
+                   bool((earlier or {}).get("instances")))  # fmt: skip
+    if judged is not None:
+        hidden_judges.stored(hidden_judges.store_dir(manifest_dir, title), None, title)
+    return found
 
 
 def read_study(path: Path) -> dict[str, Any] | None:
@@ -426,8 +462,12 @@ def pull(
     pulled and merged: a failed pull leaves them as they were (an instance pulled before the
     failure has its own folder updated, as any pull of it would). With ``strict`` any finding
     fails before the merged files are written.
+
+    The study's hidden judges (``push --isolate --judge``, kept beside the study file) are added to the merged
+    files as a shared pull adds a project's, and copied to ``out_dir/judges``; no instance's folder gets them.
     """
     out_dir = Path(out_dir)
+    kept = pull_lib.stored_judges(definition, hidden_judges.store_dir(manifest_dir, title), None, title)
     clients = reached(instances, "nothing was pulled", on_notice)  # else an earlier instance's folder would move on
     pulled = []
     for instance, client in zip(instances, clients, strict=True):
@@ -445,7 +485,10 @@ def pull(
         raise AnnolsError(f"cannot write {out_dir}: {e.strerror or e}") from e
     try:
         users = _merge(pulled, staging, definition, title, recorded_overlap(manifest_dir, title))
-        report = pull_lib.convert(staging / EXPORT_FILE, definition, staging, users)
+        report = pull_lib.convert(staging / EXPORT_FILE, definition, staging, users,
+                                  judges=kept.judges if kept is not None else None)  # fmt: skip
+        if kept is not None:
+            report.files.extend(pull_lib.add_stored_judges(kept, found, staging))
         checks.write(found, staging / checks.FINDINGS_FILE)
         pull_lib._move_in(staging, out_dir)
     finally:

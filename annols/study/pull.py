@@ -535,9 +535,8 @@ def pull(
     if project is None:
         raise ServerError(f"no project titled {title!r} on {client.url}: check --project (titles are exact)")
     check_project_protocol(project, definition)
-    judge_files = hidden_judges.stored(judges_dir, project.id, title) if judges_dir is not None else []
-    found_pool = hidden_judges.pool(judges_dir) if judges_dir is not None and judge_files else None
-    judges = Judges.read(definition, judge_files, hybrid=found_pool is not None) if judge_files else None
+    kept = stored_judges(definition, judges_dir, project.id, title) if judges_dir is not None else None
+    judges = kept.judges if kept is not None else None
     out_dir = Path(out_dir)
     rows, unknown = _manifest_rows(manifest, project, out_dir, client.url)
     seen_before, gone_before = _earlier_annotations(out_dir, project, client.url)
@@ -555,15 +554,8 @@ def pull(
         found += [f for f in gone_before if f not in found]
         if annotator is not None:
             found += checks.not_the_annotator(staging / EXPORT_FILE, users, annotator)
-        if judges is not None:
-            if found_pool is not None:  # a hybrid study: the judge-only items go with the judges, off the server
-                hybrid.mark_pool(judges, hybrid.read_pool(found_pool))
-                judge_files = [*judge_files, found_pool]
-            deleted = {f.task_key for f in found if f.kind == "task-deleted"}
-            for answer in judges.check_used(gone=deleted):
-                found.append(checks.Finding("judge-task-deleted", f"hidden judge answer at {answer} not added: its "
-                                            "task was deleted"))  # fmt: skip
-            report.convert.files.extend(hidden_judges.copy_to_pull(judge_files, staging))
+        if kept is not None:
+            report.convert.files.extend(add_stored_judges(kept, found, staging))
         found.sort(key=lambda f: (-1 if f.task_id is None else f.task_id, f.annotation_id or 0, f.kind))
         if strict and found:
             raise Findings(found, out_dir)
@@ -593,6 +585,41 @@ def pull(
         full_reason=full_reason or fetcher.full_reason,
         findings=tuple(found),
     )
+
+
+@dataclass(frozen=True)
+class StoredJudges:
+    """A judge store's judges, read for a pull (:mod:`annols.study.hidden_judges`)."""
+
+    judges: Judges
+    files: list[Path]  # the judge files kept
+    pool: Path | None  # a hybrid study's judge-only items
+
+
+def stored_judges(definition: Definition, judges_dir: Path, project_id: int | None, title: str) -> StoredJudges | None:
+    """The judges kept in ``judges_dir`` for the project (``project_id`` None: the isolated study ``title``), None
+    if there are none; another project's store is refused."""
+    judge_files = hidden_judges.stored(judges_dir, project_id, title)
+    if not judge_files:
+        return None
+    found_pool = hidden_judges.pool(judges_dir)
+    return StoredJudges(Judges.read(definition, judge_files, hybrid=found_pool is not None), judge_files, found_pool)
+
+
+def add_stored_judges(kept: StoredJudges, found: list[checks.Finding], staging: Path) -> list[Path]:
+    """Once the export was converted with ``kept.judges``: every judge line must have met its task (a hybrid
+    study's judge-only items too, which go with the judges, off the server), but for a task deleted on the
+    server (a ``task-deleted`` of ``found``), a ``judge-task-deleted`` finding added to ``found``; the judge files
+    copied to the pull folder ``staging``, for report. The files copied."""
+    judge_files = kept.files
+    if kept.pool is not None:
+        hybrid.mark_pool(kept.judges, hybrid.read_pool(kept.pool))
+        judge_files = [*judge_files, kept.pool]
+    deleted = {f.task_key for f in found if f.kind == "task-deleted"}
+    for answer in kept.judges.check_used(gone=deleted):
+        found.append(checks.Finding("judge-task-deleted", f"hidden judge answer at {answer} not added: its task "
+                                    "was deleted"))  # fmt: skip
+    return hidden_judges.copy_to_pull(judge_files, staging)
 
 
 def _pull_into(

@@ -37,7 +37,7 @@ from playwright.sync_api import Browser
 from annols.errors import InputError, ServerError
 from annols.labelstudio import server, users
 from annols.labelstudio.client import LabelStudioClient
-from annols.study import isolate, manifest
+from annols.study import hidden_judges, isolate, manifest
 from annols.study.exports import ANNOTATORS_FILE, PROJECT_FILE
 from tests.browser.conftest import VIEWPORT, Annotator, LabelingView
 from tests.conftest import LiveServer
@@ -354,7 +354,7 @@ def test_isolate_refuses_what_it_does_not_do(tmp_path: Path) -> None:
     push = ("push", "headlines.toml", "study.jsonl", "--project", "p")
     cases = {
         (*push, "--password-file", "instances.toml"): "--password-file is for --isolate",
-        (*push, "--isolate", "instances.toml", "--url", "http://x"): "leave out --judge, --url and --api-key",
+        (*push, "--isolate", "instances.toml", "--url", "http://x"): "leave out --url and --api-key",
         (*push, "--isolate", "instances.toml", "--overlap", "2"): "each task goes to that many of the 1 instance(s)",
         (*push, "--isolate", "instances.toml"): "needs its API token in the environment variable ANNOLS_TEST_UNSET_KEY",
         ("server", "start", "--annotator", "a@example.org"): "needs both --annotator EMAIL",
@@ -476,7 +476,7 @@ def _answer(email: str, task: dict[str, object]) -> list[dict[str, object]]:
     return vote("1" if _prefers(email, record) == shown_first else "2")
 
 
-def _normalised(folder: Path, annotators: set[str]) -> dict[str, object]:
+def _normalised(folder: Path, annotators: set[str], title: str = ALIKE) -> dict[str, object]:
     """A pull or report folder's files, less what legitimately differs between two runs of one study."""
     found: dict[str, object] = {}
     for path in sorted(folder.rglob("*")):
@@ -502,11 +502,78 @@ def _normalised(folder: Path, annotators: set[str]) -> dict[str, object]:
         elif rel in ("report.md", "report.html"):
             # The sources table's "project id" cell (see _RUN_COLUMNS), in Markdown and in HTML.
             text = path.read_text(encoding="utf-8")
-            text = re.sub(rf"(\| {re.escape(ALIKE)} \|) *\d* *\|", r"\1 ID |", text)
-            found[rel] = re.sub(rf"(<td>{re.escape(ALIKE)}</td>\n)<td( class=\"n\")?>\d*</td>", r"\1<td>ID</td>", text)
+            text = re.sub(rf"(\| {re.escape(title)} \|) *\d* *\|", r"\1 ID |", text)
+            found[rel] = re.sub(rf"(<td>{re.escape(title)}</td>\n)<td( class=\"n\")?>\d*</td>", r"\1<td>ID</td>", text)
         else:
             found[rel] = path.read_bytes()
     return found
+
+
+def _answer_on_instances(study: Study, title: str) -> int:
+    """Each annotator votes on every task of ``title`` on their own instance, as themselves (:func:`_answer`);
+    the annotations made."""
+    made = 0
+    for email, instance in zip((ANN, BEN), study.instances, strict=True):
+        api = study.api(email, instance)
+        (project,) = [p for p in api.get("/api/projects/").json()["results"] if p["title"] == title]
+        tasks = api.get("/api/tasks/", params={"project": project["id"], "page_size": 100, "fields": "all"})
+        for task in tasks.json()["tasks"]:
+            answer = api.post(f"/api/tasks/{task['id']}/annotations/", json={"result": _answer(email, task),
+                                                                              "lead_time": 3})  # fmt: skip
+            assert answer.status_code == 201, answer.text[:300]
+            made += 1
+    return made
+
+
+def _as_shared(study: Study, label_studio: LiveServer, client: LabelStudioClient, folder: Path, title: str,
+               names: tuple[str, ...], *push: str) -> None:  # fmt: skip
+    """The isolated study ``title`` once more in ``folder`` (its files ``names``, the definition, the input, then
+    any the options ``push`` name, copied from the study's), on the session's shared server with an overlap of two:
+    both annotators vote on every task as on their instances, then pull and report, into ``folder/alike`` and
+    ``folder/alike-report``."""
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_bytes((study.folder / name).read_bytes())
+    env = {"LABEL_STUDIO_URL": label_studio.url, "LABEL_STUDIO_API_KEY": label_studio.api_key, "ANNOLS_DATA_DIR": None}
+
+    def shared_cli(*args: str) -> None:
+        code, out, err = invoke(env, *args, cwd=folder)
+        assert code == 0, err + out
+
+    # The same study: its secret, from which push draws each task's shown order, is the isolated push's
+    # (a push draws a new one for a study it has no manifest of); a manifest of the header alone passes it.
+    headers = [manifest.read_header(manifest.manifest_path(isolate.instance_manifest_dir(
+        study.folder / ".annols", title, i), title)) for i in study.instances]  # fmt: skip
+    header = headers[0]
+    assert header is not None and header["secret"]
+    assert all(h is not None and h["secret"] == header["secret"] for h in headers)  # one study on every instance
+    own = manifest.manifest_path(folder / ".annols", title)
+    own.parent.mkdir()
+    own.write_text(json.dumps({"protocol": header["protocol"], "version": header["version"],
+                               "secret": header["secret"]}) + "\n", encoding="utf-8")  # fmt: skip
+    shared_cli("push", *names[:2], "--project", title, "--overlap", "2", *push)
+    project = client.find_project(title)
+    assert project is not None
+    known = client.users()
+    ids = {e: known.get(e) or client.create_user(e) for e in (ANN, BEN)}
+    for email in (ANN, BEN):
+        for task in client.export_tasks(project.id):
+            client.create_annotation(int(task["id"]), _answer(email, task), completed_by=ids[email], lead_time=3.0)
+    shared_cli("pull", names[0], "--project", title, "-o", "alike", "--strict")
+    shared_cli("report", names[0], "alike", "-o", "alike-report")
+
+
+def _compare(isolated: Path, shared: Path, title: str, folders: tuple[str, ...] = ("alike", "alike-report")) -> None:
+    """The isolated and the shared run's ``folders`` hold the same files, but for what differs between runs."""
+    with open(shared / "alike" / "results.csv", encoding="utf-8") as f:
+        annotators = {r["annotator"] for r in csv.DictReader(f)}
+    assert {ANN, BEN} <= annotators
+    for folder in folders:
+        isolated_files = _normalised(isolated / folder, annotators, title)
+        shared_files = _normalised(shared / folder, annotators, title)
+        assert sorted(isolated_files) == sorted(shared_files)
+        different = [name for name in isolated_files if isolated_files[name] != shared_files[name]]
+        assert not different, [(n, _first_difference(isolated_files[n], shared_files[n])) for n in different]
 
 
 def test_isolated_mode_gives_the_files_of_shared_mode(
@@ -519,14 +586,7 @@ def test_isolated_mode_gives_the_files_of_shared_mode(
     code, out, err = cli("push", "headlines.toml", "study.jsonl", "--project", ALIKE, "--isolate", "instances.toml",
                          "--password-file", "passwords.txt", cwd=study.folder)  # fmt: skip
     assert code == 0, err + out
-    for email, instance in zip((ANN, BEN), study.instances, strict=True):
-        api = study.api(email, instance)
-        (project,) = [p for p in api.get("/api/projects/").json()["results"] if p["title"] == ALIKE]
-        tasks = api.get("/api/tasks/", params={"project": project["id"], "page_size": 100, "fields": "all"})
-        for task in tasks.json()["tasks"]:
-            made = api.post(f"/api/tasks/{task['id']}/annotations/", json={"result": _answer(email, task),
-                                                                            "lead_time": 3})  # fmt: skip
-            assert made.status_code == 201, made.text[:300]
+    _answer_on_instances(study, ALIKE)
     code, out, err = cli("pull", "headlines.toml", "--project", ALIKE, "-o", "alike", "--isolate", "instances.toml",
                          "--strict", cwd=study.folder)  # fmt: skip
     assert code == 0, err + out
@@ -535,46 +595,10 @@ def test_isolated_mode_gives_the_files_of_shared_mode(
 
     # Shared: the same files in a folder of its own, pushed to the shared server with an overlap of two.
     shared = tmp_path / "shared"
-    shared.mkdir()
-    for name in ("headlines.toml", "study.jsonl"):
-        (shared / name).write_bytes((study.folder / name).read_bytes())
-    env = {"LABEL_STUDIO_URL": label_studio.url, "LABEL_STUDIO_API_KEY": label_studio.api_key, "ANNOLS_DATA_DIR": None}
-
-    def shared_cli(*args: str) -> None:
-        code, out, err = invoke(env, *args, cwd=shared)
-        assert code == 0, err + out
-
-    # The same study: its secret, from which push draws each task's shown order, is the isolated push's
-    # (a push draws a new one for a study it has no manifest of); a manifest of the header alone passes it.
-    headers = [manifest.read_header(manifest.manifest_path(isolate.instance_manifest_dir(
-        study.folder / ".annols", ALIKE, i), ALIKE)) for i in study.instances]  # fmt: skip
-    header = headers[0]
-    assert header is not None and header["secret"]
-    assert all(h is not None and h["secret"] == header["secret"] for h in headers)  # one study on every instance
-    own = manifest.manifest_path(shared / ".annols", ALIKE)
-    own.parent.mkdir()
-    own.write_text(json.dumps({"protocol": header["protocol"], "version": header["version"],
-                               "secret": header["secret"]}) + "\n", encoding="utf-8")  # fmt: skip
-    shared_cli("push", "headlines.toml", "study.jsonl", "--project", ALIKE, "--overlap", "2")
-    project = client.find_project(ALIKE)
-    assert project is not None
-    known = client.users()
-    ids = {e: known.get(e) or client.create_user(e) for e in (ANN, BEN)}
-    for email in (ANN, BEN):
-        for task in client.export_tasks(project.id):
-            client.create_annotation(int(task["id"]), _answer(email, task), completed_by=ids[email], lead_time=3.0)
-    shared_cli("pull", "headlines.toml", "--project", ALIKE, "-o", "alike", "--strict")
-    shared_cli("report", "headlines.toml", "alike", "-o", "alike-report")
-
+    _as_shared(study, label_studio, client, shared, ALIKE, ("headlines.toml", "study.jsonl"))
     with open(shared / "alike" / "results.csv", encoding="utf-8") as f:
-        annotators = {r["annotator"] for r in csv.DictReader(f)}
-    assert annotators == {ANN, BEN}
-    for folder in ("alike", "alike-report"):
-        isolated_files = _normalised(study.folder / folder, annotators)
-        shared_files = _normalised(shared / folder, annotators)
-        assert sorted(isolated_files) == sorted(shared_files)
-        different = [name for name in isolated_files if isolated_files[name] != shared_files[name]]
-        assert not different, [(n, _first_difference(isolated_files[n], shared_files[n])) for n in different]
+        assert {r["annotator"] for r in csv.DictReader(f)} == {ANN, BEN}
+    _compare(study.folder, shared, ALIKE)
 
 
 def _first_difference(a: object, b: object) -> tuple[object, object]:
@@ -666,3 +690,141 @@ def test_overlap_one_sends_each_task_to_one_instance(study: Study) -> None:
     assert code == 0, err + out
     report = (study.folder / "shared-report" / "report.md").read_text(encoding="utf-8")
     assert "sysa" in report and "sysb" in report and f"{TASKS} items" in out
+
+
+# --- hidden judges and hybrid studies ---------------------------------------------------------
+
+HYBRID = "isolated hybrid"  # a new study on the same two instances
+JUDGE = "copycat"
+HYBRID_RECORDS = 12
+
+
+def _hybrid_files(study: Study) -> list[str]:
+    """Twelve records shaped as the module's (so that :func:`_answer` votes on them) and a judge answering each
+    as the first annotator would, in the input's order (candidate 1 is sysa); their task keys' draw."""
+    records = [{"headline_1": f"First {i}", "headline_2": f"Second {i}", "systems": ["sysa", "sysb"], "id": f"r{i}"}
+               for i in range(HYBRID_RECORDS)]  # fmt: skip
+    (study.folder / "hybrid.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    lines = [{"id": f"r{i}", "judge": JUDGE, "answers": {"fluency": "1" if _prefers(ANN, i) == "sysa" else "2"}}
+             for i in range(HYBRID_RECORDS)]  # fmt: skip
+    (study.folder / "judge.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return ["headlines.toml", "hybrid.jsonl", "judge.jsonl"]
+
+
+def _humans(study: Study, share: float, seed: int) -> frozenset[str]:
+    from annols import protocols
+    from annols.study import hybrid
+
+    d = protocols.load(str(study.folder / "headlines.toml"))
+    return hybrid.draw(d, [study.folder / "hybrid.jsonl"], share, seed).humans
+
+
+def _instance_keys(study: Study, title: str, instance: isolate.Instance) -> set[str]:
+    path = manifest.manifest_path(isolate.instance_manifest_dir(study.folder / ".annols", title, instance), title)
+    return {str(r["key"]) for r in manifest.read_rows(path)[1]}
+
+
+def test_a_hidden_judge_and_a_human_share_stay_off_every_instance_and_pull_like_shared_mode(
+    study: Study, label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+) -> None:
+    """push --isolate --judge --human-share 0.5: the drawn half of the items goes to both instances, nothing of the
+    judge (its name, its answers, the judge-only items) to either; the judge is kept once, beside the study file; a
+    re-push sends nothing and another seed, or none, is refused. Both annotators vote on their instance; pull
+    --isolate adds the judge to the merged folder only, and the report has the judge-assisted (PPI++) estimates.
+    The same inputs, judge and answers pushed, pulled and reported in shared mode give the same files."""
+    names = _hybrid_files(study)
+    push = ("push", "headlines.toml", "hybrid.jsonl", "--project", HYBRID, "--isolate", "instances.toml", "--judge",
+            "judge.jsonl", "--human-share", "0.5", "--seed", "5")  # fmt: skip
+    code, out, err = cli(*push, "--password-file", "passwords.txt", cwd=study.folder)
+    assert code == 0, err + out
+    half = HYBRID_RECORDS // 2
+    assert f"hybrid study: humans get {half} of {HYBRID_RECORDS} items (share 0.5, seed 5)" in out
+    store = hidden_judges.store_dir(study.folder / ".annols", HYBRID)
+    assert f"judges {JUDGE} kept in {Path('.annols') / store.name} (not on any instance)" in out
+    humans = _humans(study, 0.5, 5)
+    assert len(humans) == half
+    record = json.loads(isolate.study_file(study.folder / ".annols", HYBRID).read_text(encoding="utf-8"))
+    assert record["hybrid"] == {"share": 0.5, "seed": 5, "items": HYBRID_RECORDS, "humans": half}
+    # Kept once for the study, beside the study file; no instance's manifest folder holds any of it.
+    assert store.parent == isolate.study_file(study.folder / ".annols", HYBRID).parent
+    assert sorted(p.name for p in store.iterdir()) == ["judge.jsonl", "pool.jsonl", "project.json"]
+    pool = [json.loads(line) for line in (store / "pool.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(pool) == half and not humans & {p["key"] for p in pool}
+    instance_dirs = isolate.study_file(study.folder / ".annols", HYBRID).with_suffix("")
+    assert not [p for p in instance_dirs.rglob("*") if "judge" in p.name or p.name == "pool.jsonl"]
+
+    # Nothing of the judge on either server: each instance's full export (admin's view) holds the humans' half,
+    # no prediction or annotation, no judge name, none of the judge-only items.
+    only = [p["data"]["headline_1"] for p in pool]
+    for instance in study.instances:
+        assert _instance_keys(study, HYBRID, instance) == set(humans)
+        admin = instance.connect()
+        project = admin.find_project(HYBRID)
+        assert project is not None
+        export = tmp_path / f"{instance.slug}.json"
+        admin.export_to(project.id, export)
+        text = export.read_text(encoding="utf-8")
+        tasks = json.loads(text)
+        assert len(tasks) == half
+        assert not any(t["predictions"] or t["annotations"] or t.get("drafts") for t in tasks)
+        assert JUDGE not in text and "judge" not in text.lower()
+        assert not any(f'"{headline}"' in text for headline in only)
+        assert {tuple(t["meta"]) for t in tasks} == {("annols_key",)}
+
+    code, out, err = cli(*push, cwd=study.folder)  # the same draw: nothing sent twice
+    assert code == 0, err + out
+    assert sum(f"created 0, already present {half}, total {half}" in line for line in out.splitlines()) == 2, out
+    for other in (("--seed", "6"), ()):
+        args = (*push[:-2], *other) if other else push[:7]  # another seed; no --judge nor --human-share
+        code, out, err = cli(*args, cwd=study.folder)
+        assert code != 0 and len(err.strip().splitlines()) == 1, err + out
+        assert "records a hybrid draw of share 0.5 with seed 5 over 12 items" in err, err
+
+    assert _answer_on_instances(study, HYBRID) == 2 * half
+    run = study.folder / "hybrid-run"
+    code, out, err = cli("pull", "headlines.toml", "--project", HYBRID, "-o", "hybrid-run/alike", "--isolate",
+                         "instances.toml", "--strict", cwd=study.folder)  # fmt: skip
+    assert code == 0, err + out
+    assert f"Merged 2 instances: {half} tasks, {2 * half} annotations, 0 skipped." in out
+    merged = run / "alike"
+    assert sorted(p.name for p in (merged / "judges").iterdir()) == ["judge.jsonl", "pool.jsonl"]
+    with open(merged / "results.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["annotator"] for r in rows} == {ANN, BEN, f"judge:{JUDGE}"}
+    assert {r["task_key"] for r in rows} == set(humans)
+    for instance in study.instances:  # the instances' own pull folders: the server's, no judge
+        own = merged / isolate.INSTANCES_DIR / instance.slug
+        assert (own / "results.csv").is_file() and not (own / "judges").exists()
+        assert JUDGE not in (own / "results.csv").read_text(encoding="utf-8")
+    # From inside the run's folder: the report names its source as given, "alike" as in the shared run.
+    code, out, err = cli("report", "../headlines.toml", "alike", "-o", "alike-report", cwd=run)
+    assert code == 0, err + out
+    report = (run / "alike-report" / "report.md").read_text(encoding="utf-8")
+    assert "Judge-assisted estimates (PPI++)" in report
+    assert f"{half} items have the judge's answers only, {half} the humans'" in report
+
+    shared = tmp_path / "shared"
+    _as_shared(study, label_studio, client, shared, HYBRID, tuple(names), "--judge", "judge.jsonl", "--human-share",
+               "0.5", "--seed", "5")  # fmt: skip
+    assert sorted(p.name for p in (shared / "alike" / "judges").iterdir()) == ["judge.jsonl", "pool.jsonl"]
+    for name in ("judge.jsonl", "pool.jsonl"):  # the judges' files, byte for byte
+        assert (merged / "judges" / name).read_bytes() == (shared / "alike" / "judges" / name).read_bytes()
+    _compare(run, shared, HYBRID)  # and every other file of the pull and the report, less what runs differ in
+
+
+def test_overlap_k_draws_over_the_human_share(study: Study) -> None:
+    """push --isolate --overlap 1 --judge --human-share 0.5: the K-draw runs over the humans' items only; each goes
+    to one instance, the judge-only items to none."""
+    _hybrid_files(study)
+    title = "isolated hybrid one each"
+    code, out, err = cli("push", "headlines.toml", "hybrid.jsonl", "--project", title, "--isolate", "instances.toml",
+                         "--judge", "judge.jsonl", "--human-share", "0.5", "--seed", "2", "--overlap", "1",
+                         "--password-file", "passwords.txt", cwd=study.folder)  # fmt: skip
+    assert code == 0, err + out
+    humans = _humans(study, 0.5, 2)
+    record = json.loads(isolate.study_file(study.folder / ".annols", title).read_text(encoding="utf-8"))
+    assert record["hybrid"]["humans"] == HYBRID_RECORDS // 2 and record["overlap"] == 1
+    assert set(record["assignment"]) == humans
+    ann, ben = (_instance_keys(study, title, i) for i in study.instances)
+    assert not ann & ben and ann | ben == humans and abs(len(ann) - len(ben)) <= 1
+    assert {k: [ANN] if k in ann else [BEN] for k in humans} == record["assignment"]
