@@ -572,8 +572,8 @@ def push_command(
 
     judged = hybrid.judged(d, judge_files, list(inputs), human_share, seed)  # before anything is sent
     draw = judged.draw if judged is not None else None
-    if draw is not None:
-        hybrid.check_same_draw(manifest_lib.manifest_path(manifest_dir, title), draw.header)
+    # also without --human-share: a re-push of a hybrid study would send humans the judge's only items
+    hybrid.check_same_draw(manifest_lib.manifest_path(manifest_dir, title), draw.header if draw is not None else None)
     progress = _Progress("Importing")
     client = _connect(url, api_key, data_dir, on_notice=progress.notice)
     options = push_lib.PushOptions(

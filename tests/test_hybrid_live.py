@@ -1,10 +1,10 @@
 """A hybrid study through the real server: `annols push --judge J --human-share 0.5` sends only the drawn half of a
-planted own study (tests/own_study.py) to Label Studio, keeps the draw in the manifest and the judge and the
-other half off the server; a re-push draws the same half and another seed is refused; three annotators judge the
-half through the API; the pull brings the judge-only items back; the report gives judge-assisted (PPI++) estimates
-beside the humans' own, and states the gain. The same for the shipped best-worst, ESA and MQM definitions on small
-generated inputs, two annotators: an item there is an article's tuples or a source's translations, drawn whole; the
-estimates are the best-worst scores, ESA's score and MQM's error score."""
+planted own study (tests/own_study.py) to Label Studio, keeps the draw in the manifest and the judge and the other
+half off the server; a re-push draws the same half, and another seed or none at all is refused; three annotators
+judge the half through the API; the pull brings the judge-only items back; the report gives judge-assisted (PPI++)
+estimates beside the humans' own, and states the gain. The same for the shipped best-worst, ESA and MQM definitions
+on small generated inputs, two annotators: an item there is an article's tuples or a source's translations, drawn
+whole; the estimates are the best-worst scores, ESA's score and MQM's error score."""
 
 from __future__ import annotations
 
@@ -70,6 +70,10 @@ def test_hybrid_push_pull_report(style: str, label_studio: LiveServer, client: L
     code, out, err = cli(label_studio, *push, "--seed", "6", cwd=tmp_path)
     assert code != 0 and "records a hybrid draw of share 0.5 with seed 5" in err + out
     assert "Traceback" not in err + out
+    plain = push[: push.index("--judge")]  # a re-push that forgot the judge would send humans every item
+    code, out, err = cli(label_studio, *plain, cwd=tmp_path)
+    assert code != 0 and "has no --human-share" in err and "Traceback" not in err + out
+    assert len(client.export_tasks(project.id)) == ITEMS // 2  # nothing sent
 
     users = client.users()
     ids = {a: users.get(expect.email(a)) or client.create_user(expect.email(a)) for a in ANNOTATORS}

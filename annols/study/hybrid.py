@@ -113,8 +113,9 @@ def check_covered(definition: Definition, judges: Judges, inputs: Sequence[Path]
                              "judge answers every item (humans get a share of them)")  # fmt: skip
 
 
-def check_same_draw(manifest: Path, header: dict[str, Any]) -> None:
-    """A re-push with another share or seed would change which items humans judge: refused."""
+def check_same_draw(manifest: Path, header: dict[str, Any] | None) -> None:
+    """A re-push with another share or seed (``header``; None: no ``--human-share``) would change which items humans
+    judge, and one without a share would send them every item: refused."""
     if not manifest.exists():
         return
     recorded, rows = read_rows(manifest)
