@@ -257,7 +257,14 @@ def blinded(tmp_path: Path, tasks_file: Path, task: dict[str, Any]) -> tuple[lis
     return list(row.get("order") or []), tuple(row["systems"])
 
 
-def test_judgments_move_with_the_shuffled_candidates(tmp_path: Path) -> None:
+def fixed_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The study's secret fixed, so that the tests of the shuffle see one (a new secret keeps a task's order 1 time
+    in 24 with four candidates: the test would then check nothing)."""
+    monkeypatch.setattr(manifest.secrets, "token_bytes", lambda n: b"s" * n)
+
+
+def test_judgments_move_with_the_shuffled_candidates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fixed_secret(monkeypatch)
     rows = [ratings_row(1, a, value=n) for n, a in enumerate(("A", "B"))]
     path = write_csv(tmp_path / "in.csv", rows)
     out = tmp_path / "tasks.json"
@@ -279,7 +286,8 @@ def test_judgments_move_with_the_shuffled_candidates(tmp_path: Path) -> None:
                        for a in ASPECTS for p, i in enumerate(order)}  # fmt: skip
 
 
-def test_best_worst_letters_move_with_the_shuffled_tuple(tmp_path: Path) -> None:
+def test_best_worst_letters_move_with_the_shuffled_tuple(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fixed_secret(monkeypatch)
     d = load_definition(BEST_WORST)
     spec = d.spec
     record: dict[str, Any] = {p.name: "The article." for p in spec.context}
