@@ -96,7 +96,9 @@ def written_at(folder: Path) -> list[bytes]:
             for row in csv.reader(f):
                 if row and f"/{PULLS}/" in row[0]:
                     found.add(row[0].split(f"/{PULLS}/")[0])
-    return sorted((p.encode() for p in found), key=len, reverse=True)  # the longest first: one may hold another
+    # Markdown and LaTeX write an underscore in the path as "\_": that form is the folder's path too.
+    spelled = found | {p.replace("_", "\\_") for p in found}
+    return sorted((p.encode() for p in spelled), key=len, reverse=True)  # the longest first: one may hold another
 
 
 def _pieces(name: str, text: bytes) -> list[bytes]:
