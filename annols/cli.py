@@ -266,6 +266,16 @@ ISOLATE_FILE = click.option(
     help="An isolated study's instances file (TOML, one [[instance]] per annotator: annotator and data_dir, or url "
     "and api_key_env; never a token): one Label Studio per annotator (README, docs/security.md).",
 )  # fmt: skip
+JOBS = click.option(
+    "--jobs", type=click.IntRange(min=1), metavar="N",
+    help="With --isolate: how many instances are visited at once (default: all, at most 4); 1 visits them one "
+    "after another. Output comes in the instances file's order either way.",
+)  # fmt: skip
+
+
+def _jobs_need_isolate(jobs: int | None, isolate: Path | None) -> None:
+    if jobs is not None and isolate is None:
+        raise click.UsageError("--jobs is for --isolate (the instances visited at once)")
 
 
 @server_group.command("start")
@@ -488,6 +498,7 @@ MANIFEST_DIR = click.option(
     help="With --isolate: the annotators' passwords for their accounts on their instances, one per line in the "
     "file's order, or one shared line; - reads stdin. Existing accounts are left as they are.",
 )  # fmt: skip
+@JOBS
 @connection_options
 def push_command(
     protocol: str,
@@ -507,6 +518,7 @@ def push_command(
     attention: int,
     isolate: Path | None,
     password_file: Any,
+    jobs: int | None,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -554,12 +566,13 @@ def push_command(
       annols push pairwise-aspects items.jsonl --project "JGR eval" --isolate instances.toml --overlap 3
     """
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
+    _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
     if isolate is not None or password_file is not None:
         _push_isolated(d, inputs, isolate, password_file, judge_files, url, api_key, push_lib.PushOptions(
             title=title, overlap=overlap, batch_size=batch_size, seed=seed, predictions=predictions,
             manifest_dir=manifest_dir, gold=gold, attention=attention, change_overlap=change_overlap,
-            with_annotations=with_annotations))  # fmt: skip
+            with_annotations=with_annotations), jobs)  # fmt: skip
         return
     judges = None
     draw = None
@@ -634,7 +647,7 @@ def push_command(
 
 def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None, password_file: Any,
                    judge_files: tuple[Path, ...], url: str | None, api_key: str | None,
-                   options: push_lib.PushOptions) -> None:  # fmt: skip
+                   options: push_lib.PushOptions, jobs: int | None) -> None:  # fmt: skip
     from annols.labelstudio import users as users_lib
     from annols.study import isolate as isolate_lib
 
@@ -648,7 +661,8 @@ def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None
         passwords = users_lib.read_passwords(password_file, password_file.name, len(instances))
     notice = lambda line: click.echo(line, err=True)  # noqa: E731
     pushed = isolate_lib.push(instances, d, list(inputs), options, passwords, on_notice=notice,
-                              on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True))  # fmt: skip
+                              on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True),
+                              jobs=jobs)  # fmt: skip
     for p in pushed:
         r = p.report
         click.echo(f"{p.instance.annotator}: {p.url}/projects/{r.project.id}: created {r.created}, already present "
@@ -758,6 +772,7 @@ def tasks_command(
 @click.option("--strict", is_flag=True, help="Fail on any finding (the server's tasks or annotations not as the "
               "push left them), writing nothing; without it findings are warnings, in findings.csv.")  # fmt: skip
 @ISOLATE_FILE
+@JOBS
 @connection_options
 def pull_command(
     protocol: str,
@@ -768,6 +783,7 @@ def pull_command(
     full: bool,
     strict: bool,
     isolate: Path | None,
+    jobs: int | None,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -795,9 +811,10 @@ def pull_command(
       annols pull qa-feedback --project "QA feedback batch 1" -o results/batch1
     """
     _on_interrupt(f"nothing was changed in {out_dir}; run the pull again.")
+    _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
     if isolate is not None:
-        _pull_isolated(d, title, out_dir, manifest_dir, full, strict, isolate, url, api_key)
+        _pull_isolated(d, title, out_dir, manifest_dir, full, strict, isolate, url, api_key, jobs)
         return
     client = _connect(url, api_key, data_dir)
     from annols.study import hidden_judges
@@ -946,14 +963,14 @@ def next_round_command(
 
 
 def _pull_isolated(d: Definition, title: str, out_dir: Path, manifest_dir: Path, full: bool, strict: bool,
-                   isolate: Path, url: str | None, api_key: str | None) -> None:  # fmt: skip
+                   isolate: Path, url: str | None, api_key: str | None, jobs: int | None) -> None:  # fmt: skip
     from annols.study import isolate as isolate_lib
 
     if url or api_key:
         raise click.UsageError("--isolate takes each instance from its file: leave out --url and --api-key")
     instances = isolate_lib.read_instances(isolate)
     merged = isolate_lib.pull(instances, d, title, out_dir, manifest_dir, full=full, strict=strict,
-                              on_notice=lambda line: click.echo(line, err=True))  # fmt: skip
+                              on_notice=lambda line: click.echo(line, err=True), jobs=jobs)  # fmt: skip
     _print_findings(merged.findings, out_dir)
     for p in merged.instances:
         c = p.report.convert.counts
@@ -1504,6 +1521,7 @@ def _load(protocol: str, variant: str | None) -> Definition:
 @click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
               show_default=True, help="With --isolate: where push wrote the study's record and its instances' "
               "manifests.")  # fmt: skip
+@JOBS
 @connection_options
 def status_command(
     protocol: str,
@@ -1513,6 +1531,7 @@ def status_command(
     variant: str | None,
     isolate: Path | None,
     manifest_dir: Path,
+    jobs: int | None,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -1532,13 +1551,15 @@ def status_command(
     """
     from annols.study import status as status_lib
 
+    _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
     if isolate is not None:
         from annols.study import isolate as isolate_lib
 
         if url or api_key:
             raise click.UsageError("--isolate takes each instance from its file: leave out --url and --api-key")
-        found = isolate_lib.status(isolate_lib.read_instances(isolate), d, title, manifest_dir=manifest_dir)
+        found = isolate_lib.status(isolate_lib.read_instances(isolate), d, title, manifest_dir=manifest_dir,
+                                   jobs=jobs)  # fmt: skip
     else:
         found = status_lib.status(_connect(url, api_key, data_dir), d, title)
     if pull_dir is not None:
