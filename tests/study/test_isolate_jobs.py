@@ -4,6 +4,7 @@ whichever ends first; :func:`annols.study.isolate._each` names the failed instan
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_results_and_what_each_says_come_in_input_order_whichever_ends_first(job
         ended[n].set()
         return n * 10
 
-    results = in_order([lambda say, n=n: work(n, say) for n in range(count)], jobs)  # type: ignore[misc]
+    results = in_order([functools.partial(work, n) for n in range(count)], jobs)
     assert results == [0, 10, 20]
     assert log.lines == [f"{n} {what}" for n in range(count) for what in ("starts", "ends")]
     assert log.threads == {threading.main_thread()}
@@ -110,8 +111,9 @@ def test_the_first_failure_in_input_order_is_raised_once_every_started_work_has_
         three_may_end.set()
         return 4
 
+    works: list[Callable[[Say], int]] = [*(functools.partial(work, n) for n in range(4)), release]
     with pytest.raises(Failed) as raised:
-        in_order([*(lambda say, n=n: work(n, say) for n in range(4)), release], 5)  # type: ignore[misc]
+        in_order(works, 5)
     assert (raised.value.index, raised.value.failed, str(raised.value.error)) == (1, [1, 2], "one broke")
     assert sorted(ended) == [0, 3]
     assert log.lines == ["0 said", "1 said", "2 said", "3 said"]
@@ -133,7 +135,7 @@ def test_a_failure_starts_no_more_work() -> None:
         return n
 
     with pytest.raises(Failed) as raised:
-        in_order([lambda say, n=n: work(n, say) for n in range(10)], 2)  # type: ignore[misc]
+        in_order([functools.partial(work, n) for n in range(10)], 2)
     assert (raised.value.index, raised.value.failed) == (0, [0])
     assert 0 in called and set(called) <= {0, 1, 2}
 
@@ -149,7 +151,7 @@ def test_one_job_runs_them_here_one_after_another_up_to_the_first_failure() -> N
         return n
 
     with pytest.raises(Failed) as raised:
-        in_order([lambda say, n=n: work(n, say) for n in range(4)], 1)  # type: ignore[misc]
+        in_order([functools.partial(work, n) for n in range(4)], 1)
     assert (raised.value.index, raised.value.failed, called) == (1, [1], [0, 1])
 
 
