@@ -269,6 +269,16 @@ ISOLATE_FILE = click.option(
     help="An isolated study's instances file (TOML, one [[instance]] per annotator: annotator and data_dir, or url "
     "and api_key_env; never a token): one Label Studio per annotator (README, docs/security.md).",
 )  # fmt: skip
+JOBS = click.option(
+    "--jobs", type=click.IntRange(min=1), metavar="N",
+    help="With --isolate: how many instances are visited at once (default: all, at most 4); 1 visits them one "
+    "after another. Output comes in the instances file's order either way.",
+)  # fmt: skip
+
+
+def _jobs_need_isolate(jobs: int | None, isolate: Path | None) -> None:
+    if jobs is not None and isolate is None:
+        raise click.UsageError("--jobs is for --isolate (the instances visited at once)")
 
 
 @server_group.command("start")
@@ -491,6 +501,7 @@ MANIFEST_DIR = click.option(
     help="With --isolate: the annotators' passwords for their accounts on their instances, one per line in the "
     "file's order, or one shared line; - reads stdin. Existing accounts are left as they are.",
 )  # fmt: skip
+@JOBS
 @connection_options
 def push_command(
     protocol: str,
@@ -510,6 +521,7 @@ def push_command(
     attention: int,
     isolate: Path | None,
     password_file: Any,
+    jobs: int | None,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -560,13 +572,14 @@ def push_command(
       annols push pairwise-aspects items.jsonl --project "JGR" --isolate instances.toml --judge j.jsonl --human-share .2
     """
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
+    _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
     if isolate is not None or password_file is not None:
         _push_isolated(d, inputs, isolate, password_file, judge_files, human_share, url, api_key,
                        push_lib.PushOptions(title=title, overlap=overlap, batch_size=batch_size, seed=seed,
                                             predictions=predictions, manifest_dir=manifest_dir, gold=gold,
                                             attention=attention, change_overlap=change_overlap,
-                                            with_annotations=with_annotations))  # fmt: skip
+                                            with_annotations=with_annotations), jobs)  # fmt: skip
         return
     from annols.study import hybrid
 
@@ -633,7 +646,7 @@ def _print_judged(judged: Judged, store: Path, where: str) -> None:
 
 def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None, password_file: Any,
                    judge_files: tuple[Path, ...], human_share: float | None, url: str | None, api_key: str | None,
-                   options: push_lib.PushOptions) -> None:  # fmt: skip
+                   options: push_lib.PushOptions, jobs: int | None) -> None:  # fmt: skip
     from annols.labelstudio import users as users_lib
     from annols.study import hidden_judges, hybrid
     from annols.study import isolate as isolate_lib
@@ -651,7 +664,7 @@ def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None
     notice = lambda line: click.echo(line, err=True)  # noqa: E731
     pushed = isolate_lib.push(instances, d, list(inputs), options, passwords, on_notice=notice,
                               on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True),
-                              judged=judged)  # fmt: skip
+                              judged=judged, jobs=jobs)  # fmt: skip
     for p in pushed:
         r = p.report
         click.echo(f"{p.instance.annotator}: {p.url}/projects/{r.project.id}: created {r.created}, already present "
@@ -763,6 +776,7 @@ def tasks_command(
 @click.option("--strict", is_flag=True, help="Fail on any finding (the server's tasks or annotations not as the "
               "push left them), writing nothing; without it findings are warnings, in findings.csv.")  # fmt: skip
 @ISOLATE_FILE
+@JOBS
 @connection_options
 def pull_command(
     protocol: str,
@@ -773,6 +787,7 @@ def pull_command(
     full: bool,
     strict: bool,
     isolate: Path | None,
+    jobs: int | None,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -801,9 +816,10 @@ def pull_command(
       annols pull qa-feedback --project "QA feedback batch 1" -o results/batch1
     """
     _on_interrupt(f"nothing was changed in {out_dir}; run the pull again.")
+    _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
     if isolate is not None:
-        _pull_isolated(d, title, out_dir, manifest_dir, full, strict, isolate, url, api_key)
+        _pull_isolated(d, title, out_dir, manifest_dir, full, strict, isolate, url, api_key, jobs)
         return
     client = _connect(url, api_key, data_dir)
     from annols.study import hidden_judges
@@ -952,14 +968,14 @@ def next_round_command(
 
 
 def _pull_isolated(d: Definition, title: str, out_dir: Path, manifest_dir: Path, full: bool, strict: bool,
-                   isolate: Path, url: str | None, api_key: str | None) -> None:  # fmt: skip
+                   isolate: Path, url: str | None, api_key: str | None, jobs: int | None) -> None:  # fmt: skip
     from annols.study import isolate as isolate_lib
 
     if url or api_key:
         raise click.UsageError("--isolate takes each instance from its file: leave out --url and --api-key")
     instances = isolate_lib.read_instances(isolate)
     merged = isolate_lib.pull(instances, d, title, out_dir, manifest_dir, full=full, strict=strict,
-                              on_notice=lambda line: click.echo(line, err=True))  # fmt: skip
+                              on_notice=lambda line: click.echo(line, err=True), jobs=jobs)  # fmt: skip
     _print_findings(merged.findings, out_dir)
     for p in merged.instances:
         c = p.report.convert.counts
@@ -1510,6 +1526,7 @@ def _load(protocol: str, variant: str | None) -> Definition:
 @click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
               show_default=True, help="With --isolate: where push wrote the study's record and its instances' "
               "manifests.")  # fmt: skip
+@JOBS
 @connection_options
 def status_command(
     protocol: str,
@@ -1519,6 +1536,7 @@ def status_command(
     variant: str | None,
     isolate: Path | None,
     manifest_dir: Path,
+    jobs: int | None,
     url: str | None,
     api_key: str | None,
     data_dir: Path | None,
@@ -1538,13 +1556,15 @@ def status_command(
     """
     from annols.study import status as status_lib
 
+    _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
     if isolate is not None:
         from annols.study import isolate as isolate_lib
 
         if url or api_key:
             raise click.UsageError("--isolate takes each instance from its file: leave out --url and --api-key")
-        found = isolate_lib.status(isolate_lib.read_instances(isolate), d, title, manifest_dir=manifest_dir)
+        found = isolate_lib.status(isolate_lib.read_instances(isolate), d, title, manifest_dir=manifest_dir,
+                                   jobs=jobs)  # fmt: skip
     else:
         found = status_lib.status(_connect(url, api_key, data_dir), d, title)
     if pull_dir is not None:

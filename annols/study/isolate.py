@@ -35,6 +35,13 @@ Each of them first checks that every instance answers (:func:`reached`): one tha
 before anything is read, sent or written, so that a push is not half fanned out and a pull
 leaves the earlier pull folder, its merged files and every instance's folder, as they were.
 
+Then they visit up to ``jobs`` instances at once (:func:`in_order`; ``--jobs``, by default all of them up
+to :data:`DEFAULT_JOBS`): each instance on a thread of its own with its own client, what is shared settled
+before (the study's secret, push's draw and its record), and what they tell (notices, the study file's
+lines) done on the calling thread in the instances' order. A failure is one error naming the first failed
+instance in that order and how many others failed; the instances visited beside it finish (a pull updates
+their own folders, never the merged files), those not yet visited are not.
+
 Tokens never go into a file annols writes: the instances file names, per instance, either
 the embedded server's data dir (the token is read from its own database) or the name of an
 environment variable that holds it.
@@ -42,19 +49,22 @@ environment variable that holds it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
 import os
+import queue
 import random
 import re
 import shutil
 import tempfile
+import threading
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from annols import files
 from annols.definition import Definition
@@ -228,6 +238,7 @@ def push(
     on_notice: Callable[[str], None] | None = None,
     on_instance: Callable[[Instance, LabelStudioClient], None] | None = None,
     judged: Judged | None = None,
+    jobs: int | None = None,
 ) -> list[InstancePush]:
     """Push the study to every instance, then the annotator's account. Without ``options.overlap`` each
     annotator gets every task; with it (K), each task goes to K of the instances (:func:`draw`), recorded in
@@ -238,7 +249,9 @@ def push(
     only the drawn items go to the instances (with K, the K-draw runs over them); the draw is recorded in the
     study file before anything is sent, and a re-push with another share or seed, or none, is refused.
 
-    Safe to re-run: each instance's push is (its own manifest), and accounts that exist are kept.
+    Up to ``jobs`` instances at once (:func:`jobs_for`); ``on_notice`` and ``on_instance`` are called on this
+    thread, in the instances' order. Safe to re-run: each instance's push is (its own manifest), and accounts
+    that exist are kept.
     """
     if options.with_annotations:
         raise AnnolsError("--isolate pushes a study to be annotated: --with-annotations imports one already done")
@@ -258,15 +271,15 @@ def push(
         items = {item: keys for item, keys in items.items() if humans.issuperset(keys)}  # K of the humans' items
         options = replace(options, only=humans)  # without K: the humans' items to every instance
     clients = reached(instances, "nothing was pushed", on_notice)  # every instance answers before anything is sent
-    secret = _study_secret(instances, options.manifest_dir, options.title)
+    # A new study's secret is drawn here, not by the first instance's push: the draw needs it, and the instances
+    # are pushed side by side (each would draw one of its own).
+    secret = _study_secret(instances, options.manifest_dir, options.title) or Keys.new().secret
+    assert secret is not None
     share: dict[str, Any] = {} if hybrid is None else {"hybrid": hybrid.header}
     record: dict[str, Any] = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
                               **share, "instances": []}  # fmt: skip
     assignment: dict[str, list[str]] | None = None
     if k is not None:
-        # A new study's secret is drawn here, not by the first instance's push: the draw needs it.
-        secret = secret or Keys.new().secret
-        assert secret is not None
         assignment = draw(items, [i.annotator for i in instances], k, options.seed, secret,
                           (earlier or {}).get("assignment"))  # fmt: skip
         record = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
@@ -277,23 +290,30 @@ def push(
         record["instances"] = []
     elif hybrid is not None:  # the human share too: recorded before anything is sent
         files.write_text(path, _dumps({**record, "instances": (earlier or {}).get("instances") or []}))
-    done: list[InstancePush] = []
-    for n, (instance, client) in enumerate(zip(instances, clients, strict=True)):
-        if on_instance is not None:
-            on_instance(instance, client)
-        own = replace(options, manifest_dir=instance_manifest_dir(options.manifest_dir, options.title, instance),
-                      overlap=1,
-                      secret=_study_secret(instances, options.manifest_dir, options.title) or secret)  # fmt: skip
-        if assignment is not None:
-            own = replace(own, only=frozenset(key for key, who in assignment.items() if instance.annotator in who))
-        report = push_lib.push(client, definition, inputs, own)
-        password = None if passwords is None else [passwords[n]]
-        (added,) = add_accounts(client, [instance.annotator], password)
-        done.append(InstancePush(instance, client.url, report, "created" if added.created else "exists"))
-        record["instances"].append({"annotator": instance.annotator, "url": client.url,
-                                    "project_id": report.project.id, "user_id": added.id})  # fmt: skip
+    own = [replace(options, manifest_dir=instance_manifest_dir(options.manifest_dir, options.title, instance),
+                   overlap=1, secret=secret,
+                   only=options.only if assignment is None else frozenset(
+                       key for key, who in assignment.items() if instance.annotator in who))
+           for instance in instances]  # fmt: skip
+
+    def record_instance(done: InstancePush, user_id: int) -> None:  # said: on this thread alone
+        record["instances"].append({"annotator": done.instance.annotator, "url": done.url,
+                                    "project_id": done.report.project.id, "user_id": user_id})  # fmt: skip
         # Written after each instance: a push cut short still says where the study went.
         files.write_text(path, _dumps(record))
+
+    def push_one(n: int, say: Say) -> InstancePush:
+        instance, client = instances[n], clients[n]
+        _notices_said(client, on_notice, say)
+        if on_instance is not None:
+            say(functools.partial(on_instance, instance, client))
+        report = push_lib.push(client, definition, inputs, own[n])
+        (added,) = add_accounts(client, [instance.annotator], None if passwords is None else [passwords[n]])
+        done = InstancePush(instance, client.url, report, "created" if added.created else "exists")
+        say(functools.partial(record_instance, done, added.id))
+        return done
+
+    done = _each(instances, push_one, jobs)
     if judged is not None:  # kept once for the study, never sent: as a shared push keeps them once it is done
         keep_judges(definition, judged, inputs, hidden_judges.store_dir(options.manifest_dir, options.title), None,
                     options.title)  # fmt: skip
@@ -455,13 +475,15 @@ def pull(
     full: bool = False,
     strict: bool = False,
     on_notice: Callable[[str], None] | None = None,
+    jobs: int | None = None,
 ) -> IsolatedPull:
     """Pull every instance into ``out_dir/instances/<annotator>``, then merge them into ``out_dir``.
 
     The merged files are staged beside ``out_dir`` and moved in only when every instance was
     pulled and merged: a failed pull leaves them as they were (an instance pulled before the
-    failure has its own folder updated, as any pull of it would). With ``strict`` any finding
-    fails before the merged files are written.
+    failure, or beside it, has its own folder updated, as any pull of it would). With ``strict``
+    any finding fails before the merged files are written. Up to ``jobs`` instances are pulled
+    at once (:func:`jobs_for`), ``on_notice`` called on this thread in the instances' order.
 
     The study's hidden judges (``push --isolate --judge``, kept beside the study file) are added to the merged
     files as a shared pull adds a project's, and copied to ``out_dir/judges``; no instance's folder gets them.
@@ -469,13 +491,19 @@ def pull(
     out_dir = Path(out_dir)
     kept = pull_lib.stored_judges(definition, hidden_judges.store_dir(manifest_dir, title), None, title)
     clients = reached(instances, "nothing was pulled", on_notice)  # else an earlier instance's folder would move on
-    pulled = []
-    for instance, client in zip(instances, clients, strict=True):
+    at_once = jobs_for(instances, jobs)
+
+    def pull_one(n: int, say: Say) -> InstancePull:
+        instance, client = instances[n], clients[n]
+        _notices_said(client, on_notice, say)
         manifest = manifest_path(instance_manifest_dir(manifest_dir, title, instance), title)
         folder = out_dir / INSTANCES_DIR / instance.slug
+        # Side by side, a large export is converted in this thread alone: the parts' processes are forked.
         one = pull_lib.pull(client, definition, title, folder, full=full, manifest=manifest, strict=strict,
-                            annotator=instance.annotator)  # fmt: skip
-        pulled.append(InstancePull(instance, one))
+                            annotator=instance.annotator, workers=None if at_once == 1 else 1)  # fmt: skip
+        return InstancePull(instance, one)
+
+    pulled = _each(instances, pull_one, at_once)
     found = [replace(f, detail=f"on {p.instance.annotator}'s instance: {f.detail}")
              for p in pulled for f in p.report.findings]  # fmt: skip
     try:
@@ -586,23 +614,37 @@ def status(
     title: str,
     on_notice: Callable[[str], None] | None = None,
     manifest_dir: Path = Path(".annols"),
+    jobs: int | None = None,
 ) -> status_lib.Status:
     """The instances' statuses summed. A study whose every task went to every instance: tasks, complete and
     short count each instance's copy of a task (each with an overlap of one). One whose tasks went to K
     instances each (``push --isolate --overlap K``): a task counts once, the overlap is K, and a task is
-    complete when every instance it went to holds its judgment (:func:`_short_tasks`)."""
+    complete when every instance it went to holds its judgment (:func:`_short_tasks`). Up to ``jobs``
+    instances are asked at once (:func:`jobs_for`)."""
     clients = reached(instances, "", on_notice)
-    found = [status_lib.status(c, definition, title) for c in clients]
+    k = recorded_overlap(manifest_dir, title)
+
+    def status_one(n: int, say: Say) -> tuple[status_lib.Status, list[int]]:
+        """The instance's status and, in a study of K instances a task, its unjudged tasks' ids (where it has
+        any: listed only then)."""
+        _notices_said(clients[n], on_notice, say)
+        one = status_lib.status(clients[n], definition, title)
+        if k is None or not one.short:
+            return one, []
+        unjudged = [status_lib._number("total_annotations", "less", 1)]
+        return one, [int(t["id"]) for t in clients[n].task_fields(one.project_id, "id", filters=unjudged)]
+
+    asked = _each(instances, status_one, jobs)
+    found = [one for one, _ in asked]
     first = found[0]
     paces = [s.pace for s in found]
     missing = sum(s.missing for s in found)
     pace = round(sum(paces), 2)
     etas = [s.eta for s in found if s.missing]
     overlap, tasks, short = max(s.overlap for s in found), sum(s.tasks for s in found), sum(s.short for s in found)
-    k = recorded_overlap(manifest_dir, title)
     if k is not None:
         overlap = k
-        tasks, short = _short_tasks(instances, clients, found, manifest_dir, title)
+        tasks, short = _short_tasks(instances, asked, manifest_dir, title)
     return replace(
         first,
         project=title,
@@ -627,25 +669,174 @@ def status(
     )
 
 
-def _short_tasks(instances: Sequence[Instance], clients: Sequence[LabelStudioClient],
-                 found: Sequence[status_lib.Status], manifest_dir: Path, title: str) -> tuple[int, int]:  # fmt: skip
+def _short_tasks(instances: Sequence[Instance], asked: Sequence[tuple[status_lib.Status, list[int]]],
+                 manifest_dir: Path, title: str) -> tuple[int, int]:  # fmt: skip
     """(tasks, tasks short) of a study whose tasks went to some instances each: a task by its key (the instances'
-    manifests say which task is which), short when any instance it went to lacks its judgment. Only each
-    instance's unjudged tasks are listed (none where the instance has none)."""
+    manifests say which task is which), short when any instance it went to lacks its judgment. ``asked``: each
+    instance's status and the ids of its unjudged tasks."""
     keys: set[str] = set()
     short: set[str] = set()
-    for instance, client, one in zip(instances, clients, found, strict=True):
+    for instance, (one, unjudged) in zip(instances, asked, strict=True):
         path = manifest_path(instance_manifest_dir(manifest_dir, title, instance), title)
         rows = rows_by_key(path)
         if not rows and one.tasks:
             raise AnnolsError(f"{path}: no manifest of {instance.annotator}'s instance, which says which of its "
                               "tasks is which: run status where the study was pushed (--manifest-dir)")  # fmt: skip
         keys.update(rows)
-        if not one.short:
-            continue
         by_id = {int(r["task_id"]): key for key, r in rows.items() if r.get("task_id") is not None}
-        unjudged = [status_lib._number("total_annotations", "less", 1)]
-        for task in client.task_fields(one.project_id, "id", filters=unjudged):
-            # A task the push did not make is a task of its own.
-            short.add(by_id.get(int(task["id"]), f"{instance.annotator}:{task['id']}"))
+        # A task the push did not make is a task of its own.
+        short.update(by_id.get(task_id, f"{instance.annotator}:{task_id}") for task_id in unjudged)
     return len(keys | short), len(short)
+
+
+# --- instances side by side -----------------------------------------------------------------
+
+# Instances visited at once unless told otherwise: each is a server of its own, and a visit is mostly
+# waiting on it; more at once mostly adds load to the machine the servers share.
+DEFAULT_JOBS = 4
+T = TypeVar("T")
+Say = Callable[[Callable[[], object]], None]
+
+
+class Failed(Exception):
+    """What :func:`in_order` raises: the first of its work, in input order, that failed (``index``,
+    ``error``), and the indexes of every one that failed."""
+
+    def __init__(self, index: int, error: BaseException, failed: Sequence[int]) -> None:
+        super().__init__(f"work {index} failed ({type(error).__name__})")
+        self.index = index
+        self.error = error
+        self.failed = list(failed)
+
+
+def in_order(work: Sequence[Callable[[Say], T]], jobs: int) -> list[T]:
+    """Call each of ``work`` on up to ``jobs`` threads at once, started in input order; their results, in input
+    order.
+
+    Each is called with ``say``: a callable given to it is called on the calling thread, in input order, as if
+    the work had run one after another: the first unfinished work's as they come, a later one's once every
+    earlier one has ended. What they print or write through it thus comes out in one order, whichever ends
+    first. The work must not share anything it writes.
+
+    When one fails (or a callable it said), no more work is started and the started ends (its ``say`` still
+    called); then :class:`Failed` names the first failure in input order. With ``jobs`` 1 the work runs on the
+    calling thread, one after another, up to the first failure. Interrupted (Ctrl-C), it returns at once: the
+    threads are daemons, a work they run ends with the process, as one killed.
+    """
+    if jobs <= 1 or len(work) <= 1:
+
+        def now(call: Callable[[], object]) -> None:
+            call()
+
+        results = []
+        for n, one in enumerate(work):
+            try:
+                results.append(one(now))
+            except Exception as e:
+                raise Failed(n, e, [n]) from e
+        return results
+    said: queue.SimpleQueue[tuple[int, Callable[[], object] | None]] = queue.SimpleQueue()  # None: ended
+    results_at: dict[int, T] = {}
+    errors: dict[int, BaseException] = {}
+    ended = [False] * len(work)
+    lock = threading.Lock()
+    started = 0  # the work is started in input order: these have been
+    stopped = False  # after a failure: nothing more is started
+
+    def say_for(n: int) -> Say:
+        return lambda call: said.put((n, call))
+
+    def run() -> None:
+        nonlocal started
+        while True:
+            with lock:
+                if stopped or started == len(work):
+                    return
+                n = started
+                started += 1
+            try:
+                results_at[n] = work[n](say_for(n))
+            except BaseException as e:  # told by the calling thread, once every work has ended
+                errors[n] = e
+            finally:
+                said.put((n, None))
+
+    def stop(n: int, e: BaseException) -> None:
+        nonlocal stopped
+        errors.setdefault(n, e)
+        with lock:
+            stopped = True
+            for m in range(started, len(work)):  # never started: nothing to wait for
+                ended[m] = True
+
+    def call(n: int, said_call: Callable[[], object]) -> None:
+        try:
+            said_call()
+        except Exception as e:  # what a work said failed (a file it writes): that work failed
+            stop(n, e)
+
+    threads = [threading.Thread(target=run, name=f"annols-instance-{t}", daemon=True)
+               for t in range(min(jobs, len(work)))]  # fmt: skip
+    waiting: list[list[Callable[[], object]]] = [[] for _ in work]
+    head = 0  # the first work not ended: what it says is called at once
+    try:
+        for thread in threads:
+            thread.start()
+        while head < len(work):
+            n, said_call = said.get()
+            if said_call is not None:
+                if n == head:
+                    call(n, said_call)
+                else:
+                    waiting[n].append(said_call)
+                continue
+            ended[n] = True
+            if n in errors:
+                stop(n, errors[n])
+            while head < len(work) and ended[head]:
+                head += 1
+                if head < len(work):  # what the next work said while an earlier one ran
+                    for said_call in waiting[head]:
+                        call(head, said_call)
+                    waiting[head].clear()
+    except BaseException:
+        with lock:
+            stopped = True
+        raise
+    for thread in threads:
+        thread.join()  # each has ended its last work: they only return now
+    if errors:
+        first = min(errors)
+        raise Failed(first, errors[first], sorted(errors)) from errors[first]
+    return [results_at[n] for n in range(len(work))]
+
+
+def jobs_for(instances: Sequence[Instance], jobs: int | None) -> int:
+    """How many instances are visited at once: ``jobs`` (``--jobs``), by default all of them up to DEFAULT_JOBS."""
+    if jobs is None:
+        return max(1, min(len(instances), DEFAULT_JOBS))
+    if jobs < 1:
+        raise OptionError("--jobs", f"{jobs}: give the number of instances to visit at once, 1 or more")
+    return jobs
+
+
+def _each(instances: Sequence[Instance], work: Callable[[int, Say], T], jobs: int | None) -> list[T]:
+    """``work(n, say)`` for every instance ``n`` (:func:`in_order`), up to ``jobs`` at once; a failure as one
+    error naming the instance's annotator (the first in the file's order, and how many others failed)."""
+    try:
+        return in_order([functools.partial(work, n) for n in range(len(instances))], jobs_for(instances, jobs))
+    except Failed as failed:
+        e = failed.error
+        if not isinstance(e, AnnolsError):
+            raise e from None  # a bug: as it came, for ANNOLS_DEBUG's traceback
+        others = [instances[n].annotator for n in failed.failed if n != failed.index]
+        also = f" ({len(others)} other instance(s) failed too: {', '.join(others)})" if others else ""
+        first, _, rest = str(e).partition("\n")  # a multi-line error (pull --strict's findings): named first
+        text = f"the instance of {instances[failed.index].annotator}{also}: {first}" + (f"\n{rest}" if rest else "")
+        raise (ServerError if isinstance(e, ServerError) else AnnolsError)(text) from e
+
+
+def _notices_said(client: LabelStudioClient, on_notice: Callable[[str], None] | None, say: Say) -> None:
+    """The client's notices (retries, a busy server) told through ``say``: in the instances' order."""
+    if on_notice is not None:
+        client.on_notice = lambda line: say(functools.partial(on_notice, line))

@@ -506,6 +506,7 @@ def pull(
     manifest: Path | None = None,
     strict: bool = False,
     annotator: str | None = None,
+    workers: int | None = None,
 ) -> PullReport:
     """Export the project, convert it, and check the counts against the server's.
 
@@ -530,6 +531,9 @@ def pull(
 
     ``annotator``: the project is that annotator's alone (an isolated study's instance,
     :mod:`annols.study.isolate`): an annotation credited to anyone else is a finding.
+
+    ``workers``: the processes a large export is converted with (:func:`convert`); 1 where other threads
+    of this process pull at the same time (its parts are forked, which threads do not survive).
     """
     project = client.find_project(title)
     if project is None:
@@ -548,7 +552,7 @@ def pull(
     except OSError as e:
         raise WriteError(out_dir, e) from e
     try:
-        report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher, rows)
+        report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher, rows, workers)
         users = load_annotators(staging / EXPORT_FILE)
         found = checks.check(staging / EXPORT_FILE, rows, users, seen_before, [int(client.whoami()["id"])], unknown)
         found += [f for f in gone_before if f not in found]
@@ -631,6 +635,7 @@ def _pull_into(
     judges: Judges | None = None,
     fetcher: incremental.Fetcher | None = None,
     rows: list[dict[str, Any]] | None = None,
+    workers: int | None = None,
 ) -> PullReport:
     """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's.
 
@@ -649,7 +654,7 @@ def _pull_into(
             if rows is not None:  # read by convert: the study's tables use the manifest, never the meta
                 _fill_task_ids(rows, export)
                 write_blinding(staging, rows)
-            report = convert(export, definition, staging, users, judges=judges)
+            report = convert(export, definition, staging, users, judges=judges, workers=workers)
         except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
             problem = f"the export of project {project.id} from {client.url} was cut short"
         else:

@@ -229,6 +229,25 @@ def test_an_annotation_credited_to_another_is_a_finding(study: Study) -> None:
     assert len({r["annotation_id"] for r in rows}) == 2 * TASKS
 
 
+def test_pulling_the_instances_side_by_side_writes_what_one_after_another_does(study: Study) -> None:
+    """pull --isolate of the same study (annotated, with a finding) into two new folders, once with --jobs 1 (one
+    instance after the other) and once with --jobs 2 (both at once): the same files byte for byte, every
+    instance's folder too, and the same lines in the same order."""
+    said = {}
+    for jobs in ("1", "2"):
+        code, out, err = cli("pull", "headlines.toml", "--project", TITLE, "-o", f"jobs-{jobs}", "--isolate",
+                             "instances.toml", "--jobs", jobs, cwd=study.folder)  # fmt: skip
+        assert code == 0, err + out
+        said[jobs] = (out.replace(f"jobs-{jobs}", "OUT"), err.replace(f"jobs-{jobs}", "OUT"))
+    assert f"Merged 2 instances: {TASKS} tasks" in said["1"][0] and "not-the-annotator" in said["1"][1]
+    assert said["2"] == said["1"]
+    one_by_one, side_by_side = _files(study.folder / "jobs-1"), _files(study.folder / "jobs-2")
+    assert f"instances/{ANN}/export.json" in one_by_one and f"instances/{BEN}/export.json" in one_by_one
+    assert "results.csv" in one_by_one and "findings.csv" in one_by_one
+    assert sorted(side_by_side) == sorted(one_by_one)
+    assert [name for name in one_by_one if side_by_side[name] != one_by_one[name]] == []
+
+
 def _task_key(study: Study, instance: isolate.Instance, title: str, task_id: int) -> str:
     """A task's key as result files name it, from the manifest of the instance it is on (LabelingView.task_key
     looks a project id up among the shared server's pushes: an instance numbers its projects from 1 too)."""
