@@ -22,6 +22,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
@@ -101,13 +102,20 @@ def four_systems(studies: int = 400, best: float = 0.8, rounds: int = 60) -> str
             f"{fixed_judgments} for plan's fixed design: {saved} fewer.")
 
 
+def _false_rate(r: Any, effect: float, sims: int) -> str:
+    """A simulation's rate of false decisions with its Monte Carlo se: every decision under the null, else those
+    against the planted better system."""
+    import math
+
+    wrong = r.rejects if effect == 0 else r.rejects - r.correct
+    return f"{wrong:.4f} ± {math.sqrt(wrong * (1 - wrong) / sims):.4f}"
+
+
 def passes_table() -> str:
     """Studies of one comparison whose pool holds POOL items, one annotator a pass, run with 1 to 5 passes: under the
     null, the rate of any false decision over every round with each pass its own sequence at alpha / passes, and
     with the naive design (re-opened judgments folded into one sequence at alpha); on planted effects, how often
     the comparison is decided and with how many judgments."""
-    import math
-
     from annols.analysis import sequential
 
     lines = ["| planted effect | passes | studies | any false decision, passes (each its sequence) | "
@@ -118,11 +126,9 @@ def passes_table() -> str:
             sims = NULL_STUDIES if effect == 0 else PLANTED_STUDIES
             r = sequential.simulate_passes(effect, sims=sims, items=POOL, passes=passes, batch=PASS_BATCH,
                                            seed=SEED)  # fmt: skip
-            wrong = r.rejects if effect == 0 else r.rejects - r.correct
-            se = math.sqrt(wrong * (1 - wrong) / sims)
             naive = f"{r.naive_rejects:.4f}" if effect == 0 else "-"
             toward = f"{r.correct:.3f}" if effect else "-"
-            lines.append(f"| {effect} | {passes} | {sims} | {wrong:.4f} ± {se:.4f} | {naive} | {toward} | "
+            lines.append(f"| {effect} | {passes} | {sims} | {_false_rate(r, effect, sims)} | {naive} | {toward} | "
                          f"{r.judgments:.0f} |")  # fmt: skip
     lines += ["", f"Seed {SEED}; a pool of {POOL} items, {PASS_BATCH} items a round, one annotator an item a pass, "
               "ties 20%, item sd 0.5, alpha 0.05, stopped at the first decision (no tie decided: the worst case "
@@ -134,8 +140,6 @@ def waiting_table() -> str:
     """Studies of one comparison, ANNOTATORS an item, looked at after every round while the latest round's items are
     part-judged: the rate of any false decision with an item counted once complete, and with the rule before it (an
     item from its first judgment, revised later), and how many looks a planted effect takes under each."""
-    import math
-
     from annols.analysis import sequential
 
     lines = ["| planted effect | items a round | looks | studies | any false decision, complete items | "
@@ -147,13 +151,11 @@ def waiting_table() -> str:
         sims = NULL_STUDIES if effect == 0 else PLANTED_STUDIES
         r = sequential.simulate_waiting(effect, sims=sims, rounds=rounds, batch=batch, annotators=ANNOTATORS,
                                         seed=SEED)  # fmt: skip
-        wrong = r.rejects if effect == 0 else r.rejects - r.correct
-        se = math.sqrt(wrong * (1 - wrong) / sims)
         partial = f"{r.partial_rejects:.4f}" if effect == 0 else "-"
         toward = f"{r.correct:.3f}" if effect else "-"
         looks = f"{r.looks:.2f} | {r.partial_looks:.2f}" if effect else "- | -"
-        lines.append(f"| {effect} | {batch} | {rounds} | {sims} | {wrong:.4f} ± {se:.4f} | {partial} | {toward} | "
-                     f"{looks} | {r.waiting:.2f} |")  # fmt: skip
+        lines.append(f"| {effect} | {batch} | {rounds} | {sims} | {_false_rate(r, effect, sims)} | {partial} | "
+                     f"{toward} | {looks} | {r.waiting:.2f} |")  # fmt: skip
     lines += ["", f"Seed {SEED}; {ANNOTATORS} annotators an item, each item of the latest round holding 0 to "
               f"{ANNOTATORS} of its judgments at a look (uniformly, drawn anew at each look), earlier rounds' items "
               "complete; ties 20%, item sd 0.5, alpha 0.05, stopped at the first decision (no tie decided); "

@@ -16,6 +16,7 @@ from annols.errors import AnnolsError, OptionError
 from annols.study import hidden_judges, hybrid, isolate
 from annols.study import push as push_lib
 from tests.definition.test_definition import MINIMAL
+from tests.study import test_isolate_share as isolate_share
 from tests.study.test_push_pull import invoke
 
 PEOPLE = ["a0@example.org", "a1@example.org"]
@@ -125,13 +126,7 @@ def _write(folder: Path) -> Path:
 
 
 def _options(tmp_path: Path, **recorded: object) -> push_lib.PushOptions:
-    options = push_lib.PushOptions(title="p", manifest_dir=tmp_path / ".annols")
-    path = isolate.study_file(options.manifest_dir, options.title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"project": "p", "protocol": "headline-check", "variant": None, **recorded,
-              "instances": [{"annotator": PEOPLE[0], "url": "http://127.0.0.1:9", "project_id": 1, "user_id": 2}]}
-    path.write_text(isolate._dumps(record), encoding="utf-8")  # fmt: skip
-    return options
+    return isolate_share._study(tmp_path, "p", **recorded)
 
 
 def _push(tmp_path: Path, options: push_lib.PushOptions, share: float | None, **change: object) -> None:

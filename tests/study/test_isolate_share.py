@@ -117,11 +117,12 @@ def _instances(n: int) -> list[isolate.Instance]:
     return [isolate.Instance(p, "http://127.0.0.1:9", None, "ANNOLS_TEST_UNSET_KEY") for p in PEOPLE[:n]]
 
 
-def _study(tmp_path: Path, **recorded: object) -> push_lib.PushOptions:
-    options = push_lib.PushOptions(title="shared", manifest_dir=tmp_path / ".annols")
+def _study(tmp_path: Path, title: str = "shared", **recorded: object) -> push_lib.PushOptions:
+    """Push options of an isolated study whose study file records ``recorded`` and one pushed instance."""
+    options = push_lib.PushOptions(title=title, manifest_dir=tmp_path / ".annols")
     path = isolate.study_file(options.manifest_dir, options.title)
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"project": "shared", "protocol": "headline-check", "variant": None, **recorded,
+    record = {"project": title, "protocol": "headline-check", "variant": None, **recorded,
               "instances": [{"annotator": PEOPLE[0], "url": "http://127.0.0.1:9", "project_id": 1, "user_id": 2}]}
     path.write_text(isolate._dumps(record), encoding="utf-8")  # fmt: skip
     return options
