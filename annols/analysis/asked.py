@@ -29,7 +29,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy import stats  # type: ignore[import-untyped, unused-ignore]
 
 from annols import jsontext
-from annols.analysis import ratings
+from annols.analysis import cells, ratings
 from annols.definition import Question
 
 UNIT = "unit"  # the column naming each row's item (annols.analysis.best_worst.UNIT)
@@ -87,7 +87,8 @@ def rating_rows(frame: pd.DataFrame, aspect: str) -> pd.DataFrame:
 
 
 def choice_by_system(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
-    """Per system and code: the judgments that chose it, as a share of the system's judgments answering."""
+    """Per system and code: the judgments that chose it, and its share by the items rule (per item, the share of the
+    item's judgments answering that chose it; then the mean over items)."""
     part = frame[(frame["kind"] == "choice") & (frame["question"] == q.name)]
     codes = [c.code for c in q.all_choices] + sorted(set(part["value"].astype(str)) - {c.code for c in q.all_choices})
     counts = part.groupby(["system", "value"]).size().unstack("value", fill_value=0)
@@ -95,7 +96,20 @@ def choice_by_system(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
     answered = part.drop_duplicates(["uid", "system"]).groupby("system").size()
     table = counts.stack().rename("judgments").reset_index().rename(columns={"value": "answer"})
     table["answered"] = table["system"].map(answered).astype(int)
-    table["judgments %"] = 100 * table["judgments"] / table["answered"].where(table["answered"] > 0)
+    # The share by the items rule (cells.items_mean): per item, the share of its judgments answering that chose
+    # the code; then the mean over items.
+    judgments = part.drop_duplicates(["uid", "system"])[["uid", "system", UNIT if UNIT in part.columns else
+                                                                          "task_key"]]  # fmt: skip
+    unit = judgments.columns[2]
+    chose = set(zip(part["uid"], part["system"], part["value"].astype(str), strict=True))
+    shares = {}
+    for system, mine in judgments.groupby("system"):
+        items, _ = pd.factorize(mine[unit].astype(str), sort=True)
+        for code in codes:
+            picked = np.array([(u, system, code) in chose for u in mine["uid"]], dtype=float)
+            shares[(system, code)] = 100 * cells.items_mean(items, picked)
+    table["judgments %"] = [shares.get((s_, str(c)), np.nan) for s_, c in zip(table["system"], table["answer"],
+                                                                               strict=True)]  # fmt: skip
     return table.assign(question=q.name)[["question", "system", "answer", "judgments", "answered", "judgments %"]]
 
 
@@ -190,19 +204,19 @@ def text_answers(frame: pd.DataFrame, q: Question) -> pd.DataFrame:
 
 
 def span_rows(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
-    """The target's spans, one row each: uid, label, weight (a span is its annotation and offsets, its answers the
-    span-answer rows at the same offsets)."""
+    """The target's spans, one row each: uid, label, weight. A span's answers are the span-answer rows of its
+    region (the editor's region id), never those at the same offsets: two regions on the same words are two
+    errors, each weighed by its own answers."""
     kind = tidy["kind"].astype(str)
     spans = tidy[(kind == "span").to_numpy() & (tidy["question"].astype(str) == spec.labels_name).to_numpy()]
-    spans = pd.DataFrame({c: spans[c].astype(object).to_numpy() for c in ("uid", "value", "start", "end")})
+    spans = pd.DataFrame({c: spans[c].astype(object).to_numpy() for c in ("uid", "value", "region")})
     answers = tidy[(kind == "span-answer").to_numpy()]
-    codes: dict[tuple[Any, Any, Any], list[str]] = {}
-    for uid, start, end, value in zip(answers["uid"], answers["start"], answers["end"], answers["value"], strict=True):
-        codes.setdefault((uid, start, end), []).append(str(value))
+    codes: dict[tuple[Any, str], list[str]] = {}
+    for uid, region, value in zip(answers["uid"], answers["region"].astype(str), answers["value"], strict=True):
+        codes.setdefault((uid, region), []).append(str(value))
     weights = getattr(spec, "weights", ())
-    spans["weight"] = [spec.weight_of(str(label), codes.get((u, s, e), ())) if weights else 0.0
-                       for u, label, s, e in zip(spans["uid"], spans["value"], spans["start"], spans["end"],
-                                                 strict=True)]  # fmt: skip
+    spans["weight"] = [spec.weight_of(str(label), codes.get((u, str(r)), ())) if weights else 0.0
+                       for u, label, r in zip(spans["uid"], spans["value"], spans["region"], strict=True)]  # fmt: skip
     return spans.rename(columns={"value": "label"})[["uid", "label", "weight"]]
 
 
@@ -238,18 +252,32 @@ def score_frame(scores: pd.DataFrame) -> pd.DataFrame:
 
 def side_by_side(frame: pd.DataFrame, spec: Any, scores: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
     """Per system: judged candidates, spans per candidate by label, mean error score (with weights) and the mean of
-    every numeric per-candidate question (ESA's score beside its span counts). ``spans``: :func:`span_rows`."""
-    out = scores.groupby("system").agg(candidates=("uid", "size"), spans=("spans", "mean"))
-    out = out.rename(columns={"spans": "spans per candidate"})
-    system = spans["uid"].map(scores.set_index("uid")["system"])
-    counts = spans.assign(system=system).groupby(["system", "label"]).size().unstack("label", fill_value=0)
+    every numeric per-candidate question (ESA's score beside its span counts), each by the items rule
+    (:func:`annols.analysis.cells.items_mean`: per item over its judgments, then over items). ``spans``:
+    :func:`span_rows`."""
+    out = scores.groupby("system").agg(candidates=("uid", "size"))
+    per = scores[["uid", UNIT, "system", "spans"]].rename(columns={"spans": "spans per candidate"})
+    counts = spans.groupby(["uid", "label"]).size().unstack("label", fill_value=0)
     for label in [lab.value for lab in spec.labels]:
         found = counts[label] if label in counts.columns else pd.Series(dtype=float)
-        out[f"{label} per candidate"] = (found.reindex(out.index).fillna(0) / out["candidates"]).astype(float)
+        per[f"{label} per candidate"] = per["uid"].map(found).fillna(0).astype(float)
     if getattr(spec, "weights", ()):
-        out[f"mean {SCORE}"] = scores.groupby("system")[SCORE].mean()
+        per[f"mean {SCORE}"] = scores[SCORE].to_numpy(dtype=float)
+    for column in per.columns[3:]:
+        out[column] = _items_rule(per, column)
     for q in questions_of(spec):
         if q.numeric and q.per_candidate:
             part = frame[(frame["kind"] == "rating") & (frame["question"] == q.name)]
-            out[f"mean {q.name}"] = pd.to_numeric(part["value"]).groupby(part["system"]).mean().reindex(out.index)
+            given = pd.DataFrame({UNIT: part[UNIT] if UNIT in part.columns else part["task_key"],
+                                  "system": part["system"], "value": pd.to_numeric(part["value"])})  # fmt: skip
+            out[f"mean {q.name}"] = _items_rule(given, "value").reindex(out.index)
     return out.reset_index()
+
+
+def _items_rule(frame: pd.DataFrame, column: str) -> pd.Series:
+    """Per system, ``column``'s mean by the items rule (each item's mean over its judgments, then over items)."""
+    out = {}
+    for system, part in frame.groupby("system", sort=True):
+        units, _ = pd.factorize(part[UNIT].astype(str), sort=True)
+        out[system] = cells.items_mean(units, part[column].to_numpy(dtype=float))
+    return pd.Series(out, dtype=float)

@@ -257,3 +257,27 @@ def wide(series: pd.Series, group: str, column: str) -> Iterator[tuple[Any, pd.D
         frame = pd.DataFrame(table, index=index.levels[r].take(rows), columns=index.levels[c].take(columns))
         frame.index.name, frame.columns.name = names[r], names[c]
         yield index.levels[g][code], frame
+
+
+# --- the items rule: how a per-system estimate is formed ------------------------------------------------------
+
+
+def item_means(units: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each item's mean over its judgments: ``units`` numbers the items 0..n-1 (``pd.factorize``), one per value;
+    nan values are left out (an item with none has nan)."""
+    units, values = np.asarray(units), np.asarray(values, dtype=float)
+    kept = ~np.isnan(values)
+    n = int(units.max()) + 1 if len(units) else 0
+    sums = np.bincount(units[kept], values[kept], minlength=n)
+    counts = np.bincount(units[kept], minlength=n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def items_mean(units: np.ndarray, values: np.ndarray) -> float:
+    """A system's score by the items rule: the mean over items of each item's mean over its judgments (MQM's
+    per segment over raters, then over segments). It equals the mean over judgments when every item has as many;
+    an item judged by more annotators weighs no more than one judged once. nan when no item has a value."""
+    means = item_means(units, values)
+    means = means[~np.isnan(means)]
+    return float(means.mean()) if len(means) else float("nan")

@@ -70,7 +70,7 @@ def per_span_questions(tidy: pd.DataFrame, spec: Any) -> list[Finding]:
     rows = []
     for q in questions:
         part = answers[answers["question"] == q.name].assign(value=lambda f: f["value"].astype(str))
-        answered = len(part.drop_duplicates(["uid", "start", "end"]))
+        answered = len(part.drop_duplicates(["uid", "region"]))  # a span is its region, not its offsets
         chosen = part.groupby("value").size().reindex(codes_of(q, part["value"])).fillna(0).astype(int)
         rows += [(q.name, code, int(n), answered) for code, n in chosen.items()]
     table = pd.DataFrame(rows, columns=["question", "answer", "spans", "spans answered"])

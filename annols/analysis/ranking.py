@@ -5,8 +5,9 @@ dimension, the system, the rank given (1 = best) and the position it was shown a
 rank outside 1..N is not a judgment. Ties count as given (A=3, B=1, C=1, D=2 gives two
 systems rank 1).
 
-- Mean rank and the share of each rank, per dimension and system, over every rank given;
-  95% intervals of the mean rank resample whole samples (percentile bootstrap).
+- Mean rank and the share of each rank, per dimension and system, by the items rule
+  (:func:`annols.analysis.cells.items_mean`: each sample's mean over its rankings, then the mean
+  over samples); 95% intervals of the mean rank resample whole samples (percentile bootstrap).
 - Pairwise win rates from ranks: within each ranking, a system ranked better (a lower
   rank) than another wins, the same rank is a tie; pairs in name order.
 - Kendall's W per sample and dimension, over the annotators who ranked every output of
@@ -26,7 +27,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import agreement as shared
-from annols.analysis import bootstrap, stats
+from annols.analysis import bootstrap, cells, stats
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.naming import in_order, natural
 from annols.analysis.options import AnalysisOptions
@@ -70,10 +71,15 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
 def mean_rank_intervals(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
     rows = []
     for i, ((dimension, system), part) in enumerate(frame.groupby(["dimension", "system"], observed=True)):
-        per_sample = part.groupby("task_key")["rank"].agg(["sum", "size"]).to_numpy(dtype=float)  # key order
+        # The items rule (cells.items_mean): each sample's mean rank, then the mean over samples; the interval
+        # resamples samples of that same estimate.
+        sample, _ = pd.factorize(part["task_key"], sort=True)  # key order
+        means = cells.item_means(sample, part["rank"].to_numpy(dtype=float))
+        per_sample = np.column_stack([means, np.ones(len(means))])
         rng = np.random.default_rng([options.seed, i])
         low, high = bootstrap.ratio(per_sample, options.bootstrap, rng)
-        rows.append((dimension, system, len(per_sample), len(part), per_sample[:, 0].sum() / len(part), low, high))
+        rows.append((dimension, system, len(per_sample), len(part),
+                     cells.items_mean(sample, part["rank"].to_numpy(dtype=float)), low, high))  # fmt: skip
     columns = ["dimension", "system", "samples", "rankings", "mean rank", "CI low", "CI high"]
     return Table("ranking_mean_rank_intervals", "Mean rank with 95% bootstrap intervals",
                  pd.DataFrame(rows, columns=columns))  # fmt: skip
@@ -99,13 +105,16 @@ def pairwise_wins(frame: pd.DataFrame) -> Table:
 
 
 def mean_ranks(frame: pd.DataFrame, top: int) -> Table:
-    grouped = frame.groupby(["dimension", "system"], observed=True)["rank"]
-    table = grouped.agg(rankings="size", **{"mean rank": "mean"})
-    counts = frame.groupby(["dimension", "system", "rank"], observed=True).size().unstack("rank")
-    counts = counts.reindex(columns=range(1, top + 1)).fillna(0)
-    for r in range(1, top + 1):
-        table[f"rank {r} %"] = percent(counts[r].reindex(table.index), table["rankings"])
-    return Table("ranking_mean_rank", "Mean rank and share of each rank", table.reset_index())
+    """Per dimension and system: its rankings, the mean rank and the share of each rank, by the items rule
+    (:func:`annols.analysis.cells.items_mean`: each sample's mean over its rankings, then over samples)."""
+    rows = []
+    for (dimension, system), part in frame.groupby(["dimension", "system"], observed=True):
+        sample, _ = pd.factorize(part["task_key"], sort=True)
+        ranks = part["rank"].to_numpy(dtype=float)
+        shares = [100 * cells.items_mean(sample, (ranks == r).astype(float)) for r in range(1, top + 1)]
+        rows.append((dimension, system, len(part), cells.items_mean(sample, ranks), *shares))
+    columns = ["dimension", "system", "rankings", "mean rank", *(f"rank {r} %" for r in range(1, top + 1))]
+    return Table("ranking_mean_rank", "Mean rank and share of each rank", pd.DataFrame(rows, columns=columns))
 
 
 def kendall_per_sample(part: pd.DataFrame, top: int) -> np.ndarray:

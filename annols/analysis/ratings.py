@@ -5,11 +5,12 @@ aspect, the system rated and the number given (a scale code, lowest first, or a 
 0..100).
 
 - Mean and median per aspect and system, with 95% intervals that resample whole samples
-  (percentile bootstrap).
+  (percentile bootstrap). The mean is the items rule's (:func:`annols.analysis.cells.items_mean`):
+  each sample's mean over its ratings, then the mean over samples.
 - Mean z-score: each annotator's ratings of an aspect standardised by that annotator's
   own mean and sample standard deviation (the direct-assessment convention), then
   averaged per system; an annotator whose ratings of the aspect are all equal (or who
-  gave one) has no z-scores.
+  gave one) has no z-scores. Averaged by the items rule as the mean is.
 - Distribution per system: the share of each scale code, or of each tenth of a slider's range
   (the top value in the last tenth).
 - Paired tests between systems over samples: per sample, each system's mean rating; the
@@ -159,9 +160,10 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
                 Finding("Agreement", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
     dist = distribution(frame, spec)
     text = [
-        f"{len(frame)} ratings. 95% intervals: percentile bootstrap over samples, {options.bootstrap} resamples, "
+        f"{len(frame)} ratings. Means by the items rule: each sample's mean over its ratings, then the mean over "
+        f"samples. 95% intervals: percentile bootstrap over samples, {options.bootstrap} resamples, "
         f"seed {options.seed}. Mean z: each annotator's ratings of an aspect standardised by their own mean and "
-        "standard deviation (direct assessment), averaged per system.",
+        "standard deviation (direct assessment), averaged per system by the same rule.",
         "Paired tests: per sample each system's mean rating; Wilcoxon signed-rank over the samples where both "
         "systems were rated (zero differences dropped); p is exact up to 50 samples without tied or zero "
         "differences, else scipy's normal approximation with the tie correction; p (Holm) corrects across the "
@@ -251,11 +253,16 @@ def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True) -
         z = part["z"] if standard is None else pd.Series(_z(part, *standard))
         sample, _ = pd.factorize(part["task_key"], sort=True)  # samples in key order
         values = part["rating"].to_numpy(dtype=float)
-        sums = np.column_stack([np.bincount(sample, values), np.bincount(sample)])
+        # The items rule (cells.items_mean): each sample's mean over its ratings, then the mean over samples; the
+        # interval resamples samples of that same estimate.
+        means = cells.item_means(sample, values)
+        sums = np.column_stack([means, np.ones(len(means))])
         mean_ci = bootstrap.ratio(sums, options.bootstrap, np.random.default_rng([options.seed, i, 0]))
         median_ci = bootstrap.median(sample, values, options.bootstrap, np.random.default_rng([options.seed, i, 1]))
-        rows.append((aspect, system, len(sums), len(part), part["rating"].mean(), *mean_ci,
-                     part["rating"].median(), *median_ci, int(z.notna().sum()), z.mean()))  # fmt: skip
+        z_values = z.to_numpy(dtype=float)
+        rows.append((aspect, system, len(sums), len(part), cells.items_mean(sample, values), *mean_ci,
+                     part["rating"].median(), *median_ci, int(np.isfinite(z_values).sum()),
+                     cells.items_mean(sample, z_values)))  # fmt: skip
     columns = ["aspect", "system", "samples", "ratings", "mean", "mean CI low", "mean CI high", "median",
                "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
     return Table("ratings_summary", "Mean and median rating with 95% bootstrap intervals; mean z-score",

@@ -65,8 +65,8 @@ def controls(definition: Definition) -> dict[str, Control]:
             if tag in ("Choices", "TextArea"):
                 # Asked for the spans of one label where a View (or the control) names it.
                 shown = [str(v.get("whenLabelValue")) for v in (node, *node.iterancestors()) if v.get("whenLabelValue")]
-                out[name] = replace(_control(node, tag, name, to_name, False), per_region=True,
-                                    for_labels=tuple(shown[:1]))  # fmt: skip
+                out[name] = replace(_control(node, tag, name, to_name, node.get("required") == "true"),
+                                    per_region=True, for_labels=tuple(shown[:1]))  # fmt: skip
             continue
         # The editor skips required for a control inside a hidden View: required only when always shown.
         required = node.get("required") == "true" and not any(v.get("visibleWhen") for v in node.iterancestors())
@@ -213,3 +213,37 @@ def _span_answers(span: dict[str, Any], known: dict[str, Control], where: str, f
             raise fail(f"{where}.answers.{name}", f"is asked for spans labelled {', '.join(control.for_labels)} "
                        f"only, not {span.get('label')!r}")  # fmt: skip
         yield _item(control, value, lambda p, f=f"{where}.answers.{name}": fail(f, p))
+
+
+def place_span(fail: Any, control: str, to_name: str, span: dict[str, Any], text: Any, region: str,
+               known: dict[str, Control] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """A span (as :func:`answer_items` left it) as a Label Studio labels result on ``text``, the target text, and
+    its own answers as results of the same region id, as the editor stores a per-region answer: each span its own
+    region, so two spans on the same words are two errors. Refused (``fail(field, problem)``) when it does not fit
+    the text, or, given ``known``, when a per-span question the editor requires of it is unanswered."""
+    where = span["_where"]
+    if not isinstance(text, str):
+        raise fail(where, f"the task has no text {to_name!r} to place the span on")
+    if "start" in span:
+        start, end = span["start"], span["end"]
+        if end > len(text):
+            raise fail(f"{where}.end", f"{end} is past the end of the text ({len(text)} characters)")
+        if isinstance(span.get("text"), str) and text[start:end] != span["text"]:
+            raise fail(f"{where}.text", f"{span['text']!r} is not the text at {start}-{end} ({text[start:end]!r})")
+    else:
+        start = text.find(span["text"])
+        if start < 0:
+            raise fail(f"{where}.text", f"{span['text']!r} is not in the text")
+        end = start + len(span["text"])
+    if known is not None:
+        given: dict[str, Any] = span["answers"] if isinstance(span.get("answers"), dict) else {}
+        for name, c in known.items():
+            if c.per_region and c.required and name not in given and c.to_name == to_name and \
+                    (not c.for_labels or span["label"] in c.for_labels):
+                raise fail(f"{where}.answers.{name}", "missing; the editor requires it of every such span")
+    placed = {"start": start, "end": end, "text": text[start:end]}
+    origin = "judge" if region.startswith("judge-") else "manual"
+    answers = [{**item, "id": region, "origin": origin, "value": {**placed, **item["value"]}}
+               for item in span.get("_answers", ())]  # fmt: skip
+    return [{"id": region, "from_name": control, "to_name": to_name, "type": "labels", "origin": origin,
+             "value": {**placed, "labels": [span["label"]]}}, *answers]  # fmt: skip

@@ -16,7 +16,10 @@ re-checked as answers). Answers are about the
 candidates in the record's order (its ``systems``); push shuffles the candidates of judged
 tasks like any and moves the answers with them. Records whose task fields are the same are
 one task: consecutive ones are read as one task with several annotations.
-Spans and sentences definitions take no judgments here (refused).
+A spans definition's judgments give ``answers.spans`` as a judge file does (label, ``start``/``end`` or the
+quoted ``text``, a span's own ``answers``), each span placed on the record's target text as its own region;
+a sentences definition's rows as a judge file names them. An MQM vendor file (``.tsv``, the layout of the WMT
+MQM releases) is read by :mod:`annols.formats.mqm_tsv` into such records.
 """
 
 from __future__ import annotations
@@ -31,15 +34,22 @@ from typing import Any
 from annols import files, jsontext
 from annols.definition import Definition, blinding
 from annols.errors import DefinitionError, InputError
-from annols.formats import SourceAnnotation, SourcePrediction, SourceTask, Violation, content_key, original_annotator
-from annols.formats.answers import answer_items, controls, is_judge
+from annols.formats import (
+    ReadWarning,
+    SourceAnnotation,
+    SourcePrediction,
+    SourceTask,
+    Violation,
+    content_key,
+    mqm_tsv,
+    original_annotator,
+)
+from annols.formats.answers import answer_items, controls, is_judge, place_span
 from annols.protocols import config
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 ANNOTATOR = "annotator"
 ANSWERS = "answers"
-# Styles whose judgments these records cannot hold: a span needs offsets, a sentence row its columns.
-NO_JUDGMENTS = ("spans", "sentences")
 CARRIED = "record"  # the task data key holding an input record's fields that are not task fields
 
 
@@ -61,6 +71,16 @@ def iter_records(path: Path) -> Generator[tuple[str, dict[str, Any]], None, None
             if not isinstance(record, dict):
                 raise InputError(path, f"line {line_number}", "", "expected a JSON object")
             yield f"line {line_number}", record
+
+
+def _records(path: Path, definition: Definition) -> Iterator[tuple[str, dict[str, Any], tuple[ReadWarning, ...]]]:
+    """(location, record, what the reader tolerated): an MQM vendor file (``.tsv``, :mod:`annols.formats.mqm_tsv`)
+    as judged records, any other file as :func:`iter_records` reads it."""
+    if mqm_tsv.is_mqm(path):
+        yield from mqm_tsv.records(path, definition)
+        return
+    for location, record in iter_records(path):
+        yield location, record, ()
 
 
 def _open(path: Path) -> Any:
@@ -99,10 +119,12 @@ class GenericFormat:
         judged = _Judgments(definition)
         for path in paths:
             held: SourceTask | None = None  # a judged task the next records may add judgments to
-            for location, given in iter_records(path):
+            for location, given, warnings in _records(path, definition):
                 record, nested = judged.unpulled(path, location, given)
                 annotation = judged.read(path, location, record, nested)
                 task = self.source_task(definition, fields, path, location, record, read=judged.taken(record))
+                if warnings:
+                    task = replace(task, warnings=warnings)
                 if annotation is None:
                     if held is not None:
                         yield held
@@ -111,7 +133,8 @@ class GenericFormat:
                     continue
                 judged.check(path, location, task, annotation)
                 if held is not None and held.key == task.key:
-                    held = replace(held, annotations=(*held.annotations, annotation))
+                    held = replace(held, annotations=(*held.annotations, annotation),
+                                   warnings=(*held.warnings, *task.warnings))  # fmt: skip
                     continue
                 if held is not None:
                     yield held
@@ -216,8 +239,16 @@ class _Judgments:
     def __init__(self, definition: Definition) -> None:
         self.definition = definition
         self._controls: dict[str, Any] | None = None
+        self._every: dict[str, Any] | None = None
         self.systems: dict[str, tuple[tuple[str, ...], str]] = {}  # judged task key -> its systems, where first
         self.judged: dict[tuple[str, str], str] = {}  # (task key, annotator) -> where
+
+    @property
+    def every_control(self) -> dict[str, Any]:
+        """Every control of the config, the span labels and per-span questions too (a span's answers)."""
+        if self._every is None:
+            self._every = controls(self.definition)
+        return self._every
 
     @property
     def controls(self) -> dict[str, Any]:
@@ -267,10 +298,6 @@ class _Judgments:
         nested = record.get(ANSWERS)
         if annotator in (None, "") and not given and not nested:
             return None  # a task nobody judged yet, in a file of judged ones
-        if self.definition.style in NO_JUDGMENTS:
-            raise InputError(path, location, ANNOTATOR, f"judgments cannot be imported for a {self.definition.style} "
-                             "definition (ratings, pairwise, ranking and best-worst ones can); leave out the "
-                             "annotator and the answers")  # fmt: skip
         if not isinstance(annotator, str | int) or isinstance(annotator, bool) or not str(annotator).strip():
             raise InputError(path, location, ANNOTATOR, "missing; every judgment needs its annotator")
         if nested is not None and not isinstance(nested, dict):
@@ -282,11 +309,14 @@ class _Judgments:
         csv_cells = path.suffix.lower() == ".csv"
         flat = {k: self._cell(k, v, fail) if csv_cells else v for k, v in given.items()}
         result, _ = answer_items(flat, self.controls, fail, prefix="", origin="manual")
+        regions: list[dict[str, Any]] = []
         if nested:
-            more, spans = answer_items(nested, self.controls, fail, prefix=f"{nested_field}.", origin="manual")
-            if spans:
-                raise fail(f"{nested_field}.spans", "spans cannot be imported; leave them out")
+            more, spans = answer_items(nested, self.every_control, fail, prefix=f"{nested_field}.", origin="manual")
             result += more
+            # Each span its own region (span-1, span-2, ...): its answers belong to it, not to its offsets.
+            for n, (control, to_name, span) in enumerate(spans, start=1):
+                regions += place_span(fail, control, to_name, span, record.get(to_name), f"span-{n}",
+                                      self.every_control)  # fmt: skip
         answered = [str(item["from_name"]) for item in result]
         for name in answered:
             if answered.count(name) > 1:
@@ -296,7 +326,7 @@ class _Judgments:
             raise fail(missing[0], "missing; a required answer of the definition")
         order = {name: i for i, name in enumerate(self.controls)}  # the config's order, as the editor saves them
         result.sort(key=lambda item: order[str(item["from_name"])])
-        return SourceAnnotation(annotator=str(annotator).strip(), result=result)
+        return SourceAnnotation(annotator=str(annotator).strip(), result=regions + result)
 
     def _cell(self, name: str, value: str, fail: Any) -> Any:
         """A CSV cell as the answer it holds: a number for a slider, a list of codes for a multiple choice."""

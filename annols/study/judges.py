@@ -51,7 +51,7 @@ from typing import Any
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import format_for
-from annols.formats.answers import SOURCE_JUDGE, Control, annotator_name, answer_items, controls
+from annols.formats.answers import SOURCE_JUDGE, Control, annotator_name, answer_items, controls, place_span
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -265,7 +265,8 @@ class Judges:
         for answer in found:
             self.used.add(id(answer))
             result = list(answer.result) + [item for n, (control, to_name, span) in enumerate(answer.spans)
-                                            for item in _placed(answer, control, to_name, span, task, n)]  # fmt: skip
+                                            for item in place_span(answer.fail, control, to_name, span,
+                                                                   task.data.get(to_name), f"judge-span-{n}")]
             out.append(ExportedAnnotation(
                 id=-self.number[id(answer)], annotator=annotator_name(answer.judge),
                 result=reframe(self.definition, result, order, tuples=self.hybrid), source=SOURCE_JUDGE,
@@ -288,31 +289,3 @@ class Judges:
                 what = f"task {answer.task!r}" if answer.task else f"id {answer.record_id!r}"
                 raise answer.fail("task" if answer.task else "id", f"{what} is no task of this study")
         return skipped
-
-
-def _placed(answer: JudgeAnswer, control: str, to_name: str, span: dict[str, Any], task: ExportedTask,
-            n: int) -> list[dict[str, Any]]:  # fmt: skip
-    """A span as a Label Studio labels result on the task's target text, and its own answers; refused when it does
-    not fit."""
-    text = task.data.get(to_name)
-    where = span["_where"]
-    if not isinstance(text, str):
-        raise answer.fail(where, f"the task has no text {to_name!r} to place the span on")
-    if "start" in span:
-        start, end = span["start"], span["end"]
-        if end > len(text):
-            raise answer.fail(f"{where}.end", f"{end} is past the end of the text ({len(text)} characters)")
-        if isinstance(span.get("text"), str) and text[start:end] != span["text"]:
-            raise answer.fail(f"{where}.text", f"{span['text']!r} is not the text at {start}-{end} "
-                              f"({text[start:end]!r})")  # fmt: skip
-    else:
-        start = text.find(span["text"])
-        if start < 0:
-            raise answer.fail(f"{where}.text", f"{span['text']!r} is not in the text")
-        end = start + len(span["text"])
-    where_ = {"start": start, "end": end, "text": text[start:end]}
-    region = f"judge-span-{n}"
-    # A span's own answers are results of the same region id, as the editor stores a per-region answer.
-    answers = [{**item, "id": region, "value": {**where_, **item["value"]}} for item in span.get("_answers", ())]
-    return [{"id": region, "from_name": control, "to_name": to_name, "type": "labels", "origin": "judge",
-             "value": {**where_, "labels": [span["label"]]}}, *answers]  # fmt: skip

@@ -60,14 +60,23 @@ def test_mean_median_intervals_and_z(which: str, request: pytest.FixtureRequest)
             values = [v for u in units for v in u]
             row = result.row("ratings_summary", aspect=aspect, system=system)
             assert (row["samples"], row["ratings"]) == (planted.RATING_ITEMS, len(values))
-            assert row["mean"] == pytest.approx(statistics.mean(values))
+            # The items rule: each item's mean over its ratings, then the mean over items (the last item has one
+            # annotator: it weighs as much as the others).
+            item_means = [statistics.mean(u) for u in units]
+            assert row["mean"] == pytest.approx(statistics.mean(item_means))
             assert row["median"] == pytest.approx(statistics.median(values))
-            mean_ci = independent.bootstrap(units, statistics.mean, OPTIONS.bootstrap, [OPTIONS.seed, k, 0])
+            mean_ci = independent.bootstrap([[m] for m in item_means], statistics.mean, OPTIONS.bootstrap,
+                                            [OPTIONS.seed, k, 0])  # fmt: skip
             median_ci = independent.bootstrap(units, statistics.median, OPTIONS.bootstrap, [OPTIONS.seed, k, 1])
             assert (row["mean CI low"], row["mean CI high"]) == pytest.approx(mean_ci, rel=1e-9)
             assert (row["median CI low"], row["median CI high"]) == pytest.approx(median_ci, rel=1e-9)
             zs = [v for (_, _, a, s), v in z.items() if (a, s) == (aspect, system)]
-            assert row["ratings with z"] == len(zs) and row["mean z"] == pytest.approx(statistics.mean(zs))
+            z_items: dict[int, list[float]] = {}
+            for (i, _, a, s), v in z.items():
+                if (a, s) == (aspect, system):
+                    z_items.setdefault(i, []).append(v)
+            z_mean = statistics.mean(statistics.mean(v) for v in z_items.values())
+            assert row["ratings with z"] == len(zs) and row["mean z"] == pytest.approx(z_mean)
             k += 1
     summary = result.table("ratings_summary").query("aspect == 'Coherence'")
     assert summary.loc[summary["mean z"].idxmax(), "system"] == "good"  # the planted effect

@@ -222,13 +222,64 @@ value = "Wrong"
 """
 
 
-def test_spans_judgments_are_refused_in_one_line_naming_the_style(tmp_path: Path) -> None:
+SEVERITY = """
+[[spans.questions]]
+name = "severity"
+text = "Severity"
+required = true
+choices = [{ code = "major", text = "Major" }, { code = "minor", text = "Minor" }]
+
+[[spans.labels]]
+value = "Style"
+"""
+
+
+def spans_definition(tmp_path: Path) -> Path:
     definition = tmp_path / "spans.toml"
-    definition.write_text(SPANS, encoding="utf-8")
-    path = write_jsonl(tmp_path / "in.jsonl", [{"text": "Some text.", "annotator": "A"}])
-    assert failure(definition, path) == (f"{path}, line 1, field 'annotator': judgments cannot be imported for a "
-                                         "spans definition (ratings, pairwise, ranking and best-worst ones can); "
-                                         "leave out the annotator and the answers")  # fmt: skip
+    definition.write_text(SPANS + SEVERITY, encoding="utf-8")
+    return definition
+
+
+def test_span_judgments_are_imported_each_span_its_own_region_with_its_answers(tmp_path: Path) -> None:
+    definition = spans_definition(tmp_path)
+    text = "The old mill stood."
+    spans = [{"label": "Wrong", "start": 4, "end": 12, "answers": {"severity": "minor"}},
+             {"label": "Style", "text": "old mill", "answers": {"severity": "Major"}},
+             {"label": "Wrong", "text": "stood", "answers": {"severity": "major"}}]  # fmt: skip
+    path = write_jsonl(tmp_path / "in.jsonl", [{"text": text, "systems": ["s1"], "annotator": "A",
+                                                "answers": {"spans": spans}},
+                                               {"text": text, "systems": ["s1"], "annotator": "B",
+                                                "answers": {"spans": []}}])  # fmt: skip
+    [task] = read(definition, path)
+    assert [a.annotator for a in task.annotations] == ["A", "B"]
+    d = load_definition(definition)
+    found = decode(d, exported(task, task.annotations[0]), _ann(task.annotations[0]))
+    assert [(j.label, j.start, j.end, j.region, j.answers) for j in found] == [
+        ("Wrong", 4, 12, "span-1", {"severity": ("minor",)}),
+        ("Style", 4, 12, "span-2", {"severity": ("major",)}),
+        ("Wrong", 13, 18, "span-3", {"severity": ("major",)})]  # fmt: skip
+    assert decode(d, exported(task, task.annotations[1]), _ann(task.annotations[1])) == []
+
+
+def test_a_span_judgment_off_the_text_or_without_its_required_answer_names_file_line_and_field(
+        tmp_path: Path) -> None:  # fmt: skip
+    definition = spans_definition(tmp_path)
+
+    def one(span: dict[str, Any]) -> str:
+        path = write_jsonl(tmp_path / "in.jsonl", [{"text": "Some text.", "annotator": "A",
+                                                    "answers": {"spans": [span]}}])  # fmt: skip
+        return failure(definition, path).removeprefix(f"{path}, ")
+
+    assert one({"label": "Wrong", "start": 5, "end": 40, "answers": {"severity": "minor"}}) == (
+        "line 1, field 'answers.spans[0].end': 40 is past the end of the text (10 characters)")
+    assert one({"label": "Wrong", "text": "other", "answers": {"severity": "minor"}}) == (
+        "line 1, field 'answers.spans[0].text': 'other' is not in the text")
+    assert one({"label": "Right", "text": "Some", "answers": {"severity": "minor"}}) == (
+        "line 1, field 'answers.spans[0].label': 'Right' is not one of the labels ['Wrong', 'Style']")
+    assert one({"label": "Wrong", "text": "Some", "answers": {"severity": "huge"}}) == (
+        "line 1, field 'answers.spans[0].answers.severity': 'huge' is not one of the codes ['major', 'minor']")
+    assert one({"label": "Wrong", "text": "Some"}) == (
+        "line 1, field 'answers.spans[0].answers.severity': missing; the editor requires it of every such span")
 
 
 def test_with_annotations_on_an_input_without_judgments_exits_with_one_line(tmp_path: Path) -> None:
