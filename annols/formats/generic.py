@@ -14,12 +14,21 @@ an ``answers`` object as a judge file has (:mod:`annols.study.judges`); or the l
 earlier pull's ``<name>.jsonl`` as they are (data and systems as shown, the raw result,
 re-checked as answers). Answers are about the
 candidates in the record's order (its ``systems``); push shuffles the candidates of judged
-tasks like any and moves the answers with them. Records whose task fields are the same are
-one task: consecutive ones are read as one task with several annotations.
+tasks like any and moves the answers with them. Judged records of the same task (every field
+the same but the judgment's) are one task: consecutive ones are read as one task with several
+annotations.
 A spans definition's judgments give ``answers.spans`` as a judge file does (label, ``start``/``end`` or the
 quoted ``text``, a span's own ``answers``), each span placed on the record's target text as its own region;
 a sentences definition's rows as a judge file names them. An MQM vendor file (``.tsv``, the layout of the WMT
 MQM releases) is read by :mod:`annols.formats.mqm_tsv` into such records.
+
+A task is a record and its systems (:class:`Identities`): two records whose shown texts are
+the same but whose ``systems`` or other fields (an ``id``, a document, a position) differ are
+two tasks, each credited to its own systems. The first record with given texts keeps the key
+of the texts alone (so a study pushed before this resumes); a later one that differs in its
+other fields gets a key of the texts and those fields. Exact duplicates (every field the same)
+are one task, as push says. With ``push --share-identical``, records of the same texts share
+one task instead, credited to every system that produced them.
 """
 
 from __future__ import annotations
@@ -51,6 +60,34 @@ from annols.styles.answers import ExportedAnnotation, ExportedTask
 ANNOTATOR = "annotator"
 ANSWERS = "answers"
 CARRIED = "record"  # the task data key holding an input record's fields that are not task fields
+_PREDICTION = ("systems", "result", "model_version", "score")  # a prediction record's own fields
+
+
+class Identities:
+    """The key of each record of an input, read in order: a task is a record and its systems.
+
+    The first record with given shown texts gets the key of its texts alone, as every record
+    did before (a study pushed then finds its tasks again, given its input in the same order).
+    A later record of the same texts whose systems or other fields differ from the first's gets
+    a key of its texts and those fields: its own task, credited to its own systems. A later
+    record equal to the first in every field gets the first's key: an exact duplicate, which
+    push merges and counts. The first record's identity is kept as a digest, one per distinct
+    text.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[str, str] = {}  # key of the texts -> digest of the first such record's other fields
+
+    def key(self, name: str, key: str, shown: dict[str, Any], systems: Sequence[str], rest: dict[str, Any]) -> str:
+        identity: dict[str, Any] = {}
+        if systems:
+            identity["systems"] = list(systems)
+        if rest:
+            identity[CARRIED] = rest
+        digest = content_key("", identity) if identity else ""
+        if self._first.setdefault(key, digest) == digest:
+            return key
+        return content_key(name, {"shown": shown, "identity": identity})
 
 
 def iter_records(path: Path) -> Generator[tuple[str, dict[str, Any]], None, None]:
@@ -117,12 +154,14 @@ class GenericFormat:
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
         fields = config.data_fields(definition)
         judged = _Judgments(definition)
+        identities = Identities()
         for path in paths:
             held: SourceTask | None = None  # a judged task the next records may add judgments to
             for location, given, warnings in _records(path, definition):
                 record, nested = judged.unpulled(path, location, given)
                 annotation = judged.read(path, location, record, nested)
-                task = self.source_task(definition, fields, path, location, record, read=judged.taken(record))
+                task = self.source_task(definition, fields, path, location, record, read=judged.taken(record),
+                                        identities=identities)  # fmt: skip
                 if warnings:
                     task = replace(task, warnings=warnings)
                 if annotation is None:
@@ -131,7 +170,8 @@ class GenericFormat:
                         held = None
                     yield task
                     continue
-                judged.check(path, location, task, annotation)
+                judged.check(path, location, task, annotation, content_key(definition.name, {k: task.data[k]
+                             for k in fields}))  # fmt: skip
                 if held is not None and held.key == task.key:
                     held = replace(held, annotations=(*held.annotations, annotation),
                                    warnings=(*held.warnings, *task.warnings))  # fmt: skip
@@ -151,9 +191,12 @@ class GenericFormat:
         location: str,
         record: dict[str, Any],
         read: tuple[str, ...] = ("systems",),
+        identities: Identities | None = None,
     ) -> SourceTask:
         """The task of one record: every field of the definition is required; keys that are neither
-        fields nor ``read`` (taken by the caller) are carried through under ``record``."""
+        fields nor ``read`` (taken by the caller) are carried through under ``record``. ``identities``:
+        the records read before, which tell this one apart from an earlier one of the same texts
+        (without, its key is that of its texts alone)."""
         own = next((name for name in fields if name == CARRIED or name in read), None)
         if own is not None:  # the field's value and what this format reads under that name would mix
             raise DefinitionError(definition.source, own, f"the generic format's input uses {own!r} itself "
@@ -168,12 +211,11 @@ class GenericFormat:
         rest = {k: v for k, v in record.items() if k not in fields and k not in read}
         if rest:
             data[CARRIED] = rest
-        return SourceTask(
-            key=content_key(definition.name, {k: data[k] for k in fields}),
-            data=data,
-            location=f"{path}: {location}",
-            systems=systems,
-        )
+        shown = {k: data[k] for k in fields}
+        key = content_key(definition.name, shown)
+        if identities is not None:
+            key = identities.key(definition.name, key, shown, systems, rest)
+        return SourceTask(key=key, data=data, location=f"{path}: {location}", systems=systems)
 
     @staticmethod
     def _systems(path: Path, location: str, record: dict[str, Any], candidates: int = 0) -> tuple[str, ...]:
@@ -190,7 +232,10 @@ class GenericFormat:
         return tuple(raw)
 
     def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
+        """Each record's pre-annotation, by the key of the task it names: its fields, and (as the input
+        has them, in the same order) its ``systems`` and other fields (:class:`Identities`)."""
         fields = config.data_fields(definition)
+        identities = Identities()
         for path in paths:
             for location, record in iter_records(path):
                 result = record.get("result")
@@ -199,7 +244,10 @@ class GenericFormat:
                 missing = [f for f in fields if f not in record]
                 if missing:
                     raise InputError(path, location, missing[0], "missing; needed to find the task")
-                key = content_key(definition.name, {k: record[k] for k in fields})
+                shown = {k: record[k] for k in fields}
+                rest = {k: v for k, v in record.items() if k not in fields and k not in _PREDICTION}
+                systems = self._systems(path, location, record, len(blinding.candidate_fields(definition)))
+                key = identities.key(definition.name, content_key(definition.name, shown), shown, systems, rest)
                 score = record.get("score")
                 yield (
                     key,
@@ -240,7 +288,7 @@ class _Judgments:
         self.definition = definition
         self._controls: dict[str, Any] | None = None
         self._every: dict[str, Any] | None = None
-        self.systems: dict[str, tuple[tuple[str, ...], str]] = {}  # judged task key -> its systems, where first
+        self.systems: dict[str, tuple[tuple[str, ...], str]] = {}  # key of judged texts -> their systems, where first
         self.judged: dict[tuple[str, str], str] = {}  # (task key, annotator) -> where
 
     @property
@@ -341,12 +389,13 @@ class _Judgments:
             return [code.strip() for code in value.split("|")]
         return value
 
-    def check(self, path: Path, location: str, task: SourceTask, annotation: SourceAnnotation) -> None:
-        """Every record of a task names its systems in the same order (its answers are by that order), and an
-        annotator judges a task once."""
+    def check(self, path: Path, location: str, task: SourceTask, annotation: SourceAnnotation, texts: str) -> None:
+        """Every record of the same texts (``texts``: their key) by the same systems names them in the same
+        order (its answers are by that order), and an annotator judges a task once. The same texts by other
+        systems are another task (identical outputs)."""
         where = f"{path}, {location}"
-        first = self.systems.setdefault(task.key, (task.systems, where))
-        if first[0] != task.systems:
+        first = self.systems.setdefault(texts, (task.systems, where))
+        if first[0] != task.systems and sorted(first[0]) == sorted(task.systems):
             raise InputError(path, location, "systems", f"{list(task.systems)} differ from {list(first[0])} of the "
                              f"same task at {first[1]}; its judgments are by the systems' order")  # fmt: skip
         seen = self.judged.setdefault((task.key, annotation.annotator), where)
