@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """annols' per-system MQM scores on a whole WMT MQM release file, beside the paper's rule computed apart.
 
-    .venv/bin/python scripts/mqm_release_scores.py <release>/ted/ende/mqm_ted_ende.tsv
+    .venv/bin/python scripts/mqm_release_scores.py <release>/ted/ende/mqm_ted_ende.tsv [definition.toml]
 
 The release: github.com/google/wmt-mqm-human-evaluation (Apache-2.0). annols' path is the one
 ``push --with-annotations`` and ``report`` take, without a server: the file read by the generic format
@@ -32,6 +32,15 @@ from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 MQM = ROOT / "examples" / "mqm.toml"
+# The release's README (commit 7fadea2), "TED talks", "English to German": expert-based MQM as printed (the
+# reference is "ref.A" there, "ref" in the TSV).
+PUBLISHED = {
+    "mqm_ted_ende.tsv": {
+        "ref": "0.91", "Facebook-AI": "1.06", "Online-W": "1.12", "VolcTrans-AT": "1.24", "metricsystem3": "1.44",
+        "VolcTrans-GLAT": "1.49", "HuaweiTSC": "1.50", "metricsystem1": "1.63", "metricsystem2": "1.69",
+        "metricsystem5": "1.72", "UEdin": "1.77", "metricsystem4": "1.78", "eTranslation": "1.96", "Nemo": "2.14",
+    },
+}
 
 
 def paper(path: Path) -> pd.Series:
@@ -51,8 +60,8 @@ def paper(path: Path) -> pd.Series:
     return rated.groupby(["system", "doc", "seg_id"]).mean().groupby("system").mean()
 
 
-def annols_scores(path: Path) -> tuple[pd.Series, int, int]:
-    d = load_definition(MQM)
+def annols_scores(path: Path, definition: Path = MQM) -> tuple[pd.Series, int, int]:
+    d = load_definition(definition)
     rows, judged = [], []
     tasks = warnings = 0
     for task in format_for(d).read([path], d):
@@ -73,15 +82,23 @@ def annols_scores(path: Path) -> tuple[pd.Series, int, int]:
     return table[f"mean {asked.SCORE}"], tasks, warnings
 
 
-def main(path: Path) -> None:
-    mine, tasks, warnings = annols_scores(path)
+def main(path: Path, definition: Path = MQM) -> None:
+    mine, tasks, warnings = annols_scores(path, definition)
     rule = paper(path)
+    published = PUBLISHED.get(path.name, {})
     print(f"{path.name}: {tasks} tasks, {warnings} read warnings")
-    print(f"{'system':<16} {'annols':>7} {'paper rule':>10}")
+    print(f"{'system':<16} {'annols':>7} {'paper rule':>10} {'published':>9} {'annols, printed so':>18}")
+    agree = 0
     for system in rule.sort_values().index:
-        print(f"{system:<16} {mine.get(system, float('nan')):7.3f} {rule[system]:10.3f}")
-    print(f"largest difference: {(mine.reindex(rule.index) - rule).abs().max():.2e}")
+        printed = published.get(system, "")
+        decimals = len(printed.split(".")[1]) if "." in printed else 2
+        shown = f"{mine.get(system, float('nan')):.{decimals}f}"
+        agree += shown == printed
+        print(f"{system:<16} {mine.get(system, float('nan')):7.4f} {rule[system]:10.4f} {printed:>9} {shown:>18}")
+    print(f"largest difference from the paper's rule: {(mine.reindex(rule.index) - rule).abs().max():.2e}")
+    if published:
+        print(f"equal to the published table as printed: {agree} of {len(published)} systems")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), *(Path(a) for a in sys.argv[2:3]))

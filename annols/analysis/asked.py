@@ -38,9 +38,18 @@ PER_100 = "error score per 100 words"
 SCORES = (SCORE, PER_100)
 
 
+ITEM = "item"  # a record's own field naming its item, carried under the task data's "record"
+
+
 def unit_of(spec: Any, data: dict[str, Any], key: str) -> str:
-    """A task's item: the content of its context panes (the task's key where there are none)."""
-    context = [str(data.get(p.name, "")) for p in spec.context]
+    """A task's item: the content of its context panes (the task's key where there are none), told apart by the
+    record's ``item`` field where it has one: two segments of the same source text at two places of a document
+    (an MQM release's "(Applause)") are two items, the outputs of every system for one of them one item."""
+    context: list[Any] = [str(data.get(p.name, "")) for p in spec.context]
+    carried = data.get("record")
+    item = carried.get(ITEM) if isinstance(carried, dict) else None
+    if context and item not in (None, ""):
+        context.append({ITEM: item})
     return jsontext.dumps(context) if context else key
 
 

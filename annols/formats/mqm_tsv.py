@@ -9,7 +9,9 @@ category and severity ``no-error``.
 Each (system, doc, seg_id, rater) becomes one judged record of the generic format
 (:mod:`annols.formats.generic`), as ``push --with-annotations`` reads it: the definition's first context pane
 gets ``source``, its target pane the target without the markers, ``systems`` the system, ``annotator`` the
-rater, ``doc``, ``doc_id`` and ``seg_id`` are carried, and ``answers.spans`` holds one span per error row, its
+rater; ``doc``, ``doc_id`` and ``seg_id`` are carried, and ``item`` (``doc#seg_id``) names the segment, so that
+two segments of the same source text are two items (the paper's unit) while every system's output of one
+segment is one item; and ``answers.spans`` holds one span per error row, its
 own region: label, offsets of the marked words, and its severity under the definition's per-span question
 ``severity``. An error row whose target marks no words (an omission, its words marked in the source, if any)
 is placed on the whole target: its weight counts, as in the paper's scores.
@@ -19,7 +21,8 @@ A category is the definition's label of the same name, else the longest label it
 trailing ``!`` (the release's ``Non-translation!``) is dropped. A severity is a code or text of the severity
 question, in any case.
 
-Tolerated, with a warning naming the line: spaces around a cell, any case of ``no-error``. Refused in one line
+Tolerated, with a warning naming the line: spaces around a cell, any case of ``no-error``, a ``<v>`` in the
+target never closed (the error's words run to the end; one row of the TED English-German release). Refused in one line
 (file, line, field): a missing column, a row of the wrong width, an unknown category or severity, unbalanced
 markers, and rows of one segment whose targets differ once the markers are removed. The rows of a segment need
 not be adjacent, so the file is read whole before its records are made.
@@ -39,7 +42,7 @@ from annols.formats import ReadWarning
 
 SUFFIX = ".tsv"
 COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
-CARRIED = ("doc", "doc_id", "seg_id")
+ITEM = "item"  # the carried field naming a record's item (annols.analysis.asked.unit_of): the segment
 SEVERITY = "severity"  # the definition's per-span question the severities answer
 NO_ERROR = "no-error"
 MARK = re.compile(r"</?v>")
@@ -74,7 +77,8 @@ def records(path: Path, definition: Definition) -> Iterator[tuple[str, dict[str,
         for name in ("system", "seg_id", "rater", "source", "target"):
             if not row[name]:
                 raise fail(name, "empty; every row needs it")
-        plain, marked = _unmarked(row["target"], lambda problem: fail("target", problem))
+        plain, marked = _unmarked(row["target"], lambda problem: fail("target", problem),
+                                  lambda what: warnings.append(ReadWarning(str(path), where, what)))  # fmt: skip
         source, in_source = _unmarked(row["source"], lambda problem: fail("source", problem))
         key = (row["system"], row["doc"], row["doc_id"], row["seg_id"])
         seg = segments.setdefault(key, {"line": number, "source": source, "target": plain, "raters": {}})
@@ -110,7 +114,7 @@ def records(path: Path, definition: Definition) -> Iterator[tuple[str, dict[str,
     for (system, doc, doc_id, seg_id), seg in segments.items():
         for rater, judged in seg["raters"].items():
             record = {context[0]: seg["source"], target: seg["target"], "systems": [system], "doc": doc,
-                      "doc_id": doc_id, "seg_id": seg_id, "annotator": rater,
+                      "doc_id": doc_id, "seg_id": seg_id, ITEM: f"{doc}#{seg_id}", "annotator": rater,
                       "answers": {"spans": judged["spans"]}}  # fmt: skip
             yield f"line {judged['line']}", record, tuple(judged["warnings"])
 
@@ -149,12 +153,17 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, str], list[ReadWarning]]]
             yield number, {n: row[n].strip() for n in COLUMNS}, warnings
 
 
-def _unmarked(text: str, fail: Any) -> tuple[str, tuple[int, int] | None]:
+def _unmarked(text: str, fail: Any, warn: Any = None) -> tuple[str, tuple[int, int] | None]:
     """The text without its markers, and the marked words' offsets in it (None when none are marked);
-    ``fail(problem)`` makes the error."""
+    ``fail(problem)`` makes the error. A ``<v>`` never closed marks to the end of the text, and ``warn(what)``
+    says so (the release has one such row)."""
     tags = MARK.findall(text)
     if not tags:
         return text, None
+    if tags == ["<v>"] and warn is not None:
+        warn("an unclosed <v>: the error's words run to the end of the target")
+        text += "</v>"
+        tags = MARK.findall(text)
     if tags != ["<v>", "</v>"]:
         raise fail("needs one <v> and one </v> after it around the error's words (a row per error)")
     start = text.index("<v>")

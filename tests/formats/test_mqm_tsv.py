@@ -93,16 +93,23 @@ def test_annols_error_scores_equal_the_papers_rule_on_the_release_subset() -> No
 
 
 def test_two_errors_on_the_same_words_are_two_regions_each_with_its_severity() -> None:
+    rows = release(SUBSET)
     found = {(t.systems[0], t.data["record"]["seg_id"]): t for t in tasks(SUBSET)}
     d = load_definition(MQM)
-    for (system, seg), expected in {("eTranslation", "278"): 10.0, ("metricsystem5", "139"): 1.1}.items():
+    # eTranslation 278: two majors on "Es"; metricsystem5 139: a minor punctuation and a minor style error on
+    # "Danke Danke" (the release's rows 3291-3292 and 2341-2342).
+    for (system, seg), pair in {("eTranslation", "278"): 10.0, ("metricsystem5", "139"): 1.1}.items():
         task = found[(system, seg)]
         [annotation] = task.annotations
         exported = ExportedTask(id=1, key=task.key, data=task.data, systems=task.systems, annotations=())
         spans = [j for j in decode(d, exported, ExportedAnnotation(id=1, annotator="r", result=annotation.result))
                  if isinstance(j, Span)]  # fmt: skip
-        assert len({(s.start, s.end) for s in spans}) == 1 and len({s.region for s in spans}) == 2
-        assert np.isclose(sum(d.spec.weight_of(s.label, s.answers["severity"]) for s in spans), expected)
+        same = [s for s in spans if [(t.start, t.end) for t in spans].count((s.start, s.end)) == 2]
+        assert len(same) == 2 and len({s.region for s in same}) == 2
+        assert np.isclose(sum(d.spec.weight_of(s.label, s.answers["severity"]) for s in same), pair)
+        mine = rows[(rows["system"] == system) & (rows["seg_id"] == seg)]
+        total = sum(paper_weight(c, v) for c, v in zip(mine["category"], mine["severity"], strict=True))
+        assert np.isclose(sum(d.spec.weight_of(s.label, s.answers["severity"]) for s in spans), total)
 
 
 def test_minor_1_and_major_5_on_the_same_words_score_6(tmp_path: Path) -> None:
@@ -155,3 +162,20 @@ def test_a_segment_whose_targets_differ_between_rows_is_refused(tmp_path: Path) 
         tasks(path)
     assert str(e.value) == (f"{path}, line 3, field 'target': differs from line 2's target of the same segment "
                             "(markers removed); one segment has one translation")  # fmt: skip
+
+
+def test_two_segments_of_the_same_source_text_are_two_items(tmp_path: Path) -> None:
+    path = tmp_path / "vendor.tsv"
+    rows = ["sys\td\t1\t1\tr1\t(Applause)\t<v>(Applaus</v>\tFluency/Punctuation\tMajor\t",
+            "sys\td\t1\t1\tr2\t(Applause)\t(Applaus\tNo-error\tNo-error\t",
+            "sys\td\t1\t7\tr1\t(Applause)\t(Applaus\tNo-error\tNo-error\t",
+            "sys\td\t1\t9\tr1\tThanks.\tDanke.\tNo-error\tNo-error\t"]  # fmt: skip
+    path.write_text(HEADER + "\n".join(rows) + "\n", encoding="utf-8")
+    found = tasks(path)
+    d = load_definition(MQM)
+    units = {t.data["record"]["seg_id"]: asked.unit_of(d.spec, t.data, t.key) for t in found}
+    assert len(set(units.values())) == 3
+    # Per segment over raters: 2.5, 0, 0; over segments 0.8333 (a unit of the source text alone: 1.25, 0 -> 0.625).
+    table = annols_scores(found)
+    assert np.isclose(table.loc["sys", f"mean {asked.SCORE}"], paper_scores(release(path)).loc["sys"])
+    assert np.isclose(table.loc["sys", f"mean {asked.SCORE}"], 2.5 / 3)
