@@ -78,7 +78,7 @@ def records(path: Path, definition: Definition) -> Iterator[tuple[str, dict[str,
             if not row[name]:
                 raise fail(name, "empty; every row needs it")
         plain, marked = _unmarked(row["target"], lambda problem: fail("target", problem),
-                                  lambda what: warnings.append(ReadWarning(str(path), where, what)))  # fmt: skip
+                                  lambda what, w=warnings, at=where: w.append(ReadWarning(str(path), at, what)))
         source, in_source = _unmarked(row["source"], lambda problem: fail("source", problem))
         key = (row["system"], row["doc"], row["doc_id"], row["seg_id"])
         seg = segments.setdefault(key, {"line": number, "source": source, "target": plain, "raters": {}})
