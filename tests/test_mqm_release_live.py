@@ -12,24 +12,26 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from tests.conftest import ROOT, LiveServer
-from tests.formats.test_mqm_tsv import SUBSET, paper_scores, release
+from tests.formats.test_mqm_tsv import SUBSET, paper_scores, release, release_toml
 from tests.study.test_push_pull import cli
 
-DEFINITION = ROOT / "examples" / "mqm.toml"
 VENDOR = ROOT / "examples" / "mqm-vendor.tsv"
 DECIMALS = 5e-5  # the report's tables hold 4 decimals
 
 
 def imported(server: LiveServer, tmp: Path, inputs: Path, title: str) -> tuple[Path, Path, str]:
-    code, out, err = cli(server, "push", str(DEFINITION), str(inputs), "--project", title, "--with-annotations",
+    """Pushed with --with-annotations, pulled and reported with examples/mqm.toml without its reference pane."""
+    definition = tmp / "mqm.toml"
+    definition.write_text(release_toml(), encoding="utf-8")
+    code, out, err = cli(server, "push", str(definition), str(inputs), "--project", title, "--with-annotations",
                          cwd=tmp)  # fmt: skip
     assert code == 0, err
     pushed = out
     folder = tmp / "pulled"
-    code, out, err = cli(server, "pull", str(DEFINITION), "--project", title, "-o", str(folder), cwd=tmp)
+    code, out, err = cli(server, "pull", str(definition), "--project", title, "-o", str(folder), cwd=tmp)
     assert code == 0, err
     report = tmp / "report"
-    code, _, err = cli(server, "report", str(DEFINITION), str(folder), "-o", str(report), "--bootstrap", "0")
+    code, _, err = cli(server, "report", str(definition), str(folder), "-o", str(report), "--bootstrap", "0")
     assert code == 0, err
     return folder, report, pushed
 

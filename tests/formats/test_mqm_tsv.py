@@ -5,6 +5,7 @@ release's system scores reproduced: annols' error scores against the paper's rul
 from __future__ import annotations
 
 import csv
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -12,15 +13,29 @@ import pandas as pd
 import pytest
 
 from annols.analysis import asked
+from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import SourceTask, format_for
-from annols.protocols import load_definition
+from annols.protocols import parse_definition
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import TIDY_COLUMNS, Span, tidy
 from tests.conftest import DATA, ROOT
 
 MQM = ROOT / "examples" / "mqm.toml"
+REFERENCE = '[[context]]\nname = "reference"'
+
+
+def release_toml() -> str:
+    """examples/mqm.toml as a release needs it: the release has no reference translation, so no reference pane
+    (the labels, the severity question and the weights are the example's)."""
+    text = MQM.read_text(encoding="utf-8")
+    start = text.index(REFERENCE)
+    return text[:start] + text[text.index("[target]", start):]
+
+
+def load_definition(_: Path = MQM) -> Definition:
+    return parse_definition(tomllib.loads(release_toml()), str(MQM))
 SUBSET = DATA / "mqm_ted_ende" / "mqm_ted_ende.subset.tsv"
 HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\tcomment\n"
 
