@@ -203,18 +203,20 @@ def ranking(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 
 def test_ranking_mean_rank_and_shares(ranking: Built) -> None:
-    given: dict[tuple[str, str], list[int]] = {}
-    for _, _, truth in counted(ranking.gen):
+    given: dict[tuple[str, str], dict[int, list[int]]] = {}
+    for sample, _, truth in counted(ranking.gen):
         for dimension, ranks in truth.items():
             for system, rank in ranks.items():
-                given.setdefault((dimension, system), []).append(rank)
+                given.setdefault((dimension, system), {}).setdefault(sample, []).append(rank)
     assert len(ranking.table("ranking_mean_rank")) == len(given) == 12
-    for (dimension, system), ranks in given.items():
+    for (dimension, system), by_sample in given.items():
         row = ranking.row("ranking_mean_rank", dimension=dimension, system=system)
-        assert int(row["rankings"]) == len(ranks) == 294
-        close(row["mean rank"], sum(ranks) / len(ranks))
+        assert int(row["rankings"]) == sum(map(len, by_sample.values())) == 294
+        # The items rule: each sample's mean over its rankings, then the mean over samples.
+        close(row["mean rank"], statistics.mean(statistics.mean(ranks) for ranks in by_sample.values()))
         for r in range(1, 5):
-            close(row[f"rank {r} %"], pct(ranks.count(r), len(ranks)), f"rank {r} %")
+            share = statistics.mean(ranks.count(r) / len(ranks) for ranks in by_sample.values())
+            close(row[f"rank {r} %"], 100 * share, f"rank {r} %")
 
 
 def test_ranking_kendall_w_and_ordinal_alpha(ranking: Built) -> None:
