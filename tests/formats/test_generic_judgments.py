@@ -21,6 +21,7 @@ from annols.study.push import write_task_file
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import BestWorst, Preference, Rank, Rating
+from tests.analysis import planted
 from tests.conftest import ROOT
 
 RATINGS = ROOT / "examples" / "summeval-ratings.toml"
@@ -442,3 +443,21 @@ def test_an_earlier_pulls_judgments_file_is_read_back_as_judgments(tmp_path: Pat
     bad.write_text(json.dumps(line) + "\n", encoding="utf-8")
     message = f"{bad}, line 1, field 'annotator': 'judge:gpt' is a judge: give its answers with --judge"
     assert failure(RATINGS, bad) == message
+
+
+def test_sentence_judgments_are_imported_row_by_row_as_a_judge_file_names_them(tmp_path: Path) -> None:
+    definition = tmp_path / "sentences.toml"
+    definition.write_text(planted.SENTENCES, encoding="utf-8")
+    record = {"summary": "One. Two. Three.", "sentence_1": "One.", "sentence_2": "Two.", "sentence_3": "Three.",
+              "annotator": "A", "answers": {"severity": {"1": "minor"}, "kind": {"1": "fact"},
+                                            "special": {"2": "OK"}, "why": {"1": "wrong date"}}}  # fmt: skip
+    [task] = read(definition, write_jsonl(tmp_path / "in.jsonl", [record]))
+    [annotation] = task.annotations
+    rows = decode(load_definition(definition), exported(task, annotation), _ann(annotation))
+    assert [(r.row, r.special, r.columns, r.explanation) for r in rows] == [
+        (1, "", {"severity": ("minor",), "kind": ("fact",)}, "wrong date"), (2, "OK", {}, ""),
+        (3, "", {"severity": (), "kind": ()}, "")]  # fmt: skip
+    record["answers"] = {"severity": {"1": "huge"}}
+    path = write_jsonl(tmp_path / "bad.jsonl", [record])
+    assert failure(definition, path) == (f"{path}, line 1, field 'answers.severity.1': 'huge' is not one of the "
+                                         "codes ['minor', 'major']")  # fmt: skip
