@@ -102,14 +102,16 @@ def test_seed004_sheet_and_copies_push_pull_and_come_back_cell_for_cell(
     assert code == 0, err
     with open(tmp_path / "report" / "tables" / "ranking_mean_rank.csv", encoding="utf-8") as f:
         table = {(r["dimension"], r["system"]): float(r["mean rank"]) for r in csv.DictReader(f)}
-    # Independently: every filled cell of every copy, by the mapping's system.
-    expected: dict[tuple[str, str], list[int]] = {}
+    # Independently: every filled cell of every copy, by the mapping's system; by the items rule, each case's mean
+    # over the copies that ranked it, then the mean over cases.
+    expected: dict[tuple[str, str], dict[int, list[int]]] = {}
     for ranks in given.values():
-        for (_, dimension, letter), rank in ranks.items():
-            expected.setdefault((dimension, SYSTEMS[letter]), []).append(rank)
+        for (case, dimension, letter), rank in ranks.items():
+            expected.setdefault((dimension, SYSTEMS[letter]), {}).setdefault(case, []).append(rank)
     assert set(table) == set(expected) and len(expected) == 3 * len(LETTERS)
-    for key, ranks in expected.items():  # the report writes 4 decimals
-        assert f"{table[key]:.4f}" == f"{sum(ranks) / len(ranks):.4f}", key
+    for key, by_case in expected.items():  # the report writes 4 decimals
+        mean = sum(sum(r) / len(r) for r in by_case.values()) / len(by_case)
+        assert f"{table[key]:.4f}" == f"{mean:.4f}", key
 
 
 def test_the_fixture_copies_hold_what_the_fixture_says(tmp_path: Path) -> None:
