@@ -57,7 +57,7 @@ from typing import IO, Any, TypeVar
 from annols import __version__, files, jsontext
 from annols.definition import Definition, blinding, fields
 from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
-from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
+from annols.formats import ANNOTATOR_DOMAIN, IDENTITY, SourcePrediction, SourceTask, format_for
 from annols.labelstudio.client import FilePart, LabelStudioClient, Project
 from annols.protocols import config
 from annols.study import roles
@@ -760,10 +760,12 @@ def _import(
 
 
 def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | None:
-    """A digest of everything that decides what the first pass finds: the annols version, the
-    definition (its config) and the bytes of every input file; None if an input is missing."""
+    """A digest of everything that decides what the first pass finds: the annols version, how records
+    become tasks (formats.IDENTITY), the definition (its config) and the bytes of every input file; None
+    if an input is missing."""
     digest = hashlib.blake2b(digest_size=24)
-    identity = [__version__, definition.name, definition.variant, definition.format, config.label_config(definition)]
+    identity = [__version__, IDENTITY, definition.name, definition.variant, definition.format,
+                config.label_config(definition)]  # fmt: skip
     digest.update(json.dumps(identity).encode("utf-8"))
     try:
         for path in map(Path, inputs):
