@@ -56,6 +56,15 @@ def test_identical_outputs_resume_an_old_study_and_count_for_their_own_systems(
     assert code == 0, err
     assert out.splitlines()[-1].startswith("created 0, already present 3, total 3")
 
+    # The input in another order would give sys-a's task (the first record of its texts) to sys-b: refused.
+    reordered = tmp_path / "reordered.jsonl"
+    reordered.write_text("".join(json.dumps(r) + "\n" for r in [RECORDS[1], RECORDS[0], RECORDS[2]]), encoding="utf-8")
+    code, out, err = cli(label_studio, "push", definition, str(reordered), "--project", title, cwd=tmp_path)
+    assert code != 0 and "Traceback" not in err
+    assert "field 'systems': pushed for ['sys-a'], but the input now gives it ['sys-b']: push the input in the " \
+           "order (and with the systems) the study was pushed with" in err  # fmt: skip
+    assert len(err.strip().splitlines()) == 1
+
     project = client.find_project(title)
     assert project is not None and project.task_count == 3
     tasks = client.export_tasks(project.id)
