@@ -248,6 +248,7 @@ class Pane:
     note: str = ""  # a line under the title, e.g. "context only, do not judge"
     labels: tuple[Label, ...] = ()  # paragraph labels, for kind = "paragraphs"
     granularity: str = ""  # a span target's selection: "word" snaps spans to whole words ("" = any characters)
+    optional: bool = False  # a context pane some records leave empty: then it shows nothing (no error)
 
 
 @dataclass(frozen=True)
@@ -385,7 +386,8 @@ def parse_aspects(t: Table) -> tuple[Aspect, ...]:
     return tuple(aspects)
 
 
-def parse_pane(t: Table) -> Pane:
+def parse_pane(t: Table, *, context: bool = False) -> Pane:
+    """A pane; ``context``: one of the panes of context, which may be ``optional``."""
     kind = t.text("kind", "text")
     if kind not in ("text", "paragraphs"):
         raise t.fail("kind", f"{kind!r} is not one of 'text', 'paragraphs'")
@@ -396,7 +398,10 @@ def parse_pane(t: Table) -> Pane:
         note=t.text("note", ""),
         labels=parse_labels(t, "labels"),
         granularity=t.text("granularity", ""),
+        optional=t.flag("optional"),
     )
+    if pane.optional and not context:
+        raise t.fail("optional", "only a context pane can be optional (what annotators judge is never empty)")
     if pane.granularity not in ("", "symbol", "word"):
         raise t.fail("granularity", f"{pane.granularity!r} is not one of 'symbol', 'word'")
     if pane.labels and kind != "paragraphs":
@@ -406,7 +411,7 @@ def parse_pane(t: Table) -> Pane:
 
 
 def parse_panes(t: Table, key: str) -> tuple[Pane, ...]:
-    return tuple(parse_pane(x) for x in t.tables(key))
+    return tuple(parse_pane(x, context=key == "context") for x in t.tables(key))
 
 
 def parse_shared(raw: dict[str, Any], source: str, variant: str | None = None) -> tuple[Definition, Table]:

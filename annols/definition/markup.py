@@ -64,7 +64,11 @@ def pane(p: Pane, *, labelable: bool = False) -> etree._Element:
     if p.note:
         # Context the annotator must not judge gets a muted, dashed frame.
         style += "; border: 1px dashed #999; padding: 0.5em; background: #f6f6f6"
-    block = el("View", style=style)
+    # An optional pane (a context some records leave empty) is hidden by CSS while its Text is empty:
+    # Label Studio needs the field in every task (push sends ""), and its View shows on no data condition.
+    block = el("View", style=style, className=OPTIONAL if p.optional else None)
+    if p.optional:
+        block.append(optional_style())
     block.append(header(p.title))
     if p.note:
         block.append(header(p.note, size=6, style="color: #a33"))
@@ -82,6 +86,20 @@ def pane(p: Pane, *, labelable: bool = False) -> etree._Element:
 # the pane a "Show all authors" filter, both meaningless for passage sentences. The
 # editor's CSS-module class names carry a hash, hence the prefix match.
 PARAGRAPHS_CSS = '.lsf-paragraphs [class*="time--"], .lsf-paragraphs [class*="wrapper_header--"] { display: none; }'
+
+
+OPTIONAL = "annols-optional"  # the class of an optional pane's View
+# The editor shows a Text as one line element per line of the task field: a single empty one when the
+# record left it empty (a blank line inside a text is an empty line among others, still shown). Seen in
+# Chromium on Label Studio 1.23 (tests/browser/test_optional_panes.py). No '>': the editor puts the
+# config's escaped text into the page as it is ("&gt;"), which no browser reads as CSS.
+OPTIONAL_CSS = f".{OPTIONAL}:has(.lsf-htx-richtext .lsf-richtext__line:only-child:empty) {{ display: none; }}"
+
+
+def optional_style() -> etree._Element:
+    node = el("Style")
+    node.text = OPTIONAL_CSS
+    return node
 
 
 def paragraphs_style() -> etree._Element:

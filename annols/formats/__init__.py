@@ -217,6 +217,10 @@ def join_separated(separator: bytes) -> Join:
     return join
 
 
+# How records become tasks, in a push's cached first pass (a change reads the inputs again): 2, a task is
+# a record and its systems (annols.formats.generic.Identities); 1, before, the texts alone.
+IDENTITY = 2
+
 _json_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes for a str
 
 

@@ -203,8 +203,12 @@ class GenericFormat:
                                   f"({'other fields are carried under it' if own == CARRIED else 'it is read'}); "
                                   "name the field otherwise")  # fmt: skip
         data: dict[str, Any] = {}
+        optional = config.optional_fields(definition)
         for name in fields:
             if name not in record or record[name] in (None, ""):
+                if name in optional:  # an optional pane: shown empty is shown not at all
+                    data[name] = ""
+                    continue
                 raise InputError(path, location, name, "missing; every task needs it")
             data[name] = record[name]
         systems = cls._systems(path, location, record, len(blinding.candidate_fields(definition)))
@@ -235,16 +239,17 @@ class GenericFormat:
         """Each record's pre-annotation, by the key of the task it names: its fields, and (as the input
         has them, in the same order) its ``systems`` and other fields (:class:`Identities`)."""
         fields = config.data_fields(definition)
+        optional = config.optional_fields(definition)
         identities = Identities()
         for path in paths:
             for location, record in iter_records(path):
                 result = record.get("result")
                 if not isinstance(result, list):
                     raise InputError(path, location, "result", "expected a list of Label Studio result items")
-                missing = [f for f in fields if f not in record]
+                missing = [f for f in fields if f not in record and f not in optional]
                 if missing:
                     raise InputError(path, location, missing[0], "missing; needed to find the task")
-                shown = {k: record[k] for k in fields}
+                shown = {k: "" if k in optional and record.get(k) is None else record[k] for k in fields}
                 rest = {k: v for k, v in record.items() if k not in fields and k not in _PREDICTION}
                 systems = self._systems(path, location, record, len(blinding.candidate_fields(definition)))
                 key = identities.key(definition.name, content_key(definition.name, shown), shown, systems, rest)

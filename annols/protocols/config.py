@@ -26,6 +26,11 @@ def data_fields(d: Definition) -> list[str]:
     return list(STYLE_MODULES[d.style].data_fields(d.spec))
 
 
+def optional_fields(d: Definition) -> frozenset[str]:
+    """The task fields of the panes declared ``optional``: a record may leave them empty or out."""
+    return frozenset(p.name for p in getattr(d.spec, "context", ()) if p.optional)
+
+
 def config_filename(d: Definition) -> str:
     return f"{d.name}-{d.variant}.xml" if d.variant else f"{d.name}.xml"
 

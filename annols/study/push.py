@@ -48,7 +48,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +57,7 @@ from typing import IO, Any, TypeVar
 from annols import __version__, files, jsontext
 from annols.definition import Definition, blinding, fields
 from annols.errors import AnnolsError, InputError, ServerError, TransientServerError, WriteError
-from annols.formats import ANNOTATOR_DOMAIN, SourcePrediction, SourceTask, format_for
+from annols.formats import ANNOTATOR_DOMAIN, IDENTITY, SourcePrediction, SourceTask, format_for
 from annols.labelstudio.client import FilePart, LabelStudioClient, Project
 from annols.protocols import config
 from annols.study import roles
@@ -532,6 +532,7 @@ def _push_checked(
     # there: the manifest's, confirmed on the server with the push's keys, or else the listing's.
     recorded_header, recorded_tasks, attention = ({}, {}, set()) if fresh else read_manifest_tasks(manifest)
     earlier_rows = {} if fresh else rows_by_key(manifest)  # what the manifest knew of tasks this push does not build
+    _check_credited(manifest, found.shown, earlier_rows)
     dropped = _attention_dropped(found.attention, attention, options.attention)
     counted = sorted(attention - set(found.keys)) if options.attention else []  # other pushes' checks
     wanted = [k for k in found.keys if k not in dropped] + counted
@@ -644,6 +645,21 @@ def _record(
             f"but the manifest could not be written ({e}); free some space and re-run the push: "
             "it resumes from the server and sends nothing twice"
         ) from e
+
+
+def _check_credited(manifest: Path, shown: Mapping[str, Shown], earlier: Mapping[str, dict[str, Any]]) -> None:
+    """A task already pushed stays credited to the systems it was pushed for.
+
+    The first record of given texts keeps the key of its texts alone (formats.generic.Identities):
+    an input whose records of identical outputs came in another order would give that key another
+    record's systems, and the manifest would credit the judgments made to them. Refused, as is a
+    record whose systems were edited since."""
+    for key, now in shown.items():
+        before = (earlier.get(key) or {}).get("systems")
+        if before and now.systems and sorted(map(str, before)) != sorted(now.systems):
+            raise InputError(manifest, f"task {key}", "systems", f"pushed for {sorted(before)}, but the input now "
+                             f"gives it {sorted(now.systems)}: push the input in the order (and with the systems) "
+                             "the study was pushed with")  # fmt: skip
 
 
 def _check_keys(
@@ -760,10 +776,12 @@ def _import(
 
 
 def input_fingerprint(definition: Definition, inputs: Sequence[Path]) -> str | None:
-    """A digest of everything that decides what the first pass finds: the annols version, the
-    definition (its config) and the bytes of every input file; None if an input is missing."""
+    """A digest of everything that decides what the first pass finds: the annols version, how records
+    become tasks (formats.IDENTITY), the definition (its config) and the bytes of every input file; None
+    if an input is missing."""
     digest = hashlib.blake2b(digest_size=24)
-    identity = [__version__, definition.name, definition.variant, definition.format, config.label_config(definition)]
+    identity = [__version__, IDENTITY, definition.name, definition.variant, definition.format,
+                config.label_config(definition)]  # fmt: skip
     digest.update(json.dumps(identity).encode("utf-8"))
     try:
         for path in map(Path, inputs):
