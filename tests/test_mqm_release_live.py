@@ -19,10 +19,13 @@ VENDOR = ROOT / "examples" / "mqm-vendor.tsv"
 DECIMALS = 5e-5  # the report's tables hold 4 decimals
 
 
-def imported(server: LiveServer, tmp: Path, inputs: Path, title: str) -> tuple[Path, Path, str]:
-    """Pushed with --with-annotations, pulled and reported with examples/mqm.toml without its reference pane."""
-    definition = tmp / "mqm.toml"
-    definition.write_text(release_toml(), encoding="utf-8")
+def imported(server: LiveServer, tmp: Path, inputs: Path, title: str,
+             definition: Path | None = None) -> tuple[Path, Path, str]:  # fmt: skip
+    """Pushed with --with-annotations, pulled and reported with ``definition``, by default examples/mqm.toml
+    without its reference pane (the release has none)."""
+    if definition is None:
+        definition = tmp / "mqm.toml"
+        definition.write_text(release_toml(), encoding="utf-8")
     code, out, err = cli(server, "push", str(definition), str(inputs), "--project", title, "--with-annotations",
                          cwd=tmp)  # fmt: skip
     assert code == 0, err
@@ -59,7 +62,8 @@ def test_the_release_subset_through_label_studio_scores_by_the_papers_rule(
 
 def test_the_howto_example_scores_minor_1_plus_major_5_on_the_same_words_as_6(
         label_studio: LiveServer, tmp_path: Path) -> None:  # fmt: skip
-    _, report, _ = imported(label_studio, tmp_path, VENDOR, "mqm vendor example")
+    # docs/howto/import-judgments.md's commands, examples/mqm.toml as it is (its reference pane optional).
+    _, report, _ = imported(label_studio, tmp_path, VENDOR, "mqm vendor example", ROOT / "examples" / "mqm.toml")
     table = pd.read_csv(report / "tables" / "scores_and_spans.csv").set_index("system")
     # sys-b: segment 1 rated 5 (rater1) and 1 + 5 = 6 (rater2), mean 5.5; segment 2: 0; segment 3: 5.
     assert table.loc["sys-b", "mean error score"] == pytest.approx(3.5, abs=DECIMALS)
