@@ -143,8 +143,11 @@ def adjudicate(
     users = {uid: email for email, uid in client.users().items()}
     raws = client.export_tasks(source.id)
     by_id = {int(raw["id"]): raw for raw in raws}
-    study = manifest.manifest_path(manifest_dir, title) if manifest_dir is not None else None
-    rows = manifest.rows_by_key(study) if study is not None else {}
+    # Without the manifest no task's role is known: gold items and attention checks would be taken for study items.
+    if manifest_dir is None:
+        raise manifest.NoManifest(f"no manifest of project {title!r} (no manifest folder given)", blind=False)
+    study = manifest.require(manifest.manifest_path(manifest_dir, title), title)
+    rows = manifest.rows_by_key(study)
     blind = {int(r["task_id"]): r for r in rows.values() if isinstance(r.get("task_id"), int)} if rows else None
     tasks = [exported_task(raw, users, blind) for raw in raws]
     wanted = config.label_config(definition)
