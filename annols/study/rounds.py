@@ -49,13 +49,13 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import files, jsontext
 from annols.analysis import asked, sequential
 from annols.analysis import plan as plan_lib
-from annols.definition import Definition
+from annols.definition import Definition, design
 from annols.errors import AnnolsError, OptionError
+from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import passes as passes_lib
 from annols.study import push as push_lib
 from annols.study import roles
-from annols.study.gold import read_study
 from annols.study.manifest import Keys, keys_of, manifest_path, require, round_rows, rounds_path, rows_by_key
 
 DECIDED, BEST_FOUND, BUDGET, POOL, PASSES = "decided", "best", "budget", "pool", "passes"
@@ -113,22 +113,23 @@ def read_rounds(path: Path) -> list[dict[str, Any]]:
         return round_rows(path, f)
 
 
-def pool(definition: Definition, inputs: list[Path], keys: Keys | None = None) -> dict[str, tuple[str, ...]]:
-    """Key -> systems of each study item of the inputs, in input order (a repeated key once); ``keys``: the
-    study's, which its designs are drawn with (:func:`annols.study.gold.read_study`)."""
+def pool(definition: Definition, inputs: list[Path]) -> dict[str, tuple[str, ...]]:
+    """Key -> systems of each study item of the inputs, in input order (a repeated key once); designed
+    (groups, best-worst tuples) with the secret the caller set (:func:`annols.definition.design.drawn_with`)."""
     out: dict[str, tuple[str, ...]] = {}
-    for task in read_study(definition, inputs, keys):
+    for task in format_for(definition).read(inputs, definition):
         out.setdefault(task.key, tuple(task.systems or ()))
     return out
 
 
-def units(definition: Definition, inputs: list[Path], keys: Keys | None = None) -> dict[str, str]:
+def units(definition: Definition, inputs: list[Path]) -> dict[str, str]:
     """Key -> item of each task of the inputs, for the styles whose item holds several tasks (best-worst: its
     tuples; spans: one task per candidate): the content of the context panes, as the report names it. Other
     styles: none (a task is its item)."""
     if definition.style not in sequential.BY_ITEM:
         return {}
-    return {t.key: asked.unit_of(definition.spec, t.data, t.key) for t in read_study(definition, inputs, keys)}
+    return {t.key: asked.unit_of(definition.spec, t.data, t.key) for t in format_for(definition).read(inputs,
+                                                                                                        definition)}
 
 
 def grouped(items: dict[str, tuple[str, ...]], unit: dict[str, str]) -> tuple[dict[str, tuple[str, ...]],
@@ -187,8 +188,9 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     keys = keys_of(manifest_path(options.manifest_dir, options.title))
     secret = None if keys is not None else secrets.token_bytes(32)
     keys = keys or Keys(secret)
-    unit = units(definition, inputs, keys)
-    items, tasks = grouped(pool(definition, inputs, keys), unit)
+    with design.drawn_with(keys.design_secret()):
+        unit = units(definition, inputs)
+        items, tasks = grouped(pool(definition, inputs), unit)
     wanted = study_comparisons(definition, items)
     if tidy is not None:  # a round after the first reads a pull: whose systems and roles only the manifest says
         require(manifest_path(options.manifest_dir, options.title), options.title)
