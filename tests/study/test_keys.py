@@ -16,10 +16,10 @@ import pytest
 
 from annols import protocols
 from annols.definition import blinding
-from annols.protocols import config
 from annols.errors import InputError
 from annols.formats import content_key
 from annols.formats.extractive_ranking import NAME
+from annols.protocols import config
 from annols.study import findings, manifest, push, roles
 from annols.study.exports import read_export, write_blinding
 from annols.study.manifest import Keys, Shown
