@@ -949,9 +949,10 @@ def next_round_command(
 
         check_error_cap(d, error_cap)
     tidy = None
-    if pull_dir is not None:
+    if pull_dir is not None:  # a round after the first: the pull's systems and roles are the manifest's
         from annols.report import read_judgments
 
+        manifest_lib.require(manifest_lib.manifest_path(manifest_dir, title), title)
         tidy = read_judgments(d, [pull_dir], rounds=True)[0]
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
