@@ -110,7 +110,7 @@ def test_tampering_with_what_annotators_are_shown_is_named_and_fails_strict(
         counted = {r["task_id"] for r in csv.DictReader(f)}
     assert counted == {str(tasks[0]["id"])}  # seen before the config changed; the others left out
     # The next pull into the folder keeps saying the config changed and keeps leaving out what it left out.
-    code, out, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), cwd=tmp_path)
+    code, _, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     assert {r["finding"] for r in _findings(pulled)} >= {"config-changed", "completed-by-changed", "left-out"}
     with open(pulled / "results.csv", encoding="utf-8", newline="") as f:
@@ -127,7 +127,7 @@ def test_an_old_manifest_cannot_be_checked_and_says_so(label_studio: LiveServer,
     path.write_text("".join(json.dumps(r) + "\n" for r in [header, *({k: v for k, v in r.items() if k != "data"}
                                                                      for r in rows)]), encoding="utf-8")  # fmt: skip
     pulled = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), "--strict",
+    code, _, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), "--strict",
                          cwd=tmp_path)  # fmt: skip
     assert code == 0, err  # nothing was found changed: --strict passes, and the pull says what it could not check
     (only,) = _findings(pulled)
@@ -181,5 +181,5 @@ def test_no_manifest_no_systems(label_studio: LiveServer, client: LabelStudioCli
         (legacy / name).write_bytes((elsewhere / "blind" / name).read_bytes())
     (legacy / "findings.csv").write_text("task_id,task_key,annotation_id,finding,detail\n,,,no-manifest,none\n",
                                          encoding="utf-8")  # fmt: skip
-    code, out, err = cli(label_studio, "report", "headlines.toml", "legacy", "-o", "report2", cwd=elsewhere)
+    code, _, err = cli(label_studio, "report", "headlines.toml", "legacy", "-o", "report2", cwd=elsewhere)
     assert code != 0 and len(err.strip().splitlines()) == 1 and want in err, err
