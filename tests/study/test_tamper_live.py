@@ -96,7 +96,7 @@ def test_tampering_with_what_annotators_are_shown_is_named_and_fails_strict(
         assert f": {kind}: " in err, (kind, err)
     assert _findings(pulled) == []  # the folder as it was
 
-    code, out, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), cwd=tmp_path)
+    code, _, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
     found = {(r["finding"], r["task_id"]) for r in _findings(pulled)}
     assert {("data-changed", str(tasks[1]["id"])), ("config-changed", ""), ("overlap-changed", ""),
@@ -168,7 +168,7 @@ def test_no_manifest_no_systems(label_studio: LiveServer, client: LabelStudioCli
         rows = list(csv.DictReader(f))
     assert len(rows) == 6 and all(not r["system"] for r in rows)
     assert not any(s in (elsewhere / "blind" / "results.csv").read_text("utf-8") for s in SYSTEMS)
-    code, out, err = cli(label_studio, "report", "headlines.toml", "blind", "-o", "report", cwd=elsewhere)
+    code, _, err = cli(label_studio, "report", "headlines.toml", "blind", "-o", "report", cwd=elsewhere)
     assert code == 0, err
     report = (elsewhere / "report" / "report.md").read_text("utf-8")
     assert "Blind-only pull" in report and "compares no systems" in report
