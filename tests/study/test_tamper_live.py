@@ -65,7 +65,7 @@ def test_tampering_with_what_annotators_are_shown_is_named_and_fails_strict(
     first = client.create_annotation(tasks[0]["id"], vote("1"), completed_by=admin)
 
     pulled = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), "--strict",
+    code, _, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), "--strict",
                          cwd=tmp_path)  # fmt: skip
     assert code == 0, err  # the label config and data as the server returns them are what push sent
     assert _findings(pulled) == []
@@ -89,7 +89,7 @@ def test_tampering_with_what_annotators_are_shown_is_named_and_fails_strict(
     assert api.patch(f"/api/projects/{project.id}/", json={"label_config": turned}).status_code == 200, "refused"
     client.create_annotation(tasks[2]["id"], vote("1"), completed_by=admin)
 
-    code, out, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), "--strict",
+    code, _, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", str(pulled), "--strict",
                          cwd=tmp_path)  # fmt: skip
     assert code != 0
     for kind in ("data-changed", "config-changed", "completed-by-changed", "overlap-changed", "left-out"):
@@ -155,13 +155,13 @@ def test_no_manifest_no_systems(label_studio: LiveServer, client: LabelStudioCli
                   "1", "--pull", str(elsewhere)]):  # fmt: skip
         if args[0] == "next-round":
             (elsewhere / "study.jsonl").write_text((tmp_path / "study.jsonl").read_text("utf-8"), encoding="utf-8")
-        code, out, err = cli(label_studio, *args, cwd=elsewhere)
+        code, _, err = cli(label_studio, *args, cwd=elsewhere)
         assert code != 0, args
         lines = err.strip().splitlines()
         assert len(lines) == 1 and want in lines[0] and "no manifest" in lines[0], (args, err)
     assert not (elsewhere / "out").exists()
 
-    code, out, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", "blind", "--blind-only",
+    code, _, err = cli(label_studio, "pull", "headlines.toml", "--project", title, "-o", "blind", "--blind-only",
                          cwd=elsewhere)  # fmt: skip
     assert code == 0, err
     with open(elsewhere / "blind" / "results.csv", encoding="utf-8", newline="") as f:
