@@ -92,11 +92,12 @@ def atomic_open(path: Path, mode: str = "w", private: bool = False, **kwargs: An
         raise
 
 
-def replace_durably(source: Path, path: Path) -> None:
-    """Move ``source`` (a finished file on the same file system) to ``path``, as :func:`atomic_open` would."""
+def replace_durably(source: Path, path: Path, private: bool = False) -> None:
+    """Move ``source`` (a finished file on the same file system) to ``path``, as :func:`atomic_open` would
+    (``private``: owner-only)."""
     try:
         with open(source, "rb+") as f:
-            os.fchmod(f.fileno(), _permissions_for(path))
+            os.fchmod(f.fileno(), PRIVATE_FILE if private else _permissions_for(path))
             os.fsync(f.fileno())
         os.replace(source, path)
     except OSError as e:

@@ -830,4 +830,5 @@ def _move_in(staging: Path, out_dir: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise WriteError(target.parent, e) from e
-        files.replace_durably(source, target)
+        # blinding.jsonl names the systems behind every task: owner-only, as it was written.
+        files.replace_durably(source, target, private=source.name == BLINDING_FILE)
