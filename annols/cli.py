@@ -1583,8 +1583,9 @@ def status_command(
         found = isolate_lib.status(isolate_lib.read_instances(isolate), d, title, manifest_dir=manifest_dir,
                                    jobs=jobs)  # fmt: skip
     else:
-        manifest_lib.require(manifest_lib.manifest_path(manifest_dir, title), title)
         found = status_lib.status(_connect(url, api_key, data_dir), d, title)
+        # Said once the project is found: its counts hold gold items and attention checks only the manifest names.
+        manifest_lib.require(manifest_lib.manifest_path(manifest_dir, title), title)
     if pull_dir is not None:
         from annols.report import agreement_tables
 
