@@ -252,10 +252,12 @@ def settings(header: Mapping[str, Any] | None, label_config: str | None, overlap
     return found
 
 
-def left_out(rows: Iterable[dict[str, Any]], export: Path, config_changed: bool, earlier: Seen) -> list[Finding]:
+def left_out(rows: Iterable[dict[str, Any]], export: Path, config_changed: bool, earlier: Seen,
+             counts: list[int] | None = None) -> list[Finding]:  # fmt: skip
     """Mark the ``rows`` (``left_out``) whose judgments the results must not count, and say so, per task with its
     count: a task whose data changed (all of its judgments: when they were made is not known), and, when the
-    label config changed, every judgment no earlier pull into the folder saw."""
+    label config changed, every judgment no earlier pull into the folder saw. ``counts`` gets [annotations, skipped]
+    left out (the server counts them: a pull checks its counts with them)."""
     by_id = {int(r["task_id"]): r for r in rows if isinstance(r.get("task_id"), int)}
     found = []
     try:
@@ -274,6 +276,11 @@ def left_out(rows: Iterable[dict[str, Any]], export: Path, config_changed: bool,
                     out, why = [], ""
                 if out:
                     row["left_out"] = sorted(i for i in out if i is not None)
+                    if counts is not None:
+                        gone = set(out)
+                        for a in raw.get("annotations") or ():
+                            if user_id(a.get("id")) in gone:
+                                counts[1 if a.get("was_cancelled") else 0] += 1
                     found.append(Finding("left-out", f"{len(out)} judgment(s) left out of the results: {why}",
                                          int(raw["id"]), str(row["key"])))  # fmt: skip
     except JSONStreamError as e:

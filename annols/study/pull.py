@@ -679,12 +679,13 @@ def _pull_into(
                 client.export_to(project.id, export)
             else:
                 fetcher(export, before[0])
+            left = [0, 0]  # annotations and skips left out of the results, which the server counts
             if rows is not None:  # read by convert: the study's tables use the manifest, never the meta
                 _fill_task_ids(rows, export)
                 if leave_out is not None:
                     for row in rows:
                         row.pop("left_out", None)
-                    leave_out[2][:] = checks.left_out(rows, export, leave_out[0], leave_out[1])
+                    leave_out[2][:] = checks.left_out(rows, export, leave_out[0], leave_out[1], left)
                 write_blinding(staging, rows)
             report = convert(export, definition, staging, users, judges=judges, workers=workers)
         except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
@@ -693,7 +694,7 @@ def _pull_into(
             info = client.project(project.id, COUNT_FIELDS)
             after = _server_counts(info)
             c = report.counts
-            exported = (c.tasks, c.annotations, c.cancelled)
+            exported = (c.tasks, c.annotations + left[0], c.cancelled + left[1])
             # Annotators may save during the export: it must hold every task, and the server's
             # counts of a moment between the two readings (equal to them when nobody saves).
             if exported[0] == before[0] == after[0] and all(
