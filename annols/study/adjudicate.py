@@ -187,7 +187,8 @@ def _record(manifest_dir: Path, definition: Definition, into: str, project_id: i
     header, tasks, _ = manifest.read_manifest_tasks(path)
     earlier = manifest.rows_by_key(path)
     header = {"protocol": definition.name, "variant": definition.variant, "project": into, "project_id": project_id,
-              "url": url, "seed": header.get("seed")}  # fmt: skip
+              "url": url, "seed": header.get("seed"),
+              "config": manifest.config_digest(config.label_config(definition))}  # fmt: skip
     # Its tasks carry the study's keys on the server: its manifest keeps the study's secret.
     keys = (manifest.keys_of(study) if study is not None else None) or manifest.Keys(None)
     by_sent = {manifest.server_key(row): key for key, row in rows.items()}
@@ -203,7 +204,8 @@ def _record(manifest_dir: Path, definition: Definition, into: str, project_id: i
             systems, warnings = tuple(row.get("systems") or ()), tuple(row.get("warnings") or ())
             digest = manifest.meta_digest(task["meta"])
             extra = row.get("extra")
-            shown[key] = manifest.Shown(systems, list(row["order"]), str(row["role"]), digest, warnings, extra)
+            shown[key] = manifest.Shown(systems, list(row["order"]), str(row["role"]), digest, warnings, extra,
+                                        manifest.data_digest(task["data"]))  # fmt: skip
     manifest.write_manifest(path, header, tasks, shown=shown, earlier=earlier, keys=keys)
 
 
