@@ -169,11 +169,11 @@ def start(data_dir: Path, port: int = DEFAULT_PORT, timeout: float = 240.0) -> t
     running = status(data_dir)
     if running is not None:
         return running, True
-    if port_in_use(port):
-        raise ServerError(f"port {port} on 127.0.0.1 is already in use by another program: choose another with --port")
     # Its database holds every text, answer and account: the owner's alone (0700), however made before.
     files.private_folder(data_dir)
     data_dir.chmod(files.PRIVATE_FOLDER)
+    if port_in_use(port):
+        raise ServerError(f"port {port} on 127.0.0.1 is already in use by another program: choose another with --port")
     first_start = not (data_dir / DATABASE_FILE).exists()
     env = environment()
     if first_start:
