@@ -689,7 +689,11 @@ def _record(
     earlier: dict[str, dict[str, Any]],
     keys: Keys,
 ) -> None:
-    """Write the manifest; if it cannot be written after a push that went well, say what was imported."""
+    """Write the manifest; if it cannot be written after a push that went well, say what was imported.
+
+    A task the manifest knew keeps its row: a re-push with another ``--seed`` builds it shuffled otherwise, but
+    the server holds it as the first push sent it (pull's data digest would say so)."""
+    shown = {k: v for k, v in shown.items() if not (k in earlier and "order" in earlier[k])}
     try:
         write_manifest(manifest, header, present, attention, shown, earlier, keys)
     except WriteError as e:
