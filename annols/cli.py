@@ -6,6 +6,7 @@ This is the only module that uses Click, prints, or exits. Every
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import sys
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from annols import __version__, files, protocols
-from annols.definition import Definition
+from annols.definition import Definition, design
 from annols.errors import AnnolsError, ServerError
 from annols.labelstudio import client as labelstudio
 from annols.labelstudio import server as server_lib
@@ -583,7 +584,9 @@ def push_command(
         return
     from annols.study import hybrid
 
-    judged = hybrid.judged(d, judge_files, list(inputs), human_share, seed)  # before anything is sent
+    keys = push_lib.study_keys(manifest_dir, title)  # the inputs are read with the study's designs
+    with design.drawn_with(keys.design_secret()):
+        judged = hybrid.judged(d, judge_files, list(inputs), human_share, seed)  # before anything is sent
     draw = judged.draw if judged is not None else None
     # also without --human-share: a re-push of a hybrid study would send humans the judge's only items
     hybrid.check_same_draw(manifest_lib.manifest_path(manifest_dir, title), draw.header if draw is not None else None)
@@ -602,6 +605,7 @@ def push_command(
         change_overlap=change_overlap,
         only=draw.humans if draw is not None else None,
         hybrid=draw.header if draw is not None else None,
+        secret=keys.secret,
     )
 
     def project_ready(p: labelstudio.Project, created: bool) -> None:
@@ -628,7 +632,8 @@ def push_command(
         from annols.study import hidden_judges
 
         store = hidden_judges.store_dir(manifest_dir, title)
-        hybrid.keep(d, judged, list(inputs), store, report.project.id, report.project.title)
+        with design.drawn_with(keys.design_secret()):
+            hybrid.keep(d, judged, list(inputs), store, report.project.id, report.project.title)
         _print_judged(judged, store, "the server")
     _print_warnings(report.warnings, "listed above")
 
@@ -659,8 +664,11 @@ def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None
     passwords = None
     if password_file is not None:
         passwords = users_lib.read_passwords(password_file, password_file.name, len(instances))
-    # The judges are checked as a shared push checks them, before any instance is asked.
-    judged = hybrid.judged(d, judge_files, list(inputs), human_share, options.seed)
+    # The judges are checked as a shared push checks them, before any instance is asked (on the study's designs).
+    keys = isolate_lib.study_keys(instances, options.manifest_dir, options.title)
+    options = dataclasses.replace(options, secret=keys.secret)
+    with design.drawn_with(keys.design_secret()):
+        judged = hybrid.judged(d, judge_files, list(inputs), human_share, options.seed)
     notice = lambda line: click.echo(line, err=True)  # noqa: E731
     pushed = isolate_lib.push(instances, d, list(inputs), options, passwords, on_notice=notice,
                               on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True),
@@ -775,6 +783,9 @@ def tasks_command(
 @click.option("--full", is_flag=True, help="Export every task, even into a folder holding an earlier pull.")
 @click.option("--strict", is_flag=True, help="Fail on any finding (the server's tasks or annotations not as the "
               "push left them), writing nothing; without it findings are warnings, in findings.csv.")  # fmt: skip
+@click.option("--blind-only", is_flag=True, help="Pull without the study's manifest (else refused): no system "
+              "names in the results, every task a study item, nothing checked; its report compares no "
+              "systems.")  # fmt: skip
 @ISOLATE_FILE
 @JOBS
 @connection_options
@@ -786,6 +797,7 @@ def pull_command(
     manifest_dir: Path,
     full: bool,
     strict: bool,
+    blind_only: bool,
     isolate: Path | None,
     jobs: int | None,
     url: str | None,
@@ -798,10 +810,13 @@ def pull_command(
     counts against the server's.
 
     Systems, order and roles come from the manifest push wrote, never from the server; the
-    server is checked against it: tasks added, deleted or whose meta changed, annotations
-    saved by another user than the one they are credited to, annotations an earlier pull
-    saw that are gone. Each finding is a warning line naming the task and annotation, and a
-    row of findings.csv; --strict fails on any.
+    server is checked against it: tasks added, deleted or whose meta or data changed, the
+    label config or overlap changed, annotations saved by another user than the one they are
+    credited to, credited to another account than an earlier pull saw, or gone since. Each
+    finding is a warning line naming the task and annotation, and a row of findings.csv;
+    --strict fails on any. Judgments on a task whose data (or project whose label config)
+    changed are left out of the results, named and counted. Without the manifest pull
+    refuses, unless --blind-only.
 
     Into a folder holding an earlier pull of the same project, only the tasks changed
     since (new, edited, skipped, deleted) are exported and merged; --full exports all.
@@ -827,7 +842,7 @@ def pull_command(
     store = hidden_judges.store_dir(manifest_dir, title)
     manifest = manifest_lib.manifest_path(manifest_dir, title)
     report = pull_lib.pull(client, d, title, out_dir, judges_dir=store, full=full, manifest=manifest,
-                           strict=strict)  # moved in once counts match  # fmt: skip
+                           strict=strict, blind_only=blind_only)  # moved in once counts match  # fmt: skip
     _print_findings(report.findings, out_dir)
     _print_pull_kind(report)
     _print_convert(report.convert, [report.export, out_dir / exports.ANNOTATORS_FILE, out_dir / exports.PROJECT_FILE])
@@ -934,9 +949,10 @@ def next_round_command(
 
         check_error_cap(d, error_cap)
     tidy = None
-    if pull_dir is not None:
+    if pull_dir is not None:  # a round after the first: the pull's systems and roles are the manifest's
         from annols.report import read_judgments
 
+        manifest_lib.require(manifest_lib.manifest_path(manifest_dir, title), title)
         tidy = read_judgments(d, [pull_dir], rounds=True)[0]
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
@@ -1524,7 +1540,8 @@ def _load(protocol: str, variant: str | None) -> Definition:
 @VARIANT
 @ISOLATE_FILE
 @click.option("--manifest-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".annols"),
-              show_default=True, help="With --isolate: where push wrote the study's record and its instances' "
+              show_default=True, help="Where push wrote the study's manifest (status refuses without it: from "
+              "another machine, annols manifest import); with --isolate, the study's record and its instances' "
               "manifests.")  # fmt: skip
 @JOBS
 @connection_options
@@ -1567,6 +1584,8 @@ def status_command(
                                    jobs=jobs)  # fmt: skip
     else:
         found = status_lib.status(_connect(url, api_key, data_dir), d, title)
+        # Said once the project is found: its counts hold gold items and attention checks only the manifest names.
+        manifest_lib.require(manifest_lib.manifest_path(manifest_dir, title), title)
     if pull_dir is not None:
         from annols.report import agreement_tables
 

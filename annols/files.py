@@ -33,20 +33,45 @@ def _permissions_for(path: Path) -> int:
         return 0o666 & ~_UMASK
 
 
+PRIVATE_FILE = 0o600  # a file holding a study's secret or its system names: its owner's alone
+PRIVATE_FOLDER = 0o700
+# The folder annols keeps its manifests in unless told otherwise: made, and kept, its owner's alone.
+PRIVATE_FOLDER_NAME = ".annols"
+
+
+def private_folder(folder: Path) -> None:
+    """Make ``folder`` (and its parents) if missing, the folder itself owner-only (0700); a folder that exists is
+    made owner-only too if it is annols' own (``.annols``), left as it is otherwise (a folder the user named,
+    which may be theirs to share: the files in it are owner-only all the same)."""
+    folder = Path(folder)
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=PRIVATE_FOLDER)
+        os.chmod(folder, PRIVATE_FOLDER)
+    elif folder.name == PRIVATE_FOLDER_NAME:
+        info = folder.stat()
+        if info.st_mode & 0o077 and info.st_uid == os.getuid():
+            os.chmod(folder, PRIVATE_FOLDER)
+
+
 @contextlib.contextmanager
-def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+def atomic_open(path: Path, mode: str = "w", private: bool = False, **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; it replaces ``path`` only if the block succeeds.
 
     The file gets the permissions a plain ``open`` would give it (a replaced file keeps its
-    own), not the owner-only ones of a temporary file.
+    own), not the owner-only ones of a temporary file; ``private``: owner-only (0600) whatever
+    it had, in a folder made owner-only (:func:`private_folder`).
     """
     path = Path(path)
     if "b" not in mode:
         kwargs.setdefault("encoding", "utf-8")
         kwargs.setdefault("newline", "")
     try:
+        if private:
+            private_folder(path.parent)
         path.parent.mkdir(parents=True, exist_ok=True)
-        permissions = _permissions_for(path)
+        permissions = PRIVATE_FILE if private else _permissions_for(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
         raise WriteError(path, e) from e
@@ -67,24 +92,25 @@ def atomic_open(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]
         raise
 
 
-def replace_durably(source: Path, path: Path) -> None:
-    """Move ``source`` (a finished file on the same file system) to ``path``, as :func:`atomic_open` would."""
+def replace_durably(source: Path, path: Path, private: bool = False) -> None:
+    """Move ``source`` (a finished file on the same file system) to ``path``, as :func:`atomic_open` would
+    (``private``: owner-only)."""
     try:
         with open(source, "rb+") as f:
-            os.fchmod(f.fileno(), _permissions_for(path))
+            os.fchmod(f.fileno(), PRIVATE_FILE if private else _permissions_for(path))
             os.fsync(f.fileno())
         os.replace(source, path)
     except OSError as e:
         raise WriteError(path, e) from e
 
 
-def write_text(path: Path, text: str) -> None:
-    with atomic_open(path, "w") as f:
+def write_text(path: Path, text: str, private: bool = False) -> None:
+    with atomic_open(path, "w", private=private) as f:
         f.write(text)
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    with atomic_open(path, "wb") as f:
+def write_bytes(path: Path, data: bytes, private: bool = False) -> None:
+    with atomic_open(path, "wb", private=private) as f:
         f.write(data)
 
 

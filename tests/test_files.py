@@ -63,3 +63,62 @@ def test_a_workbook_saves_with_fixed_times_so_the_same_rows_give_the_same_bytes(
     assert core.count("2000-01-01T00:00:00Z") == 2  # created and modified
     assert first.read_bytes() == second.read_bytes()
     assert list(load_workbook(first).active.values) == [("key", "rank"), ("a:1", 2)]
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_private_file_is_its_owners_alone_whatever_the_umask_or_the_file_before(tmp_path) -> None:
+    old = os.umask(0o022)
+    try:
+        target = tmp_path / ".annols" / "study.manifest.jsonl"
+        files.write_text(target, "secret\n", private=True)
+        assert _mode(target) == 0o600 and _mode(target.parent) == 0o700
+        target.chmod(0o644)  # a manifest written before: tightened when written again
+        target.parent.chmod(0o755)
+        files.write_bytes(target, b"secret\n", private=True)
+        assert _mode(target) == 0o600 and _mode(target.parent) == 0o700
+    finally:
+        os.umask(old)
+
+
+def test_a_folder_the_user_named_is_left_as_it_is_its_files_private(tmp_path) -> None:
+    named = tmp_path / "shared-folder"
+    named.mkdir(mode=0o755)
+    named.chmod(0o755)
+    files.write_text(named / "x.manifest.jsonl", "secret\n", private=True)
+    assert _mode(named) == 0o755 and _mode(named / "x.manifest.jsonl") == 0o600
+    made = tmp_path / "new" / "deeper"
+    files.private_folder(made)
+    assert _mode(made) == 0o700
+
+
+def test_every_file_holding_the_secret_or_the_systems_is_owner_only(tmp_path) -> None:
+    from annols.study import exports, hidden_judges, manifest, rounds
+
+    folder = tmp_path / ".annols"
+    path = manifest.manifest_path(folder, "Study")
+    keys = manifest.Keys.new()
+    manifest.write_manifest(path, {"protocol": "p", "project": "Study"}, {"p:1": (5, ("a", "b"))}, keys=keys)
+    assert _mode(folder) == 0o700 and _mode(path) == 0o600
+    out = tmp_path / "exported.jsonl"
+    manifest.export_manifest(folder, "Study", out)
+    assert _mode(out) == 0o600
+    elsewhere = tmp_path / "other" / ".annols"
+    manifest.import_manifest(out, elsewhere)
+    assert _mode(elsewhere) == 0o700 and _mode(manifest.manifest_path(elsewhere, "Study")) == 0o600
+    pulled = tmp_path / "pulled"
+    pulled.mkdir()
+    written = exports.write_blinding(pulled, [{"task_id": 5, "key": "p:1", "systems": ["a", "b"]}])
+    assert _mode(written) == 0o600
+    record = manifest.rounds_path(folder, "Study")
+    rounds._write(record, [{"round": 1}])
+    assert _mode(record) == 0o600
+    store = hidden_judges.store_dir(folder, "Study")
+    judge = tmp_path / "judge.jsonl"
+    judge.write_text("{}\n", encoding="utf-8")
+    from annols import protocols
+
+    kept = hidden_judges.store(protocols.load("extractive-ranking"), [judge], store, 7, "Study")
+    assert _mode(store) == 0o700 and all(_mode(p) == 0o600 for p in [*kept, store / hidden_judges.PROJECT_FILE])

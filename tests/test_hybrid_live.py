@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from annols.definition import design
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import manifest
 from tests import judges_expected as expect
@@ -79,7 +80,8 @@ def test_hybrid_push_pull_report(style: str, label_studio: LiveServer, client: L
     ids = {a: users.get(expect.email(a)) or client.create_user(expect.email(a)) for a in ANNOTATORS}
     shown = shown_by_task(tmp_path / ".annols", title)
     for task in tasks:
-        item = task["data"]["record"]["item"]
+        assert "record" not in task["data"]  # the record's other fields stay in the manifest
+        item = shown[task["id"]]["extra"]["record"]["item"]
         for a in ANNOTATORS:
             result = study.result(study.truth(item, a), tuple(shown[task["id"]]["systems"]))
             client.create_annotation(task["id"], result, completed_by=ids[a])
@@ -189,7 +191,14 @@ def test_hybrid_best_worst_esa_and_mqm(name: str, label_studio: LiveServer, clie
     records = best_worst_records() if name == "summary-best-worst" else spans_records(name)
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    made = {t.key: t for t in format_for(d).read([inputs], d)}
+    title = f"hybrid {name}"
+    # The tuples are drawn with the study's secret: the judge answers them as this study's push makes them, from a
+    # manifest made before the push (as `annols tasks` and `annols manifest import` would leave it).
+    keys = manifest.Keys(b"j" * 32)
+    manifest.write_manifest(manifest.manifest_path(tmp_path / ".annols", title),
+                            {"protocol": d.name, "variant": d.variant, "project": title}, {}, keys=keys)  # fmt: skip
+    with design.drawn_with(keys.design_secret()):
+        made = {t.key: t for t in format_for(d).read([inputs], d)}
     lines = []
     for key, task in made.items():
         if name == "summary-best-worst":
@@ -202,7 +211,6 @@ def test_hybrid_best_worst_esa_and_mqm(name: str, label_studio: LiveServer, clie
         lines.append({"task": key, "judge": JUDGE, "answers": answers})
     judge = tmp_path / "judge.jsonl"
     judge.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
-    title = f"hybrid {name}"
     items = ARTICLES if name == "summary-best-worst" else SOURCES
     code, out, err = cli(label_studio, "push", str(definition), str(inputs), "--project", title, "--overlap", "2",
                          "--judge", str(judge), "--human-share", "0.5", "--seed", "3", cwd=tmp_path)  # fmt: skip

@@ -80,7 +80,8 @@ def pulled(request: pytest.FixtureRequest, label_studio: LiveServer, client: Lab
     by_task: dict[str, tuple[str, ...]] = {}
     manifest = shown_by_task(tmp / ".annols", title)  # what blinding depends on is not on the server
     for task in client.export_tasks(project.id):
-        item = task["data"]["record"]["item"]
+        assert "record" not in task["data"]  # the record's other fields stay in the manifest
+        item = manifest[task["id"]]["extra"]["record"]["item"]
         shown[item] = by_task[str(task["id"])] = tuple(manifest[task["id"]]["systems"])
         for a in ANNOTATORS:
             result = study.result(study.truth(item, a), shown[item])

@@ -14,19 +14,65 @@ already taken least often, so pairs co-occur as evenly as it can (Kiritchenko & 
 repeated more than needed). Ties are broken by a random order drawn from ``seed``, so the
 same seed and pool give the same tuples on every run and machine.
 
+A study's designs are drawn with its secret as well (:func:`drawn_with`, set by push for
+the inputs it reads): from the content alone anyone could make the same tuples (``annols
+tasks``), and an annotator who knows which systems share which tasks names every position
+by the texts that recur. Without a secret (``annols tasks`` alone, studies pushed before)
+the seed is the content's.
+
 No maintained sampler fits: ``bwsample`` (PyPI) draws random sets without equal
 appearances. :func:`balance` measures a design; tests check both properties.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
 import itertools
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
+_SECRET: ContextVar[bytes | None] = ContextVar("annols_design_secret", default=None)
+
+
+@contextlib.contextmanager
+def drawn_with(secret: bytes | None) -> Iterator[None]:
+    """Within: :func:`tuples` draws with ``secret`` (None: from its seed alone, as before)."""
+    token = _SECRET.set(secret)
+    try:
+        yield
+    finally:
+        _SECRET.reset(token)
+
+
+def iterate_with(secret: bytes | None, make: Callable[[], Iterator[T]]) -> Iterator[T]:
+    """The items of ``make()``, each made with :func:`drawn_with` ``secret`` (a format's reader makes its
+    designs lazily, between the items it yields: the secret is set for each step, never left set)."""
+    with drawn_with(secret):
+        items = make()
+    while True:
+        with drawn_with(secret):
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+        yield item
+
+
+def _generator(seed: str | int) -> random.Random:
+    label = f"best-worst-design:{seed}"
+    secret = _SECRET.get()
+    if secret is None:
+        return random.Random(label)
+    return random.Random(hmac.new(secret, label.encode("utf-8"), hashlib.sha256).digest())
 
 
 def tuple_count(k: int, n: int, appearances: int) -> int:
@@ -45,7 +91,7 @@ def tuples(k: int, n: int, appearances: int, seed: str | int, met: np.ndarray | 
     if k < n:
         raise ValueError(f"a pool of {k} candidates cannot fill a tuple of {n}")
     # The name stays: it seeds every design, and a pushed design's task keys name its tuples.
-    rng = random.Random(f"best-worst-design:{seed}")
+    rng = _generator(seed)
     tiebreaks = np.random.default_rng(rng.getrandbits(64))
     count = tuple_count(k, n, appearances)
     used = np.zeros(k, dtype=np.int64)

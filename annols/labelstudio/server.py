@@ -27,6 +27,7 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from annols import files
 from annols.errors import ServerError
 
 DEFAULT_PORT = 8080
@@ -168,9 +169,11 @@ def start(data_dir: Path, port: int = DEFAULT_PORT, timeout: float = 240.0) -> t
     running = status(data_dir)
     if running is not None:
         return running, True
+    # Its database holds every text, answer and account: the owner's alone (0700), however made before.
+    files.private_folder(data_dir)
+    data_dir.chmod(files.PRIVATE_FOLDER)
     if port_in_use(port):
         raise ServerError(f"port {port} on 127.0.0.1 is already in use by another program: choose another with --port")
-    data_dir.mkdir(parents=True, exist_ok=True)
     first_start = not (data_dir / DATABASE_FILE).exists()
     env = environment()
     if first_start:

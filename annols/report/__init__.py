@@ -52,10 +52,11 @@ from annols.report.judges import JudgeCollector
 from annols.report.model import Legend, header, rows
 from annols.report.models import model_sections
 from annols.report.quality import AdjudicationCollector, QualityCollector, excluded, without
-from annols.report.sources import Study, check_protocol, read_study, resolve
+from annols.report.sources import Source, Study, check_protocol, read_study, resolve
 from annols.report.style import StyleCollector
-from annols.study import hidden_judges, hybrid
+from annols.study import exports, hidden_judges, hybrid
 from annols.study.judges import Judges
+from annols.study.manifest import NoManifest
 from annols.study.pull import check_export_protocol
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -87,6 +88,7 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     for source in resolved:
         check_protocol(source, definition.name, definition.variant)
         check_export_protocol(source.export, definition)  # a bare export: its task keys name the protocol
+    blind = _blind_only(resolved)
     judge_files = [*(p for s in resolved for p in hidden_judges.pulled(s.export.parent)), *judges]
     pool = [*(t for s in resolved if (f := hidden_judges.pool(s.export.parent / hidden_judges.PULL_DIR))
               for t in hybrid.read_pool(f)), *(hybrid.input_pool(definition, judge_pool) if judge_pool else [])]
@@ -106,6 +108,10 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         adjudication.add(task, annotation, uid)
 
     study = read_study(resolved, add, options.overlap)
+    if blind:  # no system is known: the panes are no systems to compare, gold and attention no roles
+        sections = [blind_section(resolved), *overview_sections(study), *violations.sections(study)]
+        found = findings_section([s.export.parent for s in resolved])
+        return _write(definition, study, sections + ([found] if found is not None else []), options, Path(out_dir))
     gold, accuracy = quality.section(study)
     left_out = excluded(options.exclude_annotators, accuracy)
     study = without(study, left_out)
@@ -129,6 +135,31 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
         sections.append(adjudicated)
         sections += adjudicated_sections(protocol, adjudication, study)
     return _write(definition, study, sections, options, Path(out_dir), left_out)
+
+
+def _blind_only(sources: Sequence[Source]) -> bool:
+    """Whether the sources are blind-only pulls (``pull --blind-only``); a pull made without the study's manifest
+    otherwise (by an annols that only warned) is refused, as is a blind-only pull beside unblinded ones."""
+    blind = [exports.is_blind_only(s.export.parent) for s in sources]
+    for source in sources:
+        if exports.pulled_without_manifest(source.export.parent):
+            raise NoManifest(f"{source.given} was pulled without the study's manifest (its findings.csv: "
+                             "no-manifest); pull it again with the manifest")  # fmt: skip
+    if any(blind) and not all(blind):
+        raise InputError(next(s.given for s, b in zip(sources, blind, strict=True) if b), "", "",
+                         "a blind-only pull (no systems) cannot be reported with unblinded ones; report it "
+                         "alone")  # fmt: skip
+    return any(blind)
+
+
+def blind_section(sources: Sequence[Source]) -> Finding:
+    """What a report of a blind-only pull is, and is not."""
+    names = ", ".join(str(s.given) for s in sources)
+    text = [f"{names} was pulled without the study's manifest (pull --blind-only): no task is unblinded, so this "
+            "report compares no systems (the panes are positions, shuffled per task, not systems) and tells no "
+            "gold item or attention check from a study item. It counts judgments and annotators only. Import the "
+            "manifest (annols manifest import) and pull again for the study's report."]  # fmt: skip
+    return Finding("Blind-only pull", text, summary=["Blind-only pull: no system comparison (no manifest)."])
 
 
 METHODS_LEAD = "Methods."  # report.md's methods paragraph opens with it (paper.tex's "methods" block says the same)
@@ -193,6 +224,9 @@ def read_judgments(definition: Definition, sources: Sequence[Path], rounds: bool
     resolved = [resolve(Path(s)) for s in sources]
     for source in resolved:
         check_protocol(source, definition.name, definition.variant)
+    if _blind_only(resolved):
+        raise InputError(resolved[0].given, "", "", "a blind-only pull names no systems: pull again with the study's "
+                         "manifest")  # fmt: skip
     collector = StyleCollector(definition, ReportOptions())
     study = read_study(resolved, collector.add, None)
     frame = collector.rounds_frame(study) if rounds else collector.frame(study)

@@ -143,8 +143,11 @@ def adjudicate(
     users = {uid: email for email, uid in client.users().items()}
     raws = client.export_tasks(source.id)
     by_id = {int(raw["id"]): raw for raw in raws}
-    study = manifest.manifest_path(manifest_dir, title) if manifest_dir is not None else None
-    rows = manifest.rows_by_key(study) if study is not None else {}
+    # Without the manifest no task's role is known: gold items and attention checks would be taken for study items.
+    if manifest_dir is None:
+        raise manifest.NoManifest(f"no manifest of project {title!r} (no manifest folder given)", blind=False)
+    study = manifest.require(manifest.manifest_path(manifest_dir, title), title)
+    rows = manifest.rows_by_key(study)
     blind = {int(r["task_id"]): r for r in rows.values() if isinstance(r.get("task_id"), int)} if rows else None
     tasks = [exported_task(raw, users, blind) for raw in raws]
     wanted = config.label_config(definition)
@@ -184,7 +187,8 @@ def _record(manifest_dir: Path, definition: Definition, into: str, project_id: i
     header, tasks, _ = manifest.read_manifest_tasks(path)
     earlier = manifest.rows_by_key(path)
     header = {"protocol": definition.name, "variant": definition.variant, "project": into, "project_id": project_id,
-              "url": url, "seed": header.get("seed")}  # fmt: skip
+              "url": url, "seed": header.get("seed"),
+              "config": manifest.config_digest(config.label_config(definition))}  # fmt: skip
     # Its tasks carry the study's keys on the server: its manifest keeps the study's secret.
     keys = (manifest.keys_of(study) if study is not None else None) or manifest.Keys(None)
     by_sent = {manifest.server_key(row): key for key, row in rows.items()}
@@ -200,7 +204,8 @@ def _record(manifest_dir: Path, definition: Definition, into: str, project_id: i
             systems, warnings = tuple(row.get("systems") or ()), tuple(row.get("warnings") or ())
             digest = manifest.meta_digest(task["meta"])
             extra = row.get("extra")
-            shown[key] = manifest.Shown(systems, list(row["order"]), str(row["role"]), digest, warnings, extra)
+            shown[key] = manifest.Shown(systems, list(row["order"]), str(row["role"]), digest, warnings, extra,
+                                        manifest.data_digest(task["data"]))  # fmt: skip
     manifest.write_manifest(path, header, tasks, shown=shown, earlier=earlier, keys=keys)
 
 

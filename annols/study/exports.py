@@ -23,14 +23,18 @@ from annols import files
 from annols.definition import blinding, fields
 from annols.errors import InputError
 from annols.jsonstream import JSONStreamError, TextReader, iter_json_array
-from annols.study import roles
+from annols.study import findings, roles
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
 EXPORT_FILE = "export.json"
 ANNOTATORS_FILE = "annotators.json"  # user id -> email, so `convert` needs no server
 PROJECT_FILE = "project.json"  # title, id, url, overlap: what a report needs to know
+BLIND_ONLY = "blind_only"  # in project.json: pulled without the manifest on purpose (pull --blind-only)
 BLINDING_FILE = "blinding.jsonl"  # task id -> the manifest's row (key, systems, order, role...): a secret of the study
-BLINDING_FIELDS = ("task_id", "key", "sent", "systems", "order", "role", "warnings", "meta", "extra")
+# "data": a digest of the data push sent; "left_out": the ids of annotations pull left out of the results
+# (annols.study.findings.left_out: on a task whose data, or a project whose label config, changed).
+BLINDING_FIELDS = ("task_id", "key", "sent", "systems", "order", "role", "warnings", "meta", "extra", "data",
+                   "left_out")
 META_WARNINGS = "annols_warnings"  # what push's reader tolerated in a task's input, in the meta of earlier pushes
 ADJUDICATION_META, ADJUDICATED = "annols_adjudication", "adjudicated"  # as annols.study.adjudicate writes them
 
@@ -85,6 +89,9 @@ def exported_task(raw: dict[str, Any], users: dict[int, str], blind: dict[int, d
         order = meta.get(blinding.META_ORDER)
         role = roles.role_of(meta, str(meta.get(blinding.META_KEY) or ""))
     annotations = tuple(_annotation(a, users) for a in raw.get("annotations") or ())
+    gone = known.get("left_out") if known else None
+    if gone:  # what annotators were shown changed under these: not counted (findings.csv says why)
+        annotations = tuple(a for a in annotations if a.id not in set(gone))
     if meta.get(ADJUDICATION_META):  # a task of an adjudication project (annols.study.adjudicate): one verdict
         annotations = tuple(dataclasses.replace(a, annotator=ADJUDICATED) for a in annotations)
     return ExportedTask(
@@ -134,7 +141,8 @@ def load_blinding(export: Path) -> dict[int, dict[str, Any]] | None:
     """Task id -> key, systems, order, role: what pull wrote beside an export from the manifest (None if none)."""
     path = export.parent / BLINDING_FILE
     if not path.exists():
-        return None
+        # A blind-only pull: every task unknown, so nothing of the server's meta is taken for systems or roles.
+        return {} if is_blind_only(export.parent) else None
     out: dict[int, dict[str, Any]] = {}
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, start=1):
@@ -150,8 +158,29 @@ def write_blinding(folder: Path, rows: Iterable[dict[str, Any]]) -> Path:
     """``blinding.jsonl`` in a pull folder: the manifest's rows of the tasks it knows an id of, by id."""
     path = folder / BLINDING_FILE
     kept = sorted((r for r in rows if isinstance(r.get("task_id"), int)), key=lambda r: r["task_id"])
-    with files.atomic_open(path) as f:
+    with files.atomic_open(path, private=True) as f:  # the systems behind every task: owner-only
         for row in kept:
             entry = {k: row[k] for k in BLINDING_FIELDS if k in row}
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
     return path
+
+
+def is_blind_only(folder: Path) -> bool:
+    """Whether the pull in ``folder`` was made without the study's manifest on purpose (``pull --blind-only``):
+    its results name no system, and a report of it compares none."""
+    try:
+        return bool(json.loads((Path(folder) / PROJECT_FILE).read_text(encoding="utf-8")).get(BLIND_ONLY))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def pulled_without_manifest(folder: Path) -> bool:
+    """Whether the pull in ``folder`` was made without the study's manifest and not as a blind-only pull (a pull
+    by an annols that only warned, ``no-manifest`` in its findings): its systems, if any, are the server's word."""
+    if is_blind_only(folder) or (Path(folder) / BLINDING_FILE).exists():
+        return False
+    try:
+        return any(f.kind == "no-manifest" for f in findings.read(Path(folder) / findings.FINDINGS_FILE))
+    except InputError:
+        return False
+

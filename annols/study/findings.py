@@ -12,6 +12,18 @@ visible. Each finding is one line naming the task (and the annotation):
 - ``meta-changed``: a task whose meta is not what push sent (a digest in the manifest), e.g.
   systems or a role tag written into it; for a project pushed before the manifest kept them,
   ``systems-changed`` / ``role-changed`` when the meta's systems or role tag contradict the manifest;
+- ``data-changed``: a task whose data (what annotators are shown) is not what push sent (a digest in
+  the manifest): its judgments are left out of the results (``left-out``);
+- ``config-changed``: the project's label config is not the one push sent (a digest in the manifest's
+  header), e.g. the panes under "Answer 1" and "Answer 2" swapped: every judgment the pull has not seen
+  before under the config push sent is left out (``left-out``);
+- ``overlap-changed``: the project asks for another number of annotators per task than push set;
+- ``completed-by-changed``: an annotation credited to another account than when an earlier pull into the
+  same folder saw it;
+- ``left-out``: the judgments of a task left out of the results and the report, and why (counted);
+- ``unchecked``: the manifest keeps no digest of what push sent (the data, label config or overlap of a
+  study pushed before annols kept them): what annotators were shown could not be checked. It is said,
+  but fails no ``--strict`` pull (nothing was found changed);
 - ``edited-by-other``: an annotation last saved (``updated_by``) by another user than the one it is
   credited to (``completed_by``): an edit of someone else's annotation, or one posted in their name;
 - ``annotation-gone``: an annotation an earlier pull into the same folder saw that the server no
@@ -37,14 +49,19 @@ from annols.definition import blinding
 from annols.errors import InputError
 from annols.jsonstream import JSONStreamError, iter_json_array
 from annols.study import roles
-from annols.study.manifest import meta_digest, server_key
+from annols.study.manifest import config_digest, data_digest, meta_digest, server_key
 
 FINDINGS_FILE = "findings.csv"
 COLUMNS = ["task_id", "task_key", "annotation_id", "finding", "detail"]
 KINDS = (
     "no-manifest", "task-added", "task-deleted", "key-changed", "meta-changed", "systems-changed", "role-changed",
-    "edited-by-other", "annotation-gone", "judge-task-deleted", "not-the-annotator",
+    "edited-by-other", "annotation-gone", "judge-task-deleted", "not-the-annotator", "data-changed",
+    "config-changed", "overlap-changed", "completed-by-changed", "left-out", "unchecked",
 )  # fmt: skip
+# Kept from an earlier pull into the same folder: the export that showed them is replaced by one that does not.
+KEPT = ("annotation-gone", "completed-by-changed", "config-changed")
+# Said, but no reason to fail a --strict pull: nothing was found changed (a blind-only pull is asked for).
+NOT_STRICT = ("unchecked", "no-manifest")
 
 
 @dataclass(frozen=True)
@@ -171,6 +188,8 @@ def _task_findings(
     elif row is not None:
         if meta.get(blinding.META_KEY) != server_key(row):
             yield Finding("key-changed", f"its meta says key {meta.get(blinding.META_KEY)!r}", task_id, key)
+        if "data" in row and data_digest(raw.get("data") or {}) != row["data"]:
+            yield Finding("data-changed", "its data (what annotators are shown) is not what push sent", task_id, key)
         if "meta" in row:
             if meta_digest(meta) != row["meta"]:
                 extra = sorted(k for k in meta if k != blinding.META_KEY)
@@ -198,11 +217,75 @@ def _decoded(encoded: str) -> tuple[str, ...] | None:
 
 
 def _gone(task_id: int, key: str, raw: Mapping[str, Any], before: Mapping[int, Any]) -> Iterator[Finding]:
-    now = {user_id(a.get("id")) for a in raw.get("annotations") or ()}
+    now = {user_id(a.get("id")): user_id(a.get("completed_by")) for a in raw.get("annotations") or ()}
     for annotation_id, by in sorted(before.items()):
         if annotation_id not in now:
             yield Finding("annotation-gone", f"an annotation by user {by} an earlier pull saw is no longer on the "
                           "server", task_id, key, annotation_id)  # fmt: skip
+        elif now[annotation_id] != by:
+            yield Finding("completed-by-changed", f"credited to user {now[annotation_id]}, but to user {by} when an "
+                          "earlier pull saw it", task_id, key, annotation_id)  # fmt: skip
+
+
+def settings(header: Mapping[str, Any] | None, label_config: str | None, overlap: Any,
+             rows: Iterable[Mapping[str, Any]] | None) -> list[Finding]:  # fmt: skip
+    """The project's label config and overlap against what push sent (the manifest's ``header``), and
+    ``unchecked`` when the manifest keeps no digest to check them (or some tasks' data) with."""
+    if header is None or rows is None:
+        return []
+    found = []
+    if "config" in header and label_config is not None and config_digest(label_config) != header["config"]:
+        found.append(Finding("config-changed", "the project's label config is not the one push sent: what "
+                             "annotators see under each pane may have changed; restore it with the protocol's "
+                             "config"))  # fmt: skip
+    if "overlap" in header and overlap is not None and overlap != header["overlap"]:
+        found.append(Finding("overlap-changed", f"the project asks for {overlap} annotator(s) per task, push set "
+                             f"{header['overlap']}"))  # fmt: skip
+    missing = sum(1 for r in rows if "data" not in r)
+    lacking = [what for what, there in (("the label config", "config" in header),
+                                        ("the overlap", "overlap" in header)) if not there]  # fmt: skip
+    if missing:
+        lacking.append(f"the data of {missing} task(s)")
+    if lacking:
+        found.append(Finding("unchecked", f"the manifest keeps no digest of {', '.join(lacking)} push sent (pushed "
+                             "before annols kept them): what annotators were shown there was not checked"))  # fmt: skip
+    return found
+
+
+def left_out(rows: Iterable[dict[str, Any]], export: Path, config_changed: bool, earlier: Seen,
+             counts: list[int] | None = None) -> list[Finding]:  # fmt: skip
+    """Mark the ``rows`` (``left_out``) whose judgments the results must not count, and say so, per task with its
+    count: a task whose data changed (all of its judgments: when they were made is not known), and, when the
+    label config changed, every judgment no earlier pull into the folder saw. ``counts`` gets [annotations, skipped]
+    left out (the server counts them: a pull checks its counts with them)."""
+    by_id = {int(r["task_id"]): r for r in rows if isinstance(r.get("task_id"), int)}
+    found = []
+    try:
+        with open(export, encoding="utf-8") as f:
+            for raw in iter_json_array(f):
+                row = by_id.get(int(raw["id"]))
+                if row is None:
+                    continue
+                ids = [user_id(a.get("id")) for a in raw.get("annotations") or ()]
+                if "data" in row and data_digest(raw.get("data") or {}) != row["data"]:
+                    out, why = ids, "its data changed"
+                elif config_changed:
+                    seen = earlier.get(int(raw["id"]), {})
+                    out, why = [i for i in ids if i not in seen], "saved since the label config changed"
+                else:
+                    out, why = [], ""
+                if out:
+                    row["left_out"] = sorted(i for i in out if i is not None)
+                    if counts is not None:
+                        gone = set(out)
+                        for a in raw.get("annotations") or ():
+                            if user_id(a.get("id")) in gone:
+                                counts[1 if a.get("was_cancelled") else 0] += 1
+                    found.append(Finding("left-out", f"{len(out)} judgment(s) left out of the results: {why}",
+                                         int(raw["id"]), str(row["key"])))  # fmt: skip
+    except JSONStreamError as e:
+        raise InputError(export, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
+    return found
 
 
 def _name(user: int | None, users: Mapping[int, str]) -> str:

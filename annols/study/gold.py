@@ -18,10 +18,11 @@ import random
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
-from annols.definition import Definition
+from annols.definition import Definition, design
 from annols.errors import InputError
 from annols.formats import SourceAnnotation, SourceTask, format_for
 from annols.protocols import config
+from annols.study.manifest import Keys
 from annols.study.roles import ATTENTION, GOLD, STUDY
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -71,21 +72,33 @@ def _generic_gold(definition: Definition, paths: Sequence[Path]) -> Iterator[Sou
 # --- a push's tasks with their roles -----------------------------------------------------------
 
 
+def read_study(definition: Definition, inputs: Sequence[Path], keys: Keys | None = None) -> Iterator[SourceTask]:
+    """The study tasks of the inputs as the study's push reads them: designs (groups, best-worst tuples)
+    drawn with the study's secret (``keys``; None, or a study pushed before: from the content alone)."""
+    secret = keys.design_secret() if keys is not None else None
+    return design.iterate_with(secret, lambda: format_for(definition).read(inputs, definition))
+
+
 def with_roles(
     definition: Definition, inputs: Sequence[Path], gold: Sequence[Path], seed: int = 0, attention: int = 0,
-    only: Collection[str] | None = None,
+    only: Collection[str] | None = None, keys: Keys | None = None,
 ) -> Iterator[tuple[SourceTask, str | None]]:
     """The push's source tasks, each with its role (None: no gold or attention checks in this push, no tag).
 
     Gold tasks (their judgment removed: it never goes to the server) and attention checks
-    (:mod:`annols.study.attention`, made from ``attention`` study tasks chosen from ``seed``, or all
-    of them if the input holds fewer) are placed at random places among the study tasks, from
-    ``seed``.
+    (:mod:`annols.study.attention`, made from ``attention`` study tasks chosen at random, or all
+    of them if the input holds fewer) are placed at random places among the study tasks. Both
+    draws (and the designs of the formats that make them) use the study's secret (``keys``), so
+    that no one without the manifest can reproduce them; a study pushed before placements had a
+    secret (and a push without ``keys``) draws them from ``seed`` alone, as it did.
     """
-    fmt = format_for(definition)
+    secret = keys.design_secret() if keys is not None else None
 
     def read() -> Iterator[SourceTask]:  # ``only``: a hybrid study's human subset (annols.study.hybrid)
-        return (t for t in fmt.read(inputs, definition) if only is None or t.key in only)
+        return (t for t in read_study(definition, inputs, keys) if only is None or t.key in only)
+
+    def draw(what: str) -> random.Random:
+        return (keys.rng(f"{seed}:{what}") if keys is not None else None) or random.Random(f"{seed}:{what}")
 
     if not gold and not attention:
         for task in read():
@@ -93,7 +106,7 @@ def with_roles(
         return
     extra: list[tuple[SourceTask, str]] = []
     seen: set[str] = set()
-    for task in read_gold(definition, gold) if gold else ():
+    for task in design.iterate_with(secret, lambda: read_gold(definition, gold)) if gold else ():
         if task.key not in seen:
             seen.add(task.key)
             extra.append((dataclasses.replace(task, annotations=()), GOLD))
@@ -103,7 +116,7 @@ def with_roles(
 
         checks.check_possible(definition)
         # As many as the input allows: whether the project needs them all is the push's to say.
-        chosen = set(random.Random(f"{seed}:attention").sample(range(study), min(attention, study)))
+        chosen = set(draw("attention").sample(range(study), min(attention, study)))
         for n, task in enumerate(read()):
             if n in chosen:
                 extra.append((checks.make_check(definition, dataclasses.replace(task, annotations=())), ATTENTION))
@@ -111,7 +124,7 @@ def with_roles(
         if task.key in seen:
             raise InputError(task.location, "", "", "this item is also a gold item; leave it out of the study "
                              "input or of the gold input")  # fmt: skip
-    places = set(random.Random(f"{seed}:gold").sample(range(study + len(extra)), len(extra)))
+    places = set(draw("gold").sample(range(study + len(extra)), len(extra)))
     pending = iter(extra)
     position = 0
     for task in read():

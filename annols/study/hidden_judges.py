@@ -73,14 +73,14 @@ def store(definition: Definition, paths: Sequence[Path], directory: Path, projec
     project = directory / PROJECT_FILE
     if project.is_file():
         _check_project(directory, project_id, title)
-    directory.mkdir(parents=True, exist_ok=True)
+    files.private_folder(directory)
     header = {"id": project_id, "title": title, "protocol": definition.name, "variant": definition.variant,
               **({"isolated": True} if project_id is None else {})}  # fmt: skip
-    files.write_text(project, json.dumps(header, indent=2, ensure_ascii=False) + "\n")
+    files.write_text(project, json.dumps(header, indent=2, ensure_ascii=False) + "\n", private=True)
     kept = []
     for path in paths:
         target = directory / Path(path).name
-        files.write_text(target, Path(path).read_text(encoding="utf-8-sig"))
+        files.write_text(target, Path(path).read_text(encoding="utf-8-sig"), private=True)
         kept.append(target)
     return kept
 

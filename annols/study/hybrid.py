@@ -155,8 +155,8 @@ def store_pool(definition: Definition, inputs: Sequence[Path], humans: frozenset
         lines.append(jsontext.dumps({"key": task.key, "data": task.data, "systems": list(task.systems)},
                                     ensure_ascii=False))  # fmt: skip
     target = Path(directory) / POOL_FILE
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    files.write_text(target, "".join(line + "\n" for line in lines))
+    files.private_folder(Path(directory))
+    files.write_text(target, "".join(line + "\n" for line in lines), private=True)
     return target
 
 

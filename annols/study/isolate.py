@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from annols import files
-from annols.definition import Definition
+from annols.definition import Definition, design
 from annols.errors import AnnolsError, InputError, OptionError, ServerError, Unreachable
 from annols.jsonstream import iter_json_array
 from annols.labelstudio import server
@@ -229,7 +229,39 @@ class InstancePush:
     account: str  # created / exists
 
 
+def study_keys(instances: Sequence[Instance], manifest_dir: Path, title: str,
+               secret: bytes | None = None) -> Keys:  # fmt: skip
+    """The isolated study's keys: the first instance's manifest's that has a secret (and its placement scheme),
+    else new ones (under ``secret`` if given). Every instance's tasks carry the same keys and, drawn from them,
+    the same shown order and designs, which the merged pull's one blinding needs."""
+    for instance in instances:
+        keys = keys_of(manifest_path(instance_manifest_dir(manifest_dir, title, instance), title))
+        if keys is not None and keys.secret is not None:
+            return keys
+    return Keys(secret) if secret is not None else Keys.new()
+
+
 def push(
+    instances: Sequence[Instance],
+    definition: Definition,
+    inputs: Sequence[Path],
+    options: push_lib.PushOptions,
+    passwords: Sequence[str] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    on_instance: Callable[[Instance, LabelStudioClient], None] | None = None,
+    judged: Judged | None = None,
+    jobs: int | None = None,
+) -> list[InstancePush]:
+    """:func:`push_study` with the study's keys (:func:`study_keys`; ``options.secret`` if given for a new
+    study): the inputs read here (the K-draw's items, the judges' store) are designed as the instances' pushes
+    design them, with the study's secret."""
+    keys = study_keys(instances, options.manifest_dir, options.title, options.secret)
+    with design.drawn_with(keys.design_secret()):
+        return push_study(instances, definition, inputs, replace(options, secret=keys.secret), passwords,
+                          on_notice, on_instance, judged, jobs)  # fmt: skip
+
+
+def push_study(
     instances: Sequence[Instance],
     definition: Definition,
     inputs: Sequence[Path],
@@ -273,7 +305,7 @@ def push(
     clients = reached(instances, "nothing was pushed", on_notice)  # every instance answers before anything is sent
     # A new study's secret is drawn here, not by the first instance's push: the draw needs it, and the instances
     # are pushed side by side (each would draw one of its own).
-    secret = _study_secret(instances, options.manifest_dir, options.title) or Keys.new().secret
+    secret = options.secret or _study_secret(instances, options.manifest_dir, options.title) or Keys.new().secret
     assert secret is not None
     share: dict[str, Any] = {} if hybrid is None else {"hybrid": hybrid.header}
     record: dict[str, Any] = {"project": options.title, "protocol": definition.name, "variant": definition.variant,
@@ -286,10 +318,10 @@ def push(
                   "overlap": k, "seed": options.seed, "annotators": sorted(i.annotator for i in instances), **share,
                   "instances": (earlier or {}).get("instances") or [], "assignment": assignment}  # fmt: skip
         # Recorded before anything is sent: a push cut short resumes with the same draw.
-        files.write_text(path, _dumps(record))
+        files.write_text(path, _dumps(record), private=True)
         record["instances"] = []
     elif hybrid is not None:  # the human share too: recorded before anything is sent
-        files.write_text(path, _dumps({**record, "instances": (earlier or {}).get("instances") or []}))
+        files.write_text(path, _dumps({**record, "instances": (earlier or {}).get("instances") or []}), private=True)
     own = [replace(options, manifest_dir=instance_manifest_dir(options.manifest_dir, options.title, instance),
                    overlap=1, secret=secret,
                    only=options.only if assignment is None else frozenset(
@@ -300,7 +332,7 @@ def push(
         record["instances"].append({"annotator": done.instance.annotator, "url": done.url,
                                     "project_id": done.report.project.id, "user_id": user_id})  # fmt: skip
         # Written after each instance: a push cut short still says where the study went.
-        files.write_text(path, _dumps(record))
+        files.write_text(path, _dumps(record), private=True)
 
     def push_one(n: int, say: Say) -> InstancePush:
         instance, client = instances[n], clients[n]

@@ -34,6 +34,7 @@ import hashlib
 import hmac
 import io
 import json
+import random
 import re
 import secrets
 from collections.abc import Collection, Iterable, Mapping
@@ -48,14 +49,20 @@ SUFFIX = ".manifest.jsonl"
 ROUNDS_SUFFIX = ".rounds.jsonl"  # the record of a study in rounds, beside the manifest (annols.study.rounds)
 ROUNDS_MARK = "annols_rounds"  # in an exported manifest: the line {"annols_rounds": N} before the record's N lines
 VERSION = 2  # 2: the server's keys are HMACs under the header's secret; before (no version), the keys themselves
+# How a study's placements are drawn (the header's ``placement``): 2, with the study's secret (designs, gold and
+# attention positions, the order tasks are created in); absent (1), from the seed and the content alone, as
+# studies pushed before were: those keep it, so that they resume as they were.
+PLACEMENT = 2
 
 
 class Keys:
     """The key a task carries on the server (its ``annols_key``): the HMAC-SHA256 of its key under
     the study's secret, or, for a study pushed before manifests kept one (``secret`` None), its key."""
 
-    def __init__(self, secret: bytes | None) -> None:
+    def __init__(self, secret: bytes | None, placement: int = PLACEMENT) -> None:
         self.secret = secret
+        # Without a secret nothing is drawn with one: such a study places as it always did.
+        self.placement = placement if secret is not None else 1
         self.foreign: set[str] = set()  # keys listed on the server that no known task's key gives: kept as they are
         # Keyed once, copied per task: a third of the cost of hmac.new for each of a push's keys.
         self._mac = hmac.new(secret or b"", digestmod=hashlib.sha256)
@@ -86,13 +93,47 @@ class Keys:
         mac.update(key.encode("utf-8"))
         return mac.hexdigest()
 
+    def design_secret(self) -> bytes | None:
+        """What a study's designs (groups, best-worst tuples) are drawn with
+        (:func:`annols.definition.design.drawn_with`); None for a study that draws them from its content."""
+        if self.secret is None or self.placement < 2:
+            return None
+        return hmac.new(self.secret, b"design\0", hashlib.sha256).digest()
+
+    def rng(self, label: str) -> random.Random | None:
+        """A generator seeded with an HMAC of ``label`` under the secret, for a placement no one without the
+        secret can reproduce; None for a study that draws its placements from the seed alone."""
+        if self.secret is None or self.placement < 2:
+            return None
+        return random.Random(hmac.new(self.secret, b"placement\0" + label.encode("utf-8"), hashlib.sha256).digest())
+
     def reverse(self, keys: Iterable[str]) -> dict[str, str]:
         """Server key -> key, of ``keys`` (empty when they are the same)."""
         return {} if self.secret is None else {self.sent(k): k for k in keys}
 
     def header(self) -> dict[str, Any]:
         """What the manifest's header says of the keys (nothing for a study pushed before they had a secret)."""
-        return {} if self.secret is None else {"version": VERSION, "secret": self.secret.hex()}
+        if self.secret is None:
+            return {}
+        return {"version": VERSION, "secret": self.secret.hex(), **({"placement": 2} if self.placement >= 2 else {})}
+
+
+class NoManifest(AnnolsError):
+    """A command that reads a study without its manifest, which alone says which system is shown where and which
+    tasks are gold items or attention checks: refused, in one line (``where``: which manifest is missing)."""
+
+    def __init__(self, where: str, blind: bool = True) -> None:
+        also = ", or pull with --blind-only for results without systems" if blind else ""
+        super().__init__(f"{where}: it alone says which system is shown where and which tasks are gold items or "
+                         f"attention checks; import it with `annols manifest import FILE`{also}")  # fmt: skip
+
+
+def require(path: Path, title: str, blind: bool = False) -> Path:
+    """``path`` if the manifest of study ``title`` is there, else :class:`NoManifest` (``blind``: it names
+    pull's --blind-only)."""
+    if read_header(path) is None:
+        raise NoManifest(f"no manifest of project {title!r} ({path})", blind)
+    return path
 
 
 def keys_of(path: Path) -> Keys | None:
@@ -104,8 +145,12 @@ def keys_of(path: Path) -> Keys | None:
     secret = header.get("secret")
     if secret is None:
         return Keys(None)
+    placement = header.get("placement", 1)
+    if not isinstance(placement, int) or placement not in (1, PLACEMENT):
+        raise InputError(path, "line 1", "placement", f"{placement!r} is not a placement scheme this annols knows "
+                         f"(1 or {PLACEMENT}): the manifest is damaged, or written by a newer annols")  # fmt: skip
     try:
-        return Keys(bytes.fromhex(secret))
+        return Keys(bytes.fromhex(secret), placement)
     except (TypeError, ValueError):  # taken for an older study, its keys would match none on the server
         raise InputError(path, "line 1", "secret", "not a study's secret (hex digits): the manifest is damaged; "
                          "import it again from where the study was pushed") from None
@@ -135,6 +180,23 @@ class Shown(NamedTuple):
     meta: str  # digest of the meta sent (meta_digest)
     warnings: tuple[str, ...] = ()  # what the reader tolerated in the task's input (file, line)
     extra: Mapping[str, Any] | None = None  # what the format wants back at pull, kept off the server
+    data: str = ""  # digest of the data sent (data_digest); empty for a study pushed before placement 2
+
+
+DATA_DIGEST = 8  # bytes: 16 hex digits a row, enough to tell a change; a study of 100,000 tasks ~2.5 MB more
+
+
+def data_digest(data: Mapping[str, Any]) -> str:
+    """A short digest of a task's data as push sent it, to tell at pull whether anyone changed what annotators
+    are shown (its keys in any order: the server may return them so)."""
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(canonical.encode("utf-8"), digest_size=DATA_DIGEST).hexdigest()
+
+
+def config_digest(label_config: str) -> str:
+    """A digest of a label config, blanks between tags left out (as push compares configs)."""
+    normal = re.sub(r">\s+<", "><", label_config.strip())
+    return hashlib.blake2b(normal.encode("utf-8"), digest_size=12).hexdigest()
 
 
 def meta_digest(meta: Mapping[str, Any]) -> str:
@@ -169,6 +231,9 @@ def round_rows(source: Path, lines: Iterable[str], first: int = 1) -> list[dict[
     return out
 
 
+_CARRIED = ("systems", "order", "role", "meta", "warnings", "extra", "sent", "data")  # of a row push did not rebuild
+
+
 def write_manifest(
     path: Path,
     header: dict[str, Any],
@@ -183,7 +248,7 @@ def write_manifest(
     the format keeps off the server; ``attention``: the keys of the attention checks; ``keys``: the
     study's (its secret goes in the header, each task's key on the server in its row's ``sent``)."""
     keys = keys or Keys(None)
-    with files.atomic_open(path) as f:
+    with files.atomic_open(path, private=True) as f:
         f.write(json.dumps({**header, **keys.header()}, ensure_ascii=False) + "\n")
         for key, (task_id, systems) in tasks.items():
             row: dict[str, Any] = {"key": key, "task_id": task_id, "systems": list(systems)}
@@ -196,10 +261,11 @@ def write_manifest(
                     row["warnings"] = list(known.warnings)
                 if known.extra:
                     row["extra"] = dict(known.extra)
+                if known.data:
+                    row["data"] = known.data
             else:
                 before = (earlier or {}).get(key, {})
-                row.update({k: before[k] for k in ("systems", "order", "role", "meta", "warnings", "extra", "sent")
-                            if k in before and (k != "systems" or not systems)})  # fmt: skip
+                row.update({k: before[k] for k in _CARRIED if k in before and (k != "systems" or not systems)})
             if key in attention:
                 row["role"] = roles.ATTENTION
             f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")
@@ -284,7 +350,7 @@ def export_manifest(manifest_dir: Path, title: str, out: Path) -> Exported:
     if rounds:
         ends = b"" if data.endswith(b"\n") else b"\n"
         data += ends + f'{{"{ROUNDS_MARK}": {len(rounds)}}}\n'.encode() + b"".join(rounds)
-    files.write_bytes(out, data)
+    files.write_bytes(out, data, private=True)
     out.chmod(0o600)  # whoever reads it can unblind the study
     return Exported(len(rows), len(rounds))
 
@@ -323,11 +389,11 @@ def import_manifest(file: Path, manifest_dir: Path, replace: bool = False, title
     if record_target is not None and record_target.exists() and record_target.read_bytes() != record and not replace:
         raise AnnolsError(f"{record_target} already holds another record of the rounds of project {title!r}: "
                           "nothing was changed; add --replace to replace it")  # fmt: skip
-    manifest_dir.mkdir(parents=True, exist_ok=True)
-    files.write_bytes(target, data)
+    files.private_folder(manifest_dir)
+    files.write_bytes(target, data, private=True)
     target.chmod(0o600)
     if record_target is not None and record is not None:
-        files.write_bytes(record_target, record)
+        files.write_bytes(record_target, record, private=True)
         record_target.chmod(0o600)  # it lists the study's task keys, which the server holds only as HMACs
     return Imported(target, title, len(rows), record_target, (record or b"").count(b"\n"))
 

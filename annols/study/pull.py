@@ -34,6 +34,7 @@ from annols.study import findings as checks
 from annols.study import hidden_judges, hybrid, roles
 from annols.study.exports import (
     ANNOTATORS_FILE,
+    BLIND_ONLY,
     BLINDING_FILE,
     EXPORT_FILE,
     PROJECT_FILE,
@@ -44,7 +45,7 @@ from annols.study.exports import (
     write_blinding,
 )
 from annols.study.judges import Judges
-from annols.study.manifest import read_rows, server_key
+from annols.study.manifest import NoManifest, read_header, read_rows, server_key
 from annols.styles import STYLE_MODULES
 from annols.styles.answers import ExportedTask
 
@@ -507,8 +508,14 @@ def pull(
     strict: bool = False,
     annotator: str | None = None,
     workers: int | None = None,
+    blind_only: bool = False,
 ) -> PullReport:
     """Export the project, convert it, and check the counts against the server's.
+
+    Without the study's manifest (or a pull folder's copy of it) pull refuses (:class:`NoManifest`): it would
+    take what the server says for systems and roles. ``blind_only`` pulls without it all the same: no task is
+    unblinded (no systems, every task a study item, nothing checked against the manifest), and the pull
+    folder says so (``project.json``: ``blind_only``), so that the report compares no systems.
 
     Into a folder that holds an earlier pull of the same project, only the tasks changed
     since are exported and merged into its export.json (see :mod:`annols.labelstudio.incremental`),
@@ -543,7 +550,16 @@ def pull(
     judges = kept.judges if kept is not None else None
     out_dir = Path(out_dir)
     rows, unknown = _manifest_rows(manifest, project, out_dir, client.url)
+    if blind_only:
+        rows, unknown = None, ("a blind-only pull (--blind-only): no task was unblinded (no systems, every task "
+                               "counted as a study item) and nothing was checked against the manifest")  # fmt: skip
+    elif rows is None:
+        raise NoManifest(unknown.split(": systems and roles")[0] if unknown else f"no manifest of project {title!r}")
+    header = _pushed_settings(manifest, project, rows)
     seen_before, gone_before = _earlier_annotations(out_dir, project, client.url)
+    shown = checks.settings(header, project.label_config, None, rows)
+    config_changed = any(f.kind == "config-changed" for f in [*shown, *gone_before])
+    left: list[checks.Finding] = []
     earlier, full_reason = (None, "") if full else incremental.earlier_pull(out_dir, project.id, client.url)
     fetcher = incremental.Fetcher(client, project.id, earlier)
     try:
@@ -552,17 +568,21 @@ def pull(
     except OSError as e:
         raise WriteError(out_dir, e) from e
     try:
-        report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher, rows, workers)
+        counted = _counted_before(seen_before, out_dir, project, client.url)
+        report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher, rows, workers, blind_only,
+                            (config_changed, counted, left))  # fmt: skip
         users = load_annotators(staging / EXPORT_FILE)
         found = checks.check(staging / EXPORT_FILE, rows, users, seen_before, [int(client.whoami()["id"])], unknown)
+        overlap = json.loads((staging / PROJECT_FILE).read_text(encoding="utf-8")).get("overlap")
+        found += checks.settings(header, project.label_config, overlap, rows) + left
         found += [f for f in gone_before if f not in found]
         if annotator is not None:
             found += checks.not_the_annotator(staging / EXPORT_FILE, users, annotator)
         if kept is not None:
             report.convert.files.extend(add_stored_judges(kept, found, staging))
         found.sort(key=lambda f: (-1 if f.task_id is None else f.task_id, f.annotation_id or 0, f.kind))
-        if strict and found:
-            raise Findings(found, out_dir)
+        if strict and any(f.kind not in checks.NOT_STRICT for f in found):
+            raise Findings([f for f in found if f.kind not in checks.NOT_STRICT], out_dir)
         checks.write(found, staging / checks.FINDINGS_FILE)
         report.convert.files.append(staging / checks.FINDINGS_FILE)
         if rows is not None:
@@ -636,13 +656,21 @@ def _pull_into(
     fetcher: incremental.Fetcher | None = None,
     rows: list[dict[str, Any]] | None = None,
     workers: int | None = None,
+    blind_only: bool = False,
+    leave_out: tuple[bool, checks.Seen, list[checks.Finding]] | None = None,
 ) -> PullReport:
     """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's.
+
+    ``leave_out``: (whether the label config changed, the annotations an earlier pull saw, the list that
+    gets the ``left-out`` findings): the judgments annotators made on what push did not send are marked in
+    ``blinding.jsonl`` and not counted (:func:`annols.study.findings.left_out`).
 
     ``rows``: the manifest's, written beside the export for convert (task ids filled in from the
     export's keys for a manifest of ``annols tasks``, whose tasks were imported by hand)."""
     users = {uid: email for email, uid in client.users().items()}
     export = staging / EXPORT_FILE
+    if blind_only:  # said before convert reads the export: a blind-only pull's results name no system
+        files.write_text(staging / PROJECT_FILE, json.dumps({BLIND_ONLY: True}) + "\n")
     attempt = 0
     while True:
         before = _server_counts(client.project(project.id, COUNT_FIELDS))
@@ -651,8 +679,13 @@ def _pull_into(
                 client.export_to(project.id, export)
             else:
                 fetcher(export, before[0])
+            left = [0, 0]  # annotations and skips left out of the results, which the server counts
             if rows is not None:  # read by convert: the study's tables use the manifest, never the meta
                 _fill_task_ids(rows, export)
+                if leave_out is not None:
+                    for row in rows:
+                        row.pop("left_out", None)
+                    leave_out[2][:] = checks.left_out(rows, export, leave_out[0], leave_out[1], left)
                 write_blinding(staging, rows)
             report = convert(export, definition, staging, users, judges=judges, workers=workers)
         except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
@@ -661,7 +694,7 @@ def _pull_into(
             info = client.project(project.id, COUNT_FIELDS)
             after = _server_counts(info)
             c = report.counts
-            exported = (c.tasks, c.annotations, c.cancelled)
+            exported = (c.tasks, c.annotations + left[0], c.cancelled + left[1])
             # Annotators may save during the export: it must hold every task, and the server's
             # counts of a moment between the two readings (equal to them when nobody saves).
             if exported[0] == before[0] == after[0] and all(
@@ -685,6 +718,7 @@ def _pull_into(
         "protocol": definition.name,
         "variant": definition.variant,
         "overlap": info.get("maximum_annotations"),
+        **({BLIND_ONLY: True} if blind_only else {}),
     }
     files.write_text(staging / PROJECT_FILE, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     if fetcher is not None:
@@ -732,6 +766,23 @@ def _manifest_rows(
     return rows, ""
 
 
+def _pushed_settings(manifest: Path | None, project: Project, rows: list[dict[str, Any]] | None
+                     ) -> dict[str, Any] | None:  # fmt: skip
+    """The manifest's header, when its rows are the ones pull checks with (of this project): what push sent of
+    the project's settings (``config``, ``overlap``); None without one."""
+    if rows is None or manifest is None or not manifest.exists():
+        return None
+    header = read_header(manifest)
+    return header if header is not None and header.get("project_id") in (None, project.id) else None
+
+
+def _counted_before(seen: checks.Seen, out_dir: Path, project: Project, url: str) -> checks.Seen:
+    """The annotations an earlier pull into ``out_dir`` saw and counted (not those it left out)."""
+    earlier = _earlier_blinding(out_dir, project, url) or []
+    left = {(r["task_id"], i) for r in earlier for i in r.get("left_out") or () if isinstance(r.get("task_id"), int)}
+    return {t: {a: by for a, by in done.items() if (t, a) not in left} for t, done in seen.items()}
+
+
 def _same_project(out_dir: Path, project: Project, url: str) -> bool:
     """Whether ``out_dir`` holds an earlier pull of this project on this server."""
     try:
@@ -757,7 +808,7 @@ def _earlier_annotations(out_dir: Path, project: Project, url: str) -> tuple[che
     if not _same_project(out_dir, project, url):
         return {}, []
     try:
-        gone = [f for f in checks.read(out_dir / checks.FINDINGS_FILE) if f.kind == "annotation-gone"]
+        gone = [f for f in checks.read(out_dir / checks.FINDINGS_FILE) if f.kind in checks.KEPT]
     except InputError:
         gone = []
     return checks.annotations_of(out_dir / EXPORT_FILE), gone
@@ -780,4 +831,5 @@ def _move_in(staging: Path, out_dir: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise WriteError(target.parent, e) from e
-        files.replace_durably(source, target)
+        # blinding.jsonl names the systems behind every task: owner-only, as it was written.
+        files.replace_durably(source, target, private=source.name == BLINDING_FILE)

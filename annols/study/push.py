@@ -67,9 +67,12 @@ from annols.study.judges import reframe
 from annols.study.manifest import (
     Keys,
     Shown,
+    config_digest,
+    data_digest,
     keys_of,
     manifest_path,
     meta_digest,
+    read_header,
     read_manifest_tasks,
     rows_by_key,
     write_manifest,
@@ -146,6 +149,12 @@ def annotator_email(annotator: str) -> str:
     return f"{local}@{ANNOTATOR_DOMAIN}"
 
 
+def study_keys(manifest_dir: Path, title: str) -> Keys:
+    """The keys of the study ``title``: its manifest's, or new ones for a study not pushed yet (give their
+    ``secret`` to the push, :attr:`PushOptions.secret`, so that it designs as whoever read the inputs before)."""
+    return keys_of(manifest_path(manifest_dir, title)) or Keys.new()
+
+
 def scan(
     definition: Definition,
     inputs: Sequence[Path],
@@ -167,7 +176,7 @@ def scan(
     pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
     pending_size = 0
     study = 0
-    for task, role in with_roles(definition, inputs, gold, seed, attention, only):
+    for task, role in with_roles(definition, inputs, gold, seed, attention, only, keys):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
         if role in (None, roles.STUDY):
@@ -250,7 +259,7 @@ def build_tasks(
     # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
     # such tasks are shuffled like any. The shipped formats' judgments keep the order their annotators saw.
     moves = with_annotations and bool(getattr(format_for(definition), "moves_judgments", False))
-    for task, role in with_roles(definition, inputs, gold, seed, attention, only):
+    for task, role in with_roles(definition, inputs, gold, seed, attention, only, keys):
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
@@ -286,10 +295,13 @@ def _payload(
     # attention check, carries meta of the same keys and lengths. The key itself is a digest of the
     # task's content, systems included for some styles: the server gets an HMAC of it (Keys).
     meta: dict[str, Any] = {blinding.META_KEY: keys.sent(task.key)}
+    data, extra = _displayed(definition, data, task.extra, keys)
+    sent = fields.to_label_studio(data)
     if shown is not None:
         warnings = tuple(str(w) for w in task.warnings)
-        shown[task.key] = Shown(systems, order, role or roles.STUDY, meta_digest(meta), warnings, task.extra or None)
-    payload: dict[str, Any] = {"data": fields.to_label_studio(data), "meta": meta}
+        shown[task.key] = Shown(systems, order, role or roles.STUDY, meta_digest(meta), warnings, extra or None,
+                                data_digest(sent))  # fmt: skip
+    payload: dict[str, Any] = {"data": sent, "meta": meta}
     if with_annotations and task.annotations:
         payload["annotations"] = [
             _annotation(reframe(definition, a.result, order, tuples=True) if moves else a.result, a.lead_time,
@@ -302,6 +314,33 @@ def _payload(
             item["score"] = prediction.score
         payload["predictions"] = [item]
     return systems, payload
+
+
+def _displayed(
+    definition: Definition, data: dict[str, Any], extra: Mapping[str, Any] | None, keys: Keys
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the data the server gets, what the manifest keeps): only the fields the labeling config shows go to
+    the server, so study items, gold items and attention checks carry the same fields with the same kinds of
+    values; whatever else the input (or a gold file) carries (a record id, a row number) stays in the manifest
+    and comes back at pull. A study pushed before (placement 1) sends its tasks as it did."""
+    if keys.placement < 2:
+        return data, dict(extra or {})
+    shown = set(config.data_fields(definition))
+    hidden = {k: v for k, v in data.items() if k not in shown}
+    if not hidden:
+        return data, dict(extra or {})
+    return {k: v for k, v in data.items() if k in shown}, {**hidden, **(extra or {})}
+
+
+def _creation_order(keys: Keys, count: int) -> list[int]:
+    """The order a push creates its ``count`` tasks in (indexes into input order): drawn with the study's
+    secret, so that the task ids annotators see say nothing of the input's order (or of a design's, which
+    ``annols tasks`` shows to anyone); input order for a study pushed before (placement 1)."""
+    order = list(range(count))
+    rng = keys.rng("creation")
+    if rng is not None:
+        rng.shuffle(order)
+    return order
 
 
 def _annotation(result: list[dict[str, Any]], lead_time: float | None, user_id: int | None) -> dict[str, Any]:
@@ -336,6 +375,22 @@ def ensure_project(
     if options.overlap is not None:
         _keep_or_change_overlap(client, existing, options)
     return existing, False
+
+
+def _settings_sent(
+    client: LabelStudioClient, definition: Definition, options: PushOptions, project: Project, created: bool,
+    manifest: Path,
+) -> dict[str, Any]:
+    """What the manifest keeps of the project's settings, for pull to tell whether anyone changed what
+    annotators are shown or how many judge a task: a digest of the label config push sent (the project's
+    was checked to be the same) and the overlap it set or found."""
+    overlap: Any
+    if created or options.overlap is not None:
+        overlap = options.overlap or 1
+    else:
+        earlier = (read_header(manifest) or {}).get("overlap")
+        overlap = earlier if isinstance(earlier, int) else client.project(project.id).get("maximum_annotations")
+    return {"config": config_digest(config.label_config(definition)), "overlap": overlap}
 
 
 def _keep_or_change_overlap(client: LabelStudioClient, project: Project, options: PushOptions) -> None:
@@ -523,6 +578,7 @@ def _push_checked(
         "url": client.url,
         "seed": options.seed,
         **({"hybrid": options.hybrid} if options.hybrid else {}),
+        **_settings_sent(client, definition, options, project, created_project, manifest),
         **keys.header(),
     }
     if fresh:  # the secret is kept before any task carries a key made with it: a killed push can resume
@@ -578,7 +634,7 @@ def _push_checked(
                 def tasks() -> Iterator[_Ready]:
                     """The tasks still missing (asked again after a failed import)."""
                     if spool is not None:
-                        return _from_spool(spool, found.spooled, present, dropped)
+                        return _from_spool(spool, found.spooled, present, dropped, keys)
                     repeated.clear()
                     return _built(definition, inputs, options, predictions, user_ids, present, dropped, before,
                                   repeated, found.shown, keys)  # fmt: skip
@@ -634,7 +690,11 @@ def _record(
     earlier: dict[str, dict[str, Any]],
     keys: Keys,
 ) -> None:
-    """Write the manifest; if it cannot be written after a push that went well, say what was imported."""
+    """Write the manifest; if it cannot be written after a push that went well, say what was imported.
+
+    A task the manifest knew keeps its row: a re-push with another ``--seed`` builds it shuffled otherwise, but
+    the server holds it as the first push sent it (pull's data digest would say so)."""
+    shown = {k: v for k, v in shown.items() if not (k in earlier and "order" in earlier[k])}
     try:
         write_manifest(manifest, header, present, attention, shown, earlier, keys)
     except WriteError as e:
@@ -839,7 +899,7 @@ def _save_scan(manifest: Path, fingerprint: str | None, found: Scan) -> None:
         "warnings": found.warnings,
     }
     with contextlib.suppress(OSError, WriteError):  # only a shortcut: a read-only folder costs speed, not correctness
-        files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False))
+        files.write_text(_scan_path(manifest), json.dumps(record, ensure_ascii=False), private=True)
 
 
 def _cached_scan(client: LabelStudioClient, manifest: Path, fingerprint: str | None) -> Scan | None:
@@ -1003,15 +1063,21 @@ def _runs(ids: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def _from_spool(
-    spool: IO[bytes], spooled: Sequence[tuple[str, tuple[str, ...], int]], present: dict[str, Any], left: set[str]
+    spool: IO[bytes], spooled: Sequence[tuple[str, tuple[str, ...], int]], present: dict[str, Any], left: set[str],
+    keys: Keys | None = None,
 ) -> Iterator[_Ready]:
-    """The spooled tasks the project does not have yet, but those ``left`` out, in input order (read when sent)."""
+    """The spooled tasks the project does not have yet, but those ``left`` out, in the study's creation order
+    (:func:`_creation_order`; read when sent)."""
     spool.flush()
     offset = 0
+    parts = []
     for key, systems, length in spooled:
+        parts.append((key, systems, offset, length))
+        offset += length
+    for n in _creation_order(keys or Keys(None), len(parts)):
+        key, systems, offset, length = parts[n]
         if key not in present and key not in left:
             yield key, systems, 0, 0, FilePart(spool.fileno(), offset, length)
-        offset += length
 
 
 def _built(
@@ -1031,6 +1097,7 @@ def _built(
 
     Judgments on a repeated record of a task this push adds (not in ``before``) go to ``repeated``.
     """
+    ready: list[_Ready] = []
     for key, systems, task, repeat in build_tasks(
         definition,
         inputs,
@@ -1051,7 +1118,10 @@ def _built(
         if key in present or key in left:
             continue
         data = jsontext.dumps(task, ensure_ascii=False).encode("utf-8")
-        yield key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data
+        ready.append((key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data))
+    # Held until all are built, to be created in the study's order (tasks with judgments or predictions only).
+    for n in _creation_order(keys, len(ready)):
+        yield ready[n]
 
 
 def _send(

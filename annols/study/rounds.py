@@ -35,6 +35,7 @@ fixed design ``annols plan`` would have chosen for it).
 from __future__ import annotations
 
 import random
+import secrets
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -48,14 +49,14 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import files, jsontext
 from annols.analysis import asked, sequential
 from annols.analysis import plan as plan_lib
-from annols.definition import Definition
+from annols.definition import Definition, design
 from annols.errors import AnnolsError, OptionError
 from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import passes as passes_lib
 from annols.study import push as push_lib
 from annols.study import roles
-from annols.study.manifest import manifest_path, round_rows, rounds_path, rows_by_key
+from annols.study.manifest import Keys, keys_of, manifest_path, require, round_rows, rounds_path, rows_by_key
 
 DECIDED, BEST_FOUND, BUDGET, POOL, PASSES = "decided", "best", "budget", "pool", "passes"
 REASONS = {
@@ -113,7 +114,8 @@ def read_rounds(path: Path) -> list[dict[str, Any]]:
 
 
 def pool(definition: Definition, inputs: list[Path]) -> dict[str, tuple[str, ...]]:
-    """Key -> systems of each study item of the inputs, in input order (a repeated key once)."""
+    """Key -> systems of each study item of the inputs, in input order (a repeated key once); designed
+    (groups, best-worst tuples) with the secret the caller set (:func:`annols.definition.design.drawn_with`)."""
     out: dict[str, tuple[str, ...]] = {}
     for task in format_for(definition).read(inputs, definition):
         out.setdefault(task.key, tuple(task.systems or ()))
@@ -181,9 +183,17 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         raise AnnolsError(f"--effect must be above 0, not {options.effect}")
     record = rounds_path(options.manifest_dir, options.title)
     earlier = read_rounds(record)
-    unit = units(definition, inputs)
-    items, tasks = grouped(pool(definition, inputs), unit)
+    # The study's keys, a new study's made here: the designs push draws with them (groups, best-worst tuples)
+    # give the tasks, and the keys, a round chooses from.
+    keys = keys_of(manifest_path(options.manifest_dir, options.title))
+    secret = None if keys is not None else secrets.token_bytes(32)
+    keys = keys or Keys(secret)
+    with design.drawn_with(keys.design_secret()):
+        unit = units(definition, inputs)
+        items, tasks = grouped(pool(definition, inputs), unit)
     wanted = study_comparisons(definition, items)
+    if tidy is not None:  # a round after the first reads a pull: whose systems and roles only the manifest says
+        require(manifest_path(options.manifest_dir, options.title), options.title)
     rows = rows_by_key(manifest_path(options.manifest_dir, options.title))
     pushed_keys = [k for k, r in rows.items() if r.get("role", roles.STUDY) == roles.STUDY]
     pushed = list(dict.fromkeys(unit.get(k, k) for k in pushed_keys))  # the items: a task is one but in BY_ITEM
@@ -247,7 +257,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         passes_lib.apply(client, options.title, rows, {**done, **reopen})
     if chosen:
         push_options = push_lib.PushOptions(title=options.title, overlap=options.overlap, seed=options.seed,
-                                            manifest_dir=options.manifest_dir, only=frozenset(chosen))  # fmt: skip
+                                            manifest_dir=options.manifest_dir, only=frozenset(chosen),
+                                            secret=secret)  # fmt: skip
         report = push_lib.push(client, definition, inputs, push_options)
     annotators = options.overlap or 1
     new_items = {unit.get(k, k) for k in chosen}
@@ -350,7 +361,6 @@ def _number(x: float) -> float | None:
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with files.atomic_open(path) as f:
+    with files.atomic_open(path, private=True) as f:
         for row in rows:
             f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")

@@ -309,6 +309,13 @@ def blinded(tmp_path: Path, tasks_file: Path, task: dict[str, Any]) -> tuple[lis
     return list(row.get("order") or []), tuple(row["systems"])
 
 
+def kept(tmp_path: Path, tasks_file: Path, task: dict[str, Any]) -> dict[str, Any]:
+    """What the manifest of ``annols tasks`` kept of a task off the server (the fields its config does not show)."""
+    rows = manifest.rows_by_key(manifest.manifest_path(manifests(tmp_path), tasks_file.stem))
+    (row,) = (r for r in rows.values() if manifest.server_key(r) == task["meta"][blinding.META_KEY])
+    return dict(row.get("extra") or {})
+
+
 def fixed_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     """The study's secret fixed, so that the tests of the shuffle see one (a new secret keeps a task's order 1 time
     in 24 with four candidates: the test would then check nothing)."""
@@ -373,7 +380,9 @@ def test_a_slider_cell_is_a_number_on_the_slider(tmp_path: Path) -> None:
     assert failure(definition, path) == f"{path}, line 2, field 'adequacy_translation': 'good' is not a number"
 
 
-def test_pairwise_and_ranking_answers_move_with_the_shuffled_candidates(tmp_path: Path) -> None:
+def test_pairwise_and_ranking_answers_move_with_the_shuffled_candidates(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    fixed_secret(monkeypatch)  # a new secret keeps the two candidates' order for all six seeds 1 time in 32
     ranking = tmp_path / "rank.toml"
     ranking.write_text(RANKING, encoding="utf-8")
     base = {"prompt": "P?", "response_a": "a", "response_b": "b", "systems": ["x", "y"], "annotator": "A"}
@@ -411,9 +420,11 @@ def test_an_earlier_pulls_judgments_file_is_read_back_as_judgments(tmp_path: Pat
     tasks_file = tmp_path / "tasks.json"
     write_task_file(d, [write_csv(tmp_path / "in.csv", rows)], tasks_file, seed=9, with_annotations=True,
                     manifest_dir=manifests(tmp_path))
-    # What a pull of those tasks writes: the data and systems as shown, each annotation's raw result.
+    # What a pull of those tasks writes: the data as shown and what the manifest kept off the server (the record's
+    # other fields), the systems as shown, each annotation's raw result.
     exported_tasks = [
-        ExportedTask(id=n, key=f"k{n}", data=t["data"], systems=blinded(tmp_path, tasks_file, t)[1],
+        ExportedTask(id=n, key=f"k{n}", data={**t["data"], **kept(tmp_path, tasks_file, t)},
+                     systems=blinded(tmp_path, tasks_file, t)[1],
                      annotations=tuple(ExportedAnnotation(id=10 * n + i, annotator=f"{a}@annotators.annols.local",
                                                           result=ann["result"])
                                        for i, (a, ann) in enumerate(zip("ABC", t["annotations"], strict=True))))

@@ -121,3 +121,25 @@ def test_start_on_a_busy_port_is_a_one_line_error(label_studio: LiveServer, tmp_
     assert result.stderr.splitlines()[-1] == (
         f"Error: port {port} on 127.0.0.1 is already in use by another program: choose another with --port"
     )
+
+
+def test_the_data_folder_is_made_owner_only_before_the_server_starts(tmp_path: Path) -> None:
+    """Its database holds every text, answer and account: 0700 even when it was made readable before."""
+    import socket
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    folder.chmod(0o755)
+    with socket.socket() as taken:  # the start stops at the busy port, after the folder is made private
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(server.ServerError, match="already in use"):
+            server.start(folder, port=taken.getsockname()[1])
+    assert folder.stat().st_mode & 0o777 == 0o700
+    fresh = tmp_path / "new" / "data"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(server.ServerError):
+            server.start(fresh, port=taken.getsockname()[1])
+    assert fresh.stat().st_mode & 0o777 == 0o700

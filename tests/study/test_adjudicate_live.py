@@ -26,7 +26,7 @@ from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
 from tests.conftest import SHARED, LiveServer
 from tests.formats.seed001_fixture import ASPECTS, canonical_file, make_seed001_study
-from tests.study.test_push_pull import cli
+from tests.study.test_push_pull import cli, shown_by_task
 
 DEV_FEEDBACK = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
 
@@ -41,7 +41,11 @@ def adjudicate(server: LiveServer, client: LabelStudioClient, protocol: str, tit
     assert project is not None
     tasks = sorted(client.export_tasks(project.id), key=lambda t: t["id"])
     me = client.whoami()["id"]
+    # What the format keeps off the server (pairwise-aspects' sample number) is in the adjudication's manifest.
+    rows = shown_by_task(tmp_path / ".annols", into)
     for task in tasks:
+        assert not set(task["data"]) & set(rows[task["id"]].get("extra") or {})
+        task["data"] = {**task["data"], **(rows[task["id"]].get("extra") or {})}
         versions = {p["model_version"]: p["result"] for p in client.task_predictions(task["id"])}
         client.create_annotation(task["id"], versions[pick(task)], completed_by=me, lead_time=3.0)
     # A second run adds nothing: the items are there already.

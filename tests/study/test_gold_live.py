@@ -69,8 +69,9 @@ def test_gold_items_pushed_unseen_pulled_apart_and_scored(
     assert roles[-len(GOLD_RECORDS) :] != [GOLD] * len(GOLD_RECORDS)  # spread, not appended
     assert {tuple(t["meta"]) for t in tasks} == {("annols_key",)}  # the same keys: the role is not on the server
     assert len({tuple(len(str(v)) for v in t["meta"].values()) for t in tasks}) == 1
-    for task in tasks:
-        assert json.loads(task["data"]["record"])["feedback"] is None
+    for task in tasks:  # the record's other fields stay in the manifest, without the gold feedback
+        assert "record" not in task["data"]
+        assert json.loads(manifest[task["id"]]["extra"]["record"])["feedback"] is None
 
     users = client.users()
     ids = {who: users.get(who) or client.create_user(who) for who in (CAREFUL, CARELESS)}

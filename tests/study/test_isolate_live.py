@@ -568,8 +568,10 @@ def _as_shared(study: Study, label_studio: LiveServer, client: LabelStudioClient
     assert all(h is not None and h["secret"] == header["secret"] for h in headers)  # one study on every instance
     own = manifest.manifest_path(folder / ".annols", title)
     own.parent.mkdir()
+    # The isolated study's secret and placement scheme: the same tasks, placed and sent alike.
     own.write_text(json.dumps({"protocol": header["protocol"], "version": header["version"],
-                               "secret": header["secret"]}) + "\n", encoding="utf-8")  # fmt: skip
+                               "secret": header["secret"], "placement": header["placement"]}) + "\n",
+                   encoding="utf-8")  # fmt: skip
     shared_cli("push", *names[:2], "--project", title, "--overlap", "2", *push)
     project = client.find_project(title)
     assert project is not None

@@ -19,6 +19,7 @@ from annols.definition import blinding
 from annols.errors import InputError
 from annols.formats import content_key
 from annols.formats.extractive_ranking import NAME
+from annols.protocols import config
 from annols.study import findings, manifest, push, roles
 from annols.study.exports import read_export, write_blinding
 from annols.study.manifest import Keys, Shown
@@ -93,7 +94,9 @@ def test_the_original_cells_stay_off_the_server(tmp_path: Path) -> None:
     assert "raw" not in payload["data"] and not any(cell in json.dumps(payload) for cell in CELLS[:1])
     order = shown[key].order
     assert order != [0, 1, 2, 3]  # this secret shuffles: the cells in column order would undo it
-    assert dict(shown[key].extra or {}) == {"raw": CELLS}
+    # The row number too (the config does not show it): an attention check has none, so no task carries it.
+    assert "row" not in payload["data"] and set(payload["data"]) == set(config.data_fields(DEFINITION))
+    assert dict(shown[key].extra or {}) == {"raw": CELLS, "row": 2}
 
 
 def _pushed(tmp_path: Path, keys: Keys) -> tuple[Path, list[dict[str, Any]], str]:
@@ -114,7 +117,7 @@ def test_manifest_keeps_the_secret_and_each_task_s_key_on_the_server(tmp_path: P
     header, (row,) = manifest.read_rows(path)
     assert header["version"] == manifest.VERSION and bytes.fromhex(header["secret"]) == keys.secret
     assert row["key"] == key and row["sent"] == export[0]["meta"][blinding.META_KEY] == manifest.server_key(row)
-    assert row["extra"] == {"raw": CELLS} and row["role"] == roles.STUDY
+    assert row["extra"] == {"raw": CELLS, "row": 2} and row["role"] == roles.STUDY
     again = manifest.keys_of(path)  # what a re-push (or a team-mate's, after `manifest import`) uses
     assert again is not None and again.secret == keys.secret and again.sent(key) == row["sent"]
     assert manifest.keys_of(tmp_path / "none.manifest.jsonl") is None

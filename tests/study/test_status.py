@@ -53,7 +53,7 @@ def test_status_counts_match_the_server(
         client._sdk.annotations.create(id=task_id, result=[], was_cancelled=True, completed_by=raters[1])
     client._sdk.annotations.create(id=ids[9], result=[], was_cancelled=True, completed_by=raters[0])
 
-    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--json")
+    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--json", cwd=tmp_path)
     assert code == 0, err
     found = json.loads(out)
 
@@ -86,7 +86,8 @@ def test_status_counts_match_the_server(
     pulled = tmp_path / "pulled"
     code, _, err = cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled), cwd=tmp_path)
     assert code == 0, err
-    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--pull", str(pulled))
+    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--pull", str(pulled),
+                         cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     assert "12 tasks, 10 annotations, 3 skipped; overlap 2" in out
     assert "4 tasks complete, 8 short of the overlap (14 annotations missing)" in out
@@ -95,7 +96,7 @@ def test_status_counts_match_the_server(
 
     # More annotated tasks changed in the last day than status exports: the hours count tasks.
     monkeypatch.setattr(status_lib, "RECENT_LIMIT", 3)
-    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--json")
+    code, out, err = cli(label_studio, "status", str(definition), "--project", title, "--json", cwd=tmp_path)
     assert code == 0, err
     by_task = json.loads(out)
     assert by_task["per_hour_counts"] == "tasks" and sum(by_task["per_hour"]) == by_task["per_hour"][-1] == 7
@@ -151,7 +152,7 @@ def test_status_counts_an_annotator_twice_on_a_task_without_listing_every_task(
         monkeypatch.setattr(status_lib, "TASKS_PER_COUNT", per_count)
         with FaultProxy(label_studio.url) as proxy:
             code, out, err = cli(dataclasses.replace(label_studio, url=proxy.url), "status", str(definition),
-                                 "--project", title, "--json")  # fmt: skip
+                                 "--project", title, "--json", cwd=tmp_path)  # fmt: skip
         assert code == 0, err
         found = json.loads(out)
         assert {a["annotator"]: (a["annotations"], a["skipped"]) for a in found["annotators"]} == expected
