@@ -23,13 +23,14 @@ voter saw it on; a vote for ``model_b`` is turned to that side exactly (never gu
 one item must carry the same two conversations, else the rows are refused naming both lines.
 
 Who is a judge: ``judge`` values that name a model are model judges, the rest people. A value
-names a model when it is given with ``judges`` (``--judge``), or when, lower-cased and without
-punctuation, it begins with one of the file's system names (``gpt4_pair`` and ``gpt-4``), or it begins
-with a model family's name not followed by a letter (:data:`MODEL_FAMILIES`: ``llama3_judge``, not
-``palmer``); ``humans`` (``--human``) overrides both. The people's
-votes are the pull's annotations (annotator = the judge value); each model judge's votes are a
-judge file in ``judges/`` (:mod:`annols.study.judges`), so the report sets them beside the people
-in "Judges and humans" and the study's own tables count the people only.
+names a model when it is given with ``judges`` (``--judge``); or when, lower-cased and without
+punctuation, it begins with one of the file's system names of three characters or more
+(``gpt4_pair`` and ``gpt-4``); or when it begins with a model family's name not followed by a
+letter (:data:`MODEL_FAMILIES`: ``llama3_judge``, not ``palmer``). ``humans`` (``--human``)
+overrides all three. The people's votes are the pull's annotations (annotator = the judge value);
+each model judge's votes are a judge file in ``judges/`` (:mod:`annols.study.judges`), so the
+report sets them beside the people in "Judges and humans" and the study's own tables count the
+people only.
 
 The definition must be pairwise with one aspect and four answers: one preferring each candidate
 and the codes ``tie`` and ``bothbad`` (``examples/arena.toml``).
@@ -60,6 +61,9 @@ WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")
 TIE, BOTHBAD = "tie", "bothbad"
 MODEL_FAMILIES = ("gpt", "claude", "gemini", "llama", "mistral", "mixtral", "qwen", "palm", "vicuna", "deepseek",
                   "command", "chatglm", "alpaca", "koala")  # fmt: skip
+
+
+MIN_NAME = 3  # a system name shorter than this (squashed) names no judge: "a" would take "author_0"
 
 
 @dataclass(frozen=True)
@@ -209,13 +213,13 @@ def is_model(judge: str, systems: Sequence[str], judges: Sequence[str] = (), hum
     if judge in judges:
         return True
     squashed = _squash(judge)
-    if any(squashed.startswith(s) for s in (_squash(x) for x in systems) if s):
+    if any(squashed.startswith(s) for s in (_squash(x) for x in systems) if len(s) >= MIN_NAME):
         return True
     return any(re.match(rf"{family}(?![a-z])", judge.lower()) for family in MODEL_FAMILIES)
 
 
-def _check_definition(definition: Definition) -> tuple[str, dict[str, str]]:
-    """The aspect's control and the answer code for each of A, B, tie, bothbad."""
+def _check_definition(definition: Definition) -> str:
+    """The aspect's control, once the answers are checked: A, B, tie and bothbad."""
     spec = definition.spec
     if definition.style != "pairwise" or len(spec.aspects) != 1:
         raise DefinitionError(definition.source, "style", "an arena file goes into a pairwise definition with one "
@@ -225,7 +229,7 @@ def _check_definition(definition: Definition) -> tuple[str, dict[str, str]]:
     if any(codes.get(c, "missing") != p for c, p in wanted.items()):
         raise DefinitionError(definition.source, "answers", "an arena file needs the answer codes A (prefers "
                               "the first candidate), B (the second), tie and bothbad, as examples/arena.toml has")
-    return spec.aspects[0].name, {c: c for c in wanted}
+    return str(spec.aspects[0].name)
 
 
 def import_arena(definition: Definition, path: Path, out_dir: Path, judges: Sequence[str] = (),
@@ -235,7 +239,7 @@ def import_arena(definition: Definition, path: Path, out_dir: Path, judges: Sequ
     out_dir = Path(out_dir)
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise AnnolsError(f"{out_dir}: exists and is not an empty folder; give a new folder for the import")
-    aspect, _ = _check_definition(definition)
+    aspect = _check_definition(definition)
     votes, warnings = read_votes(path)
     systems = sorted({s for v in votes for s in v.systems})
     known = controls(definition)
@@ -266,7 +270,9 @@ def import_arena(definition: Definition, path: Path, out_dir: Path, judges: Sequ
             item["judges"][vote.judge] = vote
         else:
             item["people"].append(vote)
-    tasks, blind, judge_lines = [], [], {}  # type: ignore[var-annotated]
+    tasks: list[dict[str, Any]] = []
+    blind: list[dict[str, Any]] = []
+    judge_lines: dict[str, list[dict[str, Any]]] = {}
     people: set[str] = set()
     annotation_id = 0
 

@@ -57,4 +57,5 @@ def test_two_conversations_side_by_side_are_judged_and_pulled_under_the_shown_sy
     [line] = [json.loads(x) for x in (out / "arena.jsonl").read_text("utf-8").splitlines()]
     [judgment] = line["judgments"]
     assert judgment["code"] == "A" and judgment["systems"][judgment["winner"]] == shown[0]
-    assert line["data"]["conversation_a"] == record["conversation_a"]  # the input's order, unblinded
+    first = record[f"conversation_{'ab'[record['systems'].index(shown[0])]}"]
+    assert line["data"]["conversation_a"] == first and line["systems"] == list(shown)  # as shown, systems named

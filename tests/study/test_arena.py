@@ -66,6 +66,11 @@ def test_which_judge_values_name_a_model(judge: str, model: bool) -> None:
     assert arena.is_model(judge, ["gpt-4", "claude-v1", "vicuna-13b-v1.2"]) is model
 
 
+def test_a_short_system_name_names_no_judge() -> None:
+    assert arena.is_model("author_0", ["a", "b"]) is False
+    assert arena.is_model("abc_judge", ["abc"]) is True
+
+
 def test_overrides_name_judges_and_people() -> None:
     assert arena.is_model("gpt_fan", [], humans=["gpt_fan"]) is False
     assert arena.is_model("rater_x", [], judges=["rater_x"]) is True
