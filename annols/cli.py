@@ -1605,5 +1605,80 @@ def _print_pull_kind(report: pull_lib.PullReport) -> None:
         )
 
 
+@main.command("arena")
+@click.argument("protocol", type=PROTOCOL)
+@click.argument("battles", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@output_folder("New (or empty) folder for the pull folder the report reads.")
+@click.option("--judge", "judges", multiple=True, metavar="NAME",
+              help="A judge value that names a model judge (repeatable); model names are found without it too.")
+@click.option("--human", "humans", multiple=True, metavar="NAME",
+              help="A judge value that names a person, though it looks like a model's name (repeatable).")
+@VARIANT
+def arena_import_command(protocol: str, battles: Path, out_dir: Path, judges: tuple[str, ...],
+                         humans: tuple[str, ...], variant: str | None) -> None:  # fmt: skip
+    """Read battles in the public arena layout (MT-Bench human judgments, Chatbot Arena) as a pull, offline.
+
+    One vote per row: question_id, model_a, model_b, winner (model_a, model_b, tie, tie
+    (bothbad)), judge, conversation_a, conversation_b, turn; JSON lines, a JSON array or
+    parquet. People's votes become the pull's annotations; judge values that name a model
+    become judge files in judges/, so the report sets them beside the people.
+
+    \b
+    Example:
+      annols arena examples/arena.toml mt_bench_human.jsonl -o results/arena
+      annols report examples/arena.toml results/arena -o report/arena
+    """
+    from annols.study import arena
+
+    d = _load(protocol, variant)
+    done = arena.import_arena(d, battles, out_dir, judges, humans)
+    _print_warnings(done.warnings, str(battles))
+    click.echo(f"{done.items} battle(s) of {len(done.systems)} systems: {done.votes} vote(s) by "
+               f"{len(done.people)} people, {done.judge_votes} by model judges "
+               f"({', '.join(done.judges) or 'none'}) -> {done.out_dir}")
+
+
+@main.command("export")
+@click.argument("protocol", type=PROTOCOL)
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@output_folder("New (or empty) folder for the dataset: preference.jsonl, unpaired.jsonl, README.md.")
+@click.option("--rule", type=click.Choice(["majority", "unanimous", "adjudicated"]), default="majority",
+              show_default=True, help="Which verdict of a task is exported (written in the dataset card).")
+@click.option("--ties", type=click.Choice(["drop", "keep"]), default="drop", show_default=True,
+              help="Drop tied verdicts, or keep them as preference rows with tie = true (never unpaired).")
+@click.option("--min-votes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --rule unanimous: the fewest judgments a task needs.")
+@click.option("--adjudicated", "adjudicated", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="The pull of the adjudication project (annols adjudicate), for --rule adjudicated.")
+@click.option("--exclude-annotator", "exclude", multiple=True, metavar="EMAIL",
+              help="An annotator whose judgments are never exported (repeatable).")
+@VARIANT
+def export_preferences_command(protocol: str, sources: tuple[Path, ...], out_dir: Path, rule: str, ties: str,
+                               min_votes: int, adjudicated: tuple[Path, ...], exclude: tuple[str, ...],
+                               variant: str | None) -> None:  # fmt: skip
+    """Write a pairwise study's judgments as preference training data (TRL, Hugging Face datasets), offline.
+
+    SOURCES are pull folders (or export.json files). preference.jsonl has TRL's prompt,
+    chosen, rejected (conversational where a field is a conversation), unpaired.jsonl
+    TRL's prompt, completion, label (KTO); README.md is the dataset card: the rule, the
+    systems, the annotators and their agreement. Gold items, attention checks, judges and
+    excluded annotators are never exported.
+
+    \b
+    Example:
+      annols export examples/arena.toml results/arena -o data/arena-dpo
+      annols export examples/arena.toml results/arena -o data/arena-unanimous --rule unanimous --min-votes 2
+    """
+    from annols.study import preferences
+
+    d = _load(protocol, variant)
+    chosen = preferences.Rule(verdict=rule, ties=ties, min_votes=min_votes, exclude=exclude)
+    done = preferences.export_preferences(d, sources, out_dir, chosen, adjudicated)
+    left = ", ".join(f"{n} of {why}s" for why, n in sorted(done.left_out.items()))
+    click.echo(f"{done.rows} preference row(s) ({done.ties} ties), {done.unpaired} unpaired, from {done.tasks} "
+               f"task(s) by {len(done.annotators)} annotator(s); {done.no_verdict} without a verdict "
+               f"({chosen.describe()})" + (f"; never exported: {left}" if left else "") + f" -> {done.out_dir}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

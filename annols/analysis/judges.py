@@ -18,6 +18,8 @@ codes joined by ``+``). Spans are compared as sets of (control, label, start, en
   with interval alpha beside it). The human majority of a unit is the code more than half
   its annotators gave (units without one are left out), for numbers the median (the lower
   middle value when even).
+- **Agreement as MT-Bench counts it** (pairwise; :mod:`annols.analysis.arena`): pairs of votes on a
+  unit, two humans' or the judge's and a human's, equal or not, with ties and without.
 - **Correlations and bias** per question of numbers: the judge's answer against the
   humans' mean on each unit, Pearson, Spearman and Kendall tau-b (scipy), and the mean bias
   (judge - humans' mean) with a 95% percentile bootstrap interval resampling items.
@@ -67,7 +69,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import agreement as agreement_lib
-from annols.analysis import best_worst, bootstrap
+from annols.analysis import arena, best_worst, bootstrap
 from annols.analysis.naming import natural_systems
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Finding, Table, percent
@@ -625,6 +627,8 @@ def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], e
             "majority, beside the annotators' agreement with each other; the study's own tables above count "
             "the humans only."]  # fmt: skip
     tables = [agreement(table, judges)]
+    if (frame["kind"] == "preference").any():
+        tables.append(arena.agreement(frame, judges))
     if table["numeric"].astype(bool).any():
         tables.append(correlations(table, judges, options))
     span_scores: dict[str, Any] = {}

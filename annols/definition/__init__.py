@@ -244,7 +244,7 @@ class Pane:
 
     name: str
     title: str
-    kind: str = "text"  # "text" | "paragraphs"
+    kind: str = "text"  # "text" | "paragraphs" | "conversation" (a list of {role, content} messages)
     note: str = ""  # a line under the title, e.g. "context only, do not judge"
     labels: tuple[Label, ...] = ()  # paragraph labels, for kind = "paragraphs"
     granularity: str = ""  # a span target's selection: "word" snaps spans to whole words ("" = any characters)
@@ -386,11 +386,14 @@ def parse_aspects(t: Table) -> tuple[Aspect, ...]:
     return tuple(aspects)
 
 
+PANE_KINDS = ("text", "paragraphs", "conversation")
+
+
 def parse_pane(t: Table, *, context: bool = False) -> Pane:
     """A pane; ``context``: one of the panes of context, which may be ``optional``."""
     kind = t.text("kind", "text")
-    if kind not in ("text", "paragraphs"):
-        raise t.fail("kind", f"{kind!r} is not one of 'text', 'paragraphs'")
+    if kind not in PANE_KINDS:
+        raise t.fail("kind", f"{kind!r} is not one of {', '.join(repr(k) for k in PANE_KINDS)}")
     pane = Pane(
         name=t.field_name("name"),
         title=t.text("title", required=True),

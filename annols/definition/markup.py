@@ -77,6 +77,10 @@ def pane(p: Pane, *, labelable: bool = False) -> etree._Element:
             block.append(labels_el("ParagraphLabels", f"{p.name}_labels", p.name, p.labels))
         block.append(paragraphs_style())
         block.append(el("Paragraphs", name=p.name, value=variable(p.name), nameKey="ref", textKey="text"))
+    elif p.kind == "conversation":  # OpenAI / Hugging Face chat messages, shown as a dialogue (plain text)
+        block.append(conversation_style())
+        block.append(el("Paragraphs", name=p.name, value=variable(p.name), layout="dialogue", nameKey="role",
+                        textKey="content"))
     else:
         block.append(el("Text", name=p.name, value=variable(p.name), selectionEnabled=None if labelable else "false"))
     return block
@@ -99,6 +103,18 @@ OPTIONAL_CSS = f".{OPTIONAL}:has(.lsf-htx-richtext .lsf-richtext__line:only-chil
 def optional_style() -> etree._Element:
     node = el("Style")
     node.text = OPTIONAL_CSS
+    return node
+
+
+# A conversation's messages: long ones wrap and keep their line breaks; the dialogue layout's
+# audio-player parts (times, author filter) are hidden as for passages.
+CONVERSATION_CSS = (PARAGRAPHS_CSS + ' .lsf-paragraphs [class*="phrase--"] { white-space: pre-wrap; '
+                    "overflow-wrap: anywhere; max-width: 100%; }")
+
+
+def conversation_style() -> etree._Element:
+    node = el("Style")
+    node.text = CONVERSATION_CSS
     return node
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from annols import files, jsontext
-from annols.definition import Definition, blinding
+from annols.definition import Definition, Pane, blinding
 from annols.errors import DefinitionError, InputError
 from annols.formats import (
     ReadWarning,
@@ -88,6 +88,29 @@ class Identities:
         if self._first.setdefault(key, digest) == digest:
             return key
         return content_key(name, {"shown": shown, "identity": identity})
+
+
+def conversation_fields(definition: Definition) -> set[str]:
+    """The task fields the definition shows as conversations (panes of ``kind = "conversation"``)."""
+    found: set[str] = set()
+    for value in vars(definition.spec).values() if definition.spec is not None else ():
+        for pane in value if isinstance(value, tuple) else (value,):
+            if isinstance(pane, Pane) and pane.kind == "conversation":
+                found.add(pane.name)
+    return found
+
+
+def check_conversation(path: Path, location: str, name: str, value: Any) -> None:
+    """A conversation is a non-empty list of messages, each with a text ``role`` and ``content`` (OpenAI /
+    Hugging Face chat layout); anything else would show as an empty pane."""
+    if not isinstance(value, list) or not value:
+        raise InputError(path, location, name, "a conversation: expected a non-empty list of "
+                         '{"role": ..., "content": ...} messages')  # fmt: skip
+    for i, message in enumerate(value):
+        if not (isinstance(message, dict) and isinstance(message.get("role"), str) and message["role"]
+                and isinstance(message.get("content"), str)):  # fmt: skip
+            raise InputError(path, location, f"{name}[{i}]", 'expected a message {"role": ..., "content": ...} '
+                             "with text in both")  # fmt: skip
 
 
 def iter_records(path: Path) -> Generator[tuple[str, dict[str, Any]], None, None]:
@@ -204,12 +227,15 @@ class GenericFormat:
                                   "name the field otherwise")  # fmt: skip
         data: dict[str, Any] = {}
         optional = config.optional_fields(definition)
+        conversations = conversation_fields(definition)
         for name in fields:
             if name not in record or record[name] in (None, ""):
                 if name in optional:  # an optional pane: shown empty is shown not at all
                     data[name] = ""
                     continue
                 raise InputError(path, location, name, "missing; every task needs it")
+            if name in conversations:
+                check_conversation(path, location, name, record[name])
             data[name] = record[name]
         systems = cls._systems(path, location, record, len(blinding.candidate_fields(definition)))
         rest = {k: v for k, v in record.items() if k not in fields and k not in read}
