@@ -559,8 +559,9 @@ def test_a_ratings_study_refuses_adaptive_pairs_and_uniform_records_no_pairs(
     assert "pairs" not in rounds.read_rounds(result.record)[0]  # type: ignore[attr-defined]
 
 
-def test_adaptive_pairs_are_recorded_at_round_1_of_a_pairwise_study(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_adaptive_pairs_are_recorded_at_round_1_of_a_pairwise_study(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The planted pairwise study (three systems) as the pull of a project whose budget is spent: round 1 records
     --pairs adaptive; a later round keeps it without the option and refuses uniform."""
     from annols.errors import OptionError
