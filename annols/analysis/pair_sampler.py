@@ -26,7 +26,7 @@ pair's items are drawn in a seeded order fixed before the study, so pair (i, j)'
 whichever round it is asked in; the sampler only chooses how far along each pair's stream a round reads. A
 confidence sequence holds at every number of observations at once (Howard et al. 2021), so it holds at the random,
 data-dependent numbers a predictable sampler reaches (the "stack of rewards" argument of adaptive sampling,
-Lattimore and Szepesvari 2020, sec. 4.6; Kaufmann and Koolen 2021): the per-pair guarantee, and the Bonferroni
+Lattimore and Szepesvari 2020, ch. 4; Kaufmann and Koolen 2021): the per-pair guarantee, and the Bonferroni
 over the pairs, are those of uniform sampling. :func:`simulate` checks it, and what the sampler saves.
 """
 
