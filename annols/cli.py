@@ -881,6 +881,11 @@ def pull_command(
 @click.option("--goal", type=click.Choice(["all", "best"]),
               help="What the study exists for: all (default) decides every pair; best only the pairs that decide "
                    "which system is best, per question. Fixed at the first round; later rounds keep it.")  # fmt: skip
+@click.option("--pairs", type=click.Choice(["uniform", "adaptive"]),
+              help="Pairwise studies of 3 systems or more: how a round spreads its items over the undecided pairs. "
+                   "uniform (default): the pool's seeded order; adaptive: the pairs whose Bradley-Terry order is "
+                   "least certain, most items where the strengths' intervals narrow most, a quarter of the items to "
+                   "the least-sampled pairs (docs/statistics.md). Fixed at the first round.")  # fmt: skip
 @click.option("--error-cap", type=click.FloatRange(min=0, min_open=True),
               help="Spans with [[spans.weights]] (MQM): where each candidate's error score is clipped, at least the "
                    "largest weight declared (the default; 25 for MQM). A study of long outputs needs a higher one. "
@@ -902,6 +907,7 @@ def next_round_command(
     passes: int | None,
     alpha: float,
     goal: str | None,
+    pairs: str | None,
     error_cap: float | None,
     variant: str | None,
     seed: int,
@@ -957,7 +963,8 @@ def next_round_command(
     client = _connect(url, api_key, data_dir)
     options = rounds_lib.RoundOptions(title=title, effect=effect, batch=batch, budget=budget, alpha=alpha, seed=seed,
                                       overlap=overlap, manifest_dir=manifest_dir, goal=goal, passes=passes,
-                                      budget_judgments=budget_judgments, error_cap=error_cap)  # fmt: skip
+                                      budget_judgments=budget_judgments, error_cap=error_cap,
+                                      pairs=pairs)  # fmt: skip
     result = rounds_lib.next_round(client, d, list(inputs), tidy, options)
     for c in result.comparisons:
         seen = f", mean {c.mean:+.3f}, interval [{c.low:+.3f}, {c.high:+.3f}]" if c.items else ""

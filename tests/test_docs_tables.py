@@ -31,6 +31,8 @@ def _markers() -> list[tuple[str, str]]:
     sequential = _script("sequential")
     found.append((sequential.PASSES_START, sequential.PASSES_END))  # next-round --passes
     found.append((sequential.WAITING_START, sequential.WAITING_END))  # looks taken while annotators are mid-way
+    sampler = _script("pair_sampler")
+    found.append((sampler.START, sampler.END))  # next-round --pairs adaptive
     return found
 
 
@@ -40,7 +42,7 @@ def test_the_current_tables_give_the_same_file_and_a_new_one_changes_only_its_pl
     copy = tmp_path / "statistics.md"
     copy.write_bytes(original)
     markers = _markers()
-    assert len(markers) == 7
+    assert len(markers) == 8
     for start, end in markers:
         (table,) = re.findall(re.escape(start) + r"\n(.*?)\n" + re.escape(end), original.decode("utf-8"), re.S)
         docs.splice(table, start, end, copy)

@@ -15,6 +15,11 @@ and the study is decided when none is undecided. For best-worst and spans an ite
 task sharing a context (a pool's tuples; a source's candidates, a task each), as the report's
 tests have it: a round pushes whole items, and ``--batch`` and ``--budget`` count items.
 
+With ``pairs`` adaptive (a pairwise study of three systems or more, fixed at round 1), which pairs get the round's
+items is chosen by :func:`annols.analysis.pair_sampler.next_pairs` (the pairs whose Bradley-Terry order is least
+certain, with a floor of exploration) from the observations counted so far; each pair's items are still taken in
+the seeded order above. Re-opened items of a study of passes keep the seeded order.
+
 An item counts once complete: every one of its tasks holds ``overlap`` judgments (a study of passes: pass p's
 p x overlap), its observation then final, each task's first judgments in annotation order
 (:func:`annols.analysis.sequential.counted`). Items judged but not complete are waiting, left out; a round needs a
@@ -47,7 +52,7 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import files, jsontext
-from annols.analysis import asked, sequential
+from annols.analysis import asked, pair_sampler, sequential
 from annols.analysis import plan as plan_lib
 from annols.definition import Definition, design
 from annols.errors import AnnolsError, OptionError
@@ -68,6 +73,8 @@ REASONS = {
             "its passes",
 }
 Key = tuple[str, str, str]
+UNIFORM, ADAPTIVE = "uniform", "adaptive"
+PAIRS = (UNIFORM, ADAPTIVE)
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,7 @@ class RoundOptions:
     passes: int | None = None  # passes over the items (:mod:`annols.study.passes`); None: round 1's (before it: 1)
     budget_judgments: int | None = None  # human judgments asked of the project at most, over all rounds
     error_cap: float | None = None  # spans with weights: where error scores are clipped; None: fixed at round 1
+    pairs: str | None = None  # PAIRS: how a round spreads items over the pairs; None: round 1's (before: uniform)
 
 
 @dataclass(frozen=True)
@@ -209,6 +217,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     passes = passes_lib.passes_of(record, first, options.passes)
     overlap = passes_lib.overlap_of(record, first, options.overlap)
     cap = error_cap_of(definition, record, first, options.error_cap)
+    spread = pairs_of_study(definition, items, record, first, options.pairs)
     bound = sequential.bounds_of(definition, cap)
     frame = sequential.frame_of(definition, tidy, cap) if tidy is not None and len(tidy) else None
     study = set(pushed)
@@ -241,7 +250,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
         reason = DECIDED if goal == sequential.ALL else BEST_FOUND
     else:
         room = options.batch if options.budget is None else min(options.batch, options.budget - len(pushed))
-        new, short = passes_lib.afford(_choose(items, study, open_pairs, room, options.seed) if room > 0 else [],
+        picker = _choose if spread == UNIFORM else _adaptive(found[0])
+        new, short = passes_lib.afford(picker(items, study, open_pairs, room, options.seed) if room > 0 else [],
                                        lambda u: len(tasks[u]) * (options.overlap or 1), left)  # fmt: skip
         chosen = [k for u in new for k in tasks[u]]
         if not chosen and not short and passes > 1:
@@ -291,6 +301,8 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
             recorded["pass"] = c.pass_
     if cap is not None:  # so do those of the default cap
         row["error_cap"] = cap
+    if spread != UNIFORM:  # so do those of uniform pairs
+        row["pairs"] = spread
     row["fixed"] = first.get("fixed") or fixed_design(definition, effect, int(annotators),
                                                       len({(a, b) for _, a, b in wanted}), options.seed)
     before = earlier[-1] if earlier else {}
@@ -332,6 +344,56 @@ def error_cap_of(definition: Definition, record: Path, first: dict[str, Any], as
                           f"{sequential.error_cap(definition.spec, fixed):g}, fixed at round 1 ({record}); a new cap "
                           "needs a new project")  # fmt: skip
     return None if fixed is None else float(fixed)
+
+
+def pairs_of_study(definition: Definition, items: dict[str, tuple[str, ...]], record: Path, first: dict[str, Any],
+                   asked: str | None) -> str:  # fmt: skip
+    """How rounds spread their items over the pairs: fixed at round 1 (a record without it: uniform); another one
+    asked later is refused, as the pairs sampled so far were chosen by the first. ``adaptive``
+    (:mod:`annols.analysis.pair_sampler`) takes a pairwise study of at least three systems."""
+    if asked is not None and asked not in PAIRS:
+        raise OptionError("--pairs", f"one of {', '.join(PAIRS)}, not {asked!r}")
+    if first:
+        fixed = str(first.get("pairs", UNIFORM))
+        if asked is not None and asked != fixed:
+            raise OptionError(f"--pairs {asked}", f"the study's pairs are {fixed!r}, fixed at round 1 ({record}); "
+                              "another sampler needs a new project")  # fmt: skip
+        return fixed
+    if asked == ADAPTIVE:
+        systems = {s for shown in items.values() for s in shown}
+        if definition.style != "pairwise" or len(systems) < 3:
+            raise OptionError("--pairs adaptive", f"a pairwise study of at least 3 systems; {definition.name} (style "
+                              f"{definition.style}) has {len(systems)} system(s) in the pool")  # fmt: skip
+    return asked or UNIFORM
+
+
+def _adaptive(found: dict[Key, pd.Series]) -> Any:
+    """A chooser of items like :func:`_choose`, whose pairs :func:`annols.analysis.pair_sampler.next_pairs` picks
+    from the comparisons' counted observations so far (``found``: per question, an item's net share is a battle the
+    first system won (1 + net) / 2 of); each pair's items are taken in :func:`_choose`'s seeded order."""
+    battles: dict[str, list[pair_sampler.Battle]] = {}
+    for (question, a, b), x in found.items():
+        battles.setdefault(question, []).extend((a, b, (1 + float(v)) / 2) for v in x.to_numpy(float))
+
+    def choose(items: dict[str, tuple[str, ...]], pushed: set[str], open_pairs: set[tuple[str, str]], room: int,
+               seed: int) -> list[str]:  # fmt: skip
+        order = _choose(items, pushed, open_pairs, len(items), seed)  # every unpushed item of an open pair
+        by_pair: dict[tuple[str, str], list[str]] = {}
+        for key in order:
+            for pair in pairs_of(items[key]):
+                if pair in open_pairs:
+                    by_pair.setdefault(pair, []).append(key)
+        systems = sorted({s for shown in items.values() for s in shown})
+        picked = pair_sampler.next_pairs(systems, battles, sorted(by_pair), room, seed,
+                                         room={p: len(keys) for p, keys in by_pair.items()})  # fmt: skip
+        taken = dict.fromkeys(by_pair, 0)
+        out: list[str] = []
+        for pair in picked:  # a pair's next item in the seeded order
+            out.append(by_pair[pair][taken[pair]])
+            taken[pair] += 1
+        return out
+
+    return choose
 
 
 def _items_per_pair(items: dict[str, tuple[str, ...]]) -> int:

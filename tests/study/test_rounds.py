@@ -497,3 +497,91 @@ def test_next_round_says_how_many_items_wait(tmp_path: Path, monkeypatch: pytest
     assert result.exit_code == 0, result.output
     assert "1 item(s) waiting for judgments: judged but not complete, left out until they are" in result.output
     assert "Coherence: good vs poor: 12 items" in result.output
+
+
+# ----------------------------------------------------------------------------- adaptive pairs
+
+
+FOUR = {f"p{i}": pair for i, pair in enumerate([("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"),
+                                                ("c", "d")] * 10)}  # fmt: skip
+
+
+def test_adaptive_pairs_push_the_sampler_s_pairs_each_in_the_seeded_order_of_its_items() -> None:
+    """The observations so far: a and b alike, both far above c and d. The adaptive chooser pushes items of the pairs
+    :func:`annols.analysis.pair_sampler.next_pairs` picks, as often as it picks them, each pair's items the first
+    unpushed ones of the uniform chooser's seeded order; never a pushed item, never a decided pair's."""
+    from annols.analysis import pair_sampler
+
+    found = {("q", "a", "b"): pd.Series([0.0, 1 / 3, -1 / 3, 0.0]), ("q", "a", "c"): pd.Series([1.0, 1.0, 1 / 3]),
+             ("q", "a", "d"): pd.Series([1.0, 1.0, 1.0]), ("q", "b", "c"): pd.Series([1.0, 1 / 3, 1.0]),
+             ("q", "b", "d"): pd.Series([1.0, 1.0]), ("q", "c", "d"): pd.Series([1 / 3, -1 / 3])}  # fmt: skip
+    pushed = {"p0", "p1", "p2"}
+    open_pairs = {("a", "b"), ("a", "c"), ("b", "c"), ("c", "d")}  # a-d and b-d decided
+    chosen = rounds._adaptive(found)(FOUR, pushed, open_pairs, 8, 5)
+    battles = {"q": [(a, b, (1 + v) / 2) for (_, a, b), x in found.items() for v in x]}
+    order = rounds._choose(FOUR, pushed, open_pairs, len(FOUR), 5)
+    room = {p: sum(FOUR[k] == p for k in order) for p in open_pairs}
+    pairs = pair_sampler.next_pairs(["a", "b", "c", "d"], battles, sorted(open_pairs), 8, 5, room=room)
+    assert [FOUR[k] for k in chosen] == pairs and len(chosen) == 8 == len(set(chosen))
+    assert not set(chosen) & pushed and {FOUR[k] for k in chosen} <= open_pairs
+    for pair in set(pairs):
+        assert [k for k in chosen if FOUR[k] == pair] == [k for k in order if FOUR[k] == pair][: pairs.count(pair)]
+    assert chosen == rounds._adaptive(found)(FOUR, pushed, open_pairs, 8, 5)  # seeded
+
+
+def test_adaptive_pairs_are_fixed_at_round_1_and_need_a_pairwise_study_of_three_systems(tmp_path: Path) -> None:
+    from annols.errors import OptionError
+
+    pairwise = planted.definition(planted.PAIRWISE)
+    record = tmp_path / "x.rounds.jsonl"
+    assert rounds.pairs_of_study(pairwise, FOUR, record, {}, None) == rounds.UNIFORM
+    assert rounds.pairs_of_study(pairwise, FOUR, record, {}, "adaptive") == rounds.ADAPTIVE
+    assert rounds.pairs_of_study(pairwise, FOUR, record, {"pairs": "adaptive"}, None) == rounds.ADAPTIVE
+    assert rounds.pairs_of_study(pairwise, FOUR, record, {"round": 1}, None) == rounds.UNIFORM  # a record before
+    with pytest.raises(OptionError) as e:
+        rounds.pairs_of_study(pairwise, FOUR, record, {"round": 1}, "adaptive")
+    assert "--pairs adaptive" in str(e.value) and "'uniform', fixed at round 1" in str(e.value)
+    assert "\n" not in str(e.value) and "rounds.jsonl" in str(e.value)
+    with pytest.raises(OptionError, match="at least 3 systems"):
+        rounds.pairs_of_study(pairwise, {"k": ("a", "b")}, record, {}, "adaptive")
+    with pytest.raises(OptionError, match="style ratings"):
+        rounds.pairs_of_study(planted.definition(planted.RATINGS), FOUR, record, {}, "adaptive")
+
+
+def test_a_ratings_study_refuses_adaptive_pairs_and_uniform_records_no_pairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from annols.errors import OptionError
+
+    with pytest.raises(OptionError, match="--pairs adaptive"):
+        planted_rounds(tmp_path / "a", monkeypatch, pairs="adaptive")
+    result, _ = planted_rounds(tmp_path / "b", monkeypatch, pairs="uniform")
+    assert "pairs" not in rounds.read_rounds(result.record)[0]  # type: ignore[attr-defined]
+
+
+def test_adaptive_pairs_are_recorded_at_round_1_of_a_pairwise_study(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planted pairwise study (three systems) as the pull of a project whose budget is spent: round 1 records
+    --pairs adaptive; a later round keeps it without the option and refuses uniform."""
+    from annols.errors import OptionError
+    from annols.study import manifest
+
+    definition = planted.definition(planted.PAIRWISE)
+    tidy, _ = planted.frames(planted.pairwise())
+    shown = {str(k): tuple(sorted({str(s) for s in part["system"].dropna()}))
+             for k, part in tidy.groupby("task_key")}  # fmt: skip
+    monkeypatch.setattr(rounds, "pool", lambda d, inputs: shown)
+    path = manifest.manifest_path(tmp_path, "pairs")
+    manifest.write_manifest(path, {"protocol": definition.name}, {k: (i, s) for i, (k, s) in enumerate(shown.items())})
+
+    def run(pairs: str | None) -> rounds.RoundResult:
+        options = rounds.RoundOptions(title="pairs", effect=0.3, budget=len(shown), overlap=3, manifest_dir=tmp_path,
+                                      pairs=pairs)  # fmt: skip
+        return rounds.next_round(None, definition, [], tidy, options)  # type: ignore[arg-type]
+
+    result = run("adaptive")
+    assert result.reason == rounds.BUDGET and rounds.read_rounds(result.record)[0]["pairs"] == "adaptive"
+    assert run(None).reason == rounds.BUDGET
+    with pytest.raises(OptionError, match="'adaptive', fixed at round 1"):
+        run("uniform")
