@@ -585,6 +585,7 @@ def push_command(
 
     judged = hybrid.judged(d, judge_files, list(inputs), human_share, seed)  # before anything is sent
     draw = judged.draw if judged is not None else None
+    _warn_without_ppi(draw)
     # also without --human-share: a re-push of a hybrid study would send humans the judge's only items
     hybrid.check_same_draw(manifest_lib.manifest_path(manifest_dir, title), draw.header if draw is not None else None)
     progress = _Progress("Importing")
@@ -661,6 +662,7 @@ def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None
         passwords = users_lib.read_passwords(password_file, password_file.name, len(instances))
     # The judges are checked as a shared push checks them, before any instance is asked.
     judged = hybrid.judged(d, judge_files, list(inputs), human_share, options.seed)
+    _warn_without_ppi(judged.draw if judged is not None else None)
     notice = lambda line: click.echo(line, err=True)  # noqa: E731
     pushed = isolate_lib.push(instances, d, list(inputs), options, passwords, on_notice=notice,
                               on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True),
@@ -701,6 +703,16 @@ class _Progress:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
+
+
+def _warn_without_ppi(draw: object | None) -> None:
+    """A hybrid push (a draw of the human share) warns, before anything is sent, when ppi-python is missing: the
+    report's judge-assisted estimates need it."""
+    from annols.analysis import ppi
+
+    if draw is not None and not ppi.available():
+        click.echo(f"warning: a hybrid study's report estimates with PPI++, which needs ppi-python: it is not "
+                   f"installed here; install it with: {ppi.INSTALL}", err=True)  # fmt: skip
 
 
 def _print_warnings(warnings: Sequence[str], where: str) -> None:
