@@ -161,6 +161,7 @@ def assisted_section(frame: pd.DataFrame, names: Sequence[str],
                     "sentence rows are not a mean per system, so no judge-assisted estimate is made.")  # fmt: skip
     elif not len(table):
         text.append("No score has at least two items with the humans' answers and two with the judge's only.")
-    text += ppi.interval_lines(table)
-    text += ppi.gain_lines(table)
-    return [Finding(title, text, [ppi.table(table)])]
+    said = ppi.interval_lines(table)
+    text += said + ppi.gain_lines(table)
+    headline = [line for line in said if line.startswith("No interval")]  # at the top of the report too
+    return [Finding(title, text, [ppi.table(table)], summary=headline)]
