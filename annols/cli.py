@@ -1431,15 +1431,15 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
 
         a = plan_lib.from_pilot(d, *read_judgments(d, list(pilots)), a)
     a = plan_lib.override(a, **given)
-    result = plan_lib.plan(a, items or plan_lib.ITEMS, annotators or plan_lib.ANNOTATORS, simulations, seed,
+    result = plan_lib.plan(a, items or plan_lib.ITEMS, annotators or plan_lib.annotators_for(a), simulations, seed,
                            cost_per_judgment)  # fmt: skip
     for line in plan_lib.describe(a):
         click.echo(line)
     click.echo(f"{simulations} simulations per design, seed {seed}.")
-    click.echo("items\tannotators\tjudgments\tcost\tpower\tfalse positives\tsafe")
+    click.echo(plan_lib.HEADER)
     for row in plan_lib.as_rows(result):
         click.echo("\t".join(str(v) for v in row))
-    for line in plan_lib.summary(result):
+    for line in plan_lib.summary(result) + plan_lib.claims(result):
         click.echo(line)
     if judge_correlation is None and pilots:  # a pilot with a judge (a hybrid pilot, or push --judge) gives r
         from annols.analysis import ppi

@@ -6,7 +6,7 @@ rank outside 1..N is not a judgment. Ties count as given (A=3, B=1, C=1, D=2 giv
 systems rank 1).
 
 - Mean rank and the share of each rank, per dimension and system, over every rank given;
-  95% intervals of the mean rank resample whole samples (percentile bootstrap).
+  95% intervals of the mean rank: betting intervals over samples (:mod:`annols.analysis.intervals`).
 - Pairwise win rates from ranks: within each ranking, a system ranked better (a lower
   rank) than another wins, the same rank is a tie; pairs in name order.
 - Kendall's W per sample and dimension, over the annotators who ranked every output of
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import agreement as shared
-from annols.analysis import bootstrap, stats
+from annols.analysis import bootstrap, intervals, stats
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.naming import in_order, natural
 from annols.analysis.options import AnalysisOptions
@@ -54,10 +54,12 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     frame = judgments(tidy, dimensions, top)
     ranks = mean_ranks(frame, top)
     text = [f"{frame['uid'].nunique()} rankings, {len(frame)} ranks given (1 = best); ties count as given.",
-            f"95% intervals of the mean rank: percentile bootstrap over samples, {options.bootstrap} resamples, "
-            f"seed {options.seed}. Win rates from ranks: within one ranking, the system ranked better wins; the "
+            "95% intervals of the mean rank: betting intervals for a mean bounded by the ranks (1 to "
+            f"{len(spec.positions)}; Waudby-Smith & Ramdas 2024) over the samples' mean ranks, which hold with few "
+            f"samples and when a system is always first (seed {options.seed}). Win rates from ranks: within one "
+            "ranking, the system ranked better wins; the "
             "same rank is a tie."]  # fmt: skip
-    tables = [ranks, mean_rank_intervals(frame, options), pairwise_wins(frame)]
+    tables = [ranks, mean_rank_intervals(frame, options, len(spec.positions)), pairwise_wins(frame)]
     out = [Finding("Ranks", text, tables, [_plot(ranks, top)] if len(ranks.frame) else [])]
     if (frame.groupby(["dimension", "task_key", "position"], observed=True).size() >= 2).any():
         out.append(Finding("Agreement", [AGREEMENT_NOTE], [agreement(frame, dimensions, top),
@@ -67,16 +69,22 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     return out
 
 
-def mean_rank_intervals(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
+def mean_rank_intervals(frame: pd.DataFrame, options: AnalysisOptions, positions: int | None = None) -> Table:
+    """Each system's mean rank per dimension with its 95% interval: with ``positions`` (ranks 1 to it), the betting
+    interval of the samples' mean ranks (:func:`annols.analysis.intervals.betting`: it holds with few samples and
+    when a system is always first, never a point), else the percentile bootstrap over samples."""
     rows = []
     for i, ((dimension, system), part) in enumerate(frame.groupby(["dimension", "system"], observed=True)):
         per_sample = part.groupby("task_key")["rank"].agg(["sum", "size"]).to_numpy(dtype=float)  # key order
-        rng = np.random.default_rng([options.seed, i])
-        low, high = bootstrap.ratio(per_sample, options.bootstrap, rng)
+        if positions is not None and positions >= 2:
+            low, high = intervals.betting(per_sample[:, 0] / per_sample[:, 1], 1.0, float(positions),
+                                          seed=options.seed)  # fmt: skip
+        else:
+            low, high = bootstrap.ratio(per_sample, options.bootstrap, np.random.default_rng([options.seed, i]))
         rows.append((dimension, system, len(per_sample), len(part), per_sample[:, 0].sum() / len(part), low, high))
     columns = ["dimension", "system", "samples", "rankings", "mean rank", "CI low", "CI high"]
-    return Table("ranking_mean_rank_intervals", "Mean rank with 95% bootstrap intervals",
-                 pd.DataFrame(rows, columns=columns))  # fmt: skip
+    title = "Mean rank with 95% bounded intervals (betting)" if positions else "Mean rank with 95% bootstrap intervals"
+    return Table("ranking_mean_rank_intervals", title, pd.DataFrame(rows, columns=columns))
 
 
 def pairwise_wins(frame: pd.DataFrame) -> Table:
