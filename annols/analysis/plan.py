@@ -219,7 +219,18 @@ def _these_annotators(a: Assumptions, d: dict, k: int) -> dict:
     if "b" not in d:
         return d
     b = d["b"][:, :, :k]
-    return {**d, "b": b - b.mean(axis=2, keepdims=True)}
+    if a.style != "pairwise":
+        return {**d, "b": b - b.mean(axis=2, keepdims=True)}
+    # Pairwise biases act on the logit scale: shift them by the c that makes these annotators' mean chance of a
+    # win 1/2 over items, E_u expit(u + b - c) ~ expit((b - c) / s) with s = sqrt(1 + pi item_sd^2 / 8) (the
+    # probit approximation), found by bisection (the mean is monotone in c).
+    spread = math.sqrt(1 + math.pi * a.item_sd**2 / 8)
+    low, high = b.min(axis=2, keepdims=True), b.max(axis=2, keepdims=True)
+    for _ in range(50):
+        mid = (low + high) / 2
+        above = expit((b - mid) / spread).mean(axis=2, keepdims=True) > 0.5
+        low, high = np.where(above, mid, low), np.where(above, high, mid)
+    return {**d, "b": b - (low + high) / 2}
 
 
 def _ranks(gap: float, a: Assumptions, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
