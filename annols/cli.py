@@ -1352,6 +1352,11 @@ def report_command(
     )  # fmt: skip
     result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon,
                                      judge_pool=judge_pool)
+    from annols.analysis import ppi
+
+    if any(ppi.INSTALL in line for finding in result.sections for line in finding.summary):
+        click.echo(f"warning: the judge-assisted estimates (PPI++) are left out: ppi-python is not installed; "
+                   f"install it with: {ppi.INSTALL}", err=True)  # fmt: skip
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
     click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")
 

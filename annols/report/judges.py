@@ -148,8 +148,9 @@ def assisted_section(frame: pd.DataFrame, names: Sequence[str],
         return []
     title = "Judge-assisted estimates (PPI++)"
     if not ppi.available():
-        return [Finding(title, [f"{len(alone)} items have the judge's answers only: judge-assisted estimates "
-                                f"need ppi-python, which is not installed ({ppi.INSTALL})."])]  # fmt: skip
+        missing = (f"{len(alone)} items have the judge's answers only: judge-assisted estimates need ppi-python, "
+                   f"which is not installed ({ppi.INSTALL}).")  # fmt: skip
+        return [Finding(title, [missing], summary=[missing])]  # in the headline too; the CLI warns on the terminal
     table = ppi.estimates(frame, names, is_judge, ranges=ranges)
     text = [f"{len(alone)} items have the judge's answers only, {len(humans)} the humans' (and the judge's). "
             "Each system score and each difference of two systems is estimated from the humans alone and with "

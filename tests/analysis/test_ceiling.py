@@ -63,3 +63,10 @@ def test_the_report_section_says_so_in_its_headline() -> None:
     assert any("bounded 95% intervals" in line for line in finding.text)
     table = finding.tables[0].frame
     assert (table["humans high"] > table["humans low"]).all()
+
+
+def test_without_ppi_python_the_headline_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's headline (the finding's summary, which the CLI also turns into a warning on the terminal)."""
+    monkeypatch.setattr(ppi, "available", lambda: False)
+    [finding] = report_judges.assisted_section(all_equal_study(), [ceiling.JUDGE], ceiling.RANGES)
+    assert finding.summary == finding.text and ppi.INSTALL in finding.summary[0]
