@@ -7,8 +7,9 @@ import statistics
 
 import pytest
 
+from annols.analysis import intervals
 from annols.styles.judgments import Rank
-from tests.analysis import independent, planted
+from tests.analysis import planted
 from tests.analysis.run import OPTIONS, analyse
 from tests.report import formulas
 
@@ -44,8 +45,9 @@ def test_mean_rank_with_intervals(study: planted.Study) -> None:
             row = result.row("ranking_mean_rank_intervals", dimension=dimension, system=system)
             assert (row["samples"], row["rankings"]) == (planted.ITEMS, len(values))
             assert row["mean rank"] == pytest.approx(statistics.mean(values))
-            low, high = independent.bootstrap([per_item[k] for k in sorted(per_item)], statistics.mean,
-                                              OPTIONS.bootstrap, [OPTIONS.seed, i])  # fmt: skip
+            # the betting interval (tested in test_intervals) of the items' mean ranks, ranks 1 to the candidates
+            low, high = intervals.betting([statistics.mean(per_item[k]) for k in sorted(per_item)], 1, 3,
+                                          seed=OPTIONS.seed)  # fmt: skip  (positions A, B, C)
             assert (row["CI low"], row["CI high"]) == pytest.approx((low, high), rel=1e-9)
             shares = result.row("ranking_mean_rank", dimension=dimension, system=system)
             assert shares["rank 1 %"] == pytest.approx(100 * values.count(1) / len(values))
