@@ -264,7 +264,8 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
         mine = rows[(rows["aspect"] == aspect) & (rows["system"] == system)]
         per_item = mine.groupby(UNIT, sort=True, observed=True)["value"].agg(["sum", "size"]).to_numpy()
         # the bounded interval of the mean over items of each item's score (it holds with few items, never a point)
-        lo, hi = bounded.betting(per_item[:, 0] / per_item[:, 1], -1.0, 1.0, seed=options.seed)
+        lo, hi = (bounded.betting(per_item[:, 0] / per_item[:, 1], -1.0, 1.0, seed=options.seed)
+                  if options.bootstrap > 0 else (np.nan, np.nan))  # --bootstrap 0 leaves the intervals out
         low.append(100 * lo)
         high.append(100 * hi)
         model.append(fitted[aspect].get(system, np.nan))

@@ -145,7 +145,7 @@ def with_effects(tests: pd.DataFrame, means: pd.Series, group: str, reps: int, s
     index])``; nan without resamples)."""
     effects = []
     for i, (*_, diff) in enumerate(paired_differences(means, group)):
-        if bounds is not None and len(diff):
+        if bounds is not None and reps > 0 and len(diff):  # no resamples: no intervals (as the simulations ask)
             width = bounds[1] - bounds[0]
             interval = intervals.betting(diff, -width, width, seed=seed)
         else:

@@ -76,7 +76,7 @@ def mean_rank_intervals(frame: pd.DataFrame, options: AnalysisOptions, positions
     rows = []
     for i, ((dimension, system), part) in enumerate(frame.groupby(["dimension", "system"], observed=True)):
         per_sample = part.groupby("task_key")["rank"].agg(["sum", "size"]).to_numpy(dtype=float)  # key order
-        if positions is not None and positions >= 2:
+        if positions is not None and positions >= 2 and options.bootstrap > 0:  # 0: no intervals
             low, high = intervals.betting(per_sample[:, 0] / per_sample[:, 1], 1.0, float(positions),
                                           seed=options.seed)  # fmt: skip
         else:

@@ -275,7 +275,7 @@ def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True,
         sample, _ = pd.factorize(part["task_key"], sort=True)  # samples in key order
         values = part["rating"].to_numpy(dtype=float)
         sums = np.column_stack([np.bincount(sample, values), np.bincount(sample)])
-        if bounds is not None:
+        if bounds is not None and options.bootstrap > 0:  # --bootstrap 0 leaves the intervals out
             mean_ci = intervals.betting(sums[:, 0] / sums[:, 1], *bounds, seed=options.seed)
         else:
             mean_ci = bootstrap.ratio(sums, options.bootstrap, np.random.default_rng([options.seed, i, 0]))
