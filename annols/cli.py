@@ -588,6 +588,7 @@ def push_command(
     with design.drawn_with(keys.design_secret()):
         judged = hybrid.judged(d, judge_files, list(inputs), human_share, seed)  # before anything is sent
     draw = judged.draw if judged is not None else None
+    _warn_without_ppi(draw)
     # also without --human-share: a re-push of a hybrid study would send humans the judge's only items
     hybrid.check_same_draw(manifest_lib.manifest_path(manifest_dir, title), draw.header if draw is not None else None)
     progress = _Progress("Importing")
@@ -669,6 +670,7 @@ def _push_isolated(d: Definition, inputs: tuple[Path, ...], isolate: Path | None
     options = dataclasses.replace(options, secret=keys.secret)
     with design.drawn_with(keys.design_secret()):
         judged = hybrid.judged(d, judge_files, list(inputs), human_share, options.seed)
+    _warn_without_ppi(judged.draw if judged is not None else None)
     notice = lambda line: click.echo(line, err=True)  # noqa: E731
     pushed = isolate_lib.push(instances, d, list(inputs), options, passwords, on_notice=notice,
                               on_instance=lambda i, c: click.echo(f"{i.annotator}: {c.url}", err=True),
@@ -709,6 +711,16 @@ class _Progress:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
+
+
+def _warn_without_ppi(draw: object | None) -> None:
+    """A hybrid push (a draw of the human share) warns, before anything is sent, when ppi-python is missing: the
+    report's judge-assisted estimates need it."""
+    from annols.analysis import ppi
+
+    if draw is not None and not ppi.available():
+        click.echo(f"warning: a hybrid study's report estimates with PPI++, which needs ppi-python: it is not "
+                   f"installed here; install it with: {ppi.INSTALL}", err=True)  # fmt: skip
 
 
 def _print_warnings(warnings: Sequence[str], where: str) -> None:
@@ -1363,6 +1375,11 @@ def report_command(
     )  # fmt: skip
     result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon,
                                      judge_pool=judge_pool)
+    from annols.analysis import ppi
+
+    if any(ppi.INSTALL in line for finding in result.sections for line in finding.summary):
+        click.echo(f"warning: the judge-assisted estimates (PPI++) are left out: ppi-python is not installed; "
+                   f"install it with: {ppi.INSTALL}", err=True)  # fmt: skip
     click.echo(f"{result.items} items, {result.annotations} judgments from {len(sources)} source(s)")
     click.echo(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {len(result.files) - 2} tables and plots")
 
@@ -1442,15 +1459,15 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
 
         a = plan_lib.from_pilot(d, *read_judgments(d, list(pilots)), a)
     a = plan_lib.override(a, **given)
-    result = plan_lib.plan(a, items or plan_lib.ITEMS, annotators or plan_lib.ANNOTATORS, simulations, seed,
+    result = plan_lib.plan(a, items or plan_lib.ITEMS, annotators or plan_lib.annotators_for(a), simulations, seed,
                            cost_per_judgment)  # fmt: skip
     for line in plan_lib.describe(a):
         click.echo(line)
     click.echo(f"{simulations} simulations per design, seed {seed}.")
-    click.echo("items\tannotators\tjudgments\tcost\tpower\tfalse positives\tsafe")
+    click.echo(plan_lib.HEADER)
     for row in plan_lib.as_rows(result):
         click.echo("\t".join(str(v) for v in row))
-    for line in plan_lib.summary(result):
+    for line in plan_lib.summary(result) + plan_lib.claims(result):
         click.echo(line)
     if judge_correlation is None and pilots:  # a pilot with a judge (a hybrid pilot, or push --judge) gives r
         from annols.analysis import ppi

@@ -25,7 +25,7 @@ def _markers() -> list[tuple[str, str]]:
     """Every (start, end) pair the three scripts write between, taken from the scripts themselves."""
     calibration = _script("calibration")
     found = [(f"<!-- {m}: start -->", f"<!-- {m}: end -->") for m in calibration.MARKERS.values()]
-    for name in ("sequential", "ppi_calibration"):
+    for name in ("sequential", "ppi_calibration", "ceiling_coverage"):
         module = _script(name)
         found.append((module.START, module.END))
     sequential = _script("sequential")

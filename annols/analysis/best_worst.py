@@ -5,8 +5,9 @@ one row per candidate of each answered tuple, ``value`` 1 (chosen best), -1 (wor
 A tuple whose best and worst are the same candidate has no rows (``validate`` flags it).
 
 - Counting scores (Orme 2009; Kiritchenko & Mohammad 2017): per aspect and candidate,
-  % best − % worst of the times it was shown, from -100 to 100, with a 95% percentile
-  bootstrap interval resampling whole items (see the unit below); :func:`scores` computes them from
+  % best − % worst of the times it was shown, from -100 to 100, with the 95% bounded (betting)
+  interval of the mean over items of each item's score (:mod:`annols.analysis.intervals`: it holds
+  with few items and at the ends of the scale; see the unit below); :func:`scores` computes them from
   a tidy table, for anything that needs them again (split-half reliability, planning).
 - A choice model: each answer read as the comparisons it implies (the best beats every
   other candidate shown, each of those beats the worst) and fitted as a Bradley-Terry
@@ -27,8 +28,8 @@ A tuple whose best and worst are the same candidate has no rows (``validate`` fl
   item, each candidate shown gets its score from the item's answers, 100 x (times best -
   times worst) / times shown; for each pair of candidates, over the items that showed both,
   the Wilcoxon signed-rank test of the differences (zero differences dropped), Holm across
-  the pairs of an aspect, with the mean difference, its 95% percentile bootstrap interval
-  resampling those items and the matched-pairs rank-biserial correlation (Kerby 2014) as the
+  the pairs of an aspect, with the mean difference, its 95% bounded (betting) interval over
+  those items and the matched-pairs rank-biserial correlation (Kerby 2014) as the
   effect size beside each p. The same test gives the report's "What the study could detect"
   (:mod:`annols.analysis.conclusions`).
 
@@ -45,7 +46,8 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import spearmanr
 
-from annols.analysis import agreement, bootstrap, detectable, sampled
+from annols.analysis import agreement, detectable, sampled
+from annols.analysis import intervals as bounded
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Estimates, Figure, Finding, Table, cell_text, intervals, percent
@@ -172,6 +174,9 @@ def in_aspect_order(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
     return frame.iloc[np.argsort(codes, kind="stable")].reset_index(drop=True)
 
 
+SCORE_RANGE = (-100.0, 100.0)  # an item's score: 100 x (best - worst) / shown
+
+
 def item_scores(rows: pd.DataFrame) -> pd.Series:
     """Each (aspect, item, system)'s score in its item, in points: 100 x (times chosen best - times chosen
     worst) / times shown there (from -100 to 100)."""
@@ -185,7 +190,7 @@ def paired_tests(rows: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
     """:data:`PAIRED_COLUMNS`: every pair of candidates per aspect compared over the items that showed both."""
     per_item = item_scores(rows)
     tests = detectable.with_effects(detectable.paired_tests(per_item, "aspect"), per_item, "aspect",
-                                    options.bootstrap, options.seed, EFFECT_STREAM)  # fmt: skip
+                                    options.bootstrap, options.seed, EFFECT_STREAM, SCORE_RANGE)  # fmt: skip
     tests = tests.rename(columns={"samples": "items", "samples system higher": "items system higher",
                                   "samples opponent higher": "items opponent higher"})  # fmt: skip
     return tests[PAIRED_COLUMNS]
@@ -253,13 +258,14 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     if rows.empty:
         return [Finding("Best-worst scores", ["No best-worst answers."])]
     table = in_aspect_order(scores(rows), aspects)
-    rng = np.random.default_rng(options.seed)
     low, high, model = [], [], []
     fitted = {aspect: strengths(part) for aspect, part in rows.groupby("aspect", sort=True)}
     for aspect, system in zip(table["aspect"], table["system"], strict=True):
         mine = rows[(rows["aspect"] == aspect) & (rows["system"] == system)]
         per_item = mine.groupby(UNIT, sort=True, observed=True)["value"].agg(["sum", "size"]).to_numpy()
-        lo, hi = bootstrap.ratio(per_item, options.bootstrap, rng)
+        # the bounded interval of the mean over items of each item's score (it holds with few items, never a point)
+        lo, hi = (bounded.betting(per_item[:, 0] / per_item[:, 1], -1.0, 1.0, seed=options.seed)
+                  if options.bootstrap > 0 else (np.nan, np.nan))  # --bootstrap 0 leaves the intervals out
         low.append(100 * lo)
         high.append(100 * hi)
         model.append(fitted[aspect].get(system, np.nan))
@@ -279,7 +285,8 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
         "tuple is one). Per item each candidate's score from that item's answers, 100 x (best - worst) / times "
         "shown; for each pair, over the items that showed both, the Wilcoxon signed-rank test of the differences "
         "(zero differences dropped), p (Holm) corrected across the pairs of an aspect; beside each p the mean "
-        f"difference with its 95% bootstrap interval ({options.bootstrap} resamples of those items) and the "
+        "difference with its 95% bounded interval over those items (betting, Waudby-Smith & Ramdas 2024: it holds "
+        "with few items and at the ends of the scale) and the "
         "rank-biserial correlation (-1 to 1). Those figures generalise to new items judged by these annotators.",
         *crossed_text,
     ]

@@ -45,7 +45,8 @@ DETECTABLE_NOTE = (
     "(wins - losses) / (wins + losses) of the judgments. Ratings and ranking: the paired t-test's power on "
     "the standard deviation of the per-sample differences, samples discounted by the Wilcoxon test's relative "
     "efficiency 3/pi (an approximation), the difference in the scale's units. CI low, CI high: the difference's 95% "
-    "percentile bootstrap interval resampling items (the same resamples as the style's own test table)."
+    "interval over items, as in the style's own test table (pairwise: percentile bootstrap resampling items; "
+    "ratings, ranking, best-worst: the betting interval for a mean bounded by the scale)."
 )  # fmt: skip
 RELIABILITY_NOTE = (
     "Split-half reliability: the annotators are split into two halves when some item has two or more of them and "
@@ -98,14 +99,15 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any, rated: tuple[pd.DataF
         return Compared(detectable.pairwise_table(signs), [], sampled.pairwise(frame, signs))
     if style == "ratings":
         frame, _ = rated or ratings.rows(tidy, spec)
-        tests = ratings.tests_with_effects(frame, options)
+        tests = ratings.tests_with_effects(frame, options, ratings.scale_range(spec))
         crossed = sampled.paired(frame, "aspect", tests, "rating")
         return Compared(detectable.paired_table(tests, "aspect", "mean rating"), [], crossed)
     if style == "ranking":
         frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))
         means = frame.groupby(["dimension", "task_key", "system"], observed=True)["rank"].mean()
         tests = detectable.with_effects(detectable.paired_tests(means, "dimension"), means, "dimension",
-                                        options.bootstrap, options.seed, RANKING_EFFECT_STREAM)  # fmt: skip
+                                        options.bootstrap, options.seed, RANKING_EFFECT_STREAM,
+                                        (1.0, float(len(spec.positions))))  # fmt: skip
         table = Table("ranking_paired_tests", "Paired tests between systems over samples: mean rank per sample "
                       "(Wilcoxon signed-rank, Holm across the pairs of a dimension)", tests)  # fmt: skip
         crossed = sampled.paired(frame, "dimension", tests, "rank")
@@ -117,7 +119,8 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any, rated: tuple[pd.DataF
         rows, aspects = best_worst.named_judgments(tidy, spec)
         per_item = best_worst.item_scores(rows)
         tests = detectable.with_effects(detectable.paired_tests(per_item, "aspect"), per_item, "aspect",
-                                        options.bootstrap, options.seed, best_worst.EFFECT_STREAM)  # fmt: skip
+                                        options.bootstrap, options.seed, best_worst.EFFECT_STREAM,
+                                        best_worst.SCORE_RANGE)  # fmt: skip
         tests = best_worst.in_aspect_order(tests, aspects)
         crossed = best_worst.sampled_frame(rows, tests)
         return Compared(detectable.paired_table(tests, "aspect", best_worst.MEASURE), [], crossed)

@@ -44,7 +44,7 @@ from scipy.stats import f as f_dist
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from annols.analysis import bootstrap, cells
+from annols.analysis import bootstrap, cells, intervals
 from annols.analysis.naming import natural
 
 ALPHA = 0.05
@@ -135,14 +135,23 @@ def rank_biserial(diff: np.ndarray) -> float:
 
 
 def with_effects(tests: pd.DataFrame, means: pd.Series, group: str, reps: int, seed: int,
-                 stream: int) -> pd.DataFrame:  # fmt: skip
+                 stream: int, bounds: tuple[float, float] | None = None) -> pd.DataFrame:  # fmt: skip
     """:func:`paired_tests`' table with :data:`EFFECT_COLUMNS` after its mean difference: the difference's 95%
-    percentile bootstrap interval resampling the samples (``default_rng([seed, stream, pair index])``; nan
-    without resamples) and the rank-biserial correlation, so no p stands without an effect and its interval."""
+    interval and the rank-biserial correlation, so no p stands without an effect and its interval. ``bounds``: the
+    range of a sample's value (a rating scale's, ranks', scores'); with it the interval is the betting interval of
+    the per-sample differences, which lie within plus or minus the range's width
+    (:func:`annols.analysis.intervals.betting`: it holds with few samples and at a ceiling, and never has zero
+    width); without it, the percentile bootstrap resampling the samples (``default_rng([seed, stream, pair
+    index])``; nan without resamples)."""
     effects = []
     for i, (*_, diff) in enumerate(paired_differences(means, group)):
-        units = np.column_stack([diff, np.ones(len(diff))])
-        effects.append([*bootstrap.ratio(units, reps, np.random.default_rng([seed, stream, i])), rank_biserial(diff)])
+        if bounds is not None and reps > 0 and len(diff):  # no resamples: no intervals (as the simulations ask)
+            width = bounds[1] - bounds[0]
+            interval = intervals.betting(diff, -width, width, seed=seed)
+        else:
+            units = np.column_stack([diff, np.ones(len(diff))])
+            interval = bootstrap.ratio(units, reps, np.random.default_rng([seed, stream, i]))
+        effects.append([*interval, rank_biserial(diff)])
     found = pd.DataFrame(effects, index=tests.index, columns=EFFECT_COLUMNS, dtype=float)
     at = list(tests.columns).index("mean difference") + 1
     columns = [*tests.columns[:at], *EFFECT_COLUMNS, *tests.columns[at:]]

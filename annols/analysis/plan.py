@@ -57,6 +57,13 @@ from annols.errors import InputError, OptionError
 
 ITEMS = (25, 50, 100, 200, 400, 800)
 ANNOTATORS = (1, 2, 3, 5)
+MORE_ANNOTATORS = (10, 20, 40)  # where annotators vary: where the crossed test gets its power
+
+
+def annotators_for(a: Any) -> tuple[int, ...]:
+    """The grid's annotators per item: :data:`ANNOTATORS`, and :data:`MORE_ANNOTATORS` where annotators vary (the
+    crossed test's power grows with annotators, not items)."""
+    return ANNOTATORS + MORE_ANNOTATORS if a.annotator_sd > 0 else ANNOTATORS
 SIMULATIONS = 500
 STYLES = ("pairwise", "ratings", "ranking")
 DEFAULTS: dict[str, dict[str, float]] = {
@@ -94,6 +101,11 @@ class Design:
     error: float  # Monte Carlo standard error of the power
     false_positives: float = 0.0  # the items' test's rejections at effect 0, either way
     unsafe: bool = False  # false positives above the corrected level by more than 3 Monte Carlo errors
+    # The two claims a team may make (CLAIMS), each with its own test's power and false-positive rate:
+    items_power: float = 0.0  # the items' test towards the better system: "new items, these annotators"
+    items_false: float = 0.0  # its rejections at effect 0 where these annotators' mean bias is 0
+    crossed_power: float = 0.0  # the crossed test (min F') towards the better system: "new items and annotators"
+    crossed_false: float = 0.0  # its rejections at effect 0 under the same variances
 
 
 @dataclass(frozen=True)
@@ -103,10 +115,21 @@ class Plan:
     seed: int
     designs: list[Design] = field(default_factory=list)
 
+    level: float = 0.05  # the corrected level of each test
+    margin: float = 0.0  # 3 Monte Carlo errors of a false-positive rate at that level
+
     @property
     def cheapest(self) -> Design | None:
         """The safe design with the fewest judgments that reaches the target power (fewer annotators on a tie)."""
         ok = [d for d in self.designs if d.power >= self.assumptions.power and not d.unsafe]
+        return min(ok, key=lambda d: (d.judgments, d.annotators)) if ok else None
+
+    def cheapest_for(self, claim: str) -> Design | None:
+        """The design with the fewest judgments whose test for ``claim`` (:data:`CLAIMS`) reaches the target power
+        with its false positives within the corrected level plus 3 Monte Carlo errors."""
+        power, false = ("items_power", "items_false") if claim == "items" else ("crossed_power", "crossed_false")
+        ok = [d for d in self.designs
+              if getattr(d, power) >= self.assumptions.power and getattr(d, false) <= self.level + self.margin]
         return min(ok, key=lambda d: (d.judgments, d.annotators)) if ok else None
 
     def table(self) -> pd.DataFrame:
@@ -181,13 +204,33 @@ def _pairwise(a: Assumptions, d: dict, effect: float, n: int, k: int) -> np.ndar
 
 def _ratings_draws(a: Assumptions, items: int, annotators: int, sims: int, rng: np.random.Generator) -> dict:
     u = rng.normal(0, a.item_sd, (sims, items, 1)) if a.item_sd > 0 else 0.0
-    b = rng.normal(0, a.annotator_sd, (sims, 1, annotators)) if a.annotator_sd > 0 else 0.0
-    return {"noise": u + b + rng.normal(0, a.residual_sd, (sims, items, annotators))}
+    b = rng.normal(0, a.annotator_sd, (sims, 1, annotators)) if a.annotator_sd > 0 else np.zeros((sims, 1, annotators))
+    return {"noise": u + rng.normal(0, a.residual_sd, (sims, items, annotators)), "b": b}
 
 
 def _ratings(a: Assumptions, d: dict, effect: float, n: int, k: int) -> np.ndarray:
     """Per judgment: the rating of B minus A."""
-    return effect + d["noise"][:, :n, :k]
+    return effect + d["noise"][:, :n, :k] + d["b"][:, :, :k]
+
+
+def _these_annotators(a: Assumptions, d: dict, k: int) -> dict:
+    """The draws with the first ``k`` annotators' biases centred: the null of "these annotators" (their mean bias
+    0), against which the items' test's false positives count for that claim. Ranking has no annotator bias."""
+    if "b" not in d:
+        return d
+    b = d["b"][:, :, :k]
+    if a.style != "pairwise":
+        return {**d, "b": b - b.mean(axis=2, keepdims=True)}
+    # Pairwise biases act on the logit scale: shift them by the c that makes these annotators' mean chance of a
+    # win 1/2 over items, E_u expit(u + b - c) ~ expit((b - c) / s) with s = sqrt(1 + pi item_sd^2 / 8) (the
+    # probit approximation), found by bisection (the mean is monotone in c).
+    spread = math.sqrt(1 + math.pi * a.item_sd**2 / 8)
+    low, high = b.min(axis=2, keepdims=True), b.max(axis=2, keepdims=True)
+    for _ in range(50):
+        mid = (low + high) / 2
+        above = expit((b - mid) / spread).mean(axis=2, keepdims=True) > 0.5
+        low, high = np.where(above, mid, low), np.where(above, high, mid)
+    return {**d, "b": b - (low + high) / 2}
 
 
 def _ranks(gap: float, a: Assumptions, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -281,23 +324,29 @@ def plan(a: Assumptions, items: tuple[int, ...] = ITEMS, annotators: tuple[int, 
     level = a.alpha / a.tests
     crossed = a.annotator_sd > 0
     chunk = max(1, 2_000_000 // max(1, n_max * k_max * max(a.positions, 1)))
-    power = {(n, k): 0 for n in items for k in annotators}
-    wrong = dict(power)
+    counts = {(n, k): np.zeros(5, dtype=int) for n in items for k in annotators}  # see below
     for done in range(0, simulations, chunk):
         draws = DRAWS[a.style](a, n_max, k_max, min(chunk, simulations - done), rng)
-        for n, k in power:
+        for n, k in counts:
             y = OUTCOMES[a.style](a, draws, a.effect, n, k)
-            power[n, k] += int((crossed_test(y, level) if crossed else items_test(a, y, level))[1].sum())
             null = OUTCOMES[a.style](a, draws, 0.0, n, k)
-            wrong[n, k] += int(items_test(a, null, level)[0].sum())
+            these = OUTCOMES[a.style](a, _these_annotators(a, draws, k), 0.0, n, k) if crossed else null
+            items_up = items_test(a, y, level)[1]
+            crossed_up = crossed_test(y, level)[1] if k > 1 else np.zeros(len(y), dtype=bool)
+            crossed_null = crossed_test(null, level)[0] if k > 1 else np.zeros(len(y), dtype=bool)
+            # items' power, crossed power, items' test at effect 0 (annotators as drawn, and centred), crossed's
+            counts[n, k] += [items_up.sum(), crossed_up.sum(), items_test(a, null, level)[0].sum(),
+                             items_test(a, these, level)[0].sum(), crossed_null.sum()]  # fmt: skip
     margin = 3 * math.sqrt(level * (1 - level) / simulations)
     designs = []
-    for (n, k), hits in power.items():
-        share, false = hits / simulations, wrong[n, k] / simulations
+    for (n, k), c in counts.items():
+        items_power, crossed_power, false, items_false, crossed_false = (float(v) / simulations for v in c)
+        share = crossed_power if crossed else items_power
         cost = None if cost_per_judgment is None else n * k * cost_per_judgment
         designs.append(Design(n, k, n * k, cost, share, math.sqrt(share * (1 - share) / simulations), false,
-                              false > level + margin))  # fmt: skip
-    return Plan(a, simulations, seed, designs)
+                              false > level + margin, items_power, items_false, crossed_power,
+                              crossed_false))  # fmt: skip
+    return Plan(a, simulations, seed, designs, level, margin)
 
 
 def simulate(a: Assumptions, items: int, annotators: int, sims: int, seed: int) -> float:
@@ -453,6 +502,37 @@ def describe(a: Assumptions) -> list[str]:
     return lines
 
 
+CLAIMS = {"items": "new items, these annotators (the items' test)",
+          "crossed": "new items and new annotators (the crossed test, min F')"}  # fmt: skip
+
+
+def claims(result: Plan, currency: str = "") -> list[str]:
+    """One line per claim: the cheapest design for it, or what the grid reached and what more it would take."""
+    lines = []
+    target = result.assumptions.power
+    for claim, words in CLAIMS.items():
+        best = result.cheapest_for(claim)
+        if best is not None:
+            power, false = ((best.items_power, best.items_false) if claim == "items" else
+                            (best.crossed_power, best.crossed_false))  # fmt: skip
+            cost = f", cost {currency}{best.cost:,.2f}" if best.cost is not None else ""
+            lines.append(f"For {words}: {best.items} items x {best.annotators} annotator(s) = {best.judgments} "
+                         f"judgments{cost} (power {power:.3f}, false positives {false:.3f}).")  # fmt: skip
+            continue
+        most = max(d.annotators for d in result.designs)
+        top = max((d for d in result.designs if d.annotators == most),
+                  key=lambda d: d.items_power if claim == "items" else d.crossed_power)  # fmt: skip
+        reached = top.items_power if claim == "items" else top.crossed_power
+        if claim == "crossed":
+            lines.append(f"For {words}: no design of the grid reaches power {target}; the most, {most} annotators x "
+                         f"{top.items} items, reaches {reached:.3f}. Its power grows with annotators more than with "
+                         f"items: try --annotators {most},{2 * most},{4 * most} (or a larger effect).")  # fmt: skip
+        else:
+            lines.append(f"For {words}: no design of the grid reaches power {target} (at most {reached:.3f}): more "
+                         "items or a larger effect.")  # fmt: skip
+    return lines
+
+
 def summary(result: Plan, currency: str = "") -> list[str]:
     best = result.cheapest
     if best is None:
@@ -464,6 +544,12 @@ def summary(result: Plan, currency: str = "") -> list[str]:
             f"(power {best.power:.3f} ± {best.error:.3f})."]  # fmt: skip
 
 
+HEADER = ("items\tannotators\tjudgments\tcost\tpower\tfalse positives\tsafe\tpower (these annotators)\t"
+          "false positives (these annotators)\tpower (new annotators)\tfalse positives (new annotators)")
+
+
 def as_rows(result: Plan) -> list[list[Any]]:
     return [[d.items, d.annotators, d.judgments, "" if d.cost is None else f"{d.cost:,.2f}", f"{d.power:.3f}",
-             f"{d.false_positives:.3f}", "unsafe" if d.unsafe else "safe"] for d in result.designs]  # fmt: skip
+             f"{d.false_positives:.3f}", "unsafe" if d.unsafe else "safe", f"{d.items_power:.3f}",
+             f"{d.items_false:.3f}", f"{d.crossed_power:.3f}", f"{d.crossed_false:.3f}"]
+            for d in result.designs]  # fmt: skip

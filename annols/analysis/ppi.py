@@ -46,14 +46,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from numpy.typing import ArrayLike
 
-from annols.analysis import asked
+from annols.analysis import asked, intervals
 from annols.analysis.naming import natural
 from annols.analysis.results import Table
 from annols.errors import AnnolsError
@@ -110,6 +110,8 @@ class Estimate:
     def effective(self) -> float:
         """The human items the PPI estimate is worth (ratio of the variances times n)."""
         ratio = self.width_ratio
+        if math.isnan(ratio):  # no interval (all-equal values on a scale of unknown range)
+            return math.nan
         return self.n / ratio**2 if ratio > 0 else math.inf
 
 
@@ -132,9 +134,13 @@ def _variance(y: np.ndarray, f: np.ndarray, fu: np.ndarray, lam: float) -> float
     return float((lam * fu).std() ** 2 / len(fu) + (y - lam * f).std() ** 2 / len(y))
 
 
-def estimate(y: ArrayLike, f: ArrayLike, fu: ArrayLike, alpha: float = ALPHA) -> Estimate:
+def estimate(y: ArrayLike, f: ArrayLike, fu: ArrayLike, alpha: float = ALPHA,
+             bounds: tuple[float, float] | None = None) -> Estimate:  # fmt: skip
     """PPI++ of a mean: ``y`` the humans' per-item values, ``f`` the judge's on the same items, ``fu`` the
-    judge's on the items without humans (each at least 2)."""
+    judge's on the items without humans (each at least 2). ``bounds``: the range every per-item value lies in;
+    with it both intervals are :mod:`annols.analysis.intervals`' bounded ones (betting), which hold with few
+    items and at a ceiling, and PPI++ falls back to the humans' own (lambda 0) where its bounded interval would
+    be wider; without it, ppi-python's CLT intervals."""
     ppi = _library()
     y_, f_, fu_ = (np.asarray(v, dtype=float) for v in (y, f, fu))
     human_low, human_high = (float(v) for v in ppi.classical_mean_ci(y_, alpha=alpha))
@@ -144,6 +150,11 @@ def estimate(y: ArrayLike, f: ArrayLike, fu: ArrayLike, alpha: float = ALPHA) ->
         a = float(np.mean((y_ - y_.mean()) * (f_ - f_.mean())))
         b = float(fu_.var() / len(fu_) * len(y_) + f_.var())
         point, low, high, lam = _ppi(ppi, y_, f_, fu_, alpha, min(max(a / b, 0.0), 1.0) if b > 0 else 0.0)
+    if bounds is not None:
+        human_low, human_high = intervals.betting(y_, *bounds, alpha=alpha)
+        low, high = intervals.ppi(y_, f_, fu_, lam, *bounds, alpha=alpha)
+        if high - low > human_high - human_low:  # the judge does not pay for its share of alpha: humans only
+            point, low, high, lam = float(y_.mean()), human_low, human_high, 0.0
     return Estimate(len(y_), len(fu_), float(y_.mean()), human_low, human_high, point, low, high, lam)
 
 
@@ -226,7 +237,7 @@ def per_item(values: pd.DataFrame) -> pd.DataFrame:
 
 COLUMNS = ["judge", "question", "measure", "estimate", "items with humans", "judge-only items", "humans",
            "humans low", "humans high", "PPI++", "PPI++ low", "PPI++ high", "lambda", "width ratio",
-           "worth human items", "judge r", "predicted width ratio"]  # fmt: skip
+           "worth human items", "judge r", "predicted width ratio", "interval"]  # fmt: skip
 
 
 def _targets(humans: pd.DataFrame, judge: pd.DataFrame) -> list[tuple[str, str, str, pd.Series, pd.Series]]:
@@ -261,12 +272,69 @@ def pilot_correlation(frame: pd.DataFrame, judge: str, is_judge: Any) -> float |
     return float(np.median(found)) if found else None
 
 
-def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: float = ALPHA) -> pd.DataFrame:
+KNOWN_RANGES = {MEASURES["preference"]: (0.0, 100.0), MEASURES["best-worst"]: (-100.0, 100.0)}
+NO_INTERVAL = "no interval"  # the note of a row whose values are all equal on a scale of unknown range
+
+
+def value_range(question: str, measure: str, systems: int,
+                ranges: dict[str, tuple[float, float]] | None) -> tuple[float, float] | None:  # fmt: skip
+    """The range a system's per-item value lies in: win rates and best-worst scores by their definition, ranks
+    1 to the number of systems, ratings, numeric questions and error scores the study's (``ranges`` by
+    question, from the definition); None where none is known."""
+    if measure in KNOWN_RANGES:
+        return KNOWN_RANGES[measure]
+    if measure == MEASURES["rank"]:
+        return (1.0, float(systems)) if systems >= 2 else None
+    return (ranges or {}).get(question)
+
+
+def _codes(answers: Any) -> list[float]:
+    out = []
+    for answer in answers or ():
+        try:
+            out.append(float(getattr(answer, "code", answer)))  # a rating is its code read as a number
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def ranges_of(definition: Any) -> dict[str, tuple[float, float]]:
+    """Each question's range of values from the definition: a ratings aspect's scale (its numeric codes, or the
+    slider's min and max) and each numeric question's (a scale's codes, a number's or slider's min and max).
+    The error score of spans with weights has none (a candidate's score is unbounded)."""
+    spec = definition.spec
+    out: dict[str, tuple[float, float]] = {}
+    if definition.style == "ratings":
+        if getattr(spec, "scale", None) == "slider" and getattr(spec, "slider", None) is not None:
+            scale = (float(spec.slider.min), float(spec.slider.max))
+        else:
+            codes = _codes(getattr(spec, "answers", ()))
+            scale = (min(codes), max(codes)) if len(codes) >= 2 else (0.0, 0.0)
+        if scale[1] > scale[0]:
+            out.update(dict.fromkeys((a.name for a in spec.aspects), scale))
+    for q in asked.questions_of(spec):
+        if not q.numeric:
+            continue
+        if q.kind == "scale":
+            codes = _codes(q.all_choices)
+            low, high = (min(codes), max(codes)) if len(codes) >= 2 else (None, None)
+        else:
+            low, high = getattr(q, "min", None), getattr(q, "max", None)
+        if low is not None and high is not None and float(high) > float(low):
+            out[q.name] = (float(low), float(high))
+    return out
+
+
+def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: float = ALPHA,
+              ranges: dict[str, tuple[float, float]] | None = None) -> pd.DataFrame:  # fmt: skip
     """Every system score and difference as PPI++ beside humans only (:data:`COLUMNS`), per judge; rows only where
-    the judge answered items the humans did not (at least 2) and at least 2 items have both."""
+    the judge answered items the humans did not (at least 2) and at least 2 items have both. Where the values'
+    range is known (:func:`value_range`) the intervals are the bounded ones (:func:`estimate`); where it is not
+    and the humans' values are all equal, no interval is given (nan): a CLT interval would have no width."""
     values = item_values(frame)
     rows = []
     humans = per_item(values[~values["annotator"].map(is_judge).astype(bool)])
+    systems = humans.groupby("question")["system"].nunique().to_dict() if len(humans) else {}
     for name in judges:
         judge = per_item(values[values["annotator"] == name])
         for question, measure, target, h, j in _targets(humans, judge):
@@ -275,12 +343,39 @@ def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: 
             if len(both) < 2 or len(alone) < 2:
                 continue
             y, f = h[both].to_numpy(dtype=float), j[both].to_numpy(dtype=float)
-            e = estimate(y, f, j[alone].to_numpy(), alpha)
+            bounds = value_range(question, measure, int(systems.get(question, 0)), ranges)
+            if bounds is not None and " - " in target:
+                bounds = (bounds[0] - bounds[1], bounds[1] - bounds[0])
+            e = estimate(y, f, j[alone].to_numpy(), alpha, bounds)
+            if bounds is None and np.ptp(y) == 0:
+                e = replace(e, human_low=math.nan, human_high=math.nan, low=math.nan, high=math.nan)
             r = correlation(y, f)
             predicted = math.sqrt(variance_factor(max(r, 0.0), e.n, e.unlabeled)) if math.isfinite(r) else math.nan
             rows.append([name, question, measure, target, e.n, e.unlabeled, e.human, e.human_low, e.human_high,
-                         e.point, e.low, e.high, e.lam, e.width_ratio, e.effective, r, predicted])  # fmt: skip
+                         e.point, e.low, e.high, e.lam, e.width_ratio, e.effective, r, predicted,
+                         "bounded" if bounds is not None else "CLT"])  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def interval_lines(table: pd.DataFrame) -> list[str]:
+    """The headline's word on the intervals: which are bounded, which CLT, and where there is none."""
+    if not len(table):
+        return []
+    lines = []
+    bounded = table["interval"] == "bounded"
+    if bounded.any():
+        lines.append(f"{int(bounded.sum())} of {len(table)} estimates have bounded 95% intervals (betting, "
+                     "Waudby-Smith & Ramdas 2024: they hold at any number of items and at a ceiling of the scale, "
+                     "and are wider than a CLT interval with few items).")  # fmt: skip
+    if (~bounded).any():
+        lines.append(f"{int((~bounded).sum())} of {len(table)} estimates are on a scale of unknown range (CLT "
+                     "intervals, which may cover less than 95% with few items or at a ceiling).")  # fmt: skip
+    missing = table["humans low"].isna()
+    if missing.any():
+        names = ", ".join(f"{q} {t}" for q, t in table.loc[missing, ["question", "estimate"]].itertuples(index=False))
+        lines.append(f"No interval for {names}: every human item got the same value on a scale of unknown range, "
+                     "and a CLT interval would have no width.")  # fmt: skip
+    return lines
 
 
 def gain_lines(table: pd.DataFrame) -> list[str]:
@@ -309,10 +404,13 @@ def gain_lines(table: pd.DataFrame) -> list[str]:
 def table(frame: pd.DataFrame) -> Table:
     note = (
         f"Items are the unit: each item's judgments are averaged first (humans together, the judge alone). "
-        f"Humans: the mean over the items with humans and its {100 * (1 - ALPHA):.0f}% CLT interval. PPI++: "
+        f"Humans: the mean over the items with humans and its {100 * (1 - ALPHA):.0f}% interval. PPI++: "
         "lambda x the judge's mean on the judge-only items + the mean of (humans - lambda x judge) on the "
-        "items with humans, lambda power-tuned in [0, 1] (ppi-python); its CLT interval. Width ratio: PPI++ "
-        "interval over the humans' (below 1: the judge helped). Worth human items: items with humans x "
+        "items with humans, lambda power-tuned in [0, 1] (ppi-python). Interval 'bounded': the scale's range "
+        "is known, and both intervals are betting intervals for bounded means (Waudby-Smith & Ramdas 2024; "
+        "PPI++: the rectifier's at 4% plus lambda x the judge-only mean's at 1%, the humans' own where that "
+        "is wider); 'CLT': ppi-python's CLT intervals (none where the humans' values are all equal). Width "
+        "ratio: PPI++ interval over the humans' (below 1: the judge helped). Worth human items: items with humans x "
         "(humans' variance / PPI++ variance). Judge r: the judge's correlation with the humans' per-item value "
         "on their items; predicted width ratio: sqrt(1 - r^2 N / (n + N)), what plan --judge-correlation "
         "predicts from it (1 for r <= 0: lambda is clipped to [0, 1]). A difference 'A - B' is the mean per-item "

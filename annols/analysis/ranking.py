@@ -7,7 +7,8 @@ systems rank 1).
 
 - Mean rank and the share of each rank, per dimension and system, by the items rule
   (:func:`annols.analysis.cells.items_mean`: each sample's mean over its rankings, then the mean
-  over samples); 95% intervals of the mean rank resample whole samples (percentile bootstrap).
+  over samples); 95% intervals of the mean rank: betting intervals over the samples' mean ranks
+  (:mod:`annols.analysis.intervals`), or the percentile bootstrap over samples where the ranks' range is unknown.
 - Pairwise win rates from ranks: within each ranking, a system ranked better (a lower
   rank) than another wins, the same rank is a tie; pairs in name order.
 - Kendall's W per sample and dimension, over the annotators who ranked every output of
@@ -27,7 +28,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import agreement as shared
-from annols.analysis import bootstrap, cells, stats
+from annols.analysis import bootstrap, cells, intervals, stats
 from annols.analysis.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.naming import in_order, natural
 from annols.analysis.options import AnalysisOptions
@@ -55,10 +56,12 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     frame = judgments(tidy, dimensions, top)
     ranks = mean_ranks(frame, top)
     text = [f"{frame['uid'].nunique()} rankings, {len(frame)} ranks given (1 = best); ties count as given.",
-            f"95% intervals of the mean rank: percentile bootstrap over samples, {options.bootstrap} resamples, "
-            f"seed {options.seed}. Win rates from ranks: within one ranking, the system ranked better wins; the "
+            "95% intervals of the mean rank: betting intervals for a mean bounded by the ranks (1 to "
+            f"{len(spec.positions)}; Waudby-Smith & Ramdas 2024) over the samples' mean ranks, which hold with few "
+            f"samples and when a system is always first (seed {options.seed}). Win rates from ranks: within one "
+            "ranking, the system ranked better wins; the "
             "same rank is a tie."]  # fmt: skip
-    tables = [ranks, mean_rank_intervals(frame, options), pairwise_wins(frame)]
+    tables = [ranks, mean_rank_intervals(frame, options, len(spec.positions)), pairwise_wins(frame)]
     out = [Finding("Ranks", text, tables, [_plot(ranks, top)] if len(ranks.frame) else [])]
     if (frame.groupby(["dimension", "task_key", "position"], observed=True).size() >= 2).any():
         out.append(Finding("Agreement", [AGREEMENT_NOTE], [agreement(frame, dimensions, top),
@@ -68,21 +71,26 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     return out
 
 
-def mean_rank_intervals(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
+def mean_rank_intervals(frame: pd.DataFrame, options: AnalysisOptions, positions: int | None = None) -> Table:
+    """Each system's mean rank per dimension with its 95% interval: with ``positions`` (ranks 1 to it), the betting
+    interval of the samples' mean ranks (:func:`annols.analysis.intervals.betting`: it holds with few samples and
+    when a system is always first, never a point), else the percentile bootstrap over samples."""
     rows = []
     for i, ((dimension, system), part) in enumerate(frame.groupby(["dimension", "system"], observed=True)):
         # The items rule (cells.items_mean): each sample's mean rank, then the mean over samples; the interval
-        # resamples samples of that same estimate.
+        # is of that same estimate.
         sample, _ = pd.factorize(part["task_key"], sort=True)  # key order
         means = cells.item_means(sample, part["rank"].to_numpy(dtype=float))
         per_sample = np.column_stack([means, np.ones(len(means))])
-        rng = np.random.default_rng([options.seed, i])
-        low, high = bootstrap.ratio(per_sample, options.bootstrap, rng)
+        if positions is not None and positions >= 2 and options.bootstrap > 0:  # 0: no intervals
+            low, high = intervals.betting(means, 1.0, float(positions), seed=options.seed)
+        else:
+            low, high = bootstrap.ratio(per_sample, options.bootstrap, np.random.default_rng([options.seed, i]))
         rows.append((dimension, system, len(per_sample), len(part),
                      cells.items_mean(sample, part["rank"].to_numpy(dtype=float)), low, high))  # fmt: skip
     columns = ["dimension", "system", "samples", "rankings", "mean rank", "CI low", "CI high"]
-    return Table("ranking_mean_rank_intervals", "Mean rank with 95% bootstrap intervals",
-                 pd.DataFrame(rows, columns=columns))  # fmt: skip
+    title = "Mean rank with 95% bounded intervals (betting)" if positions else "Mean rank with 95% bootstrap intervals"
+    return Table("ranking_mean_rank_intervals", title, pd.DataFrame(rows, columns=columns))
 
 
 def pairwise_wins(frame: pd.DataFrame) -> Table:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import agreement, bootstrap, cells, detectable, sampled
+from annols.analysis import agreement, bootstrap, cells, detectable, intervals, sampled
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import SHOWN_ROWS, Figure, Finding, Panel, Table, percent, stacked_bars
@@ -151,6 +151,19 @@ def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
     return frame["code"].astype(str), codes
 
 
+def scale_range(spec: Any) -> tuple[float, float] | None:
+    """The range of a rating: the slider's min and max, else the scale's numeric codes' (None without two)."""
+    if spec.scale == "slider":
+        return float(spec.slider.min), float(spec.slider.max)
+    codes = []
+    for a in spec.answers:
+        try:
+            codes.append(float(a.code))
+        except (TypeError, ValueError):
+            continue
+    return (min(codes), max(codes)) if len(codes) >= 2 and max(codes) > min(codes) else None
+
+
 def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
              rated: tuple[pd.DataFrame, list[str]] | None = None) -> list[Finding]:  # fmt: skip
     """The ratings sections; ``rated``: :func:`rows` of ``tidy`` when already made."""
@@ -159,20 +172,27 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
         return [Finding("Ratings", ["No ratings to count."]),
                 Finding("Agreement", [f"No agreement statistics: {agreement.NOTHING}."])]  # fmt: skip
     dist = distribution(frame, spec)
+    bounds = scale_range(spec)
+    intervals_text = (f"95% intervals of the mean ratings and of the paired differences: betting intervals for a "
+                      f"mean bounded by the scale ({bounds[0]:g} to {bounds[1]:g}; Waudby-Smith & Ramdas 2024) over "
+                      "the samples' means, which hold with few samples and at the scale's ceiling; the medians': "
+                      f"percentile bootstrap over samples, {options.bootstrap} resamples, seed {options.seed}."
+                      if bounds is not None else
+                      f"95% intervals: percentile bootstrap over samples, {options.bootstrap} resamples, seed "
+                      f"{options.seed}.")  # fmt: skip
     text = [
         f"{len(frame)} ratings. Means by the items rule: each sample's mean over its ratings, then the mean over "
-        f"samples. 95% intervals: percentile bootstrap over samples, {options.bootstrap} resamples, "
-        f"seed {options.seed}. Mean z: each annotator's ratings of an aspect standardised by their own mean and "
-        "standard deviation (direct assessment), averaged per system by the same rule.",
+        f"samples. {intervals_text} Mean z: each annotator's ratings of an aspect standardised by their own mean "
+        "and standard deviation (direct assessment), averaged per system by the same rule.",
         "Paired tests: per sample each system's mean rating; Wilcoxon signed-rank over the samples where both "
         "systems were rated (zero differences dropped); p is exact up to 50 samples without tied or zero "
         "differences, else scipy's normal approximation with the tie correction; p (Holm) corrects across the "
         "system pairs of an aspect.",
     ]
     # Each table's transients (tens of MB at 100,000 tasks) go back to the system before the next is made.
-    tables = [summary(frame, options, whole=spec.scale != "slider"), dist]
+    tables = [summary(frame, options, whole=spec.scale != "slider", bounds=bounds), dist]
     memory.release()
-    tests = paired_tests(frame, options)
+    tests = paired_tests(frame, options, bounds)
     tables.append(tests)
     crossed, crossed_text = sampled.table("ratings", sampled.paired(frame, "aspect", tests.frame, "rating"),
                                           sampled.most_annotators(frame, "aspect"), "mean rating difference",
@@ -241,9 +261,12 @@ def _z(rows: pd.DataFrame, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
 MEDIANS = ("median", "median CI low", "median CI high")
 
 
-def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True) -> Table:
+def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True,
+            bounds: tuple[float, float] | None = None) -> Table:  # fmt: skip
     """``whole``: the scale's codes are whole numbers (not a slider), so are its medians when the two middle
-    ratings agree, and the rendered reports show them without decimals."""
+    ratings agree, and the rendered reports show them without decimals. ``bounds``: the scale's range; with it the
+    mean's interval is the betting interval of the per-sample means (:func:`annols.analysis.intervals.betting`:
+    it holds with few samples and at a ceiling, and never has zero width), else the percentile bootstrap."""
     standard = _standardisation(frame)
     if standard is None:
         frame = frame.assign(z=z_scores(frame))
@@ -254,10 +277,13 @@ def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True) -
         sample, _ = pd.factorize(part["task_key"], sort=True)  # samples in key order
         values = part["rating"].to_numpy(dtype=float)
         # The items rule (cells.items_mean): each sample's mean over its ratings, then the mean over samples; the
-        # interval resamples samples of that same estimate.
+        # interval is of that same estimate.
         means = cells.item_means(sample, values)
         sums = np.column_stack([means, np.ones(len(means))])
-        mean_ci = bootstrap.ratio(sums, options.bootstrap, np.random.default_rng([options.seed, i, 0]))
+        if bounds is not None and options.bootstrap > 0:  # --bootstrap 0 leaves the intervals out
+            mean_ci = intervals.betting(means, *bounds, seed=options.seed)
+        else:
+            mean_ci = bootstrap.ratio(sums, options.bootstrap, np.random.default_rng([options.seed, i, 0]))
         median_ci = bootstrap.median(sample, values, options.bootstrap, np.random.default_rng([options.seed, i, 1]))
         z_values = z.to_numpy(dtype=float)
         rows.append((aspect, system, len(sums), len(part), cells.items_mean(sample, values), *mean_ci,
@@ -265,7 +291,10 @@ def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True) -
                      cells.items_mean(sample, z_values)))  # fmt: skip
     columns = ["aspect", "system", "samples", "ratings", "mean", "mean CI low", "mean CI high", "median",
                "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
-    return Table("ratings_summary", "Mean and median rating with 95% bootstrap intervals; mean z-score",
+    title = ("Mean rating with its 95% bounded interval (betting, over the samples' means), median rating with "
+             "its 95% bootstrap interval; mean z-score" if bounds is not None else
+             "Mean and median rating with 95% bootstrap intervals; mean z-score")  # fmt: skip
+    return Table("ratings_summary", title,
                  pd.DataFrame(rows, columns=columns), whole=MEDIANS if whole else ())  # fmt: skip
 
 
@@ -289,19 +318,21 @@ def sample_means(frame: pd.DataFrame) -> pd.Series:
 EFFECT_STREAM = 5  # the paired differences' bootstrap: default_rng([seed, 5, pair index])
 
 
-def tests_with_effects(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
+def tests_with_effects(frame: pd.DataFrame, options: AnalysisOptions,
+                       bounds: tuple[float, float] | None = None) -> pd.DataFrame:  # fmt: skip
     """The detectable differences' test (:func:`annols.analysis.detectable.paired_tests`) of per-sample mean
     ratings, with the mean difference's interval and rank-biserial r
     (:func:`annols.analysis.detectable.with_effects`)."""
     means = sample_means(frame)
     return detectable.with_effects(detectable.paired_tests(means, "aspect"), means, "aspect", options.bootstrap,
-                                   options.seed, EFFECT_STREAM)  # fmt: skip
+                                   options.seed, EFFECT_STREAM, bounds)  # fmt: skip
 
 
-def paired_tests(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
+def paired_tests(frame: pd.DataFrame, options: AnalysisOptions, bounds: tuple[float, float] | None = None) -> Table:
     """Wilcoxon signed-rank between each pair of systems over samples of per-sample mean ratings, Holm across the
-    pairs of an aspect, with the mean difference's 95% bootstrap interval over samples and rank-biserial r."""
-    table = tests_with_effects(frame, options).drop(columns="sd of differences")
+    pairs of an aspect, with the mean difference's 95% interval over samples (bounded where ``bounds``, the scale's
+    range, is given; else the bootstrap) and rank-biserial r."""
+    table = tests_with_effects(frame, options, bounds).drop(columns="sd of differences")
     return Table("ratings_paired_tests", "Paired tests between systems over samples (Wilcoxon signed-rank, Holm)",
                  table)  # fmt: skip
 

@@ -134,11 +134,13 @@ class JudgeCollector:
             options=self.options,
             tolerance=self.options.rating_tolerance,
             record_ids=self.record_ids,
-        ), *assisted_section(self.assisted_frame(study, full), names)]
+        ), *assisted_section(self.assisted_frame(study, full), names, ppi.ranges_of(self.definition))]
 
 
-def assisted_section(frame: pd.DataFrame, names: Sequence[str]) -> list[Finding]:
-    """Judge-assisted estimates, where a judge answered items no human did; [] where none did."""
+def assisted_section(frame: pd.DataFrame, names: Sequence[str],
+                     ranges: dict[str, tuple[float, float]] | None = None) -> list[Finding]:  # fmt: skip
+    """Judge-assisted estimates, where a judge answered items no human did; [] where none did. ``ranges``: each
+    question's range of values (:func:`annols.analysis.ppi.ranges_of`), for the bounded intervals."""
     items = ppi.item_of(frame).astype(str)
     humans = set(items[~frame["annotator"].map(is_judge).astype(bool)])
     alone = set(items[frame["annotator"].isin(names)]) - humans
@@ -146,9 +148,10 @@ def assisted_section(frame: pd.DataFrame, names: Sequence[str]) -> list[Finding]
         return []
     title = "Judge-assisted estimates (PPI++)"
     if not ppi.available():
-        return [Finding(title, [f"{len(alone)} items have the judge's answers only: judge-assisted estimates "
-                                f"need ppi-python, which is not installed ({ppi.INSTALL})."])]  # fmt: skip
-    table = ppi.estimates(frame, names, is_judge)
+        missing = (f"{len(alone)} items have the judge's answers only: judge-assisted estimates need ppi-python, "
+                   f"which is not installed ({ppi.INSTALL}).")  # fmt: skip
+        return [Finding(title, [missing], summary=[missing])]  # in the headline too; the CLI warns on the terminal
+    table = ppi.estimates(frame, names, is_judge, ranges=ranges)
     text = [f"{len(alone)} items have the judge's answers only, {len(humans)} the humans' (and the judge's). "
             "Each system score and each difference of two systems is estimated from the humans alone and with "
             "the judge (prediction-powered inference, PPI++: the judge's bias is measured on the humans' items "
@@ -159,5 +162,7 @@ def assisted_section(frame: pd.DataFrame, names: Sequence[str]) -> list[Finding]
                     "sentence rows are not a mean per system, so no judge-assisted estimate is made.")  # fmt: skip
     elif not len(table):
         text.append("No score has at least two items with the humans' answers and two with the judge's only.")
-    text += ppi.gain_lines(table)
-    return [Finding(title, text, [ppi.table(table)])]
+    said = ppi.interval_lines(table)
+    text += said + ppi.gain_lines(table)
+    headline = [line for line in said if line.startswith("No interval")]  # at the top of the report too
+    return [Finding(title, text, [ppi.table(table)], summary=headline)]

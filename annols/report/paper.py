@@ -362,11 +362,13 @@ MAIN = {  # style table -> the columns shown, the key columns (aspect, system[, 
 }
 # Each main table's caption names exactly the columns MAIN shows, then "better than".
 CAPTIONS = {
-    "ratings_summary": "Mean rating with its 95\\% bootstrap interval, median rating and mean z-score (each "
+    "ratings_summary": "Mean rating with its 95\\% bounded interval (betting, over items), median rating and mean "
+    "z-score (each "
     "annotator's ratings standardised) per system and aspect",
-    "ranking_mean_rank_intervals": "Mean rank (1 is best) with its 95\\% bootstrap interval per system and dimension",
+    "ranking_mean_rank_intervals": "Mean rank (1 is best) with its 95\\% bounded interval (betting, over items) per "
+    "system and dimension",
     "best_worst_scores": "Best-worst score (\\% chosen best $-$ \\% chosen worst of the times shown) with its 95\\% "
-    "bootstrap interval over items per system and aspect",
+    "bounded interval (betting) over items per system and aspect",
 }
 INTERVALS = {
     "ratings_summary": "mean CI low",
@@ -461,7 +463,7 @@ def comparisons_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> l
         what = (f"The {len(shown)} comparisons of systems next to each other in rank "
                 f"({escape('tables/detectable.csv')} has all {len(frame)})")  # fmt: skip
     caption = (
-        f"{what}: difference ({units}) with its 95\\% bootstrap interval over items (CI low, CI high), p after "
+        f"{what}: difference ({units}) with its 95\\% interval over items (CI low, CI high), p after "
         "Holm's correction and the smallest difference the "
         "test could detect with 80\\% power; a comparison without a mark is inconclusive at this size."
     )
@@ -514,7 +516,10 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
                     "it was chosen worst, by counting \\citep{orme2009}.")  # fmt: skip
     main = next((n for n in MAIN if n in tables), "")
     if main in INTERVALS and tables[main].frame[INTERVALS[main]].notna().any():
-        text.append("Intervals are 95\\% percentile bootstrap intervals resampling the items \\citep{efron1993}.")
+        text.append("Intervals are 95\\% percentile bootstrap intervals resampling the items \\citep{efron1993}."
+                    if main.startswith("pairwise") else
+                    "Intervals are 95\\% betting confidence intervals for means bounded by the scale (Waudby-Smith "
+                    "and Ramdas, 2024), over items: they hold with few items and at the scale's ends.")  # fmt: skip
     alphas = _agreement(tables)
     if alphas:
         values = [a for _, _, a in alphas]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,7 @@ def test_cli_plan_prints_the_grid_and_the_cheapest(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["plan", "pairwise-aspects", *args, "--cost-per-judgment", "0.5"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    header = lines.index("items\tannotators\tjudgments\tcost\tpower\tfalse positives\tsafe")
+    header = lines.index(plan.HEADER)
     rows = [line.split("\t") for line in lines[header + 1 : header + 5]]
     assert [r[:4] for r in rows] == [["30", "1", "30", "15.00"], ["30", "3", "90", "45.00"],
                                      ["60", "1", "60", "30.00"], ["60", "3", "180", "90.00"]]  # fmt: skip
@@ -131,7 +132,13 @@ def test_cli_plan_prints_the_grid_and_the_cheapest(tmp_path: Path) -> None:
     designs = plan.plan(a, (30, 60), (1, 3), 200, 0).designs
     assert [(float(r[4]), float(r[5]), r[6]) for r in rows] == [
         (round(d.power, 3), round(d.false_positives, 3), "unsafe" if d.unsafe else "safe") for d in designs]
-    assert lines[-1].startswith("Cheapest design reaching power 0.8: ") or lines[-1].startswith("No design")
+    assert lines[-3].startswith("Cheapest design reaching power 0.8: ") or lines[-3].startswith("No safe design")
+    assert lines[-2].startswith("For new items, these annotators (the items' test): ")
+    assert lines[-1].startswith("For new items and new annotators (the crossed test, min F'): ")
+    # each claim's columns are its own test's power and false positives on the same studies
+    assert [tuple(float(v) for v in r[7:11]) for r in rows] == [
+        (round(d.items_power, 3), round(d.items_false, 3), round(d.crossed_power, 3), round(d.crossed_false, 3))
+        for d in designs]  # fmt: skip
 
 
 def test_cli_plan_refuses_bad_values_in_one_line() -> None:
@@ -183,12 +190,34 @@ def test_annotators_taste_alone_has_no_power_and_every_design_is_unsafe() -> Non
                                        "--item-sd", "0"])  # fmt: skip
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    header = lines.index("items\tannotators\tjudgments\tcost\tpower\tfalse positives\tsafe")
-    rows = [line.split("\t") for line in lines[header + 1 : header + 1 + len(plan.ITEMS) * len(plan.ANNOTATORS)]]
+    header = lines.index(plan.HEADER)
+    grid = len(plan.ITEMS) * len(plan.ANNOTATORS + plan.MORE_ANNOTATORS)  # annotators vary: the grid reaches 40
+    rows = [line.split("\t") for line in lines[header + 1 : header + 1 + grid]]
+    assert len(rows) == grid and all(len(r) == 11 for r in rows)
     assert max(float(r[4]) for r in rows) <= 0.05 / 2  # a calibrated test's share in one direction at most
     assert {r[6] for r in rows} == {"unsafe"}
     assert float(next(r for r in rows if r[:2] == ["400", "1"])[5]) > 0.5  # the items' test: the annotator's taste
-    assert lines[-1].startswith("No safe design")
+    assert lines[-3].startswith("No safe design")
+    # these annotators' taste is real for them: centred, the items' test keeps its level for that claim
+    assert max(float(r[8]) for r in rows) <= 0.05 / 3 + 3 * (0.05 / 3 * (1 - 0.05 / 3) / plan.SIMULATIONS) ** 0.5
+    assert lines[-1].startswith("For new items and new annotators (the crossed test, min F'): no design")
+
+
+def test_plan_answers_both_claims_for_an_ordinary_ratings_study() -> None:
+    """Issue 41: the SummEval example at effect 0.2 marked every design unsafe and recommended nothing. Now each
+    claim gets the cheapest design whose own test reaches the power at its level, or what it would take."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "summeval-ratings.toml"
+    result = CliRunner().invoke(main, ["plan", str(example), "--effect", "0.2", "--simulations", "100",
+                                       "--items", "200,400,800"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = lines.index(plan.HEADER)
+    rows = [line.split("\t") for line in lines[header + 1 : header + 1 + 3 * 7]]
+    assert sorted({int(r[1]) for r in rows}) == [1, 2, 3, 5, 10, 20, 40]  # annotators vary: the grid reaches 40
+    items_line, crossed_line = lines[-2], lines[-1]
+    assert re.match(r"For new items, these annotators \(the items' test\): \d+ items x \d+ annotator\(s\)", items_line)
+    assert re.match(r"For new items and new annotators \(the crossed test, min F'\): (\d+ items x (10|20|40) "
+                    r"annotator\(s\)|no design of the grid)", crossed_line), crossed_line  # fmt: skip
 
 
 @pytest.mark.parametrize("style", plan.STYLES)

@@ -133,8 +133,9 @@ def test_pairwise_win_rates_and_net_preference_per_item() -> None:
     assert by.loc["A - B", "humans"] == pytest.approx(100 * net.mean())
     y = 100 * net
     f = np.array([100.0 * {"win": 1, "tie": 0, "loss": -1}[o] for o in judge])
-    e = ppi.estimate(y, f[:4], f[4:])
+    e = ppi.estimate(y, f[:4], f[4:], bounds=(-100.0, 100.0))  # a win rate's range is known: bounded
     assert by.loc["A - B", "PPI++"] == pytest.approx(e.point)
+    assert by.loc["A - B", "interval"] == "bounded"
     assert by.loc["A - B", "items with humans"] == 4 and by.loc["A - B", "judge-only items"] == 4
 
 
@@ -232,7 +233,7 @@ def test_no_estimate_without_judge_only_items() -> None:
 
 
 def test_the_gain_is_stated_and_so_is_no_gain() -> None:
-    values = ["judge:j", "q", "mean rating", "X", 20, 80, 0, 0, 0, 0, 0, 0, 0.5, 0.94, 22.6, 0.4, 0.93]
+    values = ["judge:j", "q", "mean rating", "X", 20, 80, 0, 0, 0, 0, 0, 0, 0.5, 0.94, 22.6, 0.4, 0.93, "CLT"]
     base = dict(zip(ppi.COLUMNS, values, strict=True))
     helped = pd.DataFrame([base])
     assert ppi.gain_lines(helped) == ["judge:j on q (scores): the judge made 20 human items worth 23: intervals "

@@ -7,8 +7,9 @@ import statistics
 
 import pytest
 
+from annols.analysis import intervals
 from annols.styles.judgments import Rank
-from tests.analysis import independent, planted
+from tests.analysis import planted
 from tests.analysis.run import OPTIONS, analyse
 from tests.report import formulas
 
@@ -47,8 +48,8 @@ def test_mean_rank_with_intervals(study: planted.Study) -> None:
             # has one annotator: it weighs as much as the others); so are the shares of each rank.
             item_means = [statistics.mean(per_item[k]) for k in sorted(per_item)]
             assert row["mean rank"] == pytest.approx(statistics.mean(item_means))
-            low, high = independent.bootstrap([[m] for m in item_means], statistics.mean, OPTIONS.bootstrap,
-                                              [OPTIONS.seed, i])  # fmt: skip
+            # the betting interval (tested in test_intervals) of the items' mean ranks, ranks 1 to the candidates
+            low, high = intervals.betting(item_means, 1, 3, seed=OPTIONS.seed)  # positions A, B, C
             assert (row["CI low"], row["CI high"]) == pytest.approx((low, high), rel=1e-9)
             shares = result.row("ranking_mean_rank", dimension=dimension, system=system)
             firsts = statistics.mean(rs.count(1) / len(rs) for rs in (per_item[k] for k in sorted(per_item)))

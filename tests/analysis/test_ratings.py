@@ -8,6 +8,7 @@ from itertools import combinations
 
 import pytest
 
+from annols.analysis import intervals
 from annols.styles.judgments import Rating
 from tests.analysis import independent, planted
 from tests.analysis.run import OPTIONS, Analysed, analyse
@@ -39,6 +40,9 @@ def slider() -> Analysis:
     return study, analyse(planted.SLIDER, study)
 
 
+SCALES = {"scale": (1.0, 5.0), "slider": (0.0, 100.0)}  # the planted definitions' ranges
+
+
 @pytest.mark.parametrize("which", ["scale", "slider"])
 def test_mean_median_intervals_and_z(which: str, request: pytest.FixtureRequest) -> None:
     study, result = request.getfixturevalue(which)
@@ -65,8 +69,8 @@ def test_mean_median_intervals_and_z(which: str, request: pytest.FixtureRequest)
             item_means = [statistics.mean(u) for u in units]
             assert row["mean"] == pytest.approx(statistics.mean(item_means))
             assert row["median"] == pytest.approx(statistics.median(values))
-            mean_ci = independent.bootstrap([[m] for m in item_means], statistics.mean, OPTIONS.bootstrap,
-                                            [OPTIONS.seed, k, 0])  # fmt: skip
+            # the mean's interval: the betting interval (tested in test_intervals) of the items' means on the scale
+            mean_ci = intervals.betting(item_means, *SCALES[which], seed=OPTIONS.seed)
             median_ci = independent.bootstrap(units, statistics.median, OPTIONS.bootstrap, [OPTIONS.seed, k, 1])
             assert (row["mean CI low"], row["mean CI high"]) == pytest.approx(mean_ci, rel=1e-9)
             assert (row["median CI low"], row["median CI high"]) == pytest.approx(median_ci, rel=1e-9)

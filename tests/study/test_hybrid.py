@@ -91,3 +91,22 @@ def test_another_draw_on_a_hybrid_project_is_refused(tmp_path: Path) -> None:
     hybrid.check_same_draw(path, {"share": 0.5, "seed": 5, "items": 6, "humans": 3})
     with pytest.raises(OptionError, match=r"records a hybrid draw of share 0\.5 with seed 5"):
         hybrid.check_same_draw(path, {"share": 0.5, "seed": 6, "items": 6, "humans": 3})
+
+
+def test_a_hybrid_push_without_ppi_python_warns_before_sending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:  # fmt: skip
+    """ppi-python missing (as where the extra is not installed): the warning comes first, before the push reaches
+    the server (here none answers on port 9, so the connection error follows it)."""
+    from annols.analysis import ppi
+
+    monkeypatch.setattr(ppi, "available", lambda: False)
+    code, err = push(tmp_path, "--human-share", "0.5", "--judge", str(judge(tmp_path, range(6))),
+                     "--manifest-dir", str(tmp_path))  # fmt: skip
+    lines = err.strip().splitlines()
+    assert lines[0] == ("warning: a hybrid study's report estimates with PPI++, which needs ppi-python: it is not "
+                        f"installed here; install it with: {ppi.INSTALL}")  # fmt: skip
+    assert code != 0 and len(lines) > 1  # then the connection fails: nothing was sent
+    monkeypatch.setattr(ppi, "available", lambda: True)
+    _, err = push(tmp_path, "--human-share", "0.5", "--judge", str(judge(tmp_path, range(6))),
+                  "--manifest-dir", str(tmp_path))  # fmt: skip
+    assert "ppi-python" not in err
