@@ -74,5 +74,5 @@ def test_the_tutorial_runs_as_written_and_ends_with_the_report_it_shows(
         else:
             assert not block.is_command, f"docs/tutorial.md line {block.line}: a command block without a marker"
     assert [b.split()[1] for b in ran] == ["server", "push", "pull", "report"]
-    assert shown == 7
+    assert shown == 6  # the conclusion (2 lines) and the scores table (4)
     assert {"headlines.toml", "headlines.jsonl"} <= {p.name for p in tmp_path.iterdir()}
