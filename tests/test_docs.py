@@ -8,7 +8,10 @@ as an illustration; the worked definitions load; and no code reads the folder ..
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -55,6 +58,16 @@ def test_every_page_is_in_the_navigation_once() -> None:
     assert len(nav) == len(set(nav))
     assert sorted(nav) == sorted(str(p.relative_to(DOCS)) for p in PAGES)
     assert site["strict"] is True and site["theme"]["font"] is False  # nothing fetched at build time
+
+
+def test_the_site_builds_strict_without_fetching(tmp_path: Path) -> None:
+    """No broken link or anchor, no page outside the navigation (scripts/test builds it too, before pytest)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "site" / "tutorial" / "index.html").is_file()
+    assert "fonts.googleapis" not in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
 
 
 def _shown_commands(text: str) -> list[str]:
