@@ -268,7 +268,7 @@ def server_group() -> None:
 ISOLATE_FILE = click.option(
     "--isolate", "isolate", type=click.Path(dir_okay=False, path_type=Path),
     help="An isolated study's instances file (TOML, one [[instance]] per annotator: annotator and data_dir, or url "
-    "and api_key_env; never a token): one Label Studio per annotator (README, docs/security.md).",
+    "and api_key_env; never a token): one Label Studio per annotator (docs/howto/isolated.md, docs/security.md).",
 )  # fmt: skip
 JOBS = click.option(
     "--jobs", type=click.IntRange(min=1), metavar="N",

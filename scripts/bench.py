@@ -12,7 +12,7 @@ Measured side by side in one run, each the median of several runs:
 - peak memory (max RSS) of every annols command, each run as a subprocess.
 
 Inputs are generated into a work folder: summary-flaws JSONL (~1.5 KB a record) and
-qa-feedback JSON arrays (the 500 dev records of ../shared/data/qa-feedback, varied so that
+qa-feedback JSON arrays (the 500 dev records of tests/data/qa_feedback/dev, varied so that
 every record has its own key). Without --url/--api-key a Label Studio is started for the
 run on a free loopback port (SQLite, in the work folder) and stopped at the end.
 
@@ -53,7 +53,7 @@ from annols.labelstudio import server
 from annols.labelstudio.client import NO_RETRY, LabelStudioClient
 from annols.protocols import config
 
-QA_DEV = ROOT.parent / "shared" / "data" / "qa-feedback" / "dev_feedback.json"
+QA_DEV = ROOT / "tests" / "data" / "qa_feedback" / "dev" / "dev_feedback.json"  # Apache-2.0: see its README
 SF_EXAMPLES = ROOT / "annols" / "protocols" / "examples" / "input" / "summary-flaws-critic.jsonl"
 PROTOCOLS = ("summary-flaws", "qa-feedback")
 PRIVATE_ARGS = {"runs_for", "api_key"}

@@ -120,7 +120,7 @@ def main() -> int:
         inputs = work / "qa.json"
         qa_feedback_input(inputs, args.tasks)
         # The project annotators work in: 500 tasks.
-        first = push(url, key, ROOT.parent / "shared" / "data" / "qa-feedback" / "dev_feedback.json",
+        first = push(url, key, ROOT / "tests" / "data" / "qa_feedback" / "dev" / "dev_feedback.json",
                      "busy annotated", work / "annotated")  # fmt: skip
         assert first["exit"] == 0, first
         annotated = client.find_project("busy annotated")

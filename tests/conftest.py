@@ -18,7 +18,9 @@ from annols.labelstudio import server
 from annols.labelstudio.client import LabelStudioClient
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+# The QA-Feedback dev set (Apache-2.0, tests/data/qa_feedback/dev/README.md): kept in the repository, never read from
+# a folder beside it.
+QA_DEV = ROOT / "tests" / "data" / "qa_feedback" / "dev" / "dev_feedback.json"
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package: never a browser downloaded by playwright
 LAUNCH_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -29,11 +29,11 @@ from annols.definition import blinding
 from annols.errors import AnnolsError, ServerError
 from annols.labelstudio.client import CREATION_MARK, TIMEOUT_ENV, LabelStudioClient, timeout_from_env
 from annols.labelstudio.incremental import STATE_FILE
-from tests.conftest import SHARED, LiveServer
+from tests.conftest import QA_DEV, LiveServer
 from tests.faultproxy import LABEL_STUDIO_ERROR_PAGE, FaultProxy
 from tests.labelstudio.test_server import personal_access_token
 
-DEV = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
+DEV = QA_DEV
 EXAMPLE = Path(__file__).resolve().parent.parent / "annols" / "protocols" / "examples" / "input" / "qa-feedback.json"
 SUMMARY_FLAWS = EXAMPLE.with_name("summary-flaws.jsonl")
 CRITIC = EXAMPLE.with_name("summary-flaws-critic.jsonl")

@@ -16,11 +16,11 @@ import pytest
 from annols import protocols
 from annols.formats import summary_flaws
 from annols.labelstudio.client import LabelStudioClient
-from tests.conftest import SHARED, LiveServer
+from tests.conftest import QA_DEV, ROOT, LiveServer
 from tests.formats.seed001_fixture import make_seed001_study
 from tests.study.test_push_pull import cli, shown_by_task
 
-DEV_FEEDBACK = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
+DEV_FEEDBACK = QA_DEV
 
 
 def pull_and_convert(server: LiveServer, protocol_args: list[str], title: str, tmp_path: Path) -> Path:
@@ -41,7 +41,6 @@ def pull_and_convert(server: LiveServer, protocol_args: list[str], title: str, t
 
 
 def test_qa_feedback_dev_set_500_of_500(label_studio: LiveServer, tmp_path: Path) -> None:
-    assert DEV_FEEDBACK.exists(), f"{DEV_FEEDBACK} is missing: ../shared must sit beside the repository"
     title = "round trip qa-feedback"
     code, out, err = cli(label_studio, "push", "qa-feedback", str(DEV_FEEDBACK), "--project", title,
                          "--with-annotations", cwd=tmp_path)  # fmt: skip
@@ -110,7 +109,7 @@ def test_summary_flaws_seed_examples_as_predictions_then_annotations(
         client.create_annotation(task["id"], prediction["result"], completed_by=me)
     pulled = pull_and_convert(label_studio, ["summary-flaws"], title, tmp_path)
 
-    seed = (SHARED / "seeds" / "000_c610947c679a7857.txt").read_text("utf-8")
+    seed = (ROOT / "tests" / "data" / "summary_flaws" / "seed-examples.txt").read_text("utf-8")
     expected = re.findall(r"(Problematic Spans Identified in the Summary:\n.*?\n\nIs the summary missing key "
                           r"information\?\n(?:Yes|No))", seed, flags=re.S)  # fmt: skip
     assert len(expected) == 3

@@ -19,9 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from annols.definition import keys
+from annols.definition.keys import STYLES
 from annols.errors import DefinitionError
 
-STYLES = ("spans", "pairwise", "sentences", "ranking", "ratings", "best-worst")
+__all__ = ["STYLES", "Table"]
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PROTOCOL_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 # Label Studio reads toName="a,b" as two objects; control characters do not survive XML.
@@ -29,13 +31,23 @@ _NOT_IN_FIELD = re.compile(r"[,\x00-\x1f\x7f]")
 
 
 class Table:
-    """A TOML table with its path, so every error can name file and field."""
+    """A TOML table with its path, so every error can name file and field, read as a section of the catalogue of
+    keys (:mod:`annols.definition.keys`): every read is of a declared key, its value checked against the declared
+    kind, the default the code passes the declared one."""
 
-    def __init__(self, data: dict[str, Any], source: str, path: str = "") -> None:
+    def __init__(self, data: dict[str, Any], source: str, path: str = "", *, catalogue: keys.Catalogue,
+                 section: str = "definition", style: str | None = None) -> None:  # fmt: skip
         self.data = data
         self.source = source
         self.path = path
+        self.catalogue = catalogue
+        self.section = section
+        self.style = style
         self._read: set[str] = set()
+
+    def _child(self, data: dict[str, Any], key: str, path: str) -> Table:
+        of = self.catalogue.key(self.section, key, self.style).of
+        return Table(data, self.source, path, catalogue=self.catalogue, section=of, style=self.style)
 
     def where(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
@@ -44,21 +56,36 @@ class Table:
         return DefinitionError(self.source, self.where(key), problem)
 
     def has(self, key: str) -> bool:
+        self.catalogue.key(self.section, key, self.style)
         return key in self.data
 
-    def _get(self, key: str, default: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    def _get(self, key: str, default: Any, *kinds: str) -> Any:
+        """The value of a declared key of one of ``kinds``, type-checked by its declared kind; ``default`` (or
+        :data:`_REQUIRED`) must be what the catalogue declares unless the declared default is computed."""
+        declared = self.catalogue.key(self.section, key, self.style)
+        if declared.kind not in kinds:
+            raise LookupError(f"{self.section}.{key} is declared {declared.kind}, read as {'/'.join(kinds)}")
+        wanted = keys.REQUIRED if default is _REQUIRED else default
+        free = declared.default is keys.COMPUTED or declared is self.catalogue.sections[self.section].any_key or (
+            declared.required_when and wanted is keys.REQUIRED)
+        if not free and wanted is not declared.default and wanted != declared.default:
+            raise LookupError(f"{self.section}.{key}: the parser's default {wanted!r} is not the declared "
+                              f"{declared.default!r}")  # fmt: skip
+        kind, what = keys.KINDS[declared.kind]
         self._read.add(key)
         if key not in self.data:
             if default is _REQUIRED:
                 raise self.fail(key, f"missing; expected {what}")
             return default
         value = self.data[key]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise self.fail(key, f"expected {what}, got {_describe(value)}")
+        if declared.values and value not in declared.values:
+            raise self.fail(key, f"{value!r} is not one of {', '.join(repr(v) for v in declared.values if v)}")
         return value
 
     def text(self, key: str, default: Any = None, *, required: bool = False) -> Any:
-        value = self._get(key, _REQUIRED if required else default, str, "a string")
+        value = self._get(key, _REQUIRED if required else default, "string", "name", "field")
         if required and not value.strip():
             raise self.fail(key, "must not be empty")
         return value
@@ -80,20 +107,17 @@ class Table:
         return value
 
     def flag(self, key: str, default: bool = False) -> bool:
-        return bool(self._get(key, default, bool, "true or false"))
+        return bool(self._get(key, default, "bool"))
 
     def number(self, key: str, default: Any = None, *, required: bool = False) -> Any:
-        return self._get(key, _REQUIRED if required else default, int, "a whole number")
+        return self._get(key, _REQUIRED if required else default, "integer")
 
     def real(self, key: str, default: Any = None) -> Any:
         """A number, whole or not (a float is kept as given)."""
-        value = self._get(key, default, (int, float), "a number")
-        if isinstance(value, bool):
-            raise self.fail(key, f"expected a number, got {_describe(value)}")
-        return value
+        return self._get(key, default, "number")
 
     def strings(self, key: str, *, required: bool = False) -> tuple[str, ...]:
-        values = self._get(key, _REQUIRED if required else [], list, "a list of strings")
+        values = self._get(key, _REQUIRED if required else None, "strings") or []
         for i, value in enumerate(values):
             if not isinstance(value, str) or not value.strip():
                 raise self.fail(f"{key}[{i}]", f"expected a non-empty string, got {_describe(value)}")
@@ -102,25 +126,25 @@ class Table:
         return tuple(values)
 
     def table(self, key: str, *, required: bool = False) -> Table | None:
-        raw = self._get(key, _REQUIRED if required else None, dict, "a table")
-        return None if raw is None else Table(raw, self.source, self.where(key))
+        raw = self._get(key, _REQUIRED if required else None, "table")
+        return None if raw is None else self._child(raw, key, self.where(key))
 
     def tables(self, key: str, *, required: bool = False) -> list[Table]:
-        raw = self._get(key, _REQUIRED if required else [], list, "a list of tables ([[...]])")
+        raw = self._get(key, _REQUIRED if required else None, "tables") or []
         if required and not raw:
             raise self.fail(key, "must have at least one entry")
         out = []
         for i, item in enumerate(raw):
             if not isinstance(item, dict):
                 raise self.fail(f"{key}[{i}]", f"expected a table, got {_describe(item)}")
-            out.append(Table(item, self.source, self.where(f"{key}[{i}]")))
+            out.append(self._child(item, key, self.where(f"{key}[{i}]")))
         return out
 
     def check_unknown(self) -> None:
         """Reject keys nobody read: a typo must not be silently ignored."""
         unknown = sorted(set(self.data) - self._read)
         if unknown:
-            raise self.fail(unknown[0], "unknown key (check the spelling against the README)")
+            raise self.fail(unknown[0], self.catalogue.why_unknown(self.section, unknown[0], self.style))
 
     def check_unique_names(self, claims: Iterable[tuple[str, str, str]]) -> None:
         """Each ``(name, what, key)`` must use a name no earlier one used (names of fields and
@@ -417,11 +441,13 @@ def parse_panes(t: Table, key: str) -> tuple[Pane, ...]:
     return tuple(parse_pane(x, context=key == "context") for x in t.tables(key))
 
 
-def parse_shared(raw: dict[str, Any], source: str, variant: str | None = None) -> tuple[Definition, Table]:
+def parse_shared(
+    raw: dict[str, Any], source: str, variant: str | None = None, *, catalogue: keys.Catalogue
+) -> tuple[Definition, Table]:
     """The parts every style shares (no ``spec`` yet), and the rest for the style to read
     (:func:`annols.protocols.parse_definition` hands it to the style): a variant's keys
-    replace the top-level ones."""
-    top = Table(raw, source)
+    replace the top-level ones. ``catalogue``: every key a definition may hold (:data:`annols.styles.CATALOGUE`)."""
+    top = Table(raw, source, catalogue=catalogue)
     name = top.text("name", required=True)
     if not _PROTOCOL_NAME.match(name):
         raise top.fail("name", f"{name!r} is not a valid protocol name (lowercase letters, digits and -)")
@@ -460,4 +486,4 @@ def parse_shared(raw: dict[str, Any], source: str, variant: str | None = None) -
     )
     merged = {k: v for k, v in raw.items() if k not in top._read}
     merged.update(overrides)
-    return definition, Table(merged, source)
+    return definition, Table(merged, source, catalogue=catalogue, style=style)

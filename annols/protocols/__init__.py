@@ -14,7 +14,7 @@ from typing import Any
 
 from annols.definition import Definition, parse_shared
 from annols.errors import DefinitionError, UnknownProtocolError
-from annols.styles import STYLE_MODULES
+from annols.styles import CATALOGUE, STYLE_MODULES
 
 HERE = Path(__file__).parent
 
@@ -35,7 +35,7 @@ def load_definition(path: str | Path, variant: str | None = None) -> Definition:
 
 def parse_definition(raw: dict[str, Any], source: str, variant: str | None = None) -> Definition:
     """A definition from its TOML table: the shared parts, then the style's spec from the rest."""
-    definition, rest = parse_shared(raw, source, variant)
+    definition, rest = parse_shared(raw, source, variant, catalogue=CATALOGUE)
     spec = STYLE_MODULES[definition.style].parse(rest)
     rest.check_unknown()
     return Definition(**{**definition.__dict__, "spec": spec})

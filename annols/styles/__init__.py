@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from annols.definition import Definition
+from annols.definition import Definition, keys
 from annols.styles import best_worst, pairwise, ranking, ratings, sentences, spans
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import Judgment
@@ -25,6 +25,12 @@ STYLE_MODULES: dict[str, ModuleType] = {
     "ratings": ratings,
     "best-worst": best_worst,
 }
+
+# Every key a definition may hold: the shared sections, each style's top-level keys and its own tables.
+CATALOGUE = keys.catalogue(
+    section for style, module in STYLE_MODULES.items()
+    for section in (keys.style_keys(style, module.KEYS), *module.SECTIONS)
+)  # fmt: skip
 
 
 def decode(definition: Definition, task: ExportedTask, annotation: ExportedAnnotation) -> list[Judgment]:

@@ -38,6 +38,7 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
+from annols.definition.keys import COMPUTED, REQUIRED, Key, Section
 from annols.definition.markup import (
     candidate_blocks,
     choices_el,
@@ -92,6 +93,15 @@ class BestWorstSpec:
         word = "Best" if end == "best" else "Worst"
         choices = tuple(Choice(code=letter, text=self.title(i)) for i, letter in enumerate(self.letters))
         return Question(name=self.control(aspect, end), text=f"{word}: {aspect.text}", choices=choices, required=True)
+
+
+KEYS = (
+    Key("candidate", "table", "How each candidate is shown (kind `text`).", REQUIRED, of="pane"),
+    Key("tuple_size", "integer", "Candidates per task (2 to 10).", 4),
+    Key("appearances", "integer", "Tuples each candidate appears in.", COMPUTED, "2 × tuple_size"),
+    Key("aspects", "tables", "What the best and worst are picked on.", REQUIRED, of="aspect"),
+)
+SECTIONS: tuple[Section, ...] = ()
 
 
 def parse(t: Table) -> BestWorstSpec:

@@ -27,6 +27,7 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
+from annols.definition.keys import COMPUTED, REQUIRED, Key, Section
 from annols.definition.markup import candidate_blocks, el, has_slider, pane, question_block, slider_style
 from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -44,6 +45,23 @@ class PairwiseSpec:
     def question(self, aspect: Aspect) -> Question:
         return Question(name=aspect.name, text=aspect.text, hint=aspect.hint,
                         choices=self.answers, required=True)  # fmt: skip
+
+
+KEYS = (
+    Key("candidates", "tables", "The two candidates, side by side (exactly 2).", of="pane", needed=True),
+    Key("answers", "tables", "The answers of each aspect (e.g. 1, 2, 0 for a tie).", REQUIRED, of="preference"),
+    Key("aspects", "tables", "What the two are compared on.", REQUIRED, of="aspect"),
+)
+SECTIONS = (
+    Section("preference", "`[[answers]]` (pairwise)", "An answer of a pairwise aspect: a choice that may say which "
+            "candidate it prefers.", (
+        Key("code", "string", "What results store.", REQUIRED),
+        Key("text", "string", "What annotators see.", COMPUTED, "the code"),
+        Key("hint", "string", "A tooltip.", ""),
+        Key("prefers", "field", "The candidate (its field) this answer prefers; none: a tie. Without any, the "
+            "first two answers prefer the first and second candidate.", None),
+    )),
+)
 
 
 def parse(t: Table) -> PairwiseSpec:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from annols.definition import Choice, Definition, Pane, Question, Table, parse_panes, parse_question
+from annols.definition.keys import REQUIRED, Key, Section
 from annols.definition.markup import (
     candidate_blocks,
     choices_el,
@@ -51,6 +52,21 @@ class RankingSpec:
     @property
     def ranks(self) -> tuple[Choice, ...]:
         return tuple(Choice(code=str(r), text=str(r)) for r in range(1, len(self.positions) + 1))
+
+
+KEYS = (
+    Key("positions", "strings", "The candidates' positions (letters or digits), each a task field "
+        "`output_<position>`.", REQUIRED),
+    Key("dimensions", "tables", "What the candidates are ranked on.", REQUIRED, of="dimension"),
+    Key("candidate_title", "string", "Each candidate's title; `{position}` is replaced.", "Output {position}"),
+)
+SECTIONS = (
+    Section("dimension", "`[[dimensions]]` (ranking)", "A dimension candidates are ranked on.", (
+        Key("name", "name", "Its name.", REQUIRED),
+        Key("text", "string", "As shown.", REQUIRED),
+        Key("hint", "string", "A tooltip.", ""),
+    )),
+)
 
 
 def parse(t: Table) -> RankingSpec:

@@ -53,6 +53,7 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
+from annols.definition.keys import REQUIRED, Key, Section
 from annols.definition.markup import (
     SLIDER_CSS,
     candidate_blocks,
@@ -112,6 +113,31 @@ class RatingsSpec:
         text = f"{aspect.text}, {candidate.title}" if len(self.candidates) > 1 else aspect.text
         return Question(name=self.cell(aspect, candidate), text=text, hint=aspect.hint,
                         choices=self.answers, required=True)  # fmt: skip
+
+
+KEYS = (
+    Key("candidates", "tables", "The outputs rated, one pane each (at least one).", of="pane", needed=True),
+    Key("scale", "string", "`choices` (the `[[answers]]`) or `slider`.", "choices", values=SCALES),
+    Key("answers", "tables", "The rating scale's answers, numeric codes lowest first.", of="choice",
+        required_when="scale = `choices`"),
+    Key("slider", "table", "The slider (scale = `slider`).", of="slider"),
+    Key("aspects", "tables", "What each candidate is rated on.", REQUIRED, of="aspect"),
+    Key("groups", "table", "Many systems, a few per task: tasks built from one record per output.", of="groups"),
+)
+SECTIONS = (
+    Section("slider", "`[slider]` (ratings)", "A slider's range and anchors.", (
+        Key("min", "integer", "The lowest value.", 0),
+        Key("max", "integer", "The highest value.", 100),
+        Key("step", "integer", "The step.", 1),
+        Key("low", "string", "The low anchor.", ""),
+        Key("high", "string", "The high anchor.", ""),
+    )),
+    Section("groups", "`[groups]` (ratings)", "Tasks built from one input record per output.", (
+        Key("field", "name", "The field holding an output's text.", REQUIRED),
+        Key("appearances", "integer", "Tasks each output appears in.", 1),
+        Key("reference", "string", "A system shown in every task (e.g. the human reference).", ""),
+    )),
+)
 
 
 def parse(t: Table) -> RatingsSpec:

@@ -13,6 +13,7 @@ from lxml import etree
 
 from annols.definition import Definition, Pane, Question, Table, parse_pane, parse_panes, parse_question
 from annols.definition.fields import variable
+from annols.definition.keys import REQUIRED, Key, Section
 from annols.definition.markup import choices_el, el, has_slider, header, pane, question_block, slider_style, textarea_el
 from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -35,6 +36,17 @@ class SentencesSpec:
         for q in (*self.columns, self.explanation):
             names[q.name] = f"{q.name}_{n}"
         return names
+
+
+KEYS = (
+    Key("generated", "table", "The generated text, one row per sentence.", REQUIRED, of="pane"),
+    Key("rows", "integer", "Sentence rows (1 to 50).", REQUIRED),
+    Key("row_title", "string", "Each row's title; `{n}` is replaced.", "Sentence {n}"),
+    Key("special", "table", "A special case of a row, which hides its columns.", REQUIRED, of="question"),
+    Key("columns", "tables", "The questions of each row.", REQUIRED, of="question"),
+    Key("explanation", "table", "A row's explanation (kind `text`).", REQUIRED, of="question"),
+)
+SECTIONS: tuple[Section, ...] = ()
 
 
 def parse(t: Table) -> SentencesSpec:

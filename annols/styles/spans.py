@@ -27,6 +27,7 @@ from annols.definition import (
     parse_question,
 )
 from annols.definition.fields import variable
+from annols.definition.keys import REQUIRED, Key, Section
 from annols.definition.markup import (
     choices_el,
     el,
@@ -70,6 +71,27 @@ class SpansSpec:
             if (entry.label is None or entry.label == label) and (entry.answer is None or entry.answer in codes):
                 return entry.weight
         return 0.0
+
+
+KEYS = (
+    Key("target", "table", "The text annotators mark spans in (kind `text`).", REQUIRED, of="pane"),
+    Key("spans", "table", "The span labels and what is asked of each span.", REQUIRED, of="spans"),
+)
+SECTIONS = (
+    Section("spans", "`[spans]`", "The span labels (spans style).", (
+        Key("name", "name", "The labels control's name.", REQUIRED),
+        Key("labels", "tables", "The labels.", REQUIRED, of="label"),
+        Key("none_answer", "string", "An explicit answer when nothing is marked (e.g. `No errors`)."),
+        Key("questions", "tables", "Asked of every span whatever its label (e.g. MQM's severity).", of="question"),
+        Key("weights", "tables", "Error weights: a span weighs the most specific entry that matches it.",
+            of="weight"),
+    )),
+    Section("weight", "`[[spans.weights]]`", "A weight of a label, an answer code of a per-span question, or both.", (
+        Key("weight", "number", "The weight (required).", None),
+        Key("label", "string", "A label's value."),
+        Key("answer", "string", "An answer code of a per-span question."),
+    )),
+)
 
 
 def parse(t: Table) -> SpansSpec:

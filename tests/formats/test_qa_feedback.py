@@ -22,9 +22,10 @@ from annols.formats import SourceTask, content_key, format_for
 from annols.formats import qa_feedback as qa
 from annols.protocols import load
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+from tests.conftest import QA_DEV
 
 ROOT = Path(__file__).resolve().parents[2]
-DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "qa-feedback" / "dev_feedback.json"
+DEV = QA_DEV
 FIXTURES = ROOT / "tests" / "data" / "qa_feedback"
 EXAMPLE_TASK = ROOT / "annols" / "protocols" / "examples" / "qa-feedback.json"
 EXAMPLE_RESULT = ROOT / "tests" / "data" / "example_annotations" / "qa-feedback.json"
@@ -37,7 +38,6 @@ def definition() -> Definition:
 
 @pytest.fixture(scope="module")
 def dev_path() -> Path:
-    assert DEV.is_file(), f"the QA-Feedback dev set is missing: expected {DEV} (../shared beside the repo)"
     return DEV
 
 

@@ -2,11 +2,11 @@
 
 docker-compose.yml is read and checked against the Compose specification's JSON schema
 (tests/data/compose/). Then the environment its ``app`` service gets, interpolated from
-a .env made from .env.example the way the README says, is started natively: Debian's
+a .env made from .env.example the way docs/howto/team.md says, is started natively: Debian's
 PostgreSQL (scripts/postgres, installed if missing) with the ``db`` service's settings,
 and the pip-installed Label Studio of the pinned version with exactly the app's
 environment, only the database address moved from the compose network (``db:5432``) to
-loopback. Every command of the README's "Run it for a team" section then runs against
+loopback. Every command of the team page's "Run it for a team" section then runs against
 it, in order: ``docker compose`` lines through a shim that runs ``exec db`` and ``cp``
 natively and leaves ``up``/``ps``/``pull`` to the fixture; ``annols`` lines as they are,
 with the study's protocol and input swapped for a small pairwise definition. Between
@@ -57,8 +57,8 @@ COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / ".env.example"
 SCHEMA = DATA / "compose" / "compose-spec.json"
 POSTGRES_SCRIPT = ROOT / "scripts" / "postgres"
-TEAM_HEADING = "## Run it for a team"
-# The README section's subsections, each run by the test named beside it.
+TEAM_DOC = ROOT / "docs" / "howto" / "team.md"
+# The page's sections, each run by the test named beside it.
 DOC_SECTIONS = {
     "Start it": "team_stack fixture",
     "First login": "test_first_login_connects_annols_with_the_env_file",
@@ -165,22 +165,18 @@ def filled_env(example: Path, values: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- The README section ---------------------------------------------------------------------
+# --- The how-to page (docs/howto/team.md) ---------------------------------------------------------------------
 
 
 def team_doc() -> str:
-    """The README's team section."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert TEAM_HEADING in readme, f"README.md has no {TEAM_HEADING!r} section"
-    section = readme[readme.index(TEAM_HEADING) :]
-    end = section.find("\n## ", len(TEAM_HEADING))
-    return section if end < 0 else section[:end]
+    """The how-to page of the team stack."""
+    return TEAM_DOC.read_text(encoding="utf-8")
 
 
 def doc_blocks() -> dict[str, list[str]]:
     """Subsection title -> its bash blocks."""
     blocks: dict[str, list[str]] = {}
-    for part in re.split(r"^### ", team_doc(), flags=re.M)[1:]:
+    for part in re.split(r"^## ", team_doc(), flags=re.M)[1:]:
         title, _, body = part.partition("\n")
         blocks[title.strip()] = re.findall(r"```bash\n(.*?)```", body, flags=re.S)
     return blocks
@@ -230,7 +226,7 @@ class TeamStack:
     url: str
     api_key: str
     admin_email: str
-    workdir: Path  # where the README's commands run: .env, passwords.txt, backups
+    workdir: Path  # where the team page's commands run: .env, passwords.txt, backups
     data_dir: Path
     log: Path
     app_env: dict[str, str]  # exactly what Label Studio was started with, from the compose file
@@ -249,7 +245,7 @@ class TeamStack:
     def run_doc(
         self, block: str, *, env: Mapping[str, str] | None = None, connected: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        """Run a README block in bash (set -euo pipefail) in the work folder, docker shimmed."""
+        """Run a docs/howto/team.md block in bash (set -euo pipefail) in the work folder, docker shimmed."""
         shell_env = {k: v for k, v in os.environ.items() if not k.startswith("LABEL_STUDIO_")}
         shell_env.update(
             PATH=os.pathsep.join([str(Path(sys.executable).parent), self.pg["PGBIN"], os.environ.get("PATH", "")]),
@@ -267,7 +263,7 @@ class TeamStack:
             ["bash", "-c", "set -euo pipefail\n" + DOCKER_SHIM + block],
             cwd=self.workdir, env=shell_env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
-        assert result.returncode == 0, f"README block failed:\n{block}\n--- stderr:\n{result.stderr}"
+        assert result.returncode == 0, f"docs/howto/team.md block failed:\n{block}\n--- stderr:\n{result.stderr}"
         for secret in self.secrets():
             assert secret not in result.stdout + result.stderr
         return result
@@ -351,13 +347,13 @@ def psql(stack: TeamStack, database: str, sql: str, user: str = "postgres") -> s
 
 @pytest.fixture(scope="module")
 def team_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamStack]:
-    """PostgreSQL + Label Studio with the compose file's settings, after the README's "Start it"."""
+    """PostgreSQL + Label Studio with the compose file's settings, after the team page's "Start it"."""
     workdir = tmp_path_factory.mktemp("team")
     (workdir / ".env.example").write_bytes(ENV_EXAMPLE.read_bytes())
     port = free_port()
     url = f"http://127.0.0.1:{port}"
 
-    # "Start it": copy .env.example, make the secrets with the README's own commands.
+    # "Start it": copy .env.example, make the secrets with the team page's own commands.
     shell_env = {k: v for k, v in os.environ.items() if not k.startswith("LABEL_STUDIO_")}
     result = subprocess.run(
         ["bash", "-c", "set -euo pipefail\n" + DOCKER_SHIM + doc_block("Start it")],
@@ -409,7 +405,7 @@ class Annotators:
 
 @pytest.fixture(scope="module")
 def annotators(team_stack: TeamStack) -> Annotators:
-    """The README's "Create annotators", with a passwords.txt of one line per email."""
+    """The team page's "Create annotators", with a passwords.txt of one line per email."""
     block = doc_block("Create annotators")
     emails = shlex.split(block.splitlines()[0])[3:6]
     assert all("@" in e for e in emails)
@@ -446,7 +442,7 @@ def study(directory: Path) -> tuple[Path, Path]:
 
 
 def as_study(block: str, definition: Path, inputs: Path) -> str:
-    """The README's push/pull lines with its protocol and input swapped for the test study."""
+    """The team page's push/pull lines with its protocol and input swapped for the test study."""
     assert "pairwise-aspects" in block
     return block.replace("pairwise-aspects", shlex.quote(str(definition))).replace(
         "human_evaluation/", shlex.quote(str(inputs))
@@ -455,7 +451,7 @@ def as_study(block: str, definition: Path, inputs: Path) -> str:
 
 @pytest.fixture(scope="module")
 def pilot(team_stack: TeamStack, annotators: Annotators) -> Pilot:
-    """The README's push with overlap 3, then every annotator logs in and annotates every task."""
+    """The team page's push with overlap 3, then every annotator logs in and annotates every task."""
     definition, inputs = study(team_stack.workdir)
     block = doc_block("Push a study with overlap 3")
     title = re.findall(r'--project "([^"]+)"', block)[0]

@@ -24,11 +24,11 @@ from typing import Any
 from annols import protocols
 from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
-from tests.conftest import SHARED, LiveServer
+from tests.conftest import QA_DEV, LiveServer
 from tests.formats.seed001_fixture import ASPECTS, canonical_file, make_seed001_study
 from tests.study.test_push_pull import cli, shown_by_task
 
-DEV_FEEDBACK = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
+DEV_FEEDBACK = QA_DEV
 
 
 def adjudicate(server: LiveServer, client: LabelStudioClient, protocol: str, title: str,

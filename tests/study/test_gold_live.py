@@ -21,10 +21,10 @@ from annols import protocols
 from annols.formats import format_for
 from annols.labelstudio.client import LabelStudioClient
 from annols.study.roles import GOLD, STUDY
-from tests.conftest import SHARED, LiveServer
+from tests.conftest import QA_DEV, LiveServer
 from tests.study.test_push_pull import cli, shown_by_task
 
-DEV_FEEDBACK = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
+DEV_FEEDBACK = QA_DEV
 STUDY_RECORDS, GOLD_RECORDS = range(0, 16), range(16, 22)
 CAREFUL, CARELESS = "careful@example.org", "careless@example.org"
 

@@ -11,9 +11,9 @@ import pytest
 from annols import protocols
 from annols.study import pull
 from annols.study.push import build_tasks
-from tests.conftest import SHARED
+from tests.conftest import QA_DEV
 
-DEV = SHARED / "data" / "qa-feedback" / "dev_feedback.json"
+DEV = QA_DEV
 SUMMARY_FLAWS_INPUT = Path(protocols.__file__).parent / "examples" / "input" / "summary-flaws-critic.jsonl"
 
 
