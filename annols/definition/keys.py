@@ -137,12 +137,14 @@ PANE = Section("pane", "A pane", "What a task shows: `[[context]]`, `[target]`, 
     Key("name", "field", "The task field it shows, as the data names it (no commas, no spaces at either end).",
         REQUIRED),
     Key("title", "string", "The pane's title.", REQUIRED),
-    Key("kind", "string", "`text`, or `paragraphs` (a list of `{ref, text}` items).", "text",
-        values=("text", "paragraphs")),
+    Key("kind", "string", "`text`, `paragraphs` (a list of `{ref, text}` items), or `conversation` (a list of "
+        "`{role, content}` messages, shown as a dialogue).", "text", values=("text", "paragraphs", "conversation")),
     Key("note", "string", "Shown framed as context only.", ""),
     Key("labels", "tables", "Labels on its paragraphs (a pane of kind `paragraphs` only).", of="label"),
     Key("granularity", "string", "`word`: a drag selects whole words (a spans target).", "",
         values=("", "symbol", "word")),
+    Key("optional", "bool", "A context pane some records leave empty or out: it then shows nothing (no error). "
+        "Context panes only.", False),
 ))
 
 CHOICE = Section("choice", "A choice", "An answer of a question (`choices = [{code = ...}]`), a style's `[[answers]]`.",
