@@ -62,7 +62,8 @@ def _wealth(x: np.ndarray, alpha: float, grid: np.ndarray, order: np.ndarray) ->
         up = np.minimum(bet[:, None], BET_CAP / m)
         down = np.minimum(bet[:, None], BET_CAP / (1 - m))
     diff = x[:, None] - m
-    return 0.5 * np.exp(np.log1p(up * diff).sum(axis=0)) + 0.5 * np.exp(np.log1p(-down * diff).sum(axis=0))
+    with np.errstate(over="ignore"):  # a wealth past any float is past 1 / alpha: inf rejects that mean, as it should
+        return 0.5 * np.exp(np.log1p(up * diff).sum(axis=0)) + 0.5 * np.exp(np.log1p(-down * diff).sum(axis=0))
 
 
 def _kept(values: np.ndarray, alpha: float, grid: np.ndarray, orders: list[np.ndarray]) -> np.ndarray:
