@@ -135,6 +135,9 @@ class Shown(NamedTuple):
     meta: str  # digest of the meta sent (meta_digest)
     warnings: tuple[str, ...] = ()  # what the reader tolerated in the task's input (file, line)
     extra: Mapping[str, Any] | None = None  # what the format wants back at pull, kept off the server
+    # push --share-identical: the systems of each record that produced the task's texts (one tuple each), when
+    # more than one did; the task is credited to each
+    shares: tuple[tuple[str, ...], ...] = ()
 
 
 def meta_digest(meta: Mapping[str, Any]) -> str:
@@ -196,10 +199,12 @@ def write_manifest(
                     row["warnings"] = list(known.warnings)
                 if known.extra:
                     row["extra"] = dict(known.extra)
+                if known.shares:
+                    row["shares"] = [list(s) for s in known.shares]
             else:
                 before = (earlier or {}).get(key, {})
-                row.update({k: before[k] for k in ("systems", "order", "role", "meta", "warnings", "extra", "sent")
-                            if k in before and (k != "systems" or not systems)})  # fmt: skip
+                kept = ("systems", "order", "role", "meta", "warnings", "extra", "sent", "shares")
+                row.update({k: before[k] for k in kept if k in before and (k != "systems" or not systems)})
             if key in attention:
                 row["role"] = roles.ATTENTION
             f.write(jsontext.dumps(row, ensure_ascii=False) + "\n")

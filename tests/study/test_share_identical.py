@@ -1,0 +1,97 @@
+"""push --share-identical (issue #38 item 1): records of identical outputs of different systems share one
+task, shown once and credited to every system that produced the text. Offline: push's task building,
+the manifest's and a pull's rows, the result files and the report built from a saved export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annols import protocols
+from annols.errors import AnnolsError
+from annols.study import exports, push
+from annols.study.manifest import Keys, Shown, write_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+DA = ROOT / "examples" / "wmt-da.toml"
+SOURCE = "Danke."
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _records() -> list[dict[str, Any]]:
+    return [
+        {"id": "seg-1", "source_text": SOURCE, "translation": "Thank you.", "systems": ["sys-a"]},
+        {"id": "seg-1", "source_text": SOURCE, "translation": "Thank you.", "systems": ["sys-b"]},
+        {"id": "seg-1", "source_text": SOURCE, "translation": "Thanks.", "systems": ["sys-c"]},
+        {"id": "seg-1", "source_text": SOURCE, "translation": "Thank you.", "systems": ["sys-a"]},  # exact repeat
+    ]
+
+
+def test_identical_outputs_share_one_task_credited_to_each_system(tmp_path: Path) -> None:
+    definition = protocols.load(DA)
+    path = _write(tmp_path / "in.jsonl", _records())
+    found = push.scan(definition, [path], keys=Keys.new(), share=True)
+    assert len(found.keys) == 2  # "Thank you." once for sys-a and sys-b, "Thanks." for sys-c
+    assert found.duplicates == 1  # the exact repeat of sys-a's record
+    assert found.shares[found.keys[0]] == [("sys-a",), ("sys-b",)]
+    assert found.shares[found.keys[1]] == [("sys-c",)]
+    assert found.sharing == (2, 1)  # two outputs share one task
+    shown: dict[str, Shown] = {}
+    built = [(key, systems, task, repeat) for key, systems, task, repeat in push.build_tasks(
+        definition, [path], keys=Keys.new(), shown=shown, share=True)]  # fmt: skip
+    assert [repeat for *_, repeat in built] == [False, True, False, True]
+    assert built[0][0] == built[1][0] != built[2][0]
+    sent = built[0][2]
+    # Blinding: the shared task shows the text once and carries nothing of the other system (only its key).
+    assert sent["data"]["translation"] == "Thank you." and set(sent["meta"]) == {"annols_key"}
+    assert "sys-b" not in json.dumps(sent) and "sys-a" not in json.dumps(sent)
+    assert shown[built[0][0]].systems == ("sys-a",) and shown[built[2][0]].systems == ("sys-c",)
+
+
+def test_without_the_option_each_output_is_its_own_task(tmp_path: Path) -> None:
+    definition = protocols.load(DA)
+    found = push.scan(definition, [_write(tmp_path / "in.jsonl", _records())], keys=Keys.new())
+    assert len(found.keys) == 3 and found.duplicates == 1 and found.shares == {} and found.sharing == (0, 0)
+
+
+def test_multi_candidate_styles_refuse_the_option() -> None:
+    pairwise = protocols.load(ROOT / "examples" / "chat-arena.toml")
+    with pytest.raises(AnnolsError, match="--share-identical is for definitions whose tasks show one candidate"):
+        push.check_sharing(pairwise, True)
+    push.check_sharing(pairwise, False)
+    push.check_sharing(protocols.load(DA), True)
+    push.check_sharing(protocols.load(ROOT / "examples" / "esa.toml"), True)
+
+
+def test_manifest_and_pull_credit_every_share(tmp_path: Path) -> None:
+    definition = protocols.load(DA)
+    path = _write(tmp_path / "in.jsonl", _records())
+    keys = Keys.new()
+    found = push.scan(definition, [path], spool=(tmp_path / "spool").open("w+b"), keys=keys, share=True)
+    manifest = tmp_path / "m.manifest.jsonl"
+    present = {k: (i + 1, ()) for i, k in enumerate(found.keys)}
+    write_manifest(manifest, {"protocol": definition.name}, present, (), found.shown_with_shares(), {}, keys)
+    rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()[1:]]
+    assert rows[0]["shares"] == [["sys-a"], ["sys-b"]] and "shares" not in rows[1]
+    # A pull: the export beside the manifest's rows; the shared task read once per system.
+    pull = tmp_path / "pull"
+    pull.mkdir()
+    exports.write_blinding(pull, rows)
+    rating = [{"id": "r", "from_name": "translation_rating", "to_name": "translation", "type": "number",
+               "value": {"number": 70}}]  # fmt: skip
+    raw = [{"id": 1, "data": {"source_text": SOURCE, "translation": "Thank you."}, "meta": {},
+            "annotations": [{"id": 11, "completed_by": 1, "result": rating}]},
+           {"id": 2, "data": {"source_text": SOURCE, "translation": "Thanks."}, "meta": {}, "annotations": []}]  # fmt: skip
+    (pull / exports.EXPORT_FILE).write_text(json.dumps(raw), encoding="utf-8")
+    tasks = list(exports.read_export(pull / exports.EXPORT_FILE))
+    assert [(t.id, t.systems, t.share) for t in tasks] == [(1, ("sys-a",), 0), (1, ("sys-b",), 1), (2, ("sys-c",), 0)]
+    assert [a.id for a in tasks[0].annotations] == [a.id for a in tasks[1].annotations] == [11]
+    once = list(exports.read_export(pull / exports.EXPORT_FILE, shares=False))
+    assert [(t.id, t.systems) for t in once] == [(1, ("sys-a",)), (2, ("sys-c",))]
