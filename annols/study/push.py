@@ -434,6 +434,9 @@ def push(
     if options.batch_size < 1:
         raise AnnolsError("--batch-size must be at least 1")
     check_sharing(definition, options.share_identical)
+    if options.share_identical and options.with_annotations:  # judgments made apart would be credited to both
+        raise AnnolsError("--share-identical shows identical outputs once, so judgments already made of each "
+                          "system's output cannot come with it: push with --with-annotations without it")  # fmt: skip
     # Plain tasks are built once, in the first pass, into a temporary spool file; tasks with
     # judgments or predictions (which need user ids and predictions read later) are built
     # in a second pass over the inputs.

@@ -95,3 +95,9 @@ def test_manifest_and_pull_credit_every_share(tmp_path: Path) -> None:
     assert [a.id for a in tasks[0].annotations] == [a.id for a in tasks[1].annotations] == [11]
     once = list(exports.read_export(pull / exports.EXPORT_FILE, shares=False))
     assert [(t.id, t.systems) for t in once] == [(1, ("sys-a",)), (2, ("sys-c",))]
+
+
+def test_judgments_made_apart_cannot_be_shared(tmp_path: Path) -> None:
+    options = push.PushOptions(title="t", with_annotations=True, share_identical=True, manifest_dir=tmp_path)
+    with pytest.raises(AnnolsError, match="judgments already made of each system's output cannot come with it"):
+        push.push(None, protocols.load(DA), [tmp_path / "in.jsonl"], options)  # type: ignore[arg-type]
