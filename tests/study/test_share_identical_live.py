@@ -8,6 +8,9 @@ import csv
 import json
 from pathlib import Path
 
+import krippendorff
+import pytest
+
 from annols.labelstudio.client import LabelStudioClient
 from tests.conftest import ROOT, LiveServer
 from tests.live_answers import number
@@ -96,6 +99,10 @@ def test_shared_task_is_credited_to_every_producing_system(
     for system in ("sys-a", "sys-b", "sys-c"):  # every system credited with both of its segments, by both raters
         mine = [scores[r["translation"]] for r in RECORDS if r["systems"] == [system] for scores in SCORES.values()]
         assert float(summary[system]["mean"]) == sum(mine) / len(mine)
-    agreement = _read_csv(report / "tables" / "ratings_agreement.csv")
-    print(agreement)
-    assert [int(float(r["units"])) for r in agreement] == [4]  # the 4 tasks judged, not 6 system credits
+    # Agreement counts each judgment once: the 4 tasks judged (not 6 system credits), alpha as krippendorff
+    # computes it on the texts the raters scored.
+    (agreement,) = _read_csv(report / "tables" / "ratings_agreement.csv")
+    assert int(agreement["units (alpha)"]) == 4
+    texts = sorted(SCORES["r1@example.org"])
+    alpha = krippendorff.alpha([[SCORES[who][t] for t in texts] for who in SCORES], level_of_measurement="interval")
+    assert float(agreement["Krippendorff alpha"]) == pytest.approx(alpha, abs=1e-4)
