@@ -4,6 +4,7 @@ the manifest's and a pull's rows, the result files and the report built from a s
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from annols import protocols
+from annols.analysis.spans import ALL_SYSTEMS
 from annols.errors import AnnolsError
 from annols.study import exports, push
 from annols.study.manifest import Keys, Shown, write_manifest
@@ -88,7 +90,8 @@ def test_manifest_and_pull_credit_every_share(tmp_path: Path) -> None:
                "value": {"number": 70}}]  # fmt: skip
     raw = [{"id": 1, "data": {"source_text": SOURCE, "translation": "Thank you."}, "meta": {},
             "annotations": [{"id": 11, "completed_by": 1, "result": rating}]},
-           {"id": 2, "data": {"source_text": SOURCE, "translation": "Thanks."}, "meta": {}, "annotations": []}]  # fmt: skip
+           {"id": 2, "data": {"source_text": SOURCE, "translation": "Thanks."}, "meta": {},
+            "annotations": []}]  # fmt: skip
     (pull / exports.EXPORT_FILE).write_text(json.dumps(raw), encoding="utf-8")
     tasks = list(exports.read_export(pull / exports.EXPORT_FILE))
     assert [(t.id, t.systems, t.share) for t in tasks] == [(1, ("sys-a",), 0), (1, ("sys-b",), 1), (2, ("sys-c",), 0)]
@@ -101,3 +104,52 @@ def test_judgments_made_apart_cannot_be_shared(tmp_path: Path) -> None:
     options = push.PushOptions(title="t", with_annotations=True, share_identical=True, manifest_dir=tmp_path)
     with pytest.raises(AnnolsError, match="judgments already made of each system's output cannot come with it"):
         push.push(None, protocols.load(DA), [tmp_path / "in.jsonl"], options)  # type: ignore[arg-type]
+
+
+def _span(text: str, word: str, label: str, n: int) -> dict[str, Any]:
+    start = text.index(word)
+    return {"id": f"s{n}", "from_name": "errors", "to_name": "hypothesis", "type": "labels", "origin": "manual",
+            "value": {"start": start, "end": start + len(word), "text": word, "labels": [label]}}  # fmt: skip
+
+
+def test_spans_report_credits_each_system_and_counts_agreement_once(tmp_path: Path) -> None:
+    """An ESA pull of a shared task (sys-a and sys-b wrote "The train is late.") and sys-c's own: the spans
+    per system count the shared task's spans for both, the span agreement its judgments once."""
+    from tests.study.test_push_pull import invoke
+
+    shared, own = "The train is late.", "The train late is."
+    blinding_rows = [{"task_id": 1, "key": "esa:1", "systems": ["sys-a"], "order": [0], "role": "study",
+                      "shares": [["sys-a"], ["sys-b"]]},
+                     {"task_id": 2, "key": "esa:2", "systems": ["sys-c"], "order": [0], "role": "study"}]  # fmt: skip
+    marks = {  # annotator -> task id -> spans
+        1: {1: [_span(shared, "late", "minor", 0)], 2: [_span(own, "late is", "major", 0)]},
+        2: {1: [_span(shared, "late", "minor", 0), _span(shared, "train", "major", 1)],
+            2: [_span(own, "late is", "major", 0)]},
+    }  # fmt: skip
+    score = {"id": "score", "from_name": "score", "to_name": "hypothesis", "type": "number", "value": {"number": 50}}
+    raw = [{"id": t, "data": {"source": "Der Zug ist spät.", "hypothesis": text}, "meta": {},
+            "annotations": [{"id": 10 * t + who, "completed_by": who, "created_at": f"2026-01-0{who}",
+                             "result": [*marks[who][t], score]} for who in (1, 2)]}
+           for t, text in ((1, shared), (2, own))]  # fmt: skip
+    pull = tmp_path / "pull"
+    pull.mkdir()
+    (pull / exports.EXPORT_FILE).write_text(json.dumps(raw), encoding="utf-8")
+    (pull / exports.ANNOTATORS_FILE).write_text(json.dumps({"1": "a@x.org", "2": "b@x.org"}), encoding="utf-8")
+    exports.write_blinding(pull, blinding_rows)
+    code, out, err = invoke({}, "report", str(ROOT / "examples" / "esa.toml"), str(pull), "-o", str(tmp_path / "r"))
+    assert code == 0, err
+    assert "2 items, 4 judgments" in out
+    with open(tmp_path / "r" / "tables" / "spans_counts.csv", encoding="utf-8", newline="") as f:
+        counts = {(r["label"], r["system"]): (int(r["spans"]), int(r["judgments"])) for r in csv.DictReader(f)}
+    assert counts[("minor", "sys-a")] == counts[("minor", "sys-b")] == (2, 2)  # the shared task's, for both
+    assert counts[("major", "sys-a")] == counts[("major", "sys-b")] == (1, 2)
+    assert counts[("major", "sys-c")] == (2, 2) and counts[("minor", "sys-c")] == (0, 2)
+    assert counts[("minor", ALL_SYSTEMS)][1] == 6  # every credit (4 judgments, 2 of them for two systems)
+    with open(tmp_path / "r" / "tables" / "spans_agreement.csv", encoding="utf-8", newline="") as f:
+        agreement = {r["label"]: r for r in csv.DictReader(f)}
+    # Once each: one pair of annotators per task (2, not 3), the 5 spans marked (not 8), 8 tokens (2 tasks of 4).
+    every = agreement["all labels"]
+    assert [every[c] for c in ("annotator pairs", "spans", "exact matches", "token units")] == ["2", "5", "2", "8"]
+    assert float(agreement["major"]["exact F1"]) == pytest.approx(2 * 1 / (2 + 1), abs=1e-4)  # matched 1 of b's 2 and a's 1
+    report = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert "2 outputs share 1 tasks" in report
