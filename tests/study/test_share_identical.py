@@ -150,6 +150,7 @@ def test_spans_report_credits_each_system_and_counts_agreement_once(tmp_path: Pa
     # Once each: one pair of annotators per task (2, not 3), the 5 spans marked (not 8), 8 tokens (2 tasks of 4).
     every = agreement["all labels"]
     assert [every[c] for c in ("annotator pairs", "spans", "exact matches", "token units")] == ["2", "5", "2", "8"]
-    assert float(agreement["major"]["exact F1"]) == pytest.approx(2 * 1 / (2 + 1), abs=1e-4)  # matched 1 of b's 2 and a's 1
+    # major: 1 exact match, of a's 1 span and b's 2
+    assert float(agreement["major"]["exact F1"]) == pytest.approx(2 * 1 / (2 + 1), abs=1e-4)
     report = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
     assert "2 outputs share 1 tasks" in report
