@@ -164,10 +164,11 @@ class StyleCollector:
         table = self.table()
         uids = self.originals(table["uid"].to_numpy())
         keep = np.isin(uids, study.kept["uid"].to_numpy())
-        # Every row kept (the usual case): the table itself, not a copy of it.
-        frame = table if keep.all() else table[keep].reset_index(drop=True)
+        if not keep.all():
+            frame, uids = table[keep].reset_index(drop=True), uids[keep]
+        else:
+            frame = table  # every row kept (the usual case): the table itself, not a copy of it
         if self.copy_of:
-            uids = uids[keep]
             frame = frame.assign(**{COPY: frame["uid"].to_numpy() >= COPY_BASE})
         return frame.assign(annotator=annotators_of(study, uids))
 
