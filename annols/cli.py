@@ -502,6 +502,12 @@ MANIFEST_DIR = click.option(
     help="With --isolate: the annotators' passwords for their accounts on their instances, one per line in the "
     "file's order, or one shared line; - reads stdin. Existing accounts are left as they are.",
 )  # fmt: skip
+@click.option(
+    "--share-identical", is_flag=True,
+    help="Records whose shown texts are identical (systems that produced the same output) share one task, shown "
+    "once; its judgments are credited to every such system. Ratings, spans and sentences only; recorded at the "
+    "first push, which every re-push must follow.",
+)  # fmt: skip
 @JOBS
 @connection_options
 def push_command(
@@ -522,6 +528,7 @@ def push_command(
     attention: int,
     isolate: Path | None,
     password_file: Any,
+    share_identical: bool,
     jobs: int | None,
     url: str | None,
     api_key: str | None,
@@ -575,6 +582,9 @@ def push_command(
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
     _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
+    if share_identical and (isolate is not None or judge_files or human_share is not None):
+        raise AnnolsError("--share-identical works with a plain push only, not with --isolate, --judge or "
+                          "--human-share: push without it")  # fmt: skip
     if isolate is not None or password_file is not None:
         _push_isolated(d, inputs, isolate, password_file, judge_files, human_share, url, api_key,
                        push_lib.PushOptions(title=title, overlap=overlap, batch_size=batch_size, seed=seed,
@@ -607,6 +617,7 @@ def push_command(
         only=draw.humans if draw is not None else None,
         hybrid=draw.header if draw is not None else None,
         secret=keys.secret,
+        share_identical=share_identical,
     )
 
     def project_ready(p: labelstudio.Project, created: bool) -> None:
@@ -629,6 +640,10 @@ def push_command(
         f"created {report.created}, already present {report.present}, total {report.total}"
         + (f" ({'; '.join(extra)})" if extra else "")
     )
+    if share_identical:
+        outputs, shared = report.shared
+        click.echo(f"{outputs} outputs share {shared} tasks (identical texts of several systems, shown once and "
+                   "credited to each)")  # fmt: skip
     if judged is not None:
         from annols.study import hidden_judges
 
@@ -1094,7 +1109,7 @@ def validate_command(
     else:
         assert export is not None
         violations = list(pull_lib.validate(export, d))
-        tasks = sum(len(t.annotations) for t in exports.read_export(export))
+        tasks = sum(len(t.annotations) for t in exports.read_export(export, shares=False))
     for v in violations:
         click.echo(f"{v.task_key}\t{v.annotator}\t{v.rule}\t{v.found}")
     if violations:

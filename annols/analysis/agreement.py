@@ -256,3 +256,16 @@ def system_agreement(scores: pd.DataFrame) -> list[Any]:
 def _mean(values: list[float]) -> float:
     found = np.array(values, dtype=float)
     return float(np.nanmean(found)) if len(found) and not np.isnan(found).all() else np.nan
+
+
+# push --share-identical: the rows of the judgments table that credit a shared task's judgment to another system
+# that produced the same text (annols.report.style), present only when there are such rows.
+COPY = "copy"
+
+
+def once(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without the rows that copy a judgment to another system (``COPY``): agreement between
+    annotators counts each judgment once."""
+    if COPY not in frame.columns:
+        return frame
+    return frame[~frame[COPY].to_numpy(dtype=bool)].reset_index(drop=True)

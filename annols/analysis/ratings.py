@@ -70,6 +70,8 @@ def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True, compact
             numbers[at] = used  # (the entries of codes no row has stay 0: nothing reads them)
     columns["rating"] = numbers[_take(value_codes, order)]  # the numbers made in sorted order: no unsorted copy
     columns["code"] = _take(frame["code"].array, taken)
+    if agreement.COPY in frame.columns:  # push --share-identical: which rows credit a judgment to another system
+        columns[agreement.COPY] = _take(frame[agreement.COPY].to_numpy(), taken)
     return pd.DataFrame(columns, copy=False)
 
 
@@ -338,6 +340,7 @@ def paired_tests(frame: pd.DataFrame, options: AnalysisOptions, bounds: tuple[fl
 
 
 def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Finding:
+    frame = agreement.once(frame)  # each judgment once, not once per system it is credited to
     slider = spec.scale == "slider"
     level = "interval" if slider else "ordinal"
     rows, found = [], []  # each aspect's why_not, not its counts (16 MB an aspect at 100,000 tasks)

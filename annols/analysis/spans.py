@@ -59,6 +59,11 @@ def sections(tidy: pd.DataFrame, spec: Any, judged: pd.DataFrame,
     overall = table.frame[table.frame["system"] == ALL_SYSTEMS]
     plot = bars("spans_labels", "Spans per label", list(overall["label"]), list(overall["spans"]), "spans")
     out = [Finding("Spans", text, [table], [plot])]
+    # Agreement counts each judgment once: not its copies credited to the other systems of a shared task.
+    if agreement_lib.COPY in judged.columns:
+        copies = judged.loc[judged[agreement_lib.COPY].to_numpy(dtype=bool), "uid"]
+        spans = spans[~spans["uid"].isin(copies)]
+        judged = agreement_lib.once(judged)
     if not (judged.groupby("task_key")["uid"].size() >= 2).any():
         reason = ONE_ANNOTATOR if len(judged) else NOTHING
         return [*out, Finding("Span agreement", [f"No agreement statistics: {reason}."])]

@@ -85,6 +85,9 @@ class SourceTask:
     # Task data the format wants back at pull but annotators must not see: kept in the manifest, off the server.
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[ReadWarning, ...] = ()  # what the reader tolerated in this task's input
+    # The key of the shown texts alone (the generic format's): records of the same texts share one task under it
+    # with ``push --share-identical``; "" for formats whose keys are their own ids.
+    texts_key: str = ""
 
 
 @dataclass(frozen=True)

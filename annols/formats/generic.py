@@ -242,10 +242,10 @@ class GenericFormat:
         if rest:
             data[CARRIED] = rest
         shown = {k: data[k] for k in fields}
-        key = content_key(definition.name, shown)
+        texts_key = key = content_key(definition.name, shown)
         if identities is not None:
             key = identities.key(definition.name, key, shown, systems, rest)
-        return SourceTask(key=key, data=data, location=f"{path}: {location}", systems=systems)
+        return SourceTask(key=key, data=data, location=f"{path}: {location}", systems=systems, texts_key=texts_key)
 
     @staticmethod
     def _systems(path: Path, location: str, record: dict[str, Any], candidates: int = 0) -> tuple[str, ...]:

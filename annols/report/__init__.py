@@ -100,6 +100,9 @@ def build_report(definition: Definition, sources: list[Path], out_dir: Path,
     adjudication = AdjudicationCollector(definition, options.adjudicated, options.rating_tolerance)
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
+        if task.share:  # push --share-identical: a judgment credited to another system too, checked once
+            protocol.add(task, annotation, uid)
+            return
         violations.add(task, annotation, uid)
         protocol.add(task, annotation, uid)
         quality.add(task, annotation, uid)

@@ -103,6 +103,11 @@ def _sources_section(study: Study) -> Finding:
         f"{len(kept)} judgments counted: one per item and annotator (the latest, if an annotator submitted twice); "
         "skipped annotations do not count.",
     ]
+    if study.shared:
+        text.append(f"{sum(study.shared.values())} outputs share {len(study.shared)} tasks: identical texts of "
+                    "several systems were shown once (push --share-identical) and each judgment of such a task is "
+                    "credited to every system that produced the text, in every table by system; agreement between "
+                    "annotators counts it once.")  # fmt: skip
     return Finding("Sources", text, [Table("sources", "Sources", pd.DataFrame(rows, columns=columns))])
 
 

@@ -41,7 +41,7 @@ def with_gold(study: Study, keys: set[str]) -> Study:
     annotations = study.annotations.copy()
     on_gold = (annotations["role"] == GOLD) & annotations["task_key"].isin(keys)
     annotations["kept"] = annotations["kept"] | (on_gold & _kept(annotations))
-    return Study(study.sources, annotations, study.items, study.overlaps, study.source_tasks)
+    return Study(study.sources, annotations, study.items, study.overlaps, study.source_tasks, study.shared)
 
 
 def known_labels(collector: StyleCollector, gold: Mapping[str, GoldItem]) -> dict[str, str]:

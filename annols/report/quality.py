@@ -133,7 +133,7 @@ def without(study: Study, annotators: Sequence[str]) -> Study:
     per_item = annotations[annotations["kept"]].groupby("task_key")["annotator"].nunique()
     items = study.items.copy()
     items["annotators"] = items["task_key"].map(per_item).fillna(0).astype(int)
-    return Study(study.sources, annotations, items, study.overlaps, study.source_tasks)
+    return Study(study.sources, annotations, items, study.overlaps, study.source_tasks, study.shared)
 
 
 class AdjudicationCollector:

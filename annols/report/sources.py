@@ -111,6 +111,8 @@ class Study:
     items: pd.DataFrame  # task_key, task_id, overlap, annotators (kept annotations)
     overlaps: list[tuple[int, str]] = field(default_factory=list)  # per source: (overlap, where it came from)
     source_tasks: list[int] = field(default_factory=list)  # tasks read from each source
+    # push --share-identical: task key -> how many systems' identical outputs its task stands for (2 or more)
+    shared: dict[str, int] = field(default_factory=dict)
 
     @property
     def kept(self) -> pd.DataFrame:
@@ -139,12 +141,19 @@ def read_study(sources: list[Source], add: AddAnnotation, overlap_option: int | 
     item_sources: list[int] = []  # the sources of each item as bits (1 << index): no set per item
     shared: dict[str, str] = {}  # one string object per distinct annotator and role, not one per annotation
     source_tasks = [0] * len(sources)
+    sharing: dict[str, int] = {}  # push --share-identical: key -> systems its task stands for
     for index, source in enumerate(sources):
         for task in read_export(source.export, load_annotators(source.export)):
-            source_tasks[index] += 1
             key = _item_key(task, index)
             if key != task.key:
                 task = dataclasses.replace(task, key=key)
+            if task.share:  # push --share-identical: the judgments just read, credited to another system too
+                sharing[key] = max(sharing.get(key, 0), task.share + 1)
+                for a in task.annotations:
+                    if not a.cancelled and a.id in first:
+                        add(task, a, first[a.id])
+                continue
+            source_tasks[index] += 1
             if task.role == "study":  # gold items and attention checks are no items of the study
                 at = item_at.setdefault(key, len(item_ids))
                 if at == len(item_ids):
@@ -196,7 +205,7 @@ def read_study(sources: list[Source], add: AddAnnotation, overlap_option: int | 
     items = items.sort_values("task_key", kind="stable").reset_index(drop=True)
     del item_at, item_ids, item_sources, first, again
     memory.release()  # the parsed export's freed memory (hundreds of MB at 100,000 tasks) back to the system
-    return Study(sources, annotations, items, overlaps, source_tasks)
+    return Study(sources, annotations, items, overlaps, source_tasks, sharing)
 
 
 def _seconds(value: Any) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis, memory
-from annols.analysis import asked, best_worst
+from annols.analysis import agreement, asked, best_worst
 from annols.analysis.by_system import sections as asked_sections
 from annols.analysis.naming import natural
 from annols.analysis.results import Finding
@@ -35,6 +35,12 @@ from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 KEPT = [c for c in TIDY_COLUMNS if c != "text"]
 SKIPPED_KINDS = ("cell-text",)  # free text: nothing to count
+# push --share-identical: the copy of a judgment credited to another system that produced the same text has a uid
+# from here up (the original's uid is below it); its rows carry ``copy`` True. The styles whose tables count per
+# system; a sentences table counts no system, so the copies are left out of it (each judgment once).
+COPY_BASE = 1 << 30
+CREDITED_STYLES = ("ratings", "spans")
+COPY = agreement.COPY
 _KIND, _VALUE, _TEXT, _REGION = (TIDY_COLUMNS.index(c) for c in ("kind", "value", "text", "region"))
 
 
@@ -129,8 +135,14 @@ class StyleCollector:
         self.covered = asked.covered(definition.spec)
         self.units: dict[str, str] | None = {} if definition.style == "best-worst" or self.covered else None
         self._table: pd.DataFrame | None = None  # made from the columns by table(), which empties them
+        self.copy_of: list[int] = []  # copy uid - COPY_BASE -> the uid of the judgment it copies
 
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
+        if task.share:  # a shared task's judgment (uid), credited to another system: a copy of its own uid
+            if self.definition.style not in CREDITED_STYLES:
+                return
+            self.copy_of.append(uid)
+            uid = COPY_BASE + len(self.copy_of) - 1
         for row in judgment_rows(self.definition, task, annotation):
             self.uids.append(uid)
             self.columns["task_key"].append(task.key)
@@ -150,11 +162,37 @@ class StyleCollector:
     def frame(self, study: Study) -> pd.DataFrame:
         """The kept judgments' rows, with the annotator joined."""
         table = self.table()
-        uids = table["uid"].to_numpy()
+        uids = self.originals(table["uid"].to_numpy())
         keep = np.isin(uids, study.kept["uid"].to_numpy())
-        # Every row kept (the usual case): the table itself, not a copy of it.
-        frame = table if keep.all() else table[keep].reset_index(drop=True)
-        return frame.assign(annotator=annotators_of(study, frame["uid"].to_numpy()))
+        if not keep.all():
+            frame, uids = table[keep].reset_index(drop=True), uids[keep]
+        else:
+            frame = table  # every row kept (the usual case): the table itself, not a copy of it
+        if self.copy_of:
+            frame = frame.assign(**{COPY: frame["uid"].to_numpy() >= COPY_BASE})
+        return frame.assign(annotator=annotators_of(study, uids))
+
+    def originals(self, uids: np.ndarray) -> np.ndarray:
+        """Each uid, a copy's (push --share-identical) as the uid of the judgment it copies."""
+        if not self.copy_of:
+            return uids
+        copies = uids >= COPY_BASE
+        out = uids.astype(np.int64)
+        out[copies] = np.asarray(self.copy_of, dtype=np.int64)[out[copies] - COPY_BASE]
+        return out
+
+    def judged_copies(self, judged: pd.DataFrame) -> pd.DataFrame:
+        """``judged`` (the counted annotations, with their system) and a row for each copy of one of them
+        credited to another system, ``copy`` telling them apart (only when there are copies)."""
+        if not self.copy_of:
+            return judged
+        copies = pd.DataFrame({"uid": np.arange(COPY_BASE, COPY_BASE + len(self.copy_of), dtype=np.int64),
+                               "of": np.asarray(self.copy_of, dtype=np.int64)})  # fmt: skip
+        copies["system"] = [self.judged_system.get(u, "") for u in copies["uid"]]
+        rows = judged.drop(columns=["system"]).rename(columns={"uid": "of"}).merge(copies, on="of")
+        rows = rows.drop(columns=["of"])[list(judged.columns)]
+        out = pd.concat([judged.assign(**{COPY: False}), rows.assign(**{COPY: True})], ignore_index=True)
+        return out.sort_values("uid", kind="stable").reset_index(drop=True)
 
     def rounds_frame(self, study: Study) -> pd.DataFrame:
         """:meth:`frame` as a study in rounds reads it (:func:`annols.analysis.sequential.frame_of`): best-worst
@@ -202,6 +240,7 @@ class StyleCollector:
         if self.tokens is not None:
             judged = study.kept[["uid", "task_key", "annotator"]].copy()
             judged["system"] = [self.judged_system.get(u, "") for u in judged["uid"]]
+            judged = self.judged_copies(judged)
             if self.covered and self.units is not None:
                 judged[asked.UNIT] = judged["task_key"].astype(str).map(self.units)
         taken: list[Any] = []  # what the questions' sections read of the table, taken before it is handed over

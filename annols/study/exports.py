@@ -33,26 +33,32 @@ BLIND_ONLY = "blind_only"  # in project.json: pulled without the manifest on pur
 BLINDING_FILE = "blinding.jsonl"  # task id -> the manifest's row (key, systems, order, role...): a secret of the study
 # "data": a digest of the data push sent; "left_out": the ids of annotations pull left out of the results
 # (annols.study.findings.left_out: on a task whose data, or a project whose label config, changed).
+# "shares": push --share-identical's systems of each record that produced the task's texts.
 BLINDING_FIELDS = ("task_id", "key", "sent", "systems", "order", "role", "warnings", "meta", "extra", "data",
-                   "left_out")
+                   "left_out", "shares")
 META_WARNINGS = "annols_warnings"  # what push's reader tolerated in a task's input, in the meta of earlier pushes
 ADJUDICATION_META, ADJUDICATED = "annols_adjudication", "adjudicated"  # as annols.study.adjudicate writes them
 
 
-def read_export(path: Path, users: dict[int, str] | None = None) -> Iterator[ExportedTask]:
-    """The tasks of a raw JSON export, blinding undone, streamed."""
+def read_export(path: Path, users: dict[int, str] | None = None, shares: bool = True) -> Iterator[ExportedTask]:
+    """The tasks of a raw JSON export, blinding undone, streamed. ``shares``: a task pushed with
+    ``--share-identical`` for several systems comes once per system (:func:`credited`); without, once."""
     try:
         with open(path, encoding="utf-8") as f:
-            yield from tasks_from(f, path, users or {})
+            yield from tasks_from(f, path, users or {}, shares)
     except FileNotFoundError:
         raise InputError(path, "", "", "file not found") from None
 
 
-def tasks_from(f: TextReader, path: Path, users: dict[int, str]) -> Iterator[ExportedTask]:
+def tasks_from(f: TextReader, path: Path, users: dict[int, str], shares: bool = True) -> Iterator[ExportedTask]:
     blind = load_blinding(path)
     try:
         for raw in iter_json_array(f):
-            yield exported_task(raw, users, blind)
+            task = exported_task(raw, users, blind)
+            if shares and blind is not None:
+                yield from credited(task, blind.get(task.id))
+            else:
+                yield task
     except JSONStreamError as e:
         raise InputError(path, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
 
@@ -104,6 +110,21 @@ def exported_task(raw: dict[str, Any], users: dict[int, str], blind: dict[int, d
         read_warnings=_read_warnings(warnings),
         role=role,
     )
+
+
+def credited(task: ExportedTask, row: dict[str, Any] | None) -> Iterator[ExportedTask]:
+    """A task and, when push shared it among the records of identical outputs (``push --share-identical``,
+    the manifest row's ``shares``), a copy for each other system that produced its text: the same
+    annotations, credited to that system (``share`` 1, 2...: the copies, which count no judgment twice)."""
+    yield task
+    shares = (row or {}).get("shares")
+    if not isinstance(shares, list) or len(shares) < 2:
+        return
+    mine = list(task.systems)
+    others = [s for s in shares if isinstance(s, list) and list(s) != mine]
+    for n, systems in enumerate(others, start=1):
+        shown = tuple(str(s) for s in systems)
+        yield dataclasses.replace(task, systems=shown, source_systems=shown if task.source_systems else (), share=n)
 
 
 def _read_warnings(value: Any) -> tuple[str, ...]:

@@ -178,7 +178,7 @@ def _exported_gold(export: Path) -> dict[str, GoldItem]:
     from annols.study.exports import load_annotators, read_export  # pull reads roles from this module
 
     out: dict[str, GoldItem] = {}
-    for n, task in enumerate(read_export(export, load_annotators(export)), start=1):
+    for n, task in enumerate(read_export(export, load_annotators(export), shares=False), start=1):
         submitted = [a for a in task.annotations if not a.cancelled]
         if len(submitted) != 1:
             raise InputError(export, f"task {n}", "annotations", f"a gold task needs one submitted annotation, this "

@@ -181,6 +181,9 @@ class Shown(NamedTuple):
     warnings: tuple[str, ...] = ()  # what the reader tolerated in the task's input (file, line)
     extra: Mapping[str, Any] | None = None  # what the format wants back at pull, kept off the server
     data: str = ""  # digest of the data sent (data_digest); empty for a study pushed before placement 2
+    # push --share-identical: the systems of each record that produced the task's texts (one tuple each), when
+    # more than one did; the task is credited to each
+    shares: tuple[tuple[str, ...], ...] = ()
 
 
 DATA_DIGEST = 8  # bytes: 16 hex digits a row, enough to tell a change; a study of 100,000 tasks ~2.5 MB more
@@ -231,7 +234,8 @@ def round_rows(source: Path, lines: Iterable[str], first: int = 1) -> list[dict[
     return out
 
 
-_CARRIED = ("systems", "order", "role", "meta", "warnings", "extra", "sent", "data")  # of a row push did not rebuild
+# the fields of a row push did not rebuild, kept as the earlier manifest had them
+_CARRIED = ("systems", "order", "role", "meta", "warnings", "extra", "sent", "data", "shares")
 
 
 def write_manifest(
@@ -263,6 +267,8 @@ def write_manifest(
                     row["extra"] = dict(known.extra)
                 if known.data:
                     row["data"] = known.data
+                if known.shares:
+                    row["shares"] = [list(s) for s in known.shares]
             else:
                 before = (earlier or {}).get(key, {})
                 row.update({k: before[k] for k in _CARRIED if k in before and (k != "systems" or not systems)})

@@ -198,7 +198,8 @@ def write_tidy(tasks: Iterable[ExportedTask], definition: Definition, path: Path
 
 def validate(export: Path, definition: Definition) -> Iterator[Violation]:
     """The protocol's rule violations in a saved export."""
-    return check_export(same_protocol(read_export(export, load_annotators(export)), definition, export), definition)
+    tasks = read_export(export, load_annotators(export), shares=False)  # each judgment once
+    return check_export(same_protocol(tasks, definition, export), definition)
 
 
 # --- which protocol an export or a project holds ------------------------------------------------
@@ -232,7 +233,7 @@ def same_protocol(tasks: Iterable[ExportedTask], definition: Definition, source:
 
 def check_export_protocol(export: Path, definition: Definition) -> None:
     """Refuse an export of another protocol, from the first task annols pushed (reads no further)."""
-    for task in same_protocol(read_export(export), definition, export):
+    for task in same_protocol(read_export(export, shares=False), definition, export):
         if protocol_of(task) is not None:
             return
 
@@ -349,12 +350,15 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         def tapped() -> Iterator[ExportedTask]:
             nonlocal violations
             for task in tasks:
+                tidy.writerows(_tidy_lists(task, definition, system_of))
+                if task.share:  # a shared task's copy for another system: its judgments are counted once
+                    yield task
+                    continue
                 totals[0] += 1
                 warnings.extend(task.read_warnings)
                 for a in task.annotations:
                     if a.source == "human":
                         totals[2 if a.cancelled else 1] += 1
-                tidy.writerows(_tidy_lists(task, definition, system_of))
                 for v in check_export((task,), definition, fmt):
                     checks.writerow([v.task_key, v.annotator, v.rule, v.found])
                     violations += 1
@@ -737,7 +741,7 @@ def _fill_task_ids(rows: list[dict[str, Any]], export: Path) -> None:
     missing = {server_key(r): r for r in rows if not isinstance(r.get("task_id"), int)}
     if not missing:
         return
-    for task in read_export(export):
+    for task in read_export(export, shares=False):
         row = missing.pop(task.key, None)
         if row is not None:
             row["task_id"] = task.id

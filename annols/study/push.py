@@ -48,7 +48,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +106,13 @@ class PushOptions:
     # A study without a manifest here gets this secret rather than a new one: isolated mode pushes one
     # study to every instance, whose tasks must carry the same shown order everywhere (annols.study.isolate).
     secret: bytes | None = None
+    # Records whose shown texts are identical share one task, credited to every system that produced them
+    # (single-candidate styles only, see SHARING_STYLES); recorded in the manifest at the first push.
+    share_identical: bool = False
+
+
+# The styles whose tasks show one candidate, where a shared task is one output judged once for several systems.
+SHARING_STYLES = ("ratings", "spans", "sentences")
 
 
 @dataclass
@@ -120,6 +127,19 @@ class Scan:
     spooled: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)  # key, systems, bytes in the spool
     attention: list[str] = field(default_factory=list)  # the keys of the attention checks made, in queue order
     shown: dict[str, Shown] = field(default_factory=dict)  # key -> order, role, meta digest (spooled tasks)
+    # --share-identical: key -> the systems of each record that produced the task's texts, in input order
+    shares: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+
+    @property
+    def sharing(self) -> tuple[int, int]:
+        """(outputs, tasks): how many records' outputs share how many tasks (tasks of two or more systems)."""
+        shared = [len(s) for s in self.shares.values() if len(s) > 1]
+        return sum(shared), len(shared)
+
+    def shown_with_shares(self) -> dict[str, Shown]:
+        """``shown``, each shared task's row with the systems of every record that produced its texts."""
+        return {k: v._replace(shares=tuple(self.shares[k])) if len(self.shares.get(k, ())) > 1 else v
+                for k, v in self.shown.items()}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -135,6 +155,7 @@ class PushReport:
     project_created: bool
     warnings: tuple[str, ...] = ()  # what the readers tolerated in the inputs, one per file and line
     attention: int = 0  # attention checks in the project after the push
+    shared: tuple[int, int] = (0, 0)  # --share-identical: (outputs, tasks) of the tasks shared by several systems
 
 
 def annotator_email(annotator: str) -> str:
@@ -164,19 +185,21 @@ def scan(
     attention: int = 0,
     only: Collection[str] | None = None,
     keys: Keys | None = None,
+    share: bool = False,
 ) -> Scan:
     """Read every input once, checking it; raises InputError at the first bad record.
 
     With a ``spool``, each task (first occurrence of its key, without judgments or
     predictions) is also built and written to it as the JSON a push sends, so that a
     push needs no second pass over the inputs. ``only``: the study items read (the others are skipped).
+    ``share``: records of the same shown texts share one task (:func:`sharing`), their systems in ``shares``.
     """
     result = Scan()
     seen: set[str] = set()
     pending: list[bytes] = []  # spooled JSON not yet written: one write a megabyte, not one a task
     pending_size = 0
     study = 0
-    for task, role in with_roles(definition, inputs, gold, seed, attention, only, keys):
+    for task, role in sharing(with_roles(definition, inputs, gold, seed, attention, only, keys), share):
         _check_task(definition, task)
         result.warnings.extend(str(w) for w in task.warnings)
         if role in (None, roles.STUDY):
@@ -184,8 +207,15 @@ def scan(
         for a in task.annotations:  # a repeated record's too: they are added to its first task
             result.annotators.add(a.annotator)
             result.annotations += 1
+        another = False  # a record of another system's identical output, in a shared task
+        if share and role in (None, roles.STUDY):
+            outputs = result.shares.setdefault(task.key, [])
+            another = task.systems not in outputs
+            if another:
+                outputs.append(task.systems)
         if task.key in seen:
-            result.duplicates += 1
+            if not another:
+                result.duplicates += 1
             continue
         seen.add(task.key)
         result.keys.append(task.key)
@@ -207,6 +237,23 @@ def scan(
     if spool is not None and pending:
         spool.write(b"".join(pending))
     return result
+
+
+def sharing(tasks: Iterable[tuple[SourceTask, str | None]], share: bool) -> Iterator[tuple[SourceTask, str | None]]:
+    """The tasks, with ``share`` each study task under the key of its shown texts alone (``texts_key``):
+    the records of identical outputs are then one task, which push keeps once."""
+    for task, role in tasks:
+        if share and task.texts_key and role in (None, roles.STUDY) and task.key != task.texts_key:
+            task = dataclasses.replace(task, key=task.texts_key)
+        yield task, role
+
+
+def check_sharing(definition: Definition, share: bool) -> None:
+    """``--share-identical`` only where a task shows one candidate: refused in one line elsewhere."""
+    if share and (definition.style not in SHARING_STYLES or len(blinding.candidate_fields(definition)) > 1):
+        raise AnnolsError(f"--share-identical is for definitions whose tasks show one candidate (ratings, spans, "
+                          f"sentences); {definition.name!r} shows several ({definition.style}): push without it, "
+                          "each system's output its own task")  # fmt: skip
 
 
 def _check_task(definition: Definition, task: SourceTask) -> None:
@@ -247,19 +294,20 @@ def build_tasks(
     shown: dict[str, Shown] | None = None,
     only: Collection[str] | None = None,
     keys: Keys | None = None,
+    share: bool = False,
 ) -> Iterator[tuple[str, tuple[str, ...], dict[str, Any], bool]]:
     """(key, systems shown, Label Studio task, repeat) for each input task, in input order.
 
     ``repeat`` marks a record whose key came earlier in the input: the same task again,
     whose judgments (if any) belong to the first one. ``shown`` gets each task's order, role
     and meta digest (for the manifest). ``keys``: the study's, which say each task's key on the
-    server (without, its key itself).
+    server (without, its key itself). ``share``: records of the same shown texts are one task (:func:`sharing`).
     """
     seen: set[str] = set()
     # Judgments a format reads by the input's order of candidates it lets push move with them (judges.reframe):
     # such tasks are shuffled like any. The shipped formats' judgments keep the order their annotators saw.
     moves = with_annotations and bool(getattr(format_for(definition), "moves_judgments", False))
-    for task, role in with_roles(definition, inputs, gold, seed, attention, only, keys):
+    for task, role in sharing(with_roles(definition, inputs, gold, seed, attention, only, keys), share):
         repeat = task.key in seen
         seen.add(task.key)
         prediction = None if repeat else (predictions or {}).get(task.key)
@@ -440,6 +488,10 @@ def push(
     project is there, ``on_progress(done, total)`` after each batch."""
     if options.batch_size < 1:
         raise AnnolsError("--batch-size must be at least 1")
+    check_sharing(definition, options.share_identical)
+    if options.share_identical and options.with_annotations:  # judgments made apart would be credited to both
+        raise AnnolsError("--share-identical shows identical outputs once, so judgments already made of each "
+                          "system's output cannot come with it: push with --with-annotations without it")  # fmt: skip
     # Plain tasks are built once, in the first pass, into a temporary spool file; tasks with
     # judgments or predictions (which need user ids and predictions read later) are built
     # in a second pass over the inputs.
@@ -470,12 +522,14 @@ def _push(
     project = _in_background(client.find_project, options.title)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annols-digest") as beside:
         found = None
-        if _scan_path(manifest).exists() and not (options.gold or options.attention or options.only is not None):
+        cacheable = not (options.gold or options.attention or options.only is not None or options.share_identical)
+        if _scan_path(manifest).exists() and cacheable:
             found = _cached_scan(client, manifest, input_fingerprint(definition, inputs))
         from_cache = found is not None
         if found is None:
             stamp = _input_stamp(inputs)
-            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys,
+                         options.share_identical)  # fmt: skip
             # The digest is taken while the server imports (hashing releases the GIL); it is
             # kept only if no input changed meanwhile, so it is the digest of what was checked.
             fingerprinting = beside.submit(input_fingerprint, definition, inputs)
@@ -498,8 +552,7 @@ def _push(
         finally:
             if not from_cache:
                 fingerprint = fingerprinting.result()
-                if stamp is not None and _input_stamp(inputs) == stamp and not (options.gold or options.attention
-                                                                                or options.only is not None):
+                if stamp is not None and _input_stamp(inputs) == stamp and cacheable:
                     _save_scan(manifest, fingerprint, found)
 
 
@@ -567,7 +620,8 @@ def _push_checked(
         if spool is not None and not from_cache:  # the spooled tasks carry the old keys: built again
             spool.seek(0)
             spool.truncate()
-            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys,
+                         options.share_identical)  # fmt: skip
     elif not fresh:
         _check_keys(client, project, manifest, keys, no_manifest)
     header = {
@@ -579,6 +633,7 @@ def _push_checked(
         "seed": options.seed,
         **({"hybrid": options.hybrid} if options.hybrid else {}),
         **_settings_sent(client, definition, options, project, created_project, manifest),
+        **({"share_identical": True} if options.share_identical else {}),
         **keys.header(),
     }
     if fresh:  # the secret is kept before any task carries a key made with it: a killed push can resume
@@ -587,6 +642,10 @@ def _push_checked(
     # checks it made, those already there and as many more as the project lacks. Which are
     # there: the manifest's, confirmed on the server with the push's keys, or else the listing's.
     recorded_header, recorded_tasks, attention = ({}, {}, set()) if fresh else read_manifest_tasks(manifest)
+    if recorded_tasks and bool(recorded_header.get("share_identical")) != options.share_identical:
+        was = "with" if recorded_header.get("share_identical") else "without"
+        raise AnnolsError(f"project {options.title!r} was pushed {was} --share-identical ({manifest}): push it "
+                          f"{was} it again, or push into another --project")  # fmt: skip
     earlier_rows = {} if fresh else rows_by_key(manifest)  # what the manifest knew of tasks this push does not build
     _check_credited(manifest, found.shown, earlier_rows)
     dropped = _attention_dropped(found.attention, attention, options.attention)
@@ -604,7 +663,8 @@ def _push_checked(
         recorded, present = confirmed
     else:
         if from_cache:  # the server no longer has them all: check every record, as any push does
-            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys)
+            found = scan(definition, inputs, spool, options.seed, options.gold, options.attention, options.only, keys,
+                         options.share_identical)  # fmt: skip
         attention = set()
         if not fresh:
             present = _listed(client, project.id, attention, reverse(), keys)
@@ -660,8 +720,8 @@ def _push_checked(
             raise
         finally:
             # Whatever happened, record what is known to be in the project.
-            _record(manifest, header, present, attention, project, client.url, sent, failure, found.shown,
-                    earlier_rows, keys)  # fmt: skip
+            _record(manifest, header, present, attention, project, client.url, sent, failure,
+                    found.shown_with_shares(), earlier_rows, keys)  # fmt: skip
     return PushReport(
         project=project,
         created=sent.done,
@@ -674,6 +734,7 @@ def _push_checked(
         project_created=created_project,
         warnings=tuple(found.warnings),
         attention=sum(1 for k in attention if k in present),
+        shared=found.sharing,
     )
 
 
@@ -1110,6 +1171,7 @@ def _built(
         shown=shown,
         only=options.only,
         keys=keys,
+        share=options.share_identical,
     ):
         if repeat:
             if key not in before:

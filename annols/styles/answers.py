@@ -36,3 +36,6 @@ class ExportedTask:
     source_systems: tuple[str, ...] = ()  # the same systems in the input's order (empty if unknown)
     read_warnings: tuple[str, ...] = ()  # what push's reader tolerated in this task's input (manifest or task meta)
     role: str = "study"  # "study", "gold" or "attention" (annols.study.gold): from the task's meta tag
+    # push --share-identical: 0 for the task itself, i > 0 for its copy credited to the i-th other system that
+    # produced its text (the same annotations: count them once wherever judgments, not credits, are counted)
+    share: int = 0
