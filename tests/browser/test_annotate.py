@@ -15,8 +15,9 @@ from typing import Any
 
 from annols import protocols
 from annols.study import demo
-from tests.browser.conftest import Annotator, LabelingView, pull, push
+from tests.browser.conftest import PUSHED_FROM, Annotator, LabelingView, pull, push
 from tests.conftest import LiveServer
+from tests.study.test_push_pull import shown_by_task
 
 INPUTS = demo.INPUTS
 
@@ -78,7 +79,9 @@ def test_pairwise_aspects(
     project = push(label_studio, ["pairwise-aspects", str(folder)], title, tmp_path)
 
     task = labeling.open(project)
-    sample = task["data"]["sample"]
+    assert "sample" not in task["data"]  # not shown: the sample's number stays in the manifest
+    cwd, _ = PUSHED_FROM[project]
+    sample = shown_by_task(cwd / ".annols", title)[task["id"]]["extra"]["sample"]
     answers = {"informative": "1", "factual consistency": "0", "readability": "2"}
     shown = {"1": "1: Summary #1 is better", "2": "2: Summary #2 is better", "0": "0: tie"}
     for aspect, code in answers.items():
