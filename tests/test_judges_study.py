@@ -58,7 +58,8 @@ def judged(request: pytest.FixtureRequest, label_studio: LiveServer, client: Lab
     ids = {a: users.get(expect.email(a)) or client.create_user(expect.email(a)) for a in ANNOTATORS}
     manifest = shown_by_task(tmp / ".annols", title)  # what blinding depends on is not on the server
     for task in client.export_tasks(project.id):
-        item = task["data"]["record"]["item"]
+        assert "record" not in task["data"]  # the record's other fields stay in the manifest (#39)
+        item = manifest[task["id"]]["extra"]["record"]["item"]
         shown = tuple(manifest[task["id"]]["systems"])
         for a in ANNOTATORS:
             client.create_annotation(task["id"], study.result(study.truth(item, a), shown), completed_by=ids[a])
