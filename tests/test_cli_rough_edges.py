@@ -86,7 +86,7 @@ def test_a_bad_plan_value_names_its_option(args: list[str], expected: str) -> No
 
 
 @pytest.mark.parametrize("args,expected", [
-    (["reprot"], "Error: no such command 'reprot'; did you mean 'report'? See 'annols --help'."),
+    (["reprot"], "Error: no such command 'reprot'; did you mean 'report' or 'export'? See 'annols --help'."),
     (["pul"], "Error: no such command 'pul'; did you mean 'pull'? See 'annols --help'."),
     (["server", "strat"], "Error: no such command 'strat'; did you mean 'start' or 'status'? "
                           "See 'annols server --help'."),

@@ -1182,7 +1182,10 @@ def _built(
         data = jsontext.dumps(task, ensure_ascii=False).encode("utf-8")
         ready.append((key, systems, len(task.get("annotations", ())), len(task.get("predictions", ())), data))
     # Held until all are built, to be created in the study's order (tasks with judgments or predictions only).
-    for n in _creation_order(keys, len(ready)):
+    # Judgments imported from elsewhere (--with-annotations) were made before any annotator here saw a task, so
+    # their tasks keep the input's order: the protocol's own files then come back in it, as the dataset has them.
+    order = range(len(ready)) if options.with_annotations else _creation_order(keys, len(ready))
+    for n in order:
         yield ready[n]
 
 
