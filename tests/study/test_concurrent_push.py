@@ -133,11 +133,14 @@ def test_two_pushes_into_an_existing_project_and_a_pull_meanwhile(
     running = [
         start(label_studio, tmp_path / "a", "push", str(definition), str(inputs), "--project", title),
         start(label_studio, tmp_path / "b", "push", str(definition), str(inputs), "--project", title),
-        start(label_studio, tmp_path / "c", "pull", str(definition), "--project", title, "-o", "pulled"),
+        # c holds no manifest: a blind-only pull (#39), which reads the project as the others fill it
+        start(label_studio, tmp_path / "c", "pull", str(definition), "--project", title, "-o", "pulled",
+              "--blind-only"),
     ]
     finish(running)
     every_task_once(client, title, TASKS)
     # A pull after them all holds every task once.
-    finish([start(label_studio, tmp_path / "c", "pull", str(definition), "--project", title, "-o", "after")])
+    finish([start(label_studio, tmp_path / "c", "pull", str(definition), "--project", title, "-o", "after",
+                  "--blind-only")])  # fmt: skip
     exported = json.loads((tmp_path / "c" / "after" / "export.json").read_text("utf-8"))
     assert len({t["meta"][blinding.META_KEY] for t in exported}) == len(exported) == TASKS
