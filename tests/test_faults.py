@@ -29,6 +29,7 @@ from annols.definition import blinding
 from annols.errors import AnnolsError, ServerError
 from annols.labelstudio.client import CREATION_MARK, TIMEOUT_ENV, LabelStudioClient, timeout_from_env
 from annols.labelstudio.incremental import STATE_FILE
+from annols.study.manifest import manifest_path
 from tests.conftest import QA_DEV, LiveServer
 from tests.faultproxy import LABEL_STUDIO_ERROR_PAGE, FaultProxy
 from tests.labelstudio.test_server import personal_access_token
@@ -187,7 +188,8 @@ def test_a_truncated_export_never_replaces_a_good_one(
     from annols.study import pull as pull_lib
 
     with pytest.raises(ServerError) as info:
-        pull_lib.pull(client, protocols.load("qa-feedback"), title, out)
+        pull_lib.pull(client, protocols.load("qa-feedback"), title, out,
+                      manifest=manifest_path(earlier.parent / ".annols", title))  # the study's, where it was pushed
     project = client.find_project(title)
     assert project is not None
     assert str(info.value) == f"exporting project {project.id}: the export from {proxy.url} was cut short"
@@ -394,8 +396,9 @@ def test_an_html_error_page_gives_its_status_and_title(
     title, earlier = earlier_pull
     out = copy_of(earlier, tmp_path)
     proxy.fail("page-500", every=1, match=lambda method, path: bool(EXPORT.match(path)))
+    # from where the study was pushed: its manifest is there
     code, stdout, err = cli(proxy.url, label_studio.api_key, "pull", "qa-feedback", "--project", title,
-                            "-o", str(out), cwd=tmp_path)  # fmt: skip
+                            "-o", str(out), cwd=earlier.parent)  # fmt: skip
     line = assert_one_line(code, stdout, err, label_studio.api_key)
     assert re.fullmatch(
         rf"Error: exporting project \d+: Label Studio at {re.escape(proxy.url)} answered 500, "
