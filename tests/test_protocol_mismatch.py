@@ -109,5 +109,6 @@ def test_pull_names_the_project_not_its_staging_folder_when_the_task_keys_disagr
                              "give the protocol it was pushed as")  # fmt: skip
     code, out, err = cli(label_studio, "validate", "qa-feedback", "--project", title, cwd=tmp_path)
     assert code == 1, out
-    assert one_line(err).startswith("Error: pull was given no manifest: it alone says which system is shown where")
+    assert one_line(err).startswith(f"Error: no manifest of project {title!r} was found or given: it alone says "
+                                    "which system is shown where")  # fmt: skip
     assert not out_dir.exists() and [p.name for p in tmp_path.iterdir() if "annols-pull" in p.name] == []

@@ -759,7 +759,8 @@ def _manifest_rows(
         if earlier is not None:
             return earlier, ""
     if manifest is None:
-        return None, "pull was given no manifest: systems and roles were read from the server's task meta, unchecked"
+        return None, (f"no manifest of project {project.title!r} was found or given: systems and roles were read "
+                      "from the server's task meta, unchecked")  # fmt: skip
     if not manifest.exists():
         return None, (f"no manifest {manifest}: systems and roles were read from the server's task meta, unchecked; "
                       "import it with `annols manifest import`")  # fmt: skip
