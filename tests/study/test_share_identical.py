@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from annols import protocols
@@ -154,3 +155,110 @@ def test_spans_report_credits_each_system_and_counts_agreement_once(tmp_path: Pa
     assert float(agreement["major"]["exact F1"]) == pytest.approx(2 * 1 / (2 + 1), abs=1e-4)
     report = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
     assert "2 outputs share 1 tasks" in report
+
+
+RATED = """name = "rated"
+style = "ratings"
+summary = "Rate a translation from 1 to 5."
+guideline = "Rate the translation."
+
+[[context]]
+name = "source_text"
+title = "Source"
+
+[[candidates]]
+name = "translation"
+title = "Translation"
+
+[[answers]]
+code = "1"
+
+[[answers]]
+code = "2"
+
+[[answers]]
+code = "3"
+
+[[answers]]
+code = "4"
+
+[[answers]]
+code = "5"
+
+[[aspects]]
+name = "quality"
+text = "Quality"
+"""
+# task id -> (its text, the systems that produced it: the first the task's own, the others credited)
+SHARED = {1: ("A1", ["sys-a", "sys-b"]), 2: ("A2", ["sys-a", "sys-b"]), 3: ("C1", ["sys-c"]), 4: ("B1", ["sys-b"]),
+          5: ("C2", ["sys-c", "sys-a"]), 6: ("B2", ["sys-b"])}  # fmt: skip
+CODES = {1: {1: "4", 2: "5", 3: "2", 4: "3", 5: "2", 6: "4"},  # annotator -> task id -> the code given
+         2: {1: "4", 2: "4", 3: "1", 4: "3", 5: "2", 6: "5"},
+         3: {1: "5", 2: "5", 3: "2", 4: "2", 5: "1", 6: "4"}}  # fmt: skip
+
+
+def test_annotator_models_fit_each_judgment_once_and_credit_every_system(tmp_path: Path) -> None:
+    """report --models on a study pushed with --share-identical: Dawid-Skene and MACE are fitted to the 18
+    judgments (6 tasks, 3 annotators) once, not to their copies for the other systems (each annotator 6 units,
+    not 9); the per-unit and per-system tables credit a shared task's labels to every system that wrote its text."""
+    from crowdkit.aggregation import DawidSkene  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    from annols.analysis import models
+    from tests.study.test_push_pull import invoke
+
+    definition = tmp_path / "rated.toml"
+    definition.write_text(RATED, encoding="utf-8")
+    rows, raw = [], []
+    for t, (text, systems) in SHARED.items():
+        row: dict[str, Any] = {"task_id": t, "key": f"rated:{t}", "systems": [systems[0]], "order": [0],
+                               "role": "study"}  # fmt: skip
+        if len(systems) > 1:
+            row["shares"] = [[s] for s in systems]
+        rows.append(row)
+        result = [lambda code: [{"id": "q", "from_name": "quality_translation", "to_name": "translation",
+                                 "type": "choices", "value": {"choices": [code]}}]][0]  # fmt: skip
+        raw.append({"id": t, "data": {"source_text": f"source {text}", "translation": text}, "meta": {},
+                    "annotations": [{"id": 10 * t + who, "completed_by": who, "created_at": f"2026-01-0{who}",
+                                     "result": result(CODES[who][t])} for who in CODES]})  # fmt: skip
+    pull = tmp_path / "pull"
+    pull.mkdir()
+    (pull / exports.EXPORT_FILE).write_text(json.dumps(raw), encoding="utf-8")
+    emails = {str(who): f"r{who}@x.org" for who in CODES}
+    (pull / exports.ANNOTATORS_FILE).write_text(json.dumps(emails), encoding="utf-8")
+    exports.write_blinding(pull, rows)
+    code, out, err = invoke({}, "report", str(definition), str(pull), "-o", str(tmp_path / "r"), "--models",
+                            "--bootstrap", "0")  # fmt: skip
+    assert code == 0, err
+    assert "6 items, 18 judgments" in out
+
+    def table(name: str) -> list[dict[str, str]]:
+        with open(tmp_path / "r" / "tables" / f"{name}.csv", encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
+
+    # The fit, computed apart with crowd-kit on each judgment once (task, worker, label).
+    once = pd.DataFrame([(f"t{t}", emails[str(who)], CODES[who][t]) for who in CODES for t in SHARED],
+                        columns=["task", "worker", "label"])  # fmt: skip
+    once = once.sort_values(["task", "worker"], ignore_index=True)
+    ds = DawidSkene(n_iter=models.DS_ITERATIONS).fit(once)
+    competence = {r["annotator"]: r for r in table("models_competence")}
+    assert sorted(competence) == sorted(emails.values())
+    for worker, r in competence.items():
+        assert r["units"] == "6"  # each judgment once: 6 tasks, not 9 units with the copies
+        errors = ds.errors_.loc[worker]
+        accuracy = sum(ds.priors_[c] * errors.loc[c, c] for c in ds.priors_.index
+                       if c in errors.index and c in errors.columns)  # fmt: skip
+        assert float(r["Dawid-Skene"]) == pytest.approx(accuracy, abs=1e-4), worker
+    # Every system that produced a text has its unit, with the labels of the one judged task.
+    units = {(r["unit"].split(" | ")[0], r["system"]): r for r in table("models_items")}
+    assert sorted(units) == sorted((f"rated:{t}", s) for t, (_, systems) in SHARED.items() for s in systems)
+    for t, (_, systems) in SHARED.items():
+        mine = [units[(f"rated:{t}", s)] for s in systems]
+        assert all({k: v for k, v in r.items() if k not in ("unit", "system")} ==
+                   {k: v for k, v in mine[0].items() if k not in ("unit", "system")} for r in mine)  # fmt: skip
+        assert float(mine[0]["Dawid-Skene"]) == float(ds.labels_[f"t{t}"])
+    # Majority vote by system, apart: a system's units are the tasks of the texts it produced.
+    majority = {t: max(sorted({CODES[w][t] for w in CODES}), key=[CODES[w][t] for w in CODES].count) for t in SHARED}
+    means = {r["system"]: float(r["majority"]) for r in table("models_tables") if r["label"] == "mean"}
+    for system in ("sys-a", "sys-b", "sys-c"):
+        mine = [int(majority[t]) for t, (_, systems) in SHARED.items() if system in systems]
+        assert means[system] == pytest.approx(sum(mine) / len(mine), abs=1e-4), system
