@@ -262,3 +262,49 @@ def test_annotator_models_fit_each_judgment_once_and_credit_every_system(tmp_pat
     for system in ("sys-a", "sys-b", "sys-c"):
         mine = [int(majority[t]) for t, (_, systems) in SHARED.items() if system in systems]
         assert means[system] == pytest.approx(sum(mine) / len(mine), abs=1e-4), system
+
+
+def test_the_tasks_file_shares_identical_outputs_as_push_does(tmp_path: Path) -> None:
+    """annols tasks --share-identical: the import file holds each shared text once, the manifest's rows and header
+    say which systems share it (what pull credits after `annols manifest import`), and the line says how many."""
+    from tests.study.test_push_pull import invoke
+
+    path = _write(tmp_path / "in.jsonl", _records())
+    out, manifests = tmp_path / "tasks.json", tmp_path / "m"
+    code, said, err = invoke({}, "tasks", str(DA), str(path), "-o", str(out), "--manifest-dir", str(manifests),
+                             "--share-identical")  # fmt: skip
+    assert code == 0, err
+    assert said.splitlines()[:2] == ["Wrote 2 tasks to " + str(out) + " (1 duplicates skipped)",
+                                     "2 outputs share 1 tasks (identical texts of several systems, shown once and "
+                                     "credited to each)"]  # fmt: skip
+    sent = json.loads(out.read_text(encoding="utf-8"))
+    assert sorted(t["data"]["translation"] for t in sent) == ["Thank you.", "Thanks."]
+    assert "sys-" not in out.read_text(encoding="utf-8")
+    header, *rows = [json.loads(line) for line in (manifests / "tasks.manifest.jsonl").read_text("utf-8").splitlines()]
+    assert header["share_identical"] is True
+    shares = {tuple(r["systems"]): r.get("shares") for r in rows}
+    assert shares == {("sys-a",): [["sys-a"], ["sys-b"]], ("sys-c",): None}
+    # The same as push's scan: its keys and shares.
+    found = push.scan(protocols.load(DA), [path], keys=Keys.new(), share=True)
+    assert len(found.keys) == len(sent) and found.sharing == (2, 1)
+    # Without the option, each output its own task, and no shares.
+    code, said, err = invoke({}, "tasks", str(DA), str(path), "-o", str(tmp_path / "apart.json"), "--manifest-dir",
+                             str(manifests))  # fmt: skip
+    assert code == 0, err
+    assert said.splitlines()[0].startswith("Wrote 3 tasks") and "outputs share" not in said
+    apart = [json.loads(line) for line in (manifests / "apart.manifest.jsonl").read_text("utf-8").splitlines()]
+    assert "share_identical" not in apart[0] and not any("shares" in r for r in apart[1:])
+
+
+def test_the_tasks_file_refuses_sharing_where_push_does(tmp_path: Path) -> None:
+    from tests.study.test_push_pull import invoke
+
+    path = _write(tmp_path / "in.jsonl", _records())
+    code, _, err = invoke({}, "tasks", str(DA), str(path), "-o", str(tmp_path / "t.json"), "--share-identical",
+                          "--with-annotations", "--manifest-dir", str(tmp_path / "m"))  # fmt: skip
+    assert code != 0 and "judgments already made of each system's output cannot come with it" in err
+    arena = ROOT / "examples" / "chat-arena.toml"
+    code, _, err = invoke({}, "tasks", str(arena), str(path), "-o", str(tmp_path / "t.json"), "--share-identical",
+                          "--manifest-dir", str(tmp_path / "m"))  # fmt: skip
+    assert code != 0 and "--share-identical is for definitions whose tasks show one candidate" in err
+    assert not (tmp_path / "t.json").exists()
