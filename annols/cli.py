@@ -453,6 +453,14 @@ MANIFEST_DIR = click.option(
 )
 
 
+SHARE_IDENTICAL = click.option(
+    "--share-identical", is_flag=True,
+    help="Records whose shown texts are identical (systems that produced the same output) share one task, shown "
+    "once; its judgments are credited to every such system. Ratings, spans and sentences only; recorded at the "
+    "first push, which every re-push must follow.",
+)  # fmt: skip
+
+
 @main.command("push", epilog=INPUTS_EPILOG)
 @click.argument("protocol", type=PROTOCOL)
 @INPUTS
@@ -502,12 +510,7 @@ MANIFEST_DIR = click.option(
     help="With --isolate: the annotators' passwords for their accounts on their instances, one per line in the "
     "file's order, or one shared line; - reads stdin. Existing accounts are left as they are.",
 )  # fmt: skip
-@click.option(
-    "--share-identical", is_flag=True,
-    help="Records whose shown texts are identical (systems that produced the same output) share one task, shown "
-    "once; its judgments are credited to every such system. Ratings, spans and sentences only; recorded at the "
-    "first push, which every re-push must follow.",
-)  # fmt: skip
+@SHARE_IDENTICAL
 @JOBS
 @connection_options
 def push_command(
@@ -761,6 +764,7 @@ def _print_warnings(warnings: Sequence[str], where: str) -> None:
 @WITH_ANNOTATIONS
 @PREDICTIONS
 @MANIFEST_DIR
+@SHARE_IDENTICAL
 def tasks_command(
     protocol: str,
     inputs: tuple[Path, ...],
@@ -770,6 +774,7 @@ def tasks_command(
     with_annotations: bool,
     predictions: tuple[Path, ...],
     manifest_dir: Path,
+    share_identical: bool,
 ) -> None:
     """Write the tasks a push would send as a Label Studio import file (JSON), offline.
 
@@ -783,11 +788,14 @@ def tasks_command(
       annols tasks extractive-ranking sheet.xlsx -o tasks.json
     """
     d = _load(protocol, variant)
-    count, duplicates, warnings = push_lib.write_task_file(
+    count, duplicates, warnings, (outputs, shared) = push_lib.write_task_file(
         d, list(inputs), output, seed=seed, with_annotations=with_annotations, predictions=predictions,
-        manifest_dir=manifest_dir,
+        manifest_dir=manifest_dir, share=share_identical,
     )  # fmt: skip
     click.echo(f"Wrote {count} tasks to {output}" + (f" ({duplicates} duplicates skipped)" if duplicates else ""))
+    if share_identical:
+        click.echo(f"{outputs} outputs share {shared} tasks (identical texts of several systems, shown once and "
+                   "credited to each)")  # fmt: skip
     _print_warnings(warnings, "listed above")
 
 

@@ -10,7 +10,10 @@ judgments table made as the report makes it (its items by :func:`annols.analysis
 report's "Scores and spans per system" table (:func:`annols.analysis.asked.side_by_side`). The paper's rule is
 computed from the TSV with pandas alone: per segment (system, doc, seg_id) the mean over its raters of the sum of
 its errors' weights (Major 5, Minor 1, Minor Fluency/Punctuation 0.1, Non-translation 25), then the mean over
-segments. Prints one line per system, best first, both to three decimals, and the largest difference.
+segments. Where the release's own per-segment score file lies beside the TSV (``<name>.avg_seg_scores.tsv``: the
+system, a tab, the negated score and the seg_id separated by a space, "None" for a segment nobody rated), its mean
+over the rated segments per system, sign turned, is shown too. Prints one line per system, best first, to four
+decimals, the published figure and annols' figure printed to the published precision, and the largest differences.
 """
 
 from __future__ import annotations
@@ -24,12 +27,9 @@ sys.path[:0] = [str(ROOT)]
 
 import pandas as pd
 
-from annols.analysis import asked
+from annols.analysis import asked, imported
 from annols.formats import format_for
 from annols.protocols import load_definition
-from annols.styles import decode
-from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import TIDY_COLUMNS, tidy
 
 MQM = ROOT / "examples" / "mqm.toml"
 # The release's README (commit 7fadea2), "TED talks", "English to German": expert-based MQM as printed (the
@@ -62,40 +62,44 @@ def paper(path: Path) -> pd.Series:
 
 def annols_scores(path: Path, definition: Path = MQM) -> tuple[pd.Series, int, int]:
     d = load_definition(definition)
-    rows, judged = [], []
-    tasks = warnings = 0
-    for task in format_for(d).read([path], d):
-        tasks += 1
-        warnings += len(task.warnings)
-        exported = ExportedTask(id=tasks, key=task.key, data=task.data, systems=task.systems, annotations=())
-        unit = asked.unit_of(d.spec, task.data, task.key)
-        for a in task.annotations:
-            uid = len(judged)
-            judged.append((uid, task.key, a.annotator, task.systems[0], unit))
-            annotation = ExportedAnnotation(id=uid, annotator=a.annotator, result=a.result)
-            rows += [[uid, task.key, a.annotator, *row, unit] for row in tidy(decode(d, exported, annotation))]
-    frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", *TIDY_COLUMNS, asked.UNIT])
-    judged_frame = pd.DataFrame(judged, columns=["uid", "task_key", "annotator", "system", asked.UNIT])
-    spans = asked.span_rows(frame, d.spec)
-    scores = asked.error_scores(spans, judged_frame, None)
-    table = asked.side_by_side(frame, d.spec, scores, spans).set_index("system")
-    return table[f"mean {asked.SCORE}"], tasks, warnings
+    scored = imported.error_scores(d, format_for(d).read([path], d))
+    return scored.table[f"mean {asked.SCORE}"], scored.tasks, scored.warnings
+
+
+def release_file(path: Path) -> pd.Series | None:
+    """The release's own per-segment scores beside ``path``, per system: the mean over rated segments, sign turned
+    (its reference "ref-A" named "ref" as in the TSV); None without the file."""
+    scores = path.with_name(path.name.removesuffix(".tsv") + ".avg_seg_scores.tsv")
+    if not scores.is_file():
+        return None
+    rows = [line.split("\t") for line in scores.read_text(encoding="utf-8").splitlines()[1:]]
+    cells = pd.DataFrame([(system, *rest.split(" ")) for system, rest in rows], columns=["system", "score", "seg_id"])
+    cells = cells[cells["score"] != "None"]
+    means = -cells["score"].astype(float).groupby(cells["system"]).mean()
+    return means.rename(index={"ref-A": "ref"})
 
 
 def main(path: Path, definition: Path = MQM) -> None:
     mine, tasks, warnings = annols_scores(path, definition)
     rule = paper(path)
+    own = release_file(path)
     published = PUBLISHED.get(path.name, {})
     print(f"{path.name}: {tasks} tasks, {warnings} read warnings")
-    print(f"{'system':<16} {'annols':>7} {'paper rule':>10} {'published':>9} {'annols, printed so':>18}")
+    extra = f" {'release file':>12}" if own is not None else ""
+    print(f"{'system':<16} {'annols':>7} {'paper rule':>10}{extra} {'published':>9} {'annols, printed so':>18}")
     agree = 0
     for system in rule.sort_values().index:
         printed = published.get(system, "")
         decimals = len(printed.split(".")[1]) if "." in printed else 2
         shown = f"{mine.get(system, float('nan')):.{decimals}f}"
         agree += shown == printed
-        print(f"{system:<16} {mine.get(system, float('nan')):7.4f} {rule[system]:10.4f} {printed:>9} {shown:>18}")
+        theirs = f" {own.get(system, float('nan')):12.4f}" if own is not None else ""
+        print(f"{system:<16} {mine.get(system, float('nan')):7.4f} {rule[system]:10.4f}{theirs} {printed:>9} "
+              f"{shown:>18}")  # fmt: skip
     print(f"largest difference from the paper's rule: {(mine.reindex(rule.index) - rule).abs().max():.2e}")
+    if own is not None:
+        print(f"largest difference from the release's score file: {(mine.reindex(own.index) - own).abs().max():.2e}"
+              f" ({len(own)} systems)")  # fmt: skip
     if published:
         print(f"equal to the published table as printed: {agree} of {len(published)} systems")
 

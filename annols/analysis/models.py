@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import bootstrap
+from annols.analysis import agreement, bootstrap
 from annols.analysis.results import Finding, Table
 
 MAX_LABELS = 20  # a question with more distinct labels is not categorical (a slider's values)
@@ -70,11 +70,17 @@ def answers(tidy: pd.DataFrame, tokens: Mapping[str, tuple[np.ndarray, np.ndarra
     ``tokens`` (spans: each item's whitespace token starts and ends) and ``judged`` (every
     counted annotation: uid, task_key, annotator) give spans per-token labels, "O" where no
     span of the annotator covers a token.
+
+    With ``push --share-identical`` (the table's ``copy`` column: rows that credit a judgment to another system
+    that produced the same text), a column ``of`` names each row's unit of the judgment itself: a copy's unit is
+    its own system's, ``of`` the unit of the judgment it copies (the same task, question and row; a shared task
+    shows one candidate); a row that is no copy has ``of`` equal to its unit.
     """
     parts: list[pd.DataFrame] = []
     key = tidy["task_key"].astype(str)
+    copied = tidy[agreement.COPY].to_numpy(dtype=bool) if agreement.COPY in tidy.columns else None
 
-    def add(mask: Any, question: Any, unit: Any, system: Any, label: Any, ordered: bool) -> None:
+    def add(mask: Any, question: Any, unit: Any, system: Any, label: Any, ordered: bool, base: Any = None) -> None:
         if not bool(np.any(mask)):
             return
         frame = pd.DataFrame({
@@ -86,6 +92,9 @@ def answers(tidy: pd.DataFrame, tokens: Mapping[str, tuple[np.ndarray, np.ndarra
         })  # fmt: skip
         frame["label"] = frame["label"].astype(str)
         frame["value"] = pd.to_numeric(frame["label"], errors="coerce") if ordered else np.nan
+        if copied is not None:
+            frame["base"] = np.asarray(base if base is not None else unit, dtype=object)[mask]
+            frame[agreement.COPY] = copied[mask]
         parts.append(frame)
 
     kind = tidy["kind"].to_numpy()
@@ -98,29 +107,39 @@ def answers(tidy: pd.DataFrame, tokens: Mapping[str, tuple[np.ndarray, np.ndarra
 
     pair = np.array([f"{s} vs {o}" for s, o in zip(system, opponent, strict=True)], dtype=object)
     add(kind == "preference", q, _join(k, q), pair, value, False)
-    add(kind == "rank", q, _join(k, q, system), system, value, True)
-    add(kind == "rating", q, _join(k, q, system), system, value, True)
-    add(kind == "cell", q, _join(k, q, row, system), system, value, False)
-    add(kind == "row", q, _join(k, q, row, system), system, np.where(value == "", "none", value), False)
+    add(kind == "rank", q, _join(k, q, system), system, value, True, _join(k, q))
+    add(kind == "rating", q, _join(k, q, system), system, value, True, _join(k, q))
+    add(kind == "cell", q, _join(k, q, row, system), system, value, False, _join(k, q, row))
+    add(kind == "row", q, _join(k, q, row, system), system, np.where(value == "", "none", value), False,
+        _join(k, q, row))  # fmt: skip
     choice = kind == "choice"
     if choice.any():  # single-choice answers only: one code per annotation and question
         counts = tidy[choice].groupby(["uid", "question"])["value"].transform("size")
         single = np.zeros(len(tidy), dtype=bool)
         single[np.flatnonzero(choice)[counts.to_numpy() == 1]] = True
-        add(single, q, _join(k, q, system), system, value, False)
+        add(single, q, _join(k, q, system), system, value, False, _join(k, q))
     code = tidy["code"].astype(str).to_numpy()
     for end in ("best", "worst"):
         mask = (kind == "best-worst") & (code == end)
         question = np.array([f"{x} ({end})" for x in q], dtype=object)
         add(mask, question, _join(k, question), np.full(len(tidy), "", dtype=object), system, False)
     if tokens is not None and judged is not None:
-        spans = _token_labels(tidy, tokens, judged)
+        spans = _token_labels(tidy, tokens, judged)  # the judged annotations only: no copy among them
         if not spans.empty:
+            if copied is not None:
+                spans = spans.assign(base=spans["unit"], **{agreement.COPY: False})
             parts.append(spans)
     columns = ["question", "unit", "system", "annotator", "label", "value"]
     if not parts:
-        return pd.DataFrame(columns=columns)
-    out = pd.concat(parts, ignore_index=True)[columns]
+        return pd.DataFrame(columns=columns + (["of"] if copied is not None else []))
+    out = pd.concat(parts, ignore_index=True)
+    if copied is not None:
+        copies = out[agreement.COPY].to_numpy(dtype=bool)
+        own = out[~copies].drop_duplicates(["question", "base"]).set_index(["question", "base"])["unit"]
+        at = pd.MultiIndex.from_arrays([out["question"], out["base"]])
+        out["of"] = np.where(copies, own.reindex(at).to_numpy(), out["unit"].to_numpy())
+        columns.append("of")
+    out = out[columns]
     labels = out.groupby("question", sort=False)["label"].transform("nunique")
     return out[labels <= MAX_LABELS].reset_index(drop=True)
 
@@ -230,6 +249,21 @@ def fit_question(data: pd.DataFrame, question: str, *, known: Mapping[str, str] 
     return Fit(question, units, annotators, accuracy)
 
 
+def with_credits(fit: Fit, credited: pd.DataFrame) -> Fit:
+    """``fit`` with a unit for each other system a shared task's text is credited to (``push --share-identical``):
+    the fit is of each judgment once; such a unit takes its judgment's unit's labels and probabilities."""
+    mine = credited[credited["question"] == fit.question].drop_duplicates("unit")
+    fitted = fit.units.set_index("unit")
+    mine = mine[mine["of"].isin(fitted.index)]
+    if mine.empty:
+        return fit
+    extra = fitted.loc[mine["of"]].reset_index(drop=True)
+    extra["system"] = mine["system"].to_numpy()
+    extra.insert(0, "unit", mine["unit"].to_numpy())
+    units = pd.concat([fit.units, extra[fit.units.columns]], ignore_index=True)
+    return replace(fit, units=units.sort_values("unit", kind="stable").reset_index(drop=True))
+
+
 def recomputed(data: pd.DataFrame, fit: Fit) -> pd.DataFrame:
     """The question's table by each method's labels: per system the share of each label (and the
     mean label where labels are numbers), one column per method."""
@@ -287,12 +321,17 @@ def sections(tidy: pd.DataFrame, options: Any, *, tokens: Mapping[str, tuple[np.
     if not available():
         return [Finding(title, [f"Dawid-Skene and MACE need crowd-kit, not installed here: {INSTALL}"])]
     data = answers(tidy, tokens, judged)
+    credited = None  # push --share-identical: a judgment's copies for the other systems of its text
+    if "of" in data.columns:
+        copies = (data["unit"] != data["of"]).to_numpy()
+        credited = data[copies & data["of"].notna().to_numpy()]
+        data = data[~copies].drop(columns="of")
     fits = []
     for question, part in data.groupby("question", sort=False):
         if not fittable(part):
             continue
-        fits.append((part, fit_question(part, str(question), known=known, reps=options.bootstrap,
-                                        seed=options.seed)))  # fmt: skip
+        fit = fit_question(part, str(question), known=known, reps=options.bootstrap, seed=options.seed)
+        fits.append((part, fit if credited is None else with_credits(fit, credited)))
     if not fits:
         return [Finding(title, ["No categorical answer with two annotators and two labels to fit a model to."])]
     competence = pd.concat([f.annotators.assign(question=f.question) for _, f in fits], ignore_index=True)

@@ -136,10 +136,12 @@ class Scan:
         shared = [len(s) for s in self.shares.values() if len(s) > 1]
         return sum(shared), len(shared)
 
-    def shown_with_shares(self) -> dict[str, Shown]:
-        """``shown``, each shared task's row with the systems of every record that produced its texts."""
+    def shown_with_shares(self, shown: dict[str, Shown] | None = None) -> dict[str, Shown]:
+        """``shown`` (by default the scan's own), each shared task's row with the systems of every record that
+        produced its texts."""
+        rows = self.shown if shown is None else shown
         return {k: v._replace(shares=tuple(self.shares[k])) if len(self.shares.get(k, ())) > 1 else v
-                for k, v in self.shown.items()}  # fmt: skip
+                for k, v in rows.items()}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -248,12 +250,17 @@ def sharing(tasks: Iterable[tuple[SourceTask, str | None]], share: bool) -> Iter
         yield task, role
 
 
-def check_sharing(definition: Definition, share: bool) -> None:
-    """``--share-identical`` only where a task shows one candidate: refused in one line elsewhere."""
+def check_sharing(definition: Definition, share: bool, with_annotations: bool = False) -> None:
+    """``--share-identical`` only where a task shows one candidate, and never with judgments already made of each
+    system's output (``--with-annotations``: they would be credited to both): refused in one line elsewhere. The
+    rule of ``annols push`` and ``annols tasks`` alike."""
     if share and (definition.style not in SHARING_STYLES or len(blinding.candidate_fields(definition)) > 1):
         raise AnnolsError(f"--share-identical is for definitions whose tasks show one candidate (ratings, spans, "
-                          f"sentences); {definition.name!r} shows several ({definition.style}): push without it, "
+                          f"sentences); {definition.name!r} shows several ({definition.style}): leave it out, "
                           "each system's output its own task")  # fmt: skip
+    if share and with_annotations:  # judgments made apart would be credited to both
+        raise AnnolsError("--share-identical shows identical outputs once, so judgments already made of each "
+                          "system's output cannot come with it: use --with-annotations without it")  # fmt: skip
 
 
 def _check_task(definition: Definition, task: SourceTask) -> None:
@@ -488,10 +495,7 @@ def push(
     project is there, ``on_progress(done, total)`` after each batch."""
     if options.batch_size < 1:
         raise AnnolsError("--batch-size must be at least 1")
-    check_sharing(definition, options.share_identical)
-    if options.share_identical and options.with_annotations:  # judgments made apart would be credited to both
-        raise AnnolsError("--share-identical shows identical outputs once, so judgments already made of each "
-                          "system's output cannot come with it: push with --with-annotations without it")  # fmt: skip
+    check_sharing(definition, options.share_identical, options.with_annotations)
     # Plain tasks are built once, in the first pass, into a temporary spool file; tasks with
     # judgments or predictions (which need user ids and predictions read later) are built
     # in a second pass over the inputs.
@@ -1261,11 +1265,14 @@ def write_task_file(
     with_annotations: bool = False,
     predictions: Sequence[Path] = (),
     manifest_dir: Path | None = None,
-) -> tuple[int, int, list[str]]:
-    """``annols tasks``: the same tasks as a push, as a Label Studio import file.
+    share: bool = False,
+) -> tuple[int, int, list[str], tuple[int, int]]:
+    """``annols tasks``: the same tasks as a push, as a Label Studio import file. ``share``: as ``push
+    --share-identical`` (:func:`sharing`), the shares in the manifest's rows and its header.
 
-    Returns (tasks, duplicates, warnings on the input)."""
-    found = scan(definition, inputs)
+    Returns (tasks, duplicates, warnings on the input, (outputs, tasks) shared by several systems)."""
+    check_sharing(definition, share, with_annotations)
+    found = scan(definition, inputs, share=share)
     if with_annotations:
         check_with_annotations(definition, inputs, found)
     preds = load_predictions(definition, predictions)
@@ -1277,8 +1284,9 @@ def write_task_file(
         f.write("[")
         written = 0
         for key, systems, task, repeat in build_tasks(
-            definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds, shown=shown, keys=keys
-        ):
+            definition, inputs, seed=seed, with_annotations=with_annotations, predictions=preds, shown=shown, keys=keys,
+            share=share,
+        ):  # fmt: skip
             if repeat:
                 continue
             f.write(("," if written else "") + "\n" + jsontext.dumps(task, ensure_ascii=False))
@@ -1286,6 +1294,7 @@ def write_task_file(
             systems_of[key] = (None, systems)
         f.write("\n]\n")
     if path is not None:
-        header = {"protocol": definition.name, "variant": definition.variant, "tasks_file": str(output), "seed": seed}
-        write_manifest(path, header, systems_of, shown=shown, keys=keys)
-    return len(found.keys), found.duplicates, found.warnings
+        header = {"protocol": definition.name, "variant": definition.variant, "tasks_file": str(output), "seed": seed,
+                  **({"share_identical": True} if share else {})}  # fmt: skip
+        write_manifest(path, header, systems_of, shown=found.shown_with_shares(shown), keys=keys)
+    return len(found.keys), found.duplicates, found.warnings, found.sharing

@@ -327,7 +327,7 @@ def test_judgments_move_with_the_shuffled_candidates(tmp_path: Path, monkeypatch
     rows = [ratings_row(1, a, value=n) for n, a in enumerate(("A", "B"))]
     path = write_csv(tmp_path / "in.csv", rows)
     out = tmp_path / "tasks.json"
-    count, duplicates, _ = write_task_file(load_definition(RATINGS), [path], out, seed=4, with_annotations=True,
+    count, duplicates, _, _ = write_task_file(load_definition(RATINGS), [path], out, seed=4, with_annotations=True,
                                            manifest_dir=manifests(tmp_path))
     assert (count, duplicates) == (1, 0)
     (task,) = json.loads(out.read_text(encoding="utf-8"))

@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annols.analysis import asked
+from annols.analysis import asked, imported
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import SourceTask, format_for
 from annols.protocols import parse_definition
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import TIDY_COLUMNS, Span, tidy
+from annols.styles.judgments import Span
 from tests.conftest import DATA, ROOT
 
 MQM = ROOT / "examples" / "mqm.toml"
@@ -37,6 +37,9 @@ def release_toml() -> str:
 def load_definition(_: Path = MQM) -> Definition:
     return parse_definition(tomllib.loads(release_toml()), str(MQM))
 SUBSET = DATA / "mqm_ted_ende" / "mqm_ted_ende.subset.tsv"
+# The release's own per-segment scores (ted/ende/mqm_ted_ende.avg_seg_scores.tsv, added in its commit 7481ded "add
+# average scores for newstest2021 and tedtalks which were part of the WMT21 metric task"), cut to the same segments.
+SEGMENT_SCORES = DATA / "mqm_ted_ende" / "mqm_ted_ende.avg_seg_scores.subset.tsv"
 HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\tcomment\n"
 
 
@@ -69,21 +72,7 @@ def tasks(path: Path) -> list[SourceTask]:
 
 def annols_scores(found: list[SourceTask]) -> pd.DataFrame:
     """annols' per-system table (``side_by_side``) from the tasks as read, each annotation decoded by its style."""
-    d = load_definition(MQM)
-    rows, judged = [], []
-    for task in found:
-        exported = ExportedTask(id=1, key=task.key, data=task.data, systems=task.systems, annotations=())
-        unit = asked.unit_of(d.spec, task.data, task.key)
-        for a in task.annotations:
-            uid = len(judged)
-            judged.append((uid, task.key, a.annotator, task.systems[0], unit))
-            annotation = ExportedAnnotation(id=uid, annotator=a.annotator, result=a.result)
-            rows += [[uid, task.key, a.annotator, *row, unit] for row in tidy(decode(d, exported, annotation))]
-    frame = pd.DataFrame(rows, columns=["uid", "task_key", "annotator", *TIDY_COLUMNS, asked.UNIT])
-    judged_frame = pd.DataFrame(judged, columns=["uid", "task_key", "annotator", "system", asked.UNIT])
-    spans = asked.span_rows(frame, d.spec)
-    scores = asked.error_scores(spans, judged_frame, None)
-    return asked.side_by_side(frame, d.spec, scores, spans).set_index("system")
+    return imported.error_scores(load_definition(MQM), found).table
 
 
 def test_the_release_subset_reads_one_task_per_output_and_one_judgment_per_rater() -> None:
@@ -105,6 +94,36 @@ def test_annols_error_scores_equal_the_papers_rule_on_the_release_subset() -> No
     expected = paper_scores(release(SUBSET))
     assert sorted(table.index) == sorted(expected.index)
     assert np.allclose(table.loc[expected.index, f"mean {asked.SCORE}"].to_numpy(), expected.to_numpy())
+
+
+def release_segment_scores(path: Path = SEGMENT_SCORES) -> pd.Series:
+    """The score file as the release writes it: system, a tab, the negated MQM score and the seg_id separated by a
+    space; "None" for a segment nobody rated. Indexed by (system, seg_id); its reference is "ref-A" ("ref" in the
+    TSV). Unrated segments are left out."""
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    cells = [(system, *rest.split(" ")) for system, rest in rows]
+    scores = {("ref" if system == "ref-A" else system, seg): -float(score)
+              for system, score, seg in cells if score != "None"}  # fmt: skip
+    return pd.Series(scores).sort_index()
+
+
+def test_annols_scores_equal_the_releases_own_segment_scores() -> None:
+    """Every output of the fixture: annols' item score (its judgments' error scores, the mean over its raters) is
+    the release's own per-segment score, sign turned; the segments the score file marks unrated are not in the TSV."""
+    found = tasks(SUBSET)
+    scored = imported.error_scores(load_definition(MQM), found)
+    seg_of = {t.key: t.data["record"]["seg_id"] for t in found}
+    per_output = scored.scores.assign(seg_id=scored.scores["task_key"].map(seg_of))
+    mine = per_output.groupby(["system", "seg_id"])[asked.SCORE].mean().sort_index()
+    theirs = release_segment_scores()
+    assert len(theirs) == len(mine) == release(SUBSET).groupby(["system", "doc", "seg_id"]).ngroups == 126
+    assert list(mine.index) == list(theirs.index)
+    assert np.allclose(mine.to_numpy(), theirs.to_numpy(), rtol=0, atol=1e-9)
+    assert mine[("eTranslation", "278")] == 11.0  # two majors on the same word (5 each) and a minor
+    rated = set(release(SUBSET)["seg_id"])
+    lines = SEGMENT_SCORES.read_text(encoding="utf-8").splitlines()
+    unrated = {line.split(" ")[-1] for line in lines if "None" in line}
+    assert unrated == {"141"} and not unrated & rated  # talk.2's first segment: not rated, in no row of the TSV
 
 
 def test_two_errors_on_the_same_words_are_two_regions_each_with_its_severity() -> None:

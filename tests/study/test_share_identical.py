@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from annols import protocols
@@ -154,3 +155,156 @@ def test_spans_report_credits_each_system_and_counts_agreement_once(tmp_path: Pa
     assert float(agreement["major"]["exact F1"]) == pytest.approx(2 * 1 / (2 + 1), abs=1e-4)
     report = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
     assert "2 outputs share 1 tasks" in report
+
+
+RATED = """name = "rated"
+style = "ratings"
+summary = "Rate a translation from 1 to 5."
+guideline = "Rate the translation."
+
+[[context]]
+name = "source_text"
+title = "Source"
+
+[[candidates]]
+name = "translation"
+title = "Translation"
+
+[[answers]]
+code = "1"
+
+[[answers]]
+code = "2"
+
+[[answers]]
+code = "3"
+
+[[answers]]
+code = "4"
+
+[[answers]]
+code = "5"
+
+[[aspects]]
+name = "quality"
+text = "Quality"
+"""
+# task id -> (its text, the systems that produced it: the first the task's own, the others credited)
+SHARED = {1: ("A1", ["sys-a", "sys-b"]), 2: ("A2", ["sys-a", "sys-b"]), 3: ("C1", ["sys-c"]), 4: ("B1", ["sys-b"]),
+          5: ("C2", ["sys-c", "sys-a"]), 6: ("B2", ["sys-b"])}  # fmt: skip
+CODES = {1: {1: "4", 2: "5", 3: "2", 4: "3", 5: "2", 6: "4"},  # annotator -> task id -> the code given
+         2: {1: "4", 2: "4", 3: "1", 4: "3", 5: "2", 6: "5"},
+         3: {1: "5", 2: "5", 3: "2", 4: "2", 5: "1", 6: "4"}}  # fmt: skip
+
+
+def test_annotator_models_fit_each_judgment_once_and_credit_every_system(tmp_path: Path) -> None:
+    """report --models on a study pushed with --share-identical: Dawid-Skene and MACE are fitted to the 18
+    judgments (6 tasks, 3 annotators) once, not to their copies for the other systems (each annotator 6 units,
+    not 9); the per-unit and per-system tables credit a shared task's labels to every system that wrote its text."""
+    from crowdkit.aggregation import DawidSkene  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    from annols.analysis import models
+    from tests.study.test_push_pull import invoke
+
+    definition = tmp_path / "rated.toml"
+    definition.write_text(RATED, encoding="utf-8")
+    rows, raw = [], []
+    for t, (text, systems) in SHARED.items():
+        row: dict[str, Any] = {"task_id": t, "key": f"rated:{t}", "systems": [systems[0]], "order": [0],
+                               "role": "study"}  # fmt: skip
+        if len(systems) > 1:
+            row["shares"] = [[s] for s in systems]
+        rows.append(row)
+        result = [lambda code: [{"id": "q", "from_name": "quality_translation", "to_name": "translation",
+                                 "type": "choices", "value": {"choices": [code]}}]][0]  # fmt: skip
+        raw.append({"id": t, "data": {"source_text": f"source {text}", "translation": text}, "meta": {},
+                    "annotations": [{"id": 10 * t + who, "completed_by": who, "created_at": f"2026-01-0{who}",
+                                     "result": result(CODES[who][t])} for who in CODES]})  # fmt: skip
+    pull = tmp_path / "pull"
+    pull.mkdir()
+    (pull / exports.EXPORT_FILE).write_text(json.dumps(raw), encoding="utf-8")
+    emails = {str(who): f"r{who}@x.org" for who in CODES}
+    (pull / exports.ANNOTATORS_FILE).write_text(json.dumps(emails), encoding="utf-8")
+    exports.write_blinding(pull, rows)
+    code, out, err = invoke({}, "report", str(definition), str(pull), "-o", str(tmp_path / "r"), "--models",
+                            "--bootstrap", "0")  # fmt: skip
+    assert code == 0, err
+    assert "6 items, 18 judgments" in out
+
+    def table(name: str) -> list[dict[str, str]]:
+        with open(tmp_path / "r" / "tables" / f"{name}.csv", encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
+
+    # The fit, computed apart with crowd-kit on each judgment once (task, worker, label).
+    once = pd.DataFrame([(f"t{t}", emails[str(who)], CODES[who][t]) for who in CODES for t in SHARED],
+                        columns=["task", "worker", "label"])  # fmt: skip
+    once = once.sort_values(["task", "worker"], ignore_index=True)
+    ds = DawidSkene(n_iter=models.DS_ITERATIONS).fit(once)
+    competence = {r["annotator"]: r for r in table("models_competence")}
+    assert sorted(competence) == sorted(emails.values())
+    for worker, r in competence.items():
+        assert r["units"] == "6"  # each judgment once: 6 tasks, not 9 units with the copies
+        errors = ds.errors_.loc[worker]
+        accuracy = sum(ds.priors_[c] * errors.loc[c, c] for c in ds.priors_.index
+                       if c in errors.index and c in errors.columns)  # fmt: skip
+        assert float(r["Dawid-Skene"]) == pytest.approx(accuracy, abs=1e-4), worker
+    # Every system that produced a text has its unit, with the labels of the one judged task.
+    units = {(r["unit"].split(" | ")[0], r["system"]): r for r in table("models_items")}
+    assert sorted(units) == sorted((f"rated:{t}", s) for t, (_, systems) in SHARED.items() for s in systems)
+    for t, (_, systems) in SHARED.items():
+        mine = [units[(f"rated:{t}", s)] for s in systems]
+        assert all({k: v for k, v in r.items() if k not in ("unit", "system")} ==
+                   {k: v for k, v in mine[0].items() if k not in ("unit", "system")} for r in mine)  # fmt: skip
+        assert float(mine[0]["Dawid-Skene"]) == float(ds.labels_[f"t{t}"])
+    # Majority vote by system, apart: a system's units are the tasks of the texts it produced.
+    majority = {t: max(sorted({CODES[w][t] for w in CODES}), key=[CODES[w][t] for w in CODES].count) for t in SHARED}
+    means = {r["system"]: float(r["majority"]) for r in table("models_tables") if r["label"] == "mean"}
+    for system in ("sys-a", "sys-b", "sys-c"):
+        mine = [int(majority[t]) for t, (_, systems) in SHARED.items() if system in systems]
+        assert means[system] == pytest.approx(sum(mine) / len(mine), abs=1e-4), system
+
+
+def test_the_tasks_file_shares_identical_outputs_as_push_does(tmp_path: Path) -> None:
+    """annols tasks --share-identical: the import file holds each shared text once, the manifest's rows and header
+    say which systems share it (what pull credits after `annols manifest import`), and the line says how many."""
+    from tests.study.test_push_pull import invoke
+
+    path = _write(tmp_path / "in.jsonl", _records())
+    out, manifests = tmp_path / "tasks.json", tmp_path / "m"
+    code, said, err = invoke({}, "tasks", str(DA), str(path), "-o", str(out), "--manifest-dir", str(manifests),
+                             "--share-identical")  # fmt: skip
+    assert code == 0, err
+    assert said.splitlines()[:2] == ["Wrote 2 tasks to " + str(out) + " (1 duplicates skipped)",
+                                     "2 outputs share 1 tasks (identical texts of several systems, shown once and "
+                                     "credited to each)"]  # fmt: skip
+    sent = json.loads(out.read_text(encoding="utf-8"))
+    assert sorted(t["data"]["translation"] for t in sent) == ["Thank you.", "Thanks."]
+    assert "sys-" not in out.read_text(encoding="utf-8")
+    header, *rows = [json.loads(line) for line in (manifests / "tasks.manifest.jsonl").read_text("utf-8").splitlines()]
+    assert header["share_identical"] is True
+    shares = {tuple(r["systems"]): r.get("shares") for r in rows}
+    assert shares == {("sys-a",): [["sys-a"], ["sys-b"]], ("sys-c",): None}
+    # The same as push's scan: its keys and shares.
+    found = push.scan(protocols.load(DA), [path], keys=Keys.new(), share=True)
+    assert len(found.keys) == len(sent) and found.sharing == (2, 1)
+    # Without the option, each output its own task, and no shares.
+    code, said, err = invoke({}, "tasks", str(DA), str(path), "-o", str(tmp_path / "apart.json"), "--manifest-dir",
+                             str(manifests))  # fmt: skip
+    assert code == 0, err
+    assert said.splitlines()[0].startswith("Wrote 3 tasks") and "outputs share" not in said
+    apart = [json.loads(line) for line in (manifests / "apart.manifest.jsonl").read_text("utf-8").splitlines()]
+    assert "share_identical" not in apart[0] and not any("shares" in r for r in apart[1:])
+
+
+def test_the_tasks_file_refuses_sharing_where_push_does(tmp_path: Path) -> None:
+    from tests.study.test_push_pull import invoke
+
+    path = _write(tmp_path / "in.jsonl", _records())
+    code, _, err = invoke({}, "tasks", str(DA), str(path), "-o", str(tmp_path / "t.json"), "--share-identical",
+                          "--with-annotations", "--manifest-dir", str(tmp_path / "m"))  # fmt: skip
+    assert code != 0 and "judgments already made of each system's output cannot come with it" in err
+    arena = ROOT / "examples" / "chat-arena.toml"
+    code, _, err = invoke({}, "tasks", str(arena), str(path), "-o", str(tmp_path / "t.json"), "--share-identical",
+                          "--manifest-dir", str(tmp_path / "m"))  # fmt: skip
+    assert code != 0 and "--share-identical is for definitions whose tasks show one candidate" in err
+    assert not (tmp_path / "t.json").exists()
