@@ -558,6 +558,11 @@ def push_command(
     result files as annotator judge:<name>. Re-run a push with --judge to add a judge to an
     existing project.
 
+    A file in the public arena layout (MT-Bench human judgments, Chatbot Arena: question_id,
+    model_a, model_b, winner, judge, conversation_a, conversation_b, turn) goes in as it is
+    with --with-annotations: one task per battle, the people's votes as its annotations, and
+    judge values that name a model kept as hidden judges, as --judge keeps them.
+
     --human-share makes a hybrid study: the judge must answer every item; humans get a
     random share of them, the same on every re-run with the same --seed (best-worst and
     spans: whole items, an article's tuples or a source's candidates; a best-worst judge
@@ -582,6 +587,8 @@ def push_command(
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
     _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
+    if with_annotations:  # an arena file's model judges: hidden judges, as --judge keeps them
+        judge_files = (*judge_files, *_arena_judges(d, inputs))
     if share_identical and (isolate is not None or judge_files or human_share is not None):
         raise AnnolsError("--share-identical works with a plain push only, not with --isolate, --judge or "
                           "--human-share: push without it")  # fmt: skip
@@ -652,6 +659,19 @@ def push_command(
             hybrid.keep(d, judged, list(inputs), store, report.project.id, report.project.title)
         _print_judged(judged, store, "the server")
     _print_warnings(report.warnings, "listed above")
+
+
+def _arena_judges(d: Definition, inputs: Sequence[Path]) -> tuple[Path, ...]:
+    """The model judges of the inputs in the arena layout, as judge files in a folder removed when the command
+    ends (push keeps its own copies in the judge store)."""
+    import shutil
+    import tempfile
+
+    from annols.study import arena
+
+    held = Path(tempfile.mkdtemp(prefix="annols-arena-judges-"))
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(held, ignore_errors=True))
+    return tuple(arena.hidden_judges(d, inputs, held))
 
 
 def _print_judged(judged: Judged, store: Path, where: str) -> None:
