@@ -1715,13 +1715,16 @@ def arena_import_command(protocol: str, battles: Path, out_dir: Path, judges: tu
 def export_preferences_command(protocol: str, sources: tuple[Path, ...], out_dir: Path, rule: str, ties: str,
                                min_votes: int, adjudicated: tuple[Path, ...], exclude: tuple[str, ...],
                                variant: str | None) -> None:  # fmt: skip
-    """Write a pairwise study's judgments as preference training data (TRL, Hugging Face datasets), offline.
+    """Write a pairwise, ranking or best-worst study's judgments as preference training data (TRL, datasets), offline.
 
     SOURCES are pull folders (or export.json files). preference.jsonl has TRL's prompt,
     chosen, rejected (conversational where a field is a conversation), unpaired.jsonl
     TRL's prompt, completion, label (KTO); README.md is the dataset card: the rule, the
     systems, the annotators and their agreement. Gold items, attention checks, judges and
-    excluded annotators are never exported.
+    excluded annotators are never exported. Rankings and best-worst tuples give the pairs
+    they imply (a ranking of n: its n(n-1)/2 pairs, equal ranks a tie; a tuple: best over
+    each other, each other over worst), the rule applied to each pair of an item, and the
+    card says so.
 
     \b
     Example:
@@ -1735,7 +1738,7 @@ def export_preferences_command(protocol: str, sources: tuple[Path, ...], out_dir
     done = preferences.export_preferences(d, sources, out_dir, chosen, adjudicated)
     left = ", ".join(f"{n} of {why}s" for why, n in sorted(done.left_out.items()))
     click.echo(f"{done.rows} preference row(s) ({done.ties} ties), {done.unpaired} unpaired, from {done.tasks} "
-               f"task(s) by {len(done.annotators)} annotator(s); {done.no_verdict} without a verdict "
+               f"item(s) by {len(done.annotators)} annotator(s); {done.no_verdict} pair(s) without a verdict "
                f"({chosen.describe()})" + (f"; never exported: {left}" if left else "") + f" -> {done.out_dir}")
 
 

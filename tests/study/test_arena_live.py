@@ -1,5 +1,7 @@
-"""Arena battles through ``push --with-annotations``, against a real Label Studio: the arena fixture
-(tests/data/arena/mt_bench_sample.jsonl, the public MT-Bench human judgments layout) goes in as it is,
+"""Arena battles through ``push --with-annotations``, against a real Label Studio, as docs/howto/chat.md's
+block shows it (each line of the block run as written, in a folder holding examples/arena.toml and the arena
+fixture as battles.jsonl): the fixture (tests/data/arena/mt_bench_sample.jsonl, the public MT-Bench human
+judgments layout) goes in as it is,
 the people's votes as annotations on the server, the model judge ``gpt4_pair`` kept off the server as a
 hidden judge; then pull and report give the Bradley-Terry strengths of choix on the same votes, and the
 same strengths and agreement as the offline path (``annols arena``)."""
@@ -7,6 +9,8 @@ same strengths and agreement as the offline path (``annols arena``)."""
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +21,14 @@ import pandas as pd
 from annols import protocols
 from annols.labelstudio.client import LabelStudioClient
 from annols.report import ReportOptions, build_report
-from tests.conftest import LiveServer
+from tests.conftest import ROOT, LiveServer
+from tests.docs_pages import blocks
 from tests.study.test_arena import EXAMPLE, FIXTURE, _fastchat_agreement, _wins_and_ties, rows
 from tests.study.test_push_pull import cli
 
 JUDGE = "gpt4_pair"
+PAGE = ROOT / "docs" / "howto" / "chat.md"
+MARKER = "run by tests/study/test_arena_live.py"
 
 
 def _tables(source: Path, out: Path) -> dict[str, pd.DataFrame]:
@@ -35,14 +42,18 @@ def test_arena_file_pushed_with_annotations_reports_as_offline(
     data = rows()
     people = [r for r in data if r["judge"] != JUDGE]
     battles = {(r["question_id"], r["turn"], *sorted((r["model_a"], r["model_b"]))) for r in data}
-    title = "arena battles as they are"
-    code, out, err = cli(label_studio, "push", str(EXAMPLE), str(FIXTURE), "--project", title, "--with-annotations",
-                         "--seed", "3", cwd=tmp_path)  # fmt: skip
+    (block,) = [b for b in blocks(PAGE) if b.marker == MARKER]
+    push, pull, report = (shlex.split(line) for line in block.body.splitlines())
+    assert push[:2] == ["annols", "push"] and "--with-annotations" in push and pull[1] == "pull"
+    (tmp_path / "examples").mkdir()
+    shutil.copy(EXAMPLE, tmp_path / "examples" / "arena.toml")
+    shutil.copy(FIXTURE, tmp_path / "battles.jsonl")
+    title = push[push.index("--project") + 1]
+    code, out, err = cli(label_studio, *push[1:], cwd=tmp_path)
     assert code == 0, err
     assert f"judges {JUDGE} kept in" in out and "(not on the server)" in out
     assert f"created {len(battles)}, already present 0, total {len(battles)} ({len(people)} annotations)" in out
-    code, out, err = cli(label_studio, "push", str(EXAMPLE), str(FIXTURE), "--project", title, "--with-annotations",
-                         "--seed", "3", cwd=tmp_path)  # fmt: skip
+    code, out, err = cli(label_studio, *push[1:], cwd=tmp_path)
     assert code == 0, err
     assert f"created 0, already present {len(battles)}, total {len(battles)}" in out  # re-runnable, no duplicates
 
@@ -55,14 +66,13 @@ def test_arena_file_pushed_with_annotations_reports_as_offline(
     assert not any(JUDGE in email for email in client.users())
     assert not any(t.get("predictions") for t in exported)
 
-    pulled = tmp_path / "pulled"
-    code, out, err = cli(label_studio, "pull", str(EXAMPLE), "--project", title, "-o", str(pulled), cwd=tmp_path)
+    code, out, err = cli(label_studio, *pull[1:], cwd=tmp_path)
     assert code == 0, err
+    pulled = tmp_path / pull[pull.index("-o") + 1]
     assert (pulled / "judges" / f"arena-{JUDGE}.jsonl").is_file()
-    code, out, err = cli(label_studio, "report", str(EXAMPLE), str(pulled), "-o", str(tmp_path / "report"),
-                         "--bootstrap", "50")  # fmt: skip
+    code, out, err = cli(label_studio, *report[1:], cwd=tmp_path)
     assert code == 0, err
-    assert "as MT-Bench counts it" in (tmp_path / "report" / "report.md").read_text("utf-8")
+    assert "as MT-Bench counts it" in (tmp_path / report[report.index("-o") + 1] / "report.md").read_text("utf-8")
 
     code, out, err = cli(label_studio, "arena", str(EXAMPLE), str(FIXTURE), "-o", str(tmp_path / "offline"))
     assert code == 0, err
