@@ -128,7 +128,7 @@ class _Unit:
         return sorted(self.texts)
 
 
-def implied(definition: Definition, judgments: Sequence[Any]) -> Iterator[tuple[str, tuple[str, str], str]]:
+def implied(judgments: Sequence[Any]) -> Iterator[tuple[str, tuple[str, str], str]]:
     """(aspect, pair in name order, outcome: a system or :data:`TIE`) of one judgment's preferences: a pairwise
     verdict itself; a ranking's n(n-1)/2 pairs (equal ranks: a tie); a best-worst tuple's best over each other
     and each other over the worst (best over worst once; the others among themselves: nothing)."""
@@ -168,10 +168,16 @@ def _unit_key(definition: Definition, task: ExportedTask) -> str:
     return unit_of(definition.spec, task.data, task.key)
 
 
-def _shown(definition: Definition, task: ExportedTask) -> dict[str, Any]:
-    """System -> the value of its candidate as the task shows it."""
+def _shown(definition: Definition, task: ExportedTask, judgments: Sequence[Any]) -> Iterator[tuple[str, Any]]:
+    """(system, the value of its candidate as the task shows it), by the systems the judgments name (the style's
+    own reading of the task: its blinding, else the candidates' titles or positions)."""
     fields = blinding.candidate_fields(definition)
-    return {s: task.data.get(f) for s, f in zip(task.systems, fields, strict=False)}
+    for j in judgments:
+        if isinstance(j, Preference | BestWorst):
+            for system, name in zip(j.systems, fields, strict=False):
+                yield system, task.data.get(name)
+        elif isinstance(j, Rank):
+            yield j.system, task.data.get(definition.spec.field(j.position))
 
 
 def _read(definition: Definition, sources: Sequence[Path], rule: Rule,
@@ -199,10 +205,13 @@ def _read(definition: Definition, sources: Sequence[Path], rule: Rule,
                 if a.annotator == ADJUDICATED:
                     continue  # an adjudication pull given as a source: its verdicts are read with --adjudicated
                 annotators.add(a.annotator)
+                judgments = decode(definition, task, a)
                 unit = _unit(definition, units, task)
+                for system, value in _shown(definition, task, judgments):
+                    unit.texts.setdefault(system, value)
                 voter = a.annotator if definition.style != "best-worst" else f"{a.annotator} on {task.key}"
                 found: dict[str, list[tuple[tuple[str, str], str]]] = {}
-                for aspect, pair, outcome in implied(definition, decode(definition, task, a)):
+                for aspect, pair, outcome in implied(judgments):
                     found.setdefault(aspect, []).append((pair, outcome))
                 for aspect, outcomes in found.items():
                     earlier = latest.get((task.key, a.annotator, aspect))
@@ -222,8 +231,6 @@ def _unit(definition: Definition, units: dict[str, _Unit], task: ExportedTask) -
     unit = units.get(key)
     if unit is None:
         unit = units[key] = _Unit(task.key, dict(task.data))
-    for system, value in _shown(definition, task).items():
-        unit.texts.setdefault(system, value)
     return unit
 
 
@@ -239,7 +246,7 @@ def _verdicts(definition: Definition, adjudicated: Sequence[Path],
                 if a.cancelled or a.annotator != ADJUDICATED:
                     continue
                 key = _unit_key(definition, task)
-                for aspect, pair, outcome in implied(definition, decode(definition, task, a)):
+                for aspect, pair, outcome in implied(decode(definition, task, a)):
                     held = out.setdefault((key, pair, aspect), outcome)
                     if held != outcome:
                         out[(key, pair, aspect)] = None

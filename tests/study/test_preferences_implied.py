@@ -326,3 +326,12 @@ def test_a_ratings_study_is_still_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(AnnolsError, match="pairwise, ranking and best-worst") as e:
         export_preferences(definition, [tmp_path], tmp_path / "out", Rule())
     assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+
+
+def test_a_ranking_without_systems_names_the_positions_shown(ranking: tuple[Definition, Path], tmp_path: Path) -> None:
+    definition, pull = ranking
+    (pull / "blinding.jsonl").unlink()  # an export without annols' blinding: no systems, no roles
+    export_preferences(definition, [pull], tmp_path / "out", Rule("majority", exclude=("bad",)))
+    row = next(r for r in rows(tmp_path / "out" / PREFERENCE_FILE) if r["key"] == "r2" and r["chosen_system"] == "A"
+               and r["rejected_system"] == "C")  # fmt: skip
+    assert (row["chosen"], row["rejected"]) == ("z on r2", "y on r2")  # r2 shows z, x, y
