@@ -176,11 +176,14 @@ def is_arena(path: Path) -> bool:
     if path.suffix.lower() == ".csv" or not path.is_file():
         return False
     try:
-        for _, row in _text_rows(path):
-            return isinstance(row, dict) and all(name in row for name in COLUMNS)
-    except InputError:
+        with open(path, encoding="utf-8-sig") as f:  # the first line: generic inputs are streamed
+            first = next((line for line in f if line.strip()), "")
+        if first.lstrip().startswith("["):  # a JSON array, which only this reader reads: its first row
+            first = next((json.dumps(row) for _, row in _text_rows(path)), "")
+        row = json.loads(first) if first.strip() else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, InputError):
         return False
-    return False
+    return isinstance(row, dict) and all(name in row for name in COLUMNS)
 
 
 def _conversation(path: Path, where: str, name: str, value: Any) -> tuple[dict[str, str], ...]:
