@@ -561,6 +561,11 @@ def push_command(
     result files as annotator judge:<name>. Re-run a push with --judge to add a judge to an
     existing project.
 
+    A file in the public arena layout (MT-Bench human judgments, Chatbot Arena: question_id,
+    model_a, model_b, winner, judge, conversation_a, conversation_b, turn) goes in as it is
+    with --with-annotations: one task per battle, the people's votes as its annotations, and
+    judge values that name a model kept as hidden judges, as --judge keeps them.
+
     --human-share makes a hybrid study: the judge must answer every item; humans get a
     random share of them, the same on every re-run with the same --seed (best-worst and
     spans: whole items, an article's tuples or a source's candidates; a best-worst judge
@@ -585,6 +590,8 @@ def push_command(
     _on_interrupt("a push can be re-run: tasks already sent are not sent twice.")
     _jobs_need_isolate(jobs, isolate)
     d = _load(protocol, variant)
+    if with_annotations:  # an arena file's model judges: hidden judges, as --judge keeps them
+        judge_files = (*judge_files, *_arena_judges(d, inputs))
     if share_identical and (isolate is not None or judge_files or human_share is not None):
         raise AnnolsError("--share-identical works with a plain push only, not with --isolate, --judge or "
                           "--human-share: push without it")  # fmt: skip
@@ -655,6 +662,19 @@ def push_command(
             hybrid.keep(d, judged, list(inputs), store, report.project.id, report.project.title)
         _print_judged(judged, store, "the server")
     _print_warnings(report.warnings, "listed above")
+
+
+def _arena_judges(d: Definition, inputs: Sequence[Path]) -> tuple[Path, ...]:
+    """The model judges of the inputs in the arena layout, as judge files in a folder removed when the command
+    ends (push keeps its own copies in the judge store)."""
+    import shutil
+    import tempfile
+
+    from annols.study import arena
+
+    held = Path(tempfile.mkdtemp(prefix="annols-arena-judges-"))
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(held, ignore_errors=True))
+    return tuple(arena.hidden_judges(d, inputs, held))
 
 
 def _print_judged(judged: Judged, store: Path, where: str) -> None:
@@ -1703,13 +1723,16 @@ def arena_import_command(protocol: str, battles: Path, out_dir: Path, judges: tu
 def export_preferences_command(protocol: str, sources: tuple[Path, ...], out_dir: Path, rule: str, ties: str,
                                min_votes: int, adjudicated: tuple[Path, ...], exclude: tuple[str, ...],
                                variant: str | None) -> None:  # fmt: skip
-    """Write a pairwise study's judgments as preference training data (TRL, Hugging Face datasets), offline.
+    """Write a pairwise, ranking or best-worst study's judgments as preference training data (TRL, datasets), offline.
 
     SOURCES are pull folders (or export.json files). preference.jsonl has TRL's prompt,
     chosen, rejected (conversational where a field is a conversation), unpaired.jsonl
     TRL's prompt, completion, label (KTO); README.md is the dataset card: the rule, the
     systems, the annotators and their agreement. Gold items, attention checks, judges and
-    excluded annotators are never exported.
+    excluded annotators are never exported. Rankings and best-worst tuples give the pairs
+    they imply (a ranking of n: its n(n-1)/2 pairs, equal ranks a tie; a tuple: best over
+    each other, each other over worst), the rule applied to each pair of an item, and the
+    card says so.
 
     \b
     Example:
@@ -1723,7 +1746,7 @@ def export_preferences_command(protocol: str, sources: tuple[Path, ...], out_dir
     done = preferences.export_preferences(d, sources, out_dir, chosen, adjudicated)
     left = ", ".join(f"{n} of {why}s" for why, n in sorted(done.left_out.items()))
     click.echo(f"{done.rows} preference row(s) ({done.ties} ties), {done.unpaired} unpaired, from {done.tasks} "
-               f"task(s) by {len(done.annotators)} annotator(s); {done.no_verdict} without a verdict "
+               f"item(s) by {len(done.annotators)} annotator(s); {done.no_verdict} pair(s) without a verdict "
                f"({chosen.describe()})" + (f"; never exported: {left}" if left else "") + f" -> {done.out_dir}")
 
 

@@ -12,6 +12,7 @@ field named.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,6 +25,7 @@ from annols.protocols.config import label_config
 JUDGE_PREFIX = "judge:"
 SOURCE_JUDGE = "judge"
 SPAN_FIELDS = {"label", "start", "end", "text", "control", "answers"}
+JUDGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a judge's name: letters, digits, .-_
 
 
 def annotator_name(judge: str) -> str:

@@ -20,7 +20,11 @@ annotations.
 A spans definition's judgments give ``answers.spans`` as a judge file does (label, ``start``/``end`` or the
 quoted ``text``, a span's own ``answers``), each span placed on the record's target text as its own region;
 a sentences definition's rows as a judge file names them. An MQM vendor file (``.tsv``, the layout of the WMT
-MQM releases) is read by :mod:`annols.formats.mqm_tsv` into such records.
+MQM releases) is read by :mod:`annols.formats.mqm_tsv` into such records, and a file in the public arena
+layout (MT-Bench human judgments, Chatbot Arena: JSON lines, a JSON array or parquet whose rows hold
+``question_id, model_a, model_b, winner, judge, conversation_a, conversation_b``) by
+:mod:`annols.formats.arena`, each person's vote a judged record of its battle (model judges' votes go to
+push as hidden judges, never to the server).
 
 A task is a record and its systems (:class:`Identities`): two records whose shown texts are
 the same but whose ``systems`` or other fields (an ``id``, a document, a position) differ are
@@ -49,6 +53,7 @@ from annols.formats import (
     SourcePrediction,
     SourceTask,
     Violation,
+    arena,
     content_key,
     mqm_tsv,
     original_annotator,
@@ -135,9 +140,13 @@ def iter_records(path: Path) -> Generator[tuple[str, dict[str, Any]], None, None
 
 def _records(path: Path, definition: Definition) -> Iterator[tuple[str, dict[str, Any], tuple[ReadWarning, ...]]]:
     """(location, record, what the reader tolerated): an MQM vendor file (``.tsv``, :mod:`annols.formats.mqm_tsv`)
-    as judged records, any other file as :func:`iter_records` reads it."""
+    or a file in the public arena layout (:mod:`annols.formats.arena`) as judged records, any other file as
+    :func:`iter_records` reads it."""
     if mqm_tsv.is_mqm(path):
         yield from mqm_tsv.records(path, definition)
+        return
+    if arena.is_arena(path):
+        yield from arena.records(path, definition)
         return
     for location, record in iter_records(path):
         yield location, record, ()

@@ -42,7 +42,6 @@ offer, a span off the text) is refused with the file, line and field, never drop
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,10 +50,18 @@ from typing import Any
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import format_for
-from annols.formats.answers import SOURCE_JUDGE, Control, annotator_name, answer_items, controls, place_span
+from annols.formats.answers import (
+    JUDGE_NAME,
+    SOURCE_JUDGE,
+    Control,
+    annotator_name,
+    answer_items,
+    controls,
+    place_span,
+)
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME = JUDGE_NAME
 LINE_FIELDS = {"task", "id", "judge", "answers"}
 
 
