@@ -158,9 +158,11 @@ def test_spans_in_messages_pull_and_report(
     code, _, err = cli(label_studio, "report", str(EXAMPLES / "chat-spans.toml"), str(out), "-o", str(report),
                        "--bootstrap", "0")  # fmt: skip
     assert code == 0, err
-    side = {r["system"]: r for r in tables(report, "questions_side_by_side")}
+    side = {r["system"]: r for r in tables(report, "scores_and_spans")}
     assert float(side["model-y"]["mean error score"]) == pytest.approx(3.0)  # (5 + 1) / 2 per conversation
     assert float(side["model-x"]["mean error score"]) == 0.0
+    [test] = [r for r in tables(report, "error_score_paired_tests") if r["aspect"] == "error score"]
+    assert test["samples"] == "3"  # the item (what the user said) pairs the two systems' conversations
     [every] = [r for r in tables(report, "spans_agreement") if r["label"] == "all labels"]
     # The two raters' spans overlap but differ by a character: no exact match, every span overlap-matched.
     assert (every["exact matches"], float(every["overlap F1"])) == ("0", 1.0)

@@ -224,9 +224,10 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
     text += crossed_text
     if "turn" in frame.columns:
         text.append("Turn by turn: each conversation (sample) stays the unit of the means, intervals and tests "
-                    "above, its turns' ratings averaged within it per system; the table per turn gives the same "
-                    "mean for the ratings of one turn position only.")  # fmt: skip
-        tables.append(turn_summary(frame, options, whole=spec.scale != "slider", bounds=bounds))
+                    "above, its turns' ratings averaged within it per system; the tables per turn give the same "
+                    "means and paired tests for the ratings of one turn position only.")  # fmt: skip
+        tables += [turn_summary(frame, options, whole=spec.scale != "slider", bounds=bounds),
+                   turn_tests(frame, options, bounds)]
     memory.release()
     out = [Finding("Ratings", text, tables, [_plot(dist)]), agreement_section(frame, spec, aspects)]
     memory.release()
@@ -245,6 +246,21 @@ def turn_summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = Tr
     out = out.sort_values(["aspect", "turn"], kind="stable").reset_index(drop=True)
     return Table("ratings_turns", "Mean rating per turn position (each turn's ratings alone)", out,
                  whole=MEDIANS if whole else ())  # fmt: skip
+
+
+def turn_tests(frame: pd.DataFrame, options: AnalysisOptions, bounds: tuple[float, float] | None = None) -> Table:
+    """:func:`paired_tests` of each turn position's ratings alone (Holm across the system pairs of an aspect within a
+    turn position), with its turn first."""
+    parts = []
+    for turn in sorted(frame["turn"].dropna().unique()):
+        mine = frame[frame["turn"].to_numpy() == turn].reset_index(drop=True)
+        parts.append(tests_with_effects(mine, options, bounds).drop(columns="sd of differences").assign(turn=int(turn)))
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["turn"])
+    out = out[["turn", *(c for c in out.columns if c != "turn")]]
+    if "aspect" in out.columns:
+        out = out.sort_values(["aspect", "turn"], kind="stable").reset_index(drop=True)
+    return Table("ratings_turn_paired_tests", "Paired tests per turn position (each turn's ratings alone; Wilcoxon "
+                 "signed-rank over items, Holm within a turn position)", out)  # fmt: skip
 
 
 def summary_columns() -> list[str]:

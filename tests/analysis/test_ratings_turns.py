@@ -145,7 +145,7 @@ def test_the_item_is_the_unit_of_means_and_tests(analysed: tuple[Analysed, dict]
             assert row["mean"] == pytest.approx(np.mean(per_item))
             means[system] = per_item
         test = result.row("ratings_paired_tests", aspect=TEXTS[aspect], system="model-x", opponent="model-y")
-        differences = np.subtract(means["model-x"], means["model-y"])
+        differences = np.round(np.subtract(means["model-x"], means["model-y"]), 12)
         assert test["samples"] == ITEMS
         assert test["p (Wilcoxon)"] == pytest.approx(stats.wilcoxon(differences[differences != 0]).pvalue, rel=1e-9)
 
@@ -160,6 +160,16 @@ def test_a_table_per_turn_position(analysed: tuple[Analysed, dict]) -> None:
                           for item in range(ITEMS)]  # fmt: skip
                 assert row["samples"] == ITEMS and row["ratings"] == ITEMS * len(ANNOTATORS)
                 assert row["mean"] == pytest.approx(np.mean([np.mean(v) for v in values]))
+            if system == "model-x":
+                test = result.row("ratings_turn_paired_tests", aspect=TEXTS[aspect], system=system,
+                                  opponent="model-y", turn=turn)  # fmt: skip
+                means = {s: [np.mean([v for (i, s2, t, a, _), v in given.items() if (i, s2, t, a) ==
+                                      (item, s, turn, aspect)]) for item in range(ITEMS)] for s in SYSTEMS}  # fmt: skip
+                differences = np.round(np.subtract(means["model-x"], means["model-y"]), 12)  # 4/3 - 1/3 is not 1
+                assert test["samples"] == ITEMS
+                assert test["mean difference"] == pytest.approx(differences.mean())
+                assert test["p (Wilcoxon)"] == pytest.approx(stats.wilcoxon(differences[differences != 0]).pvalue,
+                                                             rel=1e-9)  # fmt: skip
 
 
 def alpha_of(given: dict[tuple[int, str, int, str, str], int], aspect: str, turn: int | None, level: str) -> float:
