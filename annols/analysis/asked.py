@@ -46,6 +46,16 @@ def unit_of(spec: Any, data: dict[str, Any], key: str) -> str:
     record's ``item`` field where it has one: two segments of the same source text at two places of a document
     (an MQM release's "(Applause)") are two items, the outputs of every system for one of them one item."""
     context: list[Any] = [str(data.get(p.name, "")) for p in spec.context]
+    # A conversation judged whole (ratings per turn, spans in its messages): its item is what was said to the
+    # assistant, the same for every system that held it.
+    judged = spec.candidates if getattr(spec, "per_turn", False) else ()
+    target = getattr(spec, "target", None)
+    if target is not None and getattr(target, "kind", "") == "conversation":
+        judged = (target,)
+    for c in judged:
+        messages = data.get(c.name)
+        context.append([m for m in messages if isinstance(m, dict) and m.get("role") != "assistant"]
+                       if isinstance(messages, list) else messages)  # fmt: skip
     carried = data.get("record")
     item = carried.get(ITEM) if isinstance(carried, dict) else None
     if context and item not in (None, ""):

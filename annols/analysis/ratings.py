@@ -21,6 +21,14 @@ aspect, the system rated and the number given (a scale code, lowest first, or a 
 - Agreement per aspect, a unit being one system's output on one sample: Krippendorff's
   alpha, ordinal for a scale of codes, interval for a slider; Fleiss' kappa (scale codes
   as categories) over the units with the most common number of ratings.
+
+Turn by turn (ratings ``per_turn``: each assistant turn of a conversation rated in one task,
+the turn in the table's ``row``): the sample stays the unit of every mean, interval and test,
+so a conversation's turn ratings are averaged within it per system (the items rule does it:
+each sample's mean over its ratings). The agreement's unit is one system's turn on one
+sample (a turn's rating is compared only with other ratings of that turn); beside the
+overall table, the mean rating per turn position (``ratings_turns``) and the agreement per
+turn position (``ratings_agreement_turns``, units: the samples' turn of that position).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
 from annols.analysis import agreement, bootstrap, cells, detectable, intervals, sampled
+from annols.analysis.best_worst import UNIT
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import SHOWN_ROWS, Figure, Finding, Panel, Table, percent, stacked_bars
@@ -39,8 +48,10 @@ from annols.analysis.results import SHOWN_ROWS, Figure, Finding, Panel, Table, p
 TENTHS = 10
 
 
-def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True, compact: bool = False) -> pd.DataFrame:
-    """The rating rows as (uid, task_key, annotator, aspect, system, rating, code), numbered from 0;
+def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True, compact: bool = False,
+              turns: bool = False) -> pd.DataFrame:  # fmt: skip
+    """The rating rows as (uid, task_key, annotator, aspect, system, rating, code), numbered from 0 (``turns``:
+    with ``turn``, the assistant turn a per-turn rating is of, from 1);
     ``uid=False``: without uid. ``compact``: whole-number ratings in the smallest integer type that holds
     them (int8 for a scale of codes: 5 MB instead of 40 MB at 100,000 tasks), for readers that take them as
     float or through pandas' float aggregates."""
@@ -70,6 +81,9 @@ def judgments(frame: pd.DataFrame, aspects: list[str], uid: bool = True, compact
             numbers[at] = used  # (the entries of codes no row has stay 0: nothing reads them)
     columns["rating"] = numbers[_take(value_codes, order)]  # the numbers made in sorted order: no unsorted copy
     columns["code"] = _take(frame["code"].array, taken)
+    if turns:
+        columns["turn"] = pd.to_numeric(pd.Series(_take(frame["row"].array, taken), dtype=object),
+                                        errors="coerce").to_numpy()  # fmt: skip
     if agreement.COPY in frame.columns:  # push --share-identical: which rows credit a judgment to another system
         columns[agreement.COPY] = _take(frame[agreement.COPY].to_numpy(), taken)
     return pd.DataFrame(columns, copy=False)
@@ -136,7 +150,14 @@ def rows(tidy: pd.DataFrame, spec: Any) -> tuple[pd.DataFrame, list[str]]:
     each (at 100,000 tasks each copy of the rating rows is about 100 MB). Without the uid, which none of
     them reads."""
     tidy, aspects = by_aspect_text(tidy, spec.aspects)
-    return judgments(tidy, aspects, uid=False, compact=True), aspects
+    if per_turn(spec) and UNIT in tidy.columns:  # the sample is the item: each system's conversation of it
+        tidy = tidy.assign(task_key=tidy[UNIT])
+    return judgments(tidy, aspects, uid=False, compact=True, turns=per_turn(spec)), aspects
+
+
+def per_turn(spec: Any) -> bool:
+    """Whether the definition rates a conversation turn by turn (ratings ``per_turn``)."""
+    return bool(getattr(spec, "per_turn", False))
 
 
 def answer_of(frame: pd.DataFrame, spec: Any) -> tuple[pd.Series, list[str]]:
@@ -201,10 +222,50 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
                                           tests.frame)  # fmt: skip
     tables += crossed
     text += crossed_text
+    if "turn" in frame.columns:
+        text.append("Turn by turn: each conversation (sample) stays the unit of the means, intervals and tests "
+                    "above, its turns' ratings averaged within it per system; the tables per turn give the same "
+                    "means and paired tests for the ratings of one turn position only.")  # fmt: skip
+        tables += [turn_summary(frame, options, whole=spec.scale != "slider", bounds=bounds),
+                   turn_tests(frame, options, bounds)]
     memory.release()
     out = [Finding("Ratings", text, tables, [_plot(dist)]), agreement_section(frame, spec, aspects)]
     memory.release()
     return out
+
+
+def turn_summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True,
+                 bounds: tuple[float, float] | None = None) -> Table:  # fmt: skip
+    """:func:`summary` of each turn position's ratings alone, with its turn first."""
+    parts = []
+    for turn in sorted(frame["turn"].dropna().unique()):
+        table = summary(frame[frame["turn"].to_numpy() == turn].reset_index(drop=True), options, whole, bounds)
+        parts.append(table.frame.assign(turn=int(turn)))
+    columns = ["turn", *summary_columns()]
+    out = pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+    out = out.sort_values(["aspect", "turn"], kind="stable").reset_index(drop=True)
+    return Table("ratings_turns", "Mean rating per turn position (each turn's ratings alone)", out,
+                 whole=MEDIANS if whole else ())  # fmt: skip
+
+
+def turn_tests(frame: pd.DataFrame, options: AnalysisOptions, bounds: tuple[float, float] | None = None) -> Table:
+    """:func:`paired_tests` of each turn position's ratings alone (Holm across the system pairs of an aspect within a
+    turn position), with its turn first."""
+    parts = []
+    for turn in sorted(frame["turn"].dropna().unique()):
+        mine = frame[frame["turn"].to_numpy() == turn].reset_index(drop=True)
+        parts.append(tests_with_effects(mine, options, bounds).drop(columns="sd of differences").assign(turn=int(turn)))
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["turn"])
+    out = out[["turn", *(c for c in out.columns if c != "turn")]]
+    if "aspect" in out.columns:
+        out = out.sort_values(["aspect", "turn"], kind="stable").reset_index(drop=True)
+    return Table("ratings_turn_paired_tests", "Paired tests per turn position (each turn's ratings alone; Wilcoxon "
+                 "signed-rank over items, Holm within a turn position)", out)  # fmt: skip
+
+
+def summary_columns() -> list[str]:
+    return ["aspect", "system", "samples", "ratings", "mean", "mean CI low", "mean CI high", "median",
+            "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
 
 
 def z_scores(frame: pd.DataFrame) -> pd.Series:
@@ -291,8 +352,7 @@ def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True,
         rows.append((aspect, system, len(sums), len(part), cells.items_mean(sample, values), *mean_ci,
                      part["rating"].median(), *median_ci, int(np.isfinite(z_values).sum()),
                      cells.items_mean(sample, z_values)))  # fmt: skip
-    columns = ["aspect", "system", "samples", "ratings", "mean", "mean CI low", "mean CI high", "median",
-               "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
+    columns = summary_columns()
     title = ("Mean rating with its 95% bounded interval (betting, over the samples' means), median rating with "
              "its 95% bootstrap interval; mean z-score" if bounds is not None else
              "Mean and median rating with 95% bootstrap intervals; mean z-score")  # fmt: skip
@@ -347,16 +407,17 @@ def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Fin
     each, on_systems = [], []
     parts = {key: part for (key,), part in cells.groups(frame, ["aspect"])}  # slices of the sorted rows, no copies
     domain = None if slider else [float(a.code) for a in spec.answers]
+    units = ["task_key", "system", *(["turn"] if "turn" in frame.columns else [])]  # per turn: a system's turn
     for aspect in aspects:
         part = parts.get(aspect, frame.iloc[:0])
-        unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[["task_key", "system"]]))
+        unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[units]))
         values = part["rating"].to_numpy(dtype=float)
         interval = agreement.interval_alpha(unit, values)
         if slider:
             counts = _same_or_not(unit, values)
             row = [int((counts.sum(axis=1) >= 2).sum()), interval, 0, pd.NA, np.nan]
         else:
-            counts = agreement.unit_counts(part, ["task_key", "system"], "code", [str(a.code) for a in spec.answers])
+            counts = agreement.unit_counts(part, units, "code", [str(a.code) for a in spec.answers])
             row = agreement.fleiss_and_alpha(counts, level, domain)
         found.append(agreement.why_not(counts))
         rows.append([aspect, level, *row, *([] if slider else [interval])])
@@ -367,7 +428,8 @@ def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Fin
         means = part.groupby(["annotator", "system"], observed=True)["rating"].mean().unstack("system")
         on_systems.append([aspect, *agreement.system_agreement(means)])
         del answers
-    text = [f"A unit is one system's output on one sample. Krippendorff's alpha is {level} "
+    what = "one system's turn of one sample" if "turn" in units else "one system's output on one sample"
+    text = [f"A unit is {what}. Krippendorff's alpha is {level} "
             f"({'slider values' if slider else 'the scale codes in order'}); "
             + ("Fleiss' kappa is not computed for a slider (no categories)." if slider else
                "interval alpha (the codes' values as numbers, the level SummEval reports) is beside it; Fleiss' "
@@ -387,7 +449,43 @@ def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Fin
               Table("ratings_system_agreement", "Do the annotators order the systems alike?",
                     pd.DataFrame(on_systems, columns=["aspect", *agreement.SYSTEM_COLUMNS]),
                     agreement.SYSTEM_NOTE)]  # fmt: skip
+    if "turn" in units:
+        tables.insert(1, turn_agreement(frame, spec, aspects))
+        text.append("Per turn position: the same statistics over the units of one turn position (each "
+                    "sample's turn of that number); overall, every turn's units together.")  # fmt: skip
     return Finding("Agreement", text + reasons, tables)
+
+
+def turn_agreement(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Table:
+    """Agreement per aspect and turn position, then overall: Krippendorff's alpha (ordinal for a scale of codes,
+    with the interval alpha beside it; interval for a slider) and Fleiss' kappa, a unit being one system's turn
+    of one sample."""
+    slider = spec.scale == "slider"
+    level = "interval" if slider else "ordinal"
+    codes = [str(a.code) for a in spec.answers]
+    domain = None if slider else [float(c) for c in codes]
+    rows = []
+    for aspect in aspects:
+        mine = frame[frame["aspect"].to_numpy() == aspect]
+        turns = [int(t) for t in sorted(mine["turn"].dropna().unique())]
+        for turn in [*turns, None]:
+            part = mine if turn is None else mine[mine["turn"].to_numpy() == turn]
+            unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[["task_key", "system", "turn"]]))
+            values = part["rating"].to_numpy(dtype=float)
+            interval = agreement.interval_alpha(unit, values)
+            if slider:
+                counts = _same_or_not(unit, values)
+                row = [int((counts.sum(axis=1) >= 2).sum()), interval, 0, pd.NA, np.nan]
+            else:
+                row = agreement.fleiss_and_alpha(agreement.unit_counts(part, ["task_key", "system", "turn"], "code",
+                                                                       codes), level, domain)  # fmt: skip
+            rows.append([aspect, "all" if turn is None else str(turn), level, *row, *([] if slider else [interval])])
+    table = agreement.table_frame([r[:3 + len(agreement.COLUMNS)] for r in rows], ["aspect", "turn", "level"])
+    if not slider:
+        table.insert(table.columns.get_loc("Krippendorff alpha") + 1, "Krippendorff alpha (interval)",
+                     [r[-1] for r in rows])  # fmt: skip
+    return Table("ratings_agreement_turns", "Agreement per aspect and turn position (unit: a system's turn of one "
+                 "sample; all: every turn)", table)  # fmt: skip
 
 
 def _same_or_not(unit: np.ndarray, values: np.ndarray) -> np.ndarray:

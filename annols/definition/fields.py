@@ -29,6 +29,9 @@ import re
 from typing import Any
 
 PREFIX = "annols_f_"
+# A conversation rated turn by turn (ratings ``per_turn``) is also sent cut into its turns, under a key of
+# its own that a pull drops again (the conversation itself is sent as it is).
+TURNS_PREFIX = "annols_turns_"
 # Names the editor fills in itself, whatever the task data holds (see the module docstring).
 EDITOR_NAMES = frozenset({"source"})
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -71,7 +74,45 @@ def to_label_studio(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def from_label_studio(data: dict[str, Any]) -> dict[str, Any]:
-    """Task data from Label Studio with the user's field names (the same dict when none moves)."""
-    if not any(k.startswith(PREFIX) for k in data):
+    """Task data from Label Studio with the user's field names (the same dict when none moves); a conversation's
+    turns, sent beside it, are left out."""
+    if not any(k.startswith((PREFIX, TURNS_PREFIX)) for k in data):
         return data
-    return {user_name(k): v for k, v in data.items()}
+    return {user_name(k): v for k, v in data.items() if not k.startswith(TURNS_PREFIX)}
+
+
+def turns_key(name: str) -> str:
+    """The key Label Studio's task data holds the turns of conversation field ``name`` under."""
+    return TURNS_PREFIX + data_key(name)
+
+
+SEPARATOR = "\n\n"  # between messages in a conversation's text (what span agreement and word counts read)
+
+
+def conversation_text(messages: Any) -> tuple[str, list[int]]:
+    """A conversation's messages' contents as one text (joined by a blank line), and where each message starts
+    in it; a value that is no list of messages gives its text and no messages."""
+    if not isinstance(messages, list):
+        return str(messages), []
+    contents = [str(m.get("content", "")) if isinstance(m, dict) else "" for m in messages]
+    starts, at = [], 0
+    for content in contents:
+        starts.append(at)
+        at += len(content) + len(SEPARATOR)
+    return SEPARATOR.join(contents), starts
+
+
+def assistant_turns(messages: list[Any]) -> list[list[Any]]:
+    """A conversation cut into its turns: each ends with an assistant message and starts after the one before
+    (the system and user messages that led to it); messages after the last assistant message go with the last
+    turn. No turn when no message is the assistant's."""
+    turns: list[list[Any]] = []
+    current: list[Any] = []
+    for message in messages:
+        current.append(message)
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            turns.append(current)
+            current = []
+    if current and turns:
+        turns[-1] = turns[-1] + current
+    return turns

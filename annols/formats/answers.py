@@ -63,6 +63,8 @@ def controls(definition: Definition) -> dict[str, Control]:
         tag, name, to_name = node.tag, node.get("name"), node.get("toName", "")
         if not isinstance(tag, str) or name is None:
             continue
+        if any(v.tag == "Repeater" for v in node.iterancestors()):
+            continue  # asked once per turn of a task field (ratings per_turn): not given by control name
         if node.get("perRegion") == "true":
             if tag in ("Choices", "TextArea"):
                 # Asked for the spans of one label where a View (or the control) names it.

@@ -46,6 +46,7 @@ from typing import Any
 
 from annols import files, jsontext
 from annols.definition import Definition, Pane, blinding
+from annols.definition import fields as fields_mod
 from annols.errors import DefinitionError, InputError
 from annols.formats import (
     ReadWarning,
@@ -245,6 +246,9 @@ class GenericFormat:
                 raise InputError(path, location, name, "missing; every task needs it")
             if name in conversations:
                 check_conversation(path, location, name, record[name])
+                if getattr(definition.spec, "per_turn", False) and not fields_mod.assistant_turns(record[name]):
+                    raise InputError(path, location, name, "rated turn by turn (per_turn), but no message is the "
+                                     "assistant's: give at least one assistant message")  # fmt: skip
             data[name] = record[name]
         systems = cls._systems(path, location, record, len(blinding.candidate_fields(definition)))
         rest = {k: v for k, v in record.items() if k not in fields and k not in read}
@@ -309,7 +313,8 @@ class GenericFormat:
                 for a in task.annotations:
                     if a.cancelled:
                         continue
-                    judged = [{"kind": j.kind, **{k: v for k, v in asdict(j).items() if k != "kind"}}
+                    judged = [{"kind": j.kind, **{k: v for k, v in asdict(j).items() if k != "kind"
+                                                  and not (k in ("turn", "message") and v is None)}}
                               for j in decode(definition, task, a)]  # fmt: skip
                     line = {"key": task.key, "task_id": task.id, "annotator": a.annotator, "annotation_id": a.id,
                             "systems": list(task.systems), "judgments": judged, "data": task.data,

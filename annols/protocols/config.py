@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from annols import files, protocols
-from annols.definition import Definition
+from annols.definition import Definition, fields
 from annols.definition.markup import guideline_html, to_xml
 from annols.styles import STYLE_MODULES
 
@@ -24,6 +25,24 @@ def instructions(d: Definition) -> str:
 def data_fields(d: Definition) -> list[str]:
     """The task data fields the config shows (each task must have them)."""
     return list(STYLE_MODULES[d.style].data_fields(d.spec))
+
+
+def turns_fields(d: Definition) -> dict[str, str]:
+    """Conversation field -> the task data key its turns are sent under, for a definition that rates turn by
+    turn (ratings ``per_turn``); empty otherwise."""
+    if not getattr(d.spec, "per_turn", False):
+        return {}
+    return {c.name: fields.turns_key(c.name) for c in d.spec.candidates}
+
+
+def with_turns(d: Definition, data: dict[str, Any]) -> dict[str, Any]:
+    """Task data with each conversation rated turn by turn also cut into its turns (what the config's Repeater
+    reads); the same dict for any other definition."""
+    cut = turns_fields(d)
+    if not cut:
+        return data
+    return {**data, **{key: fields.assistant_turns(data[name]) for name, key in cut.items()
+                       if isinstance(data.get(name), list)}}  # fmt: skip
 
 
 def optional_fields(d: Definition) -> frozenset[str]:

@@ -26,7 +26,7 @@ from annols.analysis.by_system import sections as asked_sections
 from annols.analysis.naming import natural
 from annols.analysis.results import Finding
 from annols.analysis.span_agreement import TOKEN
-from annols.definition import Definition
+from annols.definition import Definition, fields
 from annols.report.common import ReportOptions
 from annols.report.sources import Study
 from annols.styles import decode
@@ -42,6 +42,22 @@ COPY_BASE = 1 << 30
 CREDITED_STYLES = ("ratings", "spans")
 COPY = agreement.COPY
 _KIND, _VALUE, _TEXT, _REGION = (TIDY_COLUMNS.index(c) for c in ("kind", "value", "text", "region"))
+_ROW, _START, _END = (TIDY_COLUMNS.index(c) for c in ("row", "start", "end"))
+
+
+def target_text(definition: Definition, data: dict[str, Any]) -> str:
+    """A spans task's target as the text the word counts and span agreement read: a conversation's messages
+    joined by a blank line (:func:`annols.definition.fields.conversation_text`)."""
+    target = definition.spec.target
+    value = data.get(target.name, "")
+    return fields.conversation_text(value)[0] if target.kind == "conversation" else str(value)
+
+
+def _message_starts(definition: Definition, task: ExportedTask) -> list[int]:
+    target = getattr(definition.spec, "target", None) if definition.style == "spans" else None
+    if target is None or target.kind != "conversation":
+        return []
+    return fields.conversation_text(task.data.get(target.name))[1]
 
 
 def judgment_rows(definition: Definition, task: ExportedTask, annotation: ExportedAnnotation) -> Iterator[list[Any]]:
@@ -52,8 +68,15 @@ def judgment_rows(definition: Definition, task: ExportedTask, annotation: Export
     def number(region: Any) -> str:
         return regions.setdefault(region, str(len(regions))) if region != "" else ""
 
+    starts = _message_starts(definition, task)
     for row in tidy(decode(definition, task, annotation)):
         kind = row[_KIND]
+        if starts and kind in ("span", "span-answer", "link") and isinstance(row[_ROW], int) \
+                and 0 <= row[_ROW] < len(starts):  # fmt: skip
+            # A span in a conversation's message: offsets into the conversation's text, which the error scores'
+            # word counts and span agreement read (the message stays in the row column).
+            row[_START] += starts[row[_ROW]]
+            row[_END] += starts[row[_ROW]]
         if kind in SKIPPED_KINDS:
             continue
         if kind == "text":
@@ -133,7 +156,8 @@ class StyleCollector:
         # best-worst, and the questions analysed by system (annols.analysis.asked): each task's item (its context),
         # the unit of the tests
         self.covered = asked.covered(definition.spec)
-        self.units: dict[str, str] | None = {} if definition.style == "best-worst" or self.covered else None
+        per_turn = bool(getattr(definition.spec, "per_turn", False))  # ratings per turn: a conversation's item
+        self.units: dict[str, str] | None = {} if definition.style == "best-worst" or self.covered or per_turn else None
         self._table: pd.DataFrame | None = None  # made from the columns by table(), which empties them
         self.copy_of: list[int] = []  # copy uid - COPY_BASE -> the uid of the judgment it copies
 
@@ -154,7 +178,7 @@ class StyleCollector:
             if len(task.systems) == 1:
                 self.judged_system[uid] = task.systems[0]
             if task.key not in self.tokens:
-                text = str(task.data.get(self.definition.spec.target.name, ""))
+                text = target_text(self.definition, task.data)
                 found = [(m.start(), m.end()) for m in TOKEN.finditer(text)]
                 self.tokens[task.key] = (np.array([s for s, _ in found], dtype=np.int64),
                                          np.array([e for _, e in found], dtype=np.int64))  # fmt: skip

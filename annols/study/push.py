@@ -351,7 +351,7 @@ def _payload(
     # task's content, systems included for some styles: the server gets an HMAC of it (Keys).
     meta: dict[str, Any] = {blinding.META_KEY: keys.sent(task.key)}
     data, extra = _displayed(definition, data, task.extra, keys)
-    sent = fields.to_label_studio(data)
+    sent = fields.to_label_studio(config.with_turns(definition, data))
     if shown is not None:
         warnings = tuple(str(w) for w in task.warnings)
         shown[task.key] = Shown(systems, order, role or roles.STUDY, meta_digest(meta), warnings, extra or None,

@@ -78,6 +78,7 @@ class Rating:
     value: float
     code: str  # the answer as stored ("4", or the slider's number)
     kind: str = "rating"
+    turn: int | None = None  # ratings per_turn: the assistant turn of the conversation rated (from 1)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class Span:
     answers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per-span question -> codes or text
     links: tuple[str, ...] = ()  # region ids this span is linked to (relations from it)
     kind: str = "span"
+    message: int | None = None  # a conversation target: the message (index from 0); start/end are in its content
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,8 @@ def tidy(judgments: Iterable[Judgment]) -> Iterator[list[Any]]:
     =============  ==============  ===================  ===========================================
     preference     aspect          pair in name order   win / tie / loss for system (code: answer)
     rank           dimension       system               the rank (code: the position shown)
-    rating         aspect          system               the number (code: as stored)
-    span           labels control  system               the label (start, end, text, region)
+    rating         aspect          system               the number (code: as stored; row: the turn, per turn)
+    span           labels control  system               the label (start, end, text, region; row: a message)
     span-answer    question        system               a code or the text (region: the span's)
     link           labels control  system               the linked region id (region: the span's)
     row            special name    system               the special case or "" (row)
@@ -162,14 +164,17 @@ def tidy(judgments: Iterable[Judgment]) -> Iterator[list[Any]]:
         elif isinstance(j, Rank):
             yield ["rank", j.dimension, j.system, empty, j.rank, j.position, empty, empty, empty, empty, empty]
         elif isinstance(j, Rating):
-            yield ["rating", j.aspect, j.system, empty, j.value, j.code, empty, empty, empty, empty, empty]
+            turn = empty if j.turn is None else j.turn  # a per-turn rating's turn goes in the row column
+            yield ["rating", j.aspect, j.system, empty, j.value, j.code, turn, empty, empty, empty, empty]
         elif isinstance(j, Span):
-            yield ["span", j.control, j.system, empty, j.label, empty, empty, j.start, j.end, j.text, j.region]
+            message = empty if j.message is None else j.message  # a conversation's message goes in the row column
+            yield ["span", j.control, j.system, empty, j.label, empty, message, j.start, j.end, j.text, j.region]
             for question, values in j.answers.items():
                 for v in values:
-                    yield ["span-answer", question, j.system, empty, v, empty, empty, j.start, j.end, empty, j.region]
+                    yield ["span-answer", question, j.system, empty, v, empty, message, j.start, j.end, empty,
+                           j.region]  # fmt: skip
             for to in j.links:
-                yield ["link", j.control, j.system, empty, to, empty, empty, j.start, j.end, empty, j.region]
+                yield ["link", j.control, j.system, empty, to, empty, message, j.start, j.end, empty, j.region]
         elif isinstance(j, Row):
             yield ["row", "special", j.system, empty, j.special, empty, j.row, empty, empty, empty, empty]
             for column, codes in j.columns.items():

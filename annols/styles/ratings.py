@@ -27,6 +27,16 @@ record per system output and the tasks balanced groups of the item's outputs
 (:mod:`annols.formats.groups`, :mod:`annols.definition.design`). The panes and the config stay as
 written: each task fills the ``[[candidates]]`` panes with one group.
 
+Turn by turn: with ``per_turn = true`` the one candidate pane is a conversation (``kind =
+"conversation"``) and each aspect is rated once per assistant turn, all in one task: the
+annotator reads the conversation once, each assistant turn followed by its ratings. The
+config repeats a turn's block over the conversation's turns (Label Studio's ``Repeater``
+over the task field ``annols_turns_<field>``, which push sends beside the conversation and
+pull drops): a turn is the messages after the previous assistant message up to and
+including the next one. A cell is then ``{aspect}__turn{k}`` (``k`` from 0) and its
+:class:`Rating` names the turn (from 1). Seen in Chromium on Label Studio 1.23.2: each
+turn's choices render under it, and ``required`` holds for each turn.
+
 Control names are stable: a cell is ``{aspect}_{candidate}`` (``coherence_summary_1``:
 aspect name, then the candidate pane's name), each pane's Text is its field name and a
 question's control its name. Every name must be unique in the definition.
@@ -36,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lxml import etree
@@ -53,11 +63,13 @@ from annols.definition import (
     parse_panes,
     parse_question,
 )
+from annols.definition.fields import turns_key
 from annols.definition.keys import REQUIRED, Key, Section
 from annols.definition.markup import (
     SLIDER_CSS,
     candidate_blocks,
     choices_el,
+    conversation_style,
     el,
     has_slider,
     header,
@@ -69,6 +81,8 @@ from annols.styles.judgments import Judgment, Rating, candidate_system, number_c
 
 SCALES = ("choices", "slider")
 SYSTEM_FIELD = "system"  # with [groups]: the input field naming the system behind an output
+TURN = "__turn"  # per_turn: a cell is {aspect}__turn{k}, k from 0 (the Repeater's index)
+INDEX = "{{idx}}"  # the Repeater's index flag
 
 @dataclass(frozen=True)
 class Slider:
@@ -100,6 +114,17 @@ class RatingsSpec:
     aspects: tuple[Aspect, ...]
     questions: tuple[Question, ...] = ()
     groups: Groups | None = None  # one record per system output, made into groups of the panes' number
+    per_turn: bool = False  # each aspect rated per assistant turn of the one candidate, a conversation
+
+    def turn_of(self, from_name: str) -> tuple[Aspect, int] | None:
+        """per_turn: (aspect, turn from 1) of a cell's control name, None for any other name."""
+        if not self.per_turn:
+            return None
+        aspect, sep, index = from_name.rpartition(TURN)
+        if not sep or not index.isdigit() or (len(index) > 1 and index[0] == "0"):
+            return None
+        found = next((a for a in self.aspects if a.name == aspect), None)
+        return None if found is None else (found, int(index) + 1)
 
     def cell(self, aspect: Aspect, candidate: Pane) -> str:
         """The control name of one rating: ``{aspect}_{candidate}``."""
@@ -123,6 +148,8 @@ KEYS = (
     Key("slider", "table", "The slider (scale = `slider`).", of="slider"),
     Key("aspects", "tables", "What each candidate is rated on.", REQUIRED, of="aspect"),
     Key("groups", "table", "Many systems, a few per task: tasks built from one record per output.", of="groups"),
+    Key("per_turn", "bool", "Rate each aspect once per assistant turn of the one candidate, a conversation "
+        "(`kind = \"conversation\"`), in one task.", False),
 )
 SECTIONS = (
     Section("slider", "`[slider]` (ratings)", "A slider's range and anchors.", (
@@ -163,6 +190,15 @@ def parse(t: Table) -> RatingsSpec:
     aspects = parse_aspects(t)
     questions = tuple(parse_question(q) for q in t.tables("questions"))
     groups = _parse_groups(t.table("groups"), context, candidates)
+    per_turn = t.flag("per_turn", False)
+    if per_turn:
+        if len(candidates) != 1 or candidates[0].kind != "conversation":
+            raise t.fail("per_turn", 'rates the turns of one conversation: give one [[candidates]] pane of kind = '
+                         '"conversation"')  # fmt: skip
+        if questions:
+            raise t.fail("questions", "a per_turn definition asks its aspects per turn and takes no [[questions]]")
+        if groups is not None:
+            raise t.fail("groups", "a per_turn definition rates one conversation per task: leave out [groups]")
     spec = RatingsSpec(
         context=context,
         candidates=candidates,
@@ -172,6 +208,7 @@ def parse(t: Table) -> RatingsSpec:
         aspects=aspects,
         questions=questions,
         groups=groups,
+        per_turn=per_turn,
     )
     _check_names(t, spec)
     return spec
@@ -248,6 +285,8 @@ def _names(spec: RatingsSpec) -> Iterator[tuple[str, str, str]]:
     for i, a in enumerate(spec.aspects):
         for c in spec.candidates:
             yield spec.cell(a, c), f"the rating of aspect {a.name!r} for candidate {c.name!r}", f"aspects[{i}].name"
+        if spec.per_turn:
+            yield a.name + TURN, f"the turn ratings of aspect {a.name!r}", f"aspects[{i}].name"
     several = len(spec.candidates) > 1
     for i, q in enumerate(spec.questions):
         panes: list[str | None] = [c.name for c in spec.candidates] if q.per_candidate and several else [None]
@@ -278,6 +317,9 @@ def build_config(d: Definition) -> etree._Element:
         root.append(style)
     for p in spec.context:
         root.append(pane(p))
+    if spec.per_turn:
+        root.append(_turns(spec))
+        return root
     for c in spec.candidates:
         block = el("View", style="border-top: 2px solid #ccc; margin-top: 1em; padding-top: 0.5em")
         block.append(pane(c))
@@ -289,6 +331,28 @@ def build_config(d: Definition) -> etree._Element:
         if not q.per_candidate:
             root.append(question_block(q, spec.candidates[0].name, radio=True))
     return root
+
+
+def _turns(spec: RatingsSpec) -> etree._Element:
+    """per_turn: the conversation turn by turn, each turn (a dialogue of its messages) followed by its ratings."""
+    c = spec.candidates[0]
+    block = el("View", style="border-top: 2px solid #ccc; margin-top: 1em; padding-top: 0.5em")
+    block.append(header(c.title))
+    if c.note:
+        block.append(header(c.note, size=6, style="color: #a33"))
+    block.append(conversation_style())
+    turn = el("View", style="border-bottom: 1px solid #ddd; margin-bottom: 0.75em; padding-bottom: 0.5em")
+    name = c.name + TURN + INDEX
+    turn.append(el("Paragraphs", name=name, value=f"${turns_key(c.name)}[{INDEX}]", layout="dialogue",
+                   nameKey="role", textKey="content"))  # fmt: skip
+    for aspect in spec.aspects:
+        cell = replace(c, name=name)
+        row = _cell(spec, aspect, cell)
+        for node in row.iter("Choices", "Number"):
+            node.set("name", aspect.name + TURN + INDEX)
+        turn.append(row)
+    block.append(el("Repeater", turn, on=f"${turns_key(c.name)}", indexFlag=INDEX))
+    return block
 
 
 def _cell(spec: RatingsSpec, aspect: Aspect, candidate: Pane) -> etree._Element:
@@ -327,6 +391,20 @@ def decode(spec: RatingsSpec, task: ExportedTask, annotation: ExportedAnnotation
     systems = shown_systems(task, len(spec.candidates), [c.name for c in spec.candidates])
     values = _cell_values(spec, annotation.result)
     out: list[Judgment] = []
+    if spec.per_turn:
+        rated: list[Rating] = []
+        for name, given in values.items():
+            found = spec.turn_of(name)
+            value, code = given[0] if len(given) == 1 else (None, "")
+            if found is None or value is None:
+                continue
+            aspect, turn = found
+            rated.append(Rating(aspect=aspect.name, candidate=spec.candidates[0].name, system=systems[0],
+                                value=value, code=code, turn=turn))  # fmt: skip
+        order = [a.name for a in spec.aspects]
+        rated.sort(key=lambda r: (r.turn or 0, order.index(r.aspect)))
+        out.extend(rated)
+        return out
     for i, candidate in enumerate(spec.candidates):
         for aspect in spec.aspects:
             given = values.get(spec.cell(aspect, candidate), [])
@@ -347,7 +425,7 @@ def _cell_values(spec: RatingsSpec, result: Sequence[dict[str, Any]]) -> dict[st
     out: dict[str, list[tuple[float | None, str]]] = {}
     for item in result:
         name = str(item.get("from_name", ""))
-        if name not in cells:
+        if name not in cells and spec.turn_of(name) is None:
             continue
         value = item.get("value") or {}
         given = out.setdefault(name, [])
@@ -378,6 +456,8 @@ def system_of(spec: RatingsSpec, task: ExportedTask, from_name: str, answer: str
     cell = spec.cells().get(from_name)
     if len(task.systems) != len(spec.candidates):
         return ""
+    if spec.turn_of(from_name) is not None:
+        return task.systems[0]
     if cell is None:
         return candidate_system(spec.questions, from_name, list(zip(_panes(spec), task.systems, strict=True))) or ""
     return task.systems[cell[1]]

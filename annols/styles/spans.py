@@ -4,6 +4,15 @@ Optional context panes (plain text, or paragraphs that take labels of their own)
 per-span question for some labels (asked when such a span is selected), spans that must
 be linked to another span (a relation), an explicit "none found" answer and task-level
 questions.
+
+The target may be a conversation (``kind = "conversation"``: a list of ``{role, content}``
+messages): it shows as a dialogue (Label Studio's ``Paragraphs``, one item per message) with
+``ParagraphLabels``, and a span is marked inside a message. A region there holds the
+message's index and character offsets into its content (Label Studio 1.23's
+``start``/``end`` item indexes and ``startOffset``/``endOffset``); its :class:`Span` names
+the message (``message``, from 0) with ``start``/``end`` in that message's content. A
+region dragged across messages becomes one span per message it covers. Error scores and
+span agreement read the conversation as one text, its messages joined by a blank line.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from annols.definition.fields import variable
 from annols.definition.keys import REQUIRED, Key, Section
 from annols.definition.markup import (
     choices_el,
+    conversation_style,
     el,
     has_slider,
     header,
@@ -98,8 +108,8 @@ def parse(t: Table) -> SpansSpec:
     target_table = t.table("target", required=True)
     assert target_table is not None
     target = parse_pane(target_table)
-    if target.kind != "text":
-        raise t.fail("target.kind", "the span target must be of kind 'text'")
+    if target.kind not in ("text", "conversation"):
+        raise t.fail("target.kind", "the span target must be of kind 'text' or 'conversation'")
     spans = t.table("spans", required=True)
     assert spans is not None
     spec = SpansSpec(
@@ -159,9 +169,15 @@ def build_config(d: Definition) -> etree._Element:
     target.append(header(spec.target.title))
     if spec.target.note:
         target.append(header(spec.target.note, size=6, style="color: #a33"))
-    target.append(labels_el("Labels", spec.labels_name, spec.target.name, spec.labels))
-    target.append(el("Text", name=spec.target.name, value=variable(spec.target.name),
-                     granularity=spec.target.granularity or None))  # fmt: skip
+    if spec.target.kind == "conversation":  # spans inside one message of a dialogue
+        target.append(labels_el("ParagraphLabels", spec.labels_name, spec.target.name, spec.labels))
+        target.append(conversation_style())
+        target.append(el("Paragraphs", name=spec.target.name, value=variable(spec.target.name), layout="dialogue",
+                         nameKey="role", textKey="content", granularity=spec.target.granularity or None))  # fmt: skip
+    else:
+        target.append(labels_el("Labels", spec.labels_name, spec.target.name, spec.labels))
+        target.append(el("Text", name=spec.target.name, value=variable(spec.target.name),
+                         granularity=spec.target.granularity or None))  # fmt: skip
     root.append(target)
 
     for label in spec.labels:
@@ -256,6 +272,12 @@ def decode(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
         if control not in controls or not labels:
             continue
         region = str(item.get("id", ""))
+        if "startOffset" in value and control == spec.labels_name and spec.target.kind == "conversation":
+            for message, start, end, text in _in_messages(task.data.get(spec.target.name), value):
+                out.extend(judgments.Span(control, str(label), start, end, text, region, system,
+                                          answers.get(region, {}), tuple(links.get(region, ())), message=message)
+                           for label in labels)  # fmt: skip
+            continue
         if "startOffset" in value:  # a paragraphs pane: paragraph indexes, as strings
             start, end = int(value.get("start", 0)), int(value.get("end", 0)) + 1
         else:
@@ -266,6 +288,25 @@ def decode(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
     none = none_question(spec)
     questions = (none, *spec.questions) if none else spec.questions
     return out + judgments.question_answers(questions, annotation.result, system)
+
+
+def _in_messages(messages: Any, value: dict[str, Any]) -> list[tuple[int, int, int, str]]:
+    """(message, start, end, text) of a region of a conversation: offsets into each message's content; a region
+    across messages covers the first from its start offset, the last up to its end offset, whole ones between."""
+    first, last = int(value.get("start", 0)), int(value.get("end", 0))
+    contents = [str(m.get("content", "")) if isinstance(m, dict) else "" for m in messages] \
+        if isinstance(messages, list) else []  # fmt: skip
+    if first == last or not contents:
+        start, end = int(value.get("startOffset", 0)), int(value.get("endOffset", 0))
+        text = contents[first][start:end] if first < len(contents) else str(value.get("text", ""))
+        return [(first, start, end, text)]
+    out = []
+    for message in range(first, min(last, len(contents) - 1) + 1):
+        start = int(value.get("startOffset", 0)) if message == first else 0
+        end = int(value.get("endOffset", 0)) if message == last else len(contents[message])
+        if start < end:
+            out.append((message, start, end, contents[message][start:end]))
+    return out
 
 
 def system_of(spec: SpansSpec, task: ExportedTask, from_name: str, answer: str) -> str:
