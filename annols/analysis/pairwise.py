@@ -147,7 +147,7 @@ def win_tie_loss(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
         # A share of all judgments with the item as the unit: the betting interval of the ratio (it holds with few
         # items and at a ceiling, never a point); --bootstrap 0 leaves the intervals out.
         shares = [bounded.betting_ratio(per_sample[:, k], sizes, 0.0, 1.0, seed=options.seed)
-                  if options.bootstrap > 0 else (np.nan, np.nan) for k in range(3)]  # fmt: skip
+                  if options.bootstrap > 0 and k != 1 else (np.nan, np.nan) for k in range(3)]  # no tie interval
         intervals.append((group, 100 * np.array(shares)))
     for name, k in (("win", 0), ("loss", 2)):
         low = {g: ci[k, 0] for g, ci in intervals}
