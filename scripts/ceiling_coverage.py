@@ -76,7 +76,7 @@ def printed_table(studies: int = STUDIES) -> str:
                     seconds = time.perf_counter() - began
                     for c in found:
                         lines.append(f"| {plant} | {top:g} | {items} | {annotators} | {c.interval} | {c.tested} | "
-                                     f"{c.printed} | {_f(c.coverage, 3)} | {_f(c.clt, 3)} | {c.error:.3f} | "
+                                     f"{c.printed} | {_f(c.coverage, 3)} | {_f(c.clt, 3)} | {_f(c.error, 3)} | "
                                      f"{_f(c.width, 2)} | {_f(c.clt_width, 2)} | {c.clt_zero} | {seconds:.0f} |")
                         print(lines[-1], file=sys.stderr, flush=True)  # progress: each row as it comes
     lines.append("")

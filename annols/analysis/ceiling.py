@@ -141,8 +141,8 @@ class Printed:
 
     @property
     def error(self) -> float:
-        """Monte Carlo standard error of a coverage of 95% over the printed intervals."""
-        return math.sqrt(0.95 * 0.05 / max(self.printed, 1))
+        """Monte Carlo standard error of a coverage of 95% over the printed intervals (nan: none printed)."""
+        return math.sqrt(0.95 * 0.05 / self.printed) if self.printed else math.nan
 
 
 def _chances(rng: np.random.Generator, top: float, n: int) -> np.ndarray:
