@@ -60,32 +60,43 @@ def table(studies: int = STUDIES) -> str:
     return "\n".join(lines)
 
 
+def printed_rows(plant: str, studies: int = STUDIES) -> list[str]:
+    """The table's rows of one plant (every top share, size and number of annotators)."""
+    from annols.analysis import ceiling
+
+    lines = []
+    for top in ceiling.PLANT_TOPS[plant]:
+        for items in ITEMS:
+            for annotators in ANNOTATORS:
+                began = time.perf_counter()
+                found = ceiling.printed(plant, top, items, annotators, studies, SEED)
+                seconds = time.perf_counter() - began
+                for c in found:
+                    lines.append(f"| {plant} | {top:g} | {items} | {annotators} | {c.interval} | {c.tested} | "
+                                 f"{c.printed} | {_f(c.coverage, 3)} | {_f(c.clt, 3)} | {_f(c.error, 3)} | "
+                                 f"{_f(c.width, 2)} | {_f(c.clt_width, 2)} | {c.clt_zero} | {seconds:.0f} |")
+                    print(lines[-1], file=sys.stderr, flush=True)  # progress: each row as it comes
+    return lines
+
+
 def printed_table(studies: int = STUDIES) -> str:
-    """Every other interval the report prints (ratings, pairwise, ranking tables) on the ceiling plants."""
+    """Every other interval the report prints (ratings, pairwise, ranking, best-worst tables) on the ceiling
+    plants."""
     from annols.analysis import ceiling
 
     lines = ["| plant | top share | items | annotators | interval (table: column) | tested | printed | coverage | "
              "CLT coverage | Monte Carlo se | width | CLT width | CLT zero-width | seconds |",
              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for plant, tops in ceiling.PLANT_TOPS.items():
-        for top in tops:
-            for items in ITEMS:
-                for annotators in ANNOTATORS:
-                    began = time.perf_counter()
-                    found = ceiling.printed(plant, top, items, annotators, studies, SEED)
-                    seconds = time.perf_counter() - began
-                    for c in found:
-                        lines.append(f"| {plant} | {top:g} | {items} | {annotators} | {c.interval} | {c.tested} | "
-                                     f"{c.printed} | {_f(c.coverage, 3)} | {_f(c.clt, 3)} | {_f(c.error, 3)} | "
-                                     f"{_f(c.width, 2)} | {_f(c.clt_width, 2)} | {c.clt_zero} | {seconds:.0f} |")
-                        print(lines[-1], file=sys.stderr, flush=True)  # progress: each row as it comes
+    for plant in ceiling.PLANT_TOPS:
+        lines += printed_rows(plant, studies)
     lines.append("")
     lines.append(f"Seed {SEED}, {studies} studies per row of plant, top share, items and annotators; "
                  "`.venv/bin/python scripts/ceiling_coverage.py --table printed` reproduces it. Coverage and width "
                  "are over the printed intervals; an interval not printed (its cells empty, the reason in the "
                  "section and the headline) counts in tested, not in printed. Widths in the column's units (ratings "
-                 "1-5, shares and win - loss in %, ranks 1-3). Monte Carlo se of a 95% coverage over the printed. "
-                 "A CLT interval of zero width counts as not covering; the medians have no CLT interval (-).")
+                 "1-5, shares, scores and win - loss in %, ranks 1-3). Monte Carlo se of a 95% coverage over the "
+                 "printed. A CLT interval of zero width counts as not covering; the medians have no CLT interval "
+                 "(-).")
     return "\n".join(lines)
 
 
@@ -100,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", choices=TABLES, action="append",
                         help="only this table (repeatable; default: both)")  # fmt: skip
     args = parser.parse_args(argv)
-    from annols.analysis import ceiling, item_tests, pairwise, ranking, ratings  # noqa: F401  (loaded, then frozen)
+    from annols.analysis import best_worst, ceiling, item_tests, pairwise, ranking, ratings  # noqa: F401  (loaded, then frozen)
 
     gc.freeze()  # the report's Holm correction (statsmodels) calls gc.collect: leave the loaded modules out of it
     for name in args.table or TABLES:

@@ -120,7 +120,8 @@ def _is_judge(name: str) -> bool:
 TIE = 0.1  # pairwise: a judgment's chance of a tie
 RANKED = ("A", "B", "C")  # ranking: A the favourite, ranked first on an item with its chance, else 2nd or 3rd
 OPTIONS_BOOTSTRAP = 1000  # the report's default resamples (the medians' bootstrap)
-PLANT_TOPS = {"ratings": (0.9, 0.7), "pairwise": (0.9, 0.7, 0.5), "ranking": (0.9, 0.7)}
+PLANT_TOPS = {"ratings": (0.9, 0.7), "pairwise": (0.9, 0.7, 0.5), "ranking": (0.9, 0.7), "best-worst": (0.9, 0.7)}
+SHOWN = ("A", "B", "C", "D")  # best-worst: four candidates an item, A the favourite
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,28 @@ def ranking_plant(rng: np.random.Generator, items: int, annotators: int, top: fl
     return pd.DataFrame(rows, columns=["uid", "task_key", "annotator", "dimension", "system", "rank"])
 
 
+def best_worst_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Four candidates an item: A chosen best with its item's chance (beta, mean ``top``), else one of the others;
+    the worst chosen at random among the three not chosen best. Rows as the best-worst tables read them (value 1
+    best, -1 worst, 0 shown)."""
+    chance = _chances(rng, top, items)
+    rows = []
+    for i in range(items):
+        for a in range(annotators):
+            best = 0 if rng.random() < chance[i] else int(rng.integers(1, 4))
+            worst = int(rng.choice([k for k in range(4) if k != best]))
+            for k, system in enumerate(SHOWN):
+                value = 1 if k == best else -1 if k == worst else 0
+                rows.append((f"i{i:03d}-a{a}", f"i{i:03d}", f"a{a}", QUESTION, system, value, f"i{i:03d}"))
+    return pd.DataFrame(rows, columns=["uid", "task_key", "annotator", "aspect", "system", "value", "unit"])
+
+
+def best_worst_truth(top: float) -> dict[str, float]:
+    """Each candidate's score in points: 100 x (P(best) - P(worst)); B, C and D alike."""
+    other_best = (1 - top) / 3
+    return {"A": 100 * (top - (1 - top) / 3), "B": 100 * (other_best - (1 - other_best) / 3)}
+
+
 def clt_ratio(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
     """The plain CLT interval of sum(num) / sum(den) over items (linearised: the ratio ± 1.96 sd of the items'
     residuals num - ratio x den, over mean(den), / sqrt(n)); with equal ``den`` the CLT interval of num / den."""
@@ -202,7 +225,7 @@ Found = tuple[str, float, float, float, float, float]
 
 def _found(plant: str, frame: pd.DataFrame, top: float, seed: int) -> list[Found]:
     """(interval, truth, printed low, high, CLT low, high) of every interval the report prints for one study."""
-    from annols.analysis import item_tests, pairwise, ranking, ratings
+    from annols.analysis import best_worst, item_tests, pairwise, ranking, ratings
     from annols.analysis.options import AnalysisOptions
 
     options = AnalysisOptions(seed=seed, bootstrap=OPTIONS_BOOTSTRAP)
@@ -235,6 +258,22 @@ def _found(plant: str, frame: pd.DataFrame, top: float, seed: int) -> list[Found
         clt = 100 * np.array(clt_ratio(net, (counts["win"] + counts["loss"]).to_numpy()))
         out.append(("pairwise_sign_test: win - loss %", 100 * (2 * top - 1), sign["CI low %"], sign["CI high %"],
                     *clt))  # fmt: skip
+    elif plant == "best-worst":
+        truths = best_worst_truth(top)
+        scores = best_worst.scores(frame)
+        low, high = best_worst.score_intervals(frame, scores, options)
+        found = scores.assign(low=low, high=high).set_index("system")
+        per_item = best_worst.item_scores(frame)  # (aspect, unit, system): points
+        means = per_item.droplevel("aspect")
+        for system, name in (("A", "favourite"), ("B", "other")):
+            clt = intervals.clt(means.xs(system, level="system").to_numpy())
+            out.append((f"best_worst_scores: score % {name}", truths[system], found.loc[system, "low"],
+                        found.loc[system, "high"], *clt))  # fmt: skip
+        tests = best_worst.paired_tests(frame, options)
+        row = tests[(tests["system"] == "A") & (tests["opponent"] == "B")].iloc[0]
+        diff = (means.xs("A", level="system") - means.xs("B", level="system")).to_numpy()
+        out.append(("best_worst_paired_tests: CI (A - B)", truths["A"] - truths["B"], row["CI low"], row["CI high"],
+                    *intervals.clt(diff)))  # fmt: skip
     else:
         table = ranking.mean_rank_intervals(frame, options, len(RANKED)).frame.set_index("system")
         first = top + (1 - top) * 2.5
@@ -246,7 +285,8 @@ def _found(plant: str, frame: pd.DataFrame, top: float, seed: int) -> list[Found
     return out
 
 
-PLANTS = {"ratings": ratings_plant, "pairwise": pairwise_plant, "ranking": ranking_plant}
+PLANTS = {"ratings": ratings_plant, "pairwise": pairwise_plant, "ranking": ranking_plant,
+          "best-worst": best_worst_plant}
 
 
 def printed(plant: str, top: float, items: int, annotators: int, studies: int, seed: int) -> list[Printed]:
