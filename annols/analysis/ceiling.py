@@ -250,19 +250,19 @@ def _found(plant: str, frame: pd.DataFrame, top: float, seed: int) -> list[Found
         size = counts.sum(axis=1).to_numpy()
         for name, share in (("win", 1 - TIE), ("loss", 1 - TIE)):
             true = 100 * share * (top if name == "win" else 1 - top)
-            clt = 100 * np.array(clt_ratio(counts[name].to_numpy(), size))
+            low, high = clt_ratio(counts[name].to_numpy(), size)
             out.append((f"pairwise_win_tie_loss: {name} %", true, shares[f"{name} CI low %"],
-                        shares[f"{name} CI high %"], *clt))  # fmt: skip
+                        shares[f"{name} CI high %"], 100 * low, 100 * high))  # fmt: skip
         sign = item_tests.sign_test(frame, OPTIONS_BOOTSTRAP, seed).iloc[0]
         net = (counts["win"] - counts["loss"]).to_numpy()
-        clt = 100 * np.array(clt_ratio(net, (counts["win"] + counts["loss"]).to_numpy()))
+        low, high = clt_ratio(net, (counts["win"] + counts["loss"]).to_numpy())
         out.append(("pairwise_sign_test: win - loss %", 100 * (2 * top - 1), sign["CI low %"], sign["CI high %"],
-                    *clt))  # fmt: skip
+                    100 * low, 100 * high))  # fmt: skip
     elif plant == "best-worst":
         truths = best_worst_truth(top)
         scores = best_worst.scores(frame)
-        low, high = best_worst.score_intervals(frame, scores, options)
-        found = scores.assign(low=low, high=high).set_index("system")
+        lows, highs = best_worst.score_intervals(frame, scores, options)
+        found = scores.assign(low=lows, high=highs).set_index("system")
         per_item = best_worst.item_scores(frame)  # (aspect, unit, system): points
         means = per_item.droplevel("aspect")
         for system, name in (("A", "favourite"), ("B", "other")):
