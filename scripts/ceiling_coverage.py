@@ -89,15 +89,16 @@ def printed_table(studies: int = STUDIES) -> str:
              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for plant in ceiling.PLANT_TOPS:
         lines += printed_rows(plant, studies)
-    lines.append("")
-    lines.append(f"Seed {SEED}, {studies} studies per row of plant, top share, items and annotators; "
-                 "`.venv/bin/python scripts/ceiling_coverage.py --table printed` reproduces it. Coverage and width "
-                 "are over the printed intervals; an interval not printed (its cells empty, the reason in the "
-                 "section and the headline) counts in tested, not in printed. Widths in the column's units (ratings "
-                 "1-5, shares, scores and win - loss in %, ranks 1-3). Monte Carlo se of a 95% coverage over the "
-                 "printed. A CLT interval of zero width counts as not covering; the medians have no CLT interval "
-                 "(-).")
-    return "\n".join(lines)
+    return "\n".join([*lines, "", printed_note(studies)])
+
+
+def printed_note(studies: int) -> str:
+    return (f"Seed {SEED}, {studies} studies per row of plant, top share, items and annotators; "
+            "`.venv/bin/python scripts/ceiling_coverage.py --table printed` reproduces it. Coverage and width are "
+            "over the printed intervals; an interval not printed (its cells empty, the reason in the section and the "
+            "headline) counts in tested, not in printed. Widths in the column's units (ratings 1-5, shares, scores "
+            "and win - loss in %, ranks 1-3). Monte Carlo se of a 95% coverage over the printed. A CLT interval of "
+            "zero width counts as not covering; the medians have no CLT interval (-).")
 
 
 def _f(x: float, digits: int) -> str:
