@@ -115,7 +115,7 @@ def test_every_other_printed_interval_covers_at_the_ceiling(plant: str, top: flo
         assert min(c.clt for c in found) < 0.85 and max(c.clt_zero for c in found) > 0, found
 
 
-def test_a_median_every_resample_agrees_on_is_refused_in_the_cell_and_the_headline() -> None:
+def test_a_median_every_resample_agrees_on_is_refused_and_named() -> None:
     frame = ceiling.ratings_plant(np.random.default_rng(3), 10, 3, 0.999)  # every rating a 5, or nearly
     frame.loc[frame["system"] == "A", "rating"] = 5.0
     table = ratings.summary(frame, AnalysisOptions(seed=1), bounds=(1.0, 5.0)).frame.set_index("system")
