@@ -30,16 +30,20 @@ OUTCOMES = ("win", "tie", "loss")
 
 @dataclass(frozen=True)
 class Low:
-    """A bootstrap lower bound: at most the point estimate."""
+    """A bootstrap lower bound: at most the point estimate. ``or_empty``: a median's, whose interval is left empty
+    where every resample gives the same median (tested offline in tests/report/test_style_reports.py and
+    tests/analysis/test_ceiling.py, on the same plant and on an all-equal one)."""
 
     point: float
+    or_empty: bool = False
 
 
 @dataclass(frozen=True)
 class High:
-    """A bootstrap upper bound: at least the point estimate."""
+    """A bootstrap upper bound: at least the point estimate (``or_empty``: as :class:`Low`'s)."""
 
     point: float
+    or_empty: bool = False
 
 
 def pct(part: float, whole: float) -> float:
@@ -333,7 +337,8 @@ def ratings_tables() -> dict[str, list[Row]]:
             zs = z.get((aspect, system), [])
             summary.append({"aspect": aspect, "system": system, "samples": len(items), "ratings": len(values),
                             "mean": mean, "mean CI low": Low(mean), "mean CI high": High(mean), "median": median,
-                            "median CI low": Low(median), "median CI high": High(median), "ratings with z": len(zs),
+                            "median CI low": Low(median, True), "median CI high": High(median, True),
+                            "ratings with z": len(zs),
                             "mean z": float(statistics.mean(zs)) if zs else NAN})  # fmt: skip
             c = Counter(str(v) for v in values)
             dist += [{"aspect": aspect, "system": system, "answer": code, "ratings": c[code],

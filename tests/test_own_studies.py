@@ -182,6 +182,8 @@ def close(found: str, expected: float, column: str) -> None:
 
 def cell(found: str, expected: Any, column: str) -> None:
     tolerance = 0.5 * 10 ** -(2 if column.endswith("%") else 4) + 1e-9
+    if isinstance(expected, expect.Low | expect.High) and expected.or_empty and found == "":
+        return  # a median's interval refused as a point (the section and the headline say so)
     if isinstance(expected, expect.Low):
         assert found != "" and float(found) <= expected.point + tolerance, f"{column}: {found} > {expected.point}"
     elif isinstance(expected, expect.High):

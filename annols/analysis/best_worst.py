@@ -183,6 +183,21 @@ def item_scores(rows: pd.DataFrame) -> pd.Series:
     return 100 * rows.groupby(["aspect", UNIT, "system"], observed=True, sort=True)["value"].mean()
 
 
+def score_intervals(rows: pd.DataFrame, table: pd.DataFrame, options: AnalysisOptions) -> tuple[list[float], ...]:
+    """The 95% intervals (low, high, in points) of the scores of ``table``'s (aspect, system) rows: the bounded
+    (betting) interval of the mean over items of each item's score (it holds with few items, never a point);
+    --bootstrap 0 leaves them out."""
+    low, high = [], []
+    for aspect, system in zip(table["aspect"], table["system"], strict=True):
+        mine = rows[(rows["aspect"] == aspect) & (rows["system"] == system)]
+        per_item = mine.groupby(UNIT, sort=True, observed=True)["value"].agg(["sum", "size"]).to_numpy()
+        lo, hi = (bounded.betting(per_item[:, 0] / per_item[:, 1], -1.0, 1.0, seed=options.seed)
+                  if options.bootstrap > 0 else (np.nan, np.nan))  # fmt: skip
+        low.append(100 * lo)
+        high.append(100 * hi)
+    return low, high
+
+
 rank_biserial = detectable.rank_biserial  # its home is beside the other paired tests' effects
 
 
@@ -258,19 +273,9 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     if rows.empty:
         return [Finding("Best-worst scores", ["No best-worst answers."])]
     table = in_aspect_order(scores(rows), aspects)
-    low, high, model = [], [], []
     fitted = {aspect: strengths(part) for aspect, part in rows.groupby("aspect", sort=True)}
-    for aspect, system in zip(table["aspect"], table["system"], strict=True):
-        mine = rows[(rows["aspect"] == aspect) & (rows["system"] == system)]
-        per_item = mine.groupby(UNIT, sort=True, observed=True)["value"].agg(["sum", "size"]).to_numpy()
-        # the bounded interval of the mean over items of each item's score (it holds with few items, never a point)
-        lo, hi = (bounded.betting(per_item[:, 0] / per_item[:, 1], -1.0, 1.0, seed=options.seed)
-                  if options.bootstrap > 0 else (np.nan, np.nan))  # --bootstrap 0 leaves the intervals out
-        low.append(100 * lo)
-        high.append(100 * hi)
-        model.append(fitted[aspect].get(system, np.nan))
-    table["score low %"], table["score high %"] = low, high
-    table["model strength"] = model
+    table["score low %"], table["score high %"] = score_intervals(rows, table, options)
+    table["model strength"] = [fitted[a].get(s, np.nan) for a, s in zip(table["aspect"], table["system"], strict=True)]
     reliability = split_half(rows, seed=options.seed)
     tests = in_aspect_order(paired_tests(rows, options), aspects)
     second, crossed, crossed_text = annotators_sampled(rows, tests)

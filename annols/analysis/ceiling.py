@@ -1,4 +1,7 @@
-"""Seeded studies at the ceiling of a bounded scale: coverage and width of the judge-assisted intervals.
+"""Seeded studies at the ceiling of a bounded scale: coverage and width of every interval the report prints.
+
+The judge-assisted intervals (:func:`coverage`) first; the ratings, pairwise, ranking and best-worst tables'
+intervals on their own ceiling plants after them (:func:`printed`).
 
 A study rates two systems on a 1-5 scale. Each item draws, per system, its chance of the top rating from a
 beta distribution with mean ``top`` (system A) or ``top - GAP`` (system B) and concentration 4, so items differ
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import ppi
+from annols.analysis import intervals, ppi
 
 OTHER = np.array([2.0, 3.0, 4.0])
 OTHER_SHARES = np.array([0.2, 0.3, 0.5])
@@ -107,3 +110,206 @@ def coverage(top: float, items: int, annotators: int, studies: int, seed: int) -
 
 def _is_judge(name: str) -> bool:
     return name == JUDGE
+
+
+# --- every other interval the report prints, on ceiling plants -------------------------------------------------
+#
+# Each plant goes through the report's own table functions (the intervals printed in ratings_summary,
+# ratings_paired_tests, pairwise_win_tie_loss, pairwise_sign_test and ranking_mean_rank_intervals), beside the plain
+# CLT interval over the same items (mean ± 1.96 sd / sqrt(n) of the items' values; for a share of judgments the
+# ratio's linearised one). An interval the report refuses (its cells empty, the reason in the section and the
+# headline: a median whose every resample is one rating) is counted as refused, not as covering.
+
+TIE = 0.1  # pairwise: a judgment's chance of a tie
+RANKED = ("A", "B", "C")  # ranking: A the favourite, ranked first on an item with its chance, else 2nd or 3rd
+OPTIONS_BOOTSTRAP = 1000  # the report's default resamples (the medians' bootstrap)
+PLANT_TOPS = {"ratings": (0.9, 0.7), "pairwise": (0.9, 0.7, 0.5), "ranking": (0.9, 0.7), "best-worst": (0.9, 0.7)}
+SHOWN = ("A", "B", "C", "D")  # best-worst: four candidates an item, A the favourite
+
+
+@dataclass(frozen=True)
+class Printed:
+    plant: str  # ratings, pairwise, ranking
+    top: float  # share at the top (pairwise: the favourite's chance to win a decided judgment; 0.5 a near-tie)
+    items: int
+    annotators: int
+    interval: str  # table and column as the report prints them
+    tested: int  # intervals asked for
+    printed: int  # of them printed; the rest refused (cells empty, the reason said)
+    coverage: float  # of the truth by the printed ones
+    clt: float  # by the plain CLT interval of the same studies (nan: none for this estimate); zero width: not covering
+    width: float  # mean width of the printed ones
+    clt_width: float
+    clt_zero: int  # CLT intervals of zero width
+    narrowest: float  # the narrowest printed interval's width (never 0)
+
+    @property
+    def error(self) -> float:
+        """Monte Carlo standard error of a coverage of 95% over the printed intervals (nan: none printed)."""
+        return math.sqrt(0.95 * 0.05 / self.printed) if self.printed else math.nan
+
+
+def _chances(rng: np.random.Generator, top: float, n: int) -> np.ndarray:
+    return rng.beta(top * CONCENTRATION, (1 - top) * CONCENTRATION, n)
+
+
+def ratings_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Humans' ratings of A and B (as the ratings tables read them), drawn as :func:`study`'s."""
+    rows = []
+    for system, mean in (("A", top), ("B", top - GAP)):
+        humans = _ratings(rng, _chances(rng, mean, items), annotators)
+        rows += [(QUESTION, system, f"i{i:03d}", f"a{a}", humans[i, a])
+                 for i in range(items) for a in range(annotators)]  # fmt: skip
+    return pd.DataFrame(rows, columns=["aspect", "system", "task_key", "annotator", "rating"])
+
+
+def pairwise_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """A against B: a tie with chance :data:`TIE`, else A wins with its item's chance (beta, mean ``top``)."""
+    chance = _chances(rng, top, items)
+    tie = rng.random((items, annotators)) < TIE
+    win = rng.random((items, annotators)) < chance[:, None]
+    outcome = np.where(tie, "tie", np.where(win, "win", "loss"))
+    rows = [(f"i{i:03d}-a{a}", f"i{i:03d}", f"a{a}", QUESTION, "A", "B", outcome[i, a])
+            for i in range(items) for a in range(annotators)]  # fmt: skip
+    return pd.DataFrame(rows, columns=["uid", "task_key", "annotator", "aspect", "system", "opponent", "outcome"])
+
+
+def ranking_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Three systems ranked 1-3: A first with its item's chance (beta, mean ``top``), else second or third (even
+    chances); B and C fill the other places at random."""
+    chance = _chances(rng, top, items)
+    rows = []
+    for i in range(items):
+        for a in range(annotators):
+            first = rng.random() < chance[i]
+            a_rank = 1 if first else int(rng.choice([2, 3]))
+            others = [r for r in (1, 2, 3) if r != a_rank]
+            rng.shuffle(others)
+            for system, rank in zip(RANKED, (a_rank, *others), strict=True):
+                rows.append((f"i{i:03d}-a{a}", f"i{i:03d}", f"a{a}", QUESTION, system, float(rank)))
+    return pd.DataFrame(rows, columns=["uid", "task_key", "annotator", "dimension", "system", "rank"])
+
+
+def best_worst_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Four candidates an item: A chosen best with its item's chance (beta, mean ``top``), else one of the others;
+    the worst chosen at random among the three not chosen best. Rows as the best-worst tables read them (value 1
+    best, -1 worst, 0 shown)."""
+    chance = _chances(rng, top, items)
+    rows = []
+    for i in range(items):
+        for a in range(annotators):
+            best = 0 if rng.random() < chance[i] else int(rng.integers(1, 4))
+            worst = int(rng.choice([k for k in range(4) if k != best]))
+            for k, system in enumerate(SHOWN):
+                value = 1 if k == best else -1 if k == worst else 0
+                rows.append((f"i{i:03d}-a{a}", f"i{i:03d}", f"a{a}", QUESTION, system, value, f"i{i:03d}"))
+    return pd.DataFrame(rows, columns=["uid", "task_key", "annotator", "aspect", "system", "value", "unit"])
+
+
+def best_worst_truth(top: float) -> dict[str, float]:
+    """Each candidate's score in points: 100 x (P(best) - P(worst)); B, C and D alike."""
+    other_best = (1 - top) / 3
+    return {"A": 100 * (top - (1 - top) / 3), "B": 100 * (other_best - (1 - other_best) / 3)}
+
+
+def clt_ratio(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
+    """The plain CLT interval of sum(num) / sum(den) over items (linearised: the ratio ± 1.96 sd of the items'
+    residuals num - ratio x den, over mean(den), / sqrt(n)); with equal ``den`` the CLT interval of num / den."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if len(num) < 2 or not den.sum() > 0:
+        return math.nan, math.nan
+    ratio = num.sum() / den.sum()
+    half = 1.959963984540054 * np.std(num - ratio * den, ddof=1) / den.mean() / math.sqrt(len(num))
+    return float(ratio - half), float(ratio + half)
+
+
+Found = tuple[str, float, float, float, float, float]
+
+
+def _found(plant: str, frame: pd.DataFrame, top: float, seed: int) -> list[Found]:
+    """(interval, truth, printed low, high, CLT low, high) of every interval the report prints for one study."""
+    from annols.analysis import best_worst, item_tests, pairwise, ranking, ratings
+    from annols.analysis.options import AnalysisOptions
+
+    options = AnalysisOptions(seed=seed, bootstrap=OPTIONS_BOOTSTRAP)
+    out = []
+    if plant == "ratings":
+        truths = truth(top)
+        summary = ratings.summary(frame, options, bounds=RANGES[QUESTION]).frame.set_index("system")
+        means = frame.groupby(["system", "task_key"])["rating"].mean()
+        for system in ("A", "B"):
+            row = summary.loc[system]
+            clt = intervals.clt(means[system].to_numpy())
+            out.append(("ratings_summary: mean", truths[system], row["mean CI low"], row["mean CI high"], *clt))
+            out.append(("ratings_summary: median", 5.0, row["median CI low"], row["median CI high"], math.nan,
+                        math.nan))  # fmt: skip
+        tests = ratings.tests_with_effects(frame, options, RANGES[QUESTION]).iloc[0]
+        clt = intervals.clt((means["A"] - means["B"]).to_numpy())
+        out.append(("ratings_paired_tests: CI (A - B)", truths["A - B"], tests["CI low"], tests["CI high"], *clt))
+    elif plant == "pairwise":
+        shares = pairwise.win_tie_loss(frame, options).frame.iloc[0]
+        counts = frame.groupby(["task_key", "outcome"]).size().unstack(fill_value=0).reindex(
+            columns=["win", "tie", "loss"], fill_value=0)  # fmt: skip
+        size = counts.sum(axis=1).to_numpy()
+        for name, share in (("win", 1 - TIE), ("loss", 1 - TIE)):
+            true = 100 * share * (top if name == "win" else 1 - top)
+            low, high = clt_ratio(counts[name].to_numpy(), size)
+            out.append((f"pairwise_win_tie_loss: {name} %", true, shares[f"{name} CI low %"],
+                        shares[f"{name} CI high %"], 100 * low, 100 * high))  # fmt: skip
+        sign = item_tests.sign_test(frame, OPTIONS_BOOTSTRAP, seed).iloc[0]
+        net = (counts["win"] - counts["loss"]).to_numpy()
+        low, high = clt_ratio(net, (counts["win"] + counts["loss"]).to_numpy())
+        out.append(("pairwise_sign_test: win - loss %", 100 * (2 * top - 1), sign["CI low %"], sign["CI high %"],
+                    100 * low, 100 * high))  # fmt: skip
+    elif plant == "best-worst":
+        truths = best_worst_truth(top)
+        scores = best_worst.scores(frame)
+        lows, highs = best_worst.score_intervals(frame, scores, options)
+        found = scores.assign(low=lows, high=highs).set_index("system")
+        per_item = best_worst.item_scores(frame)  # (aspect, unit, system): points
+        means = per_item.droplevel("aspect")
+        for system, name in (("A", "favourite"), ("B", "other")):
+            clt = intervals.clt(means.xs(system, level="system").to_numpy())
+            out.append((f"best_worst_scores: score % {name}", truths[system], found.loc[system, "low"],
+                        found.loc[system, "high"], *clt))  # fmt: skip
+        tests = best_worst.paired_tests(frame, options)
+        row = tests[(tests["system"] == "A") & (tests["opponent"] == "B")].iloc[0]
+        diff = (means.xs("A", level="system") - means.xs("B", level="system")).to_numpy()
+        out.append(("best_worst_paired_tests: CI (A - B)", truths["A"] - truths["B"], row["CI low"], row["CI high"],
+                    *intervals.clt(diff)))  # fmt: skip
+    else:
+        table = ranking.mean_rank_intervals(frame, options, len(RANKED)).frame.set_index("system")
+        first = top + (1 - top) * 2.5
+        means = frame.groupby(["system", "task_key"])["rank"].mean()
+        for system, true in (("A", first), ("B", (6 - first) / 2)):  # C is B's twin
+            clt = intervals.clt(means[system].to_numpy())
+            out.append((f"ranking_mean_rank_intervals: mean rank {'favourite' if system == 'A' else 'other'}",
+                        true, table.loc[system, "CI low"], table.loc[system, "CI high"], *clt))  # fmt: skip
+    return out
+
+
+PLANTS = {"ratings": ratings_plant, "pairwise": pairwise_plant, "ranking": ranking_plant,
+          "best-worst": best_worst_plant}
+
+
+def printed(plant: str, top: float, items: int, annotators: int, studies: int, seed: int) -> list[Printed]:
+    """Coverage of every interval the report prints for ``plant``'s tables, over seeded studies."""
+    rng = np.random.default_rng([seed, len(plant), round(100 * top), items, annotators])
+    rows = []
+    for _ in range(studies):
+        rows += _found(plant, PLANTS[plant](rng, items, annotators, top), top, seed)
+    frame = pd.DataFrame(rows, columns=["interval", "truth", "low", "high", "clt low", "clt high"])
+    out = []
+    for name, part in frame.groupby("interval", sort=False):
+        shown = part[part["low"].notna()]
+        inside = (shown["low"] <= shown["truth"]) & (shown["truth"] <= shown["high"])
+        c_inside = (part["clt low"] <= part["truth"]) & (part["truth"] <= part["clt high"])
+        c_width = part["clt high"] - part["clt low"]
+        has_clt = bool(part["clt low"].notna().any())
+        out.append(Printed(plant, top, items, annotators, str(name), len(part), len(shown),
+                           float(inside.mean()) if len(shown) else math.nan,
+                           float(c_inside.mean()) if has_clt else math.nan,
+                           float((shown["high"] - shown["low"]).mean()) if len(shown) else math.nan,
+                           float(c_width.mean()) if has_clt else math.nan, int((c_width <= 1e-12).sum()),
+                           float((shown["high"] - shown["low"]).min()) if len(shown) else math.nan))  # fmt: skip
+    return out

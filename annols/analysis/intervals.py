@@ -34,6 +34,7 @@ Science, §"Mean estimation").
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,20 +49,23 @@ SEED = 2026
 
 
 def _wealth(x: np.ndarray, alpha: float, grid: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Hedged final wealth at each candidate mean of ``grid``, for the values ``x`` in [0, 1] taken in ``order``."""
+    """Hedged final wealth at each candidate mean of ``grid``, for the values ``x`` in [0, 1] taken in ``order``.
+    ``x`` is one value per item, or items x candidates (a value per item for each candidate, as the ratio's)."""
     x = x[order]
     n = len(x)
-    seen = np.arange(1, n + 1)  # t: the item's place
+    seen = np.arange(1, n + 1) if x.ndim == 1 else np.arange(1, n + 1)[:, None]  # t: the item's place
     # the running mean and variance after item t: (1/2 + sum x) / (t + 1), (1/4 + sum (x_j - mean_j)^2) / (t + 1)
-    mean = (0.5 + np.cumsum(x)) / (seen + 1)
-    variance = (0.25 + np.cumsum((x - mean) ** 2)) / (seen + 1)
-    before = np.concatenate([[0.25], variance[:-1]])  # what item t's bet may know: the variance after t - 1
+    mean = (0.5 + np.cumsum(x, axis=0)) / (seen + 1)
+    variance = (0.25 + np.cumsum((x - mean) ** 2, axis=0)) / (seen + 1)
+    before = np.concatenate([np.full((1, *variance.shape[1:]), 0.25), variance[:-1]])  # known before item t
     bet = np.sqrt(2 * math.log(2 / alpha) / (n * before))
+    if x.ndim == 1:
+        bet, x = bet[:, None], x[:, None]
     m = grid[None, :]
     with np.errstate(divide="ignore"):
-        up = np.minimum(bet[:, None], BET_CAP / m)
-        down = np.minimum(bet[:, None], BET_CAP / (1 - m))
-    diff = x[:, None] - m
+        up = np.minimum(bet, BET_CAP / m)
+        down = np.minimum(bet, BET_CAP / (1 - m))
+    diff = x - m
     with np.errstate(over="ignore"):  # a wealth past any float is past 1 / alpha: inf rejects that mean, as it should
         return 0.5 * np.exp(np.log1p(up * diff).sum(axis=0)) + 0.5 * np.exp(np.log1p(-down * diff).sum(axis=0))
 
@@ -72,6 +76,32 @@ def _kept(values: np.ndarray, alpha: float, grid: np.ndarray, orders: list[np.nd
     return np.asarray(wealth < 1 / alpha)
 
 
+def _search(kept_at: Callable[[np.ndarray], np.ndarray], centre: float) -> tuple[float, float]:
+    """The kept candidates in [0, 1]: a coarse grid of :data:`COARSE` + 1 points, each end refined on :data:`FINE`
+    points between its last rejected and first kept coarse point, rounded outward. ``kept_at(grid)``: whether each
+    candidate is kept; ``centre``: the estimate (the interval around it if the grid stepped over every kept point)."""
+    coarse = np.linspace(0.0, 1.0, COARSE + 1)
+    kept = np.flatnonzero(kept_at(coarse))
+    if not len(kept):  # the grid stepped over the whole set: keep the points around the estimate
+        i = int(np.searchsorted(coarse, centre))
+        kept = np.array([max(i - 1, 0), min(i, COARSE)])
+    ends = []
+    for first, outside in ((kept[0], kept[0] - 1), (kept[-1], kept[-1] + 1)):
+        if outside < 0 or outside > COARSE:
+            ends.append(float(coarse[first]))
+            continue
+        fine = np.linspace(coarse[outside], coarse[first], FINE + 1)  # from the rejected side to the kept
+        inside = np.flatnonzero(kept_at(fine))
+        j = inside[0] if len(inside) else FINE
+        ends.append(float(fine[max(j - 1, 0)]))  # one fine step outward
+    return min(ends), max(ends)
+
+
+def _orders(seed: int, n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng([seed, n])
+    return [rng.permutation(n) for _ in range(ORDERS)]
+
+
 def betting_unit(x: ArrayLike, alpha: float = ALPHA, seed: int = SEED) -> tuple[float, float]:
     """The betting interval of the mean of values in [0, 1] (see the module's text): the candidates kept on a
     coarse grid of :data:`COARSE` + 1 points, each end refined on :data:`FINE` points between its last rejected
@@ -80,23 +110,34 @@ def betting_unit(x: ArrayLike, alpha: float = ALPHA, seed: int = SEED) -> tuple[
     n = len(values)
     if n == 0:
         return math.nan, math.nan
-    rng = np.random.default_rng([seed, n])
-    orders = [rng.permutation(n) for _ in range(ORDERS)]
-    coarse = np.linspace(0.0, 1.0, COARSE + 1)
-    kept = np.flatnonzero(_kept(values, alpha, coarse, orders))
-    if not len(kept):  # the grid stepped over the whole set: keep the points around the mean
-        i = int(np.searchsorted(coarse, values.mean()))
-        kept = np.array([max(i - 1, 0), min(i, COARSE)])
-    ends = []
-    for first, outside in ((kept[0], kept[0] - 1), (kept[-1], kept[-1] + 1)):
-        if outside < 0 or outside > COARSE:
-            ends.append(float(coarse[first]))
-            continue
-        fine = np.linspace(coarse[outside], coarse[first], FINE + 1)  # from the rejected side to the kept
-        inside = np.flatnonzero(_kept(values, alpha, fine, orders))
-        j = inside[0] if len(inside) else FINE
-        ends.append(float(fine[max(j - 1, 0)]))  # one fine step outward
-    return min(ends), max(ends)
+    orders = _orders(seed, n)
+    return _search(lambda grid: _kept(values, alpha, grid, orders), float(values.mean()))
+
+
+def betting_ratio(num: ArrayLike, den: ArrayLike, low: float, high: float, alpha: float = ALPHA,
+                  seed: int = SEED) -> tuple[float, float]:  # fmt: skip
+    """The betting interval of the ratio ``E[num] / E[den]`` over items (e.g. wins over judgments, each item's
+    judgments together), where each item's ``num / den`` lies in ``[low, high]`` and ``den >= 0``.
+
+    The ratio is r exactly when ``E[num - r den] = 0``. Scaled to [0, 1] (``a = (num - low den) / (high - low)``,
+    r' = (r - low) / (high - low)), ``u = (a - r' den) / max(den) + r'`` lies in [0, 1] and has mean r' under r,
+    so the betting test of the mean r' on u (the module's, item by item) tests r; the interval is the r kept. With
+    every ``den`` equal it is :func:`betting` of ``num / den``; an item with ``den`` 0 says nothing (u = r')."""
+    if not high > low:
+        raise ValueError(f"a bounded interval needs low < high, got [{low}, {high}]")
+    n_, d_ = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    top = float(d_.max()) if len(d_) else 0.0
+    if not top > 0:
+        return math.nan, math.nan
+    a = np.clip((n_ - low * d_) / (high - low), 0.0, d_)
+    orders = _orders(seed, len(a))
+
+    def kept_at(grid: np.ndarray) -> np.ndarray:
+        u = np.clip((a[:, None] - grid[None, :] * d_[:, None]) / top + grid[None, :], 0.0, 1.0)
+        return _kept(u, alpha, grid, orders)
+
+    r_low, r_high = _search(kept_at, float(a.sum() / d_.sum()))
+    return low + r_low * (high - low), low + r_high * (high - low)
 
 
 def betting(x: ArrayLike, low: float, high: float, alpha: float = ALPHA, seed: int = SEED) -> tuple[float, float]:

@@ -9,8 +9,8 @@ on an item say 20 won against 10 lost over 30 items, not 60 against 30).
   won (net > 0) against the items lost (net < 0), items even (net = 0) set aside; Holm's
   correction across the aspects of each system pair (with more than two systems, across
   every pair of an aspect: :func:`annols.analysis.detectable.pairwise_family`). Effect size: wins minus losses as a
-  share of the decided judgments (the report's win / loss measure), with a 95% percentile
-  bootstrap interval resampling items (:func:`annols.analysis.bootstrap.ratio`).
+  share of the decided judgments (the report's win / loss measure), with its 95% betting
+  interval of the ratio with the item as the unit (:func:`annols.analysis.intervals.betting_ratio`).
 - Its power (:func:`annols.analysis.detectable.items_sign_test_power`, and the detectable
   difference ``items_detectable``): with independent judgments, each a tie with probability t,
   else a win with probability q, an item of k judgments is won, lost or even with
@@ -32,7 +32,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import binomtest, f
 from statsmodels.stats.multitest import multipletests
 
-from annols.analysis import bootstrap, detectable
+from annols.analysis import detectable, intervals
 
 PAIR = ["aspect", "system", "opponent"]
 SCORE = {"win": 1, "tie": 0, "loss": -1}
@@ -50,16 +50,18 @@ def item_nets(frame: pd.DataFrame) -> pd.DataFrame:
 
 def sign_test(frame: pd.DataFrame, reps: int = 0, seed: int = 0) -> pd.DataFrame:
     """:data:`COLUMNS` per aspect and system pair of the preference rows (:func:`annols.analysis.pairwise.judgments`);
-    ``reps`` bootstrap resamples of the items for the interval (0: none), seeded by ``[seed, 1, comparison]``."""
+    ``reps`` 0 leaves the effect's interval out (the report's --bootstrap 0), ``seed`` seeds its orders."""
     nets = item_nets(frame)
     rows = []
-    for i, (key, part) in enumerate(nets.groupby(level=PAIR, sort=False)):
+    for key, part in nets.groupby(level=PAIR, sort=False):
         net = part["net"].to_numpy()
         won, lost = int((net > 0).sum()), int((net < 0).sum())
         decided = int(part["decided"].sum())
         p = binomtest(won, won + lost).pvalue if won + lost else np.nan
-        units = np.column_stack([net, part["decided"].to_numpy()])
-        low, high = bootstrap.ratio(units, reps, np.random.default_rng([seed, 1, i])) if decided else (np.nan,) * 2
+        # the betting interval of the ratio net / decided with the item as the unit (few items, a ceiling, never a
+        # point); reps 0 (--bootstrap 0) leaves it out
+        low, high = (intervals.betting_ratio(net, part["decided"].to_numpy(), -1.0, 1.0, seed=seed)
+                     if decided and reps > 0 else (np.nan, np.nan))  # fmt: skip
         share = net.sum() / decided if decided else np.nan
         rows.append([*key, len(net), won, lost, len(net) - won - lost, int(part["judgments"].sum()),
                      int(part["ties"].sum()), 100 * share, 100 * low, 100 * high, float(p), np.nan])  # fmt: skip

@@ -30,16 +30,20 @@ class Method:
 
 
 ITEMS_BOOTSTRAP = "its 95% percentile bootstrap interval resampling items"
+ITEMS_BETTING = ("its 95% bounded interval over items (betting, Waudby-Smith & Ramdas 2024: it holds with few items "
+                 "and at a scale's ceiling)")  # fmt: skip
+RATIO_BETTING = ("its 95% bounded interval of the share with the item as the unit (betting, Waudby-Smith & Ramdas "
+                 "2024)")  # fmt: skip
 METHODS = (
     Method("pairwise", "the item (its net preference: wins minus losses over its judgments)",
            "the exact two-sided sign test of the items won against the items lost, items even set aside",
            "Holm across the aspects of a system pair; with more than two systems, across every pair of systems of "
-           "an aspect", "wins minus losses as a share of the decided judgments", ITEMS_BOOTSTRAP,
+           "an aspect", "wins minus losses as a share of the decided judgments", RATIO_BETTING,
            ("pairwise_sign_test",), ("dixon1946", "holm1979", "efron1993")),
     Method("ratings", "the item (each system's mean rating on it)",
            "the Wilcoxon signed-rank test over items of the per-item mean differences",
            "Holm across the pairs of systems of an aspect",
-           "the mean difference of ratings (the rank-biserial correlation beside it)", ITEMS_BOOTSTRAP,
+           "the mean difference of ratings (the rank-biserial correlation beside it)", ITEMS_BETTING,
            ("ratings_paired_tests",), ("wilcoxon1945", "holm1979", "efron1993")),
     Method("numeric questions", "the item (each system's mean answer on it)",
            "the Wilcoxon signed-rank test over items of the per-item mean differences",
@@ -49,13 +53,13 @@ METHODS = (
     Method("ranking", "the item (each system's mean rank on it)",
            "the Wilcoxon signed-rank test over items of the per-item mean-rank differences",
            "Holm across the pairs of systems of a dimension",
-           "the mean rank difference (the rank-biserial correlation beside it)", ITEMS_BOOTSTRAP,
+           "the mean rank difference (the rank-biserial correlation beside it)", ITEMS_BETTING,
            ("ranking_paired_tests",), ("wilcoxon1945", "holm1979", "efron1993")),
     Method("best-worst",
            "the item (a pool of candidates with one context, never an answer; without context panes, the tuple)",
            "the Wilcoxon signed-rank test over items of the differences of the candidates' per-item scores "
            "(best minus worst over times shown)", "Holm across the pairs of candidates of an aspect",
-           "the mean per-item score difference (the rank-biserial correlation beside it)", ITEMS_BOOTSTRAP,
+           "the mean per-item score difference (the rank-biserial correlation beside it)", ITEMS_BETTING,
            ("best_worst_paired_tests",), ("wilcoxon1945", "holm1979", "efron1993")),
     Method("spans", "the candidate (one item's output: its spans per judgment)",
            "none: span counts and agreement describe the study", "none", "spans per label and system; agreement "

@@ -5,8 +5,9 @@ pair is written in name order (``system`` before ``opponent``) and every number 
 ``system``'s side: a win is ``system`` winning. A system judged against itself says
 nothing about either and is left out.
 
-- All judgments: every judgment counts once; 95% intervals resample whole samples
-  (percentile bootstrap, seed and resamples recorded in the report).
+- All judgments: every judgment counts once; the 95% intervals of the win and loss shares are
+  betting intervals of a ratio with the sample as the unit (:func:`annols.analysis.intervals.betting_ratio`: a
+  sample's judgments together; they hold with few samples and at a ceiling, and never have zero width).
 - Majority vote: per sample, the outcome more than half of its judgments give; a sample
   without one is counted as "no majority" and left out of the percentages.
 - Sign test over items (:func:`annols.analysis.item_tests.sign_test`): an item's judgments make
@@ -32,6 +33,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import detectable, item_tests, rankings, sampled, stats
+from annols.analysis import intervals as bounded
 from annols.analysis.agreement import EACH_COLUMNS, EACH_NOTE, NOTHING, each_against_the_rest, shared_reason, why_not
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
@@ -66,15 +68,16 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     section = Finding(
         "Win / tie / loss",
         [f"{len(frame)} judgments. Each pair is written in name order and read from the first system's side "
-         f"(win = system wins). 95% intervals: percentile bootstrap over samples, {options.bootstrap} "
-         f"resamples, seed {options.seed}. Majority: more than half of a sample's judgments agree.",
+         "(win = system wins). 95% intervals of the win and loss shares: bounded (betting) intervals of the "
+         "share with the sample as the unit, which hold with few samples and at a ceiling. Majority: more than "
+         "half of a sample's judgments agree.",
          "Sign test: the item is the unit. An item's net preference is its wins minus losses over its judgments; "
          "the exact two-sided sign test compares the items won (net above 0) with the items lost (below 0), items "
          "even set aside, and p is empty where every item was even. p (Holm) corrects "
          + ("across every pair of systems of an aspect (more than two systems: one family per question). "
             if detectable.pairwise_family(frame) == ["aspect"] else "for the aspects of each system pair. ")
-         + "Effect: wins - losses as a share of the decided judgments, its 95% interval resampling items. The "
-         "result holds for new items judged by these annotators.", *crossed_text],
+         + "Effect: wins - losses as a share of the decided judgments, its 95% bounded (betting) interval with "
+         "the item as the unit. The result holds for new items judged by these annotators.", *crossed_text],
         [results, majority(frame), per_annotator(frame), sign_test(frame, options), *crossed],
         [_plot(results)] if len(results.frame) else [],
     )  # fmt: skip
@@ -138,10 +141,14 @@ def win_tie_loss(frame: pd.DataFrame, options: AnalysisOptions) -> Table:
     table.insert(1, "judgments", counts.sum(axis=1))
     table = _shares(table, table["judgments"])
     intervals = []
-    for i, (group, part) in enumerate(frame.groupby(PAIR, observed=True, sort=True)):
-        per_sample = _counts(part, ["task_key"]).to_numpy()  # samples in key order
-        rng = np.random.default_rng([options.seed, i])
-        intervals.append((group, 100 * stats.bootstrap_shares(per_sample, options.bootstrap, rng)))
+    for group, part in frame.groupby(PAIR, observed=True, sort=True):
+        per_sample = _counts(part, ["task_key"]).to_numpy(dtype=float)  # samples in key order
+        sizes = per_sample.sum(axis=1)
+        # A share of all judgments with the item as the unit: the betting interval of the ratio (it holds with few
+        # items and at a ceiling, never a point); --bootstrap 0 leaves the intervals out.
+        shares = [bounded.betting_ratio(per_sample[:, k], sizes, 0.0, 1.0, seed=options.seed)
+                  if options.bootstrap > 0 and k != 1 else (np.nan, np.nan) for k in range(3)]  # no tie interval
+        intervals.append((group, 100 * np.array(shares)))
     for name, k in (("win", 0), ("loss", 2)):
         low = {g: ci[k, 0] for g, ci in intervals}
         high = {g: ci[k, 1] for g, ci in intervals}

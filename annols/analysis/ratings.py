@@ -199,7 +199,8 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
     intervals_text = (f"95% intervals of the mean ratings and of the paired differences: betting intervals for a "
                       f"mean bounded by the scale ({bounds[0]:g} to {bounds[1]:g}; Waudby-Smith & Ramdas 2024) over "
                       "the samples' means, which hold with few samples and at the scale's ceiling; the medians': "
-                      f"percentile bootstrap over samples, {options.bootstrap} resamples, seed {options.seed}."
+                      f"percentile bootstrap over samples, {options.bootstrap} resamples, seed {options.seed}, left "
+                      "empty where every resample gives the same median (a point is not a 95% interval)."
                       if bounds is not None else
                       f"95% intervals: percentile bootstrap over samples, {options.bootstrap} resamples, seed "
                       f"{options.seed}.")  # fmt: skip
@@ -229,7 +230,9 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions,
         tables += [turn_summary(frame, options, whole=spec.scale != "slider", bounds=bounds),
                    turn_tests(frame, options, bounds)]
     memory.release()
-    out = [Finding("Ratings", text, tables, [_plot(dist)]), agreement_section(frame, spec, aspects)]
+    pointless = no_median_interval(tables[0].frame, options)
+    out = [Finding("Ratings", [*text, *pointless], tables, [_plot(dist)], pointless),
+           agreement_section(frame, spec, aspects)]  # fmt: skip
     memory.release()
     return out
 
@@ -266,6 +269,20 @@ def turn_tests(frame: pd.DataFrame, options: AnalysisOptions, bounds: tuple[floa
 def summary_columns() -> list[str]:
     return ["aspect", "system", "samples", "ratings", "mean", "mean CI low", "mean CI high", "median",
             "median CI low", "median CI high", "ratings with z", "mean z"]  # fmt: skip
+
+
+def no_median_interval(table: pd.DataFrame, options: AnalysisOptions) -> list[str]:
+    """The line (for the section and the report's headline) naming the medians left without an interval: where
+    every bootstrap resample gave the same median (at a scale's ceiling, most samples), that interval would be a
+    point, and a point is not printed as a 95% interval."""
+    if options.bootstrap <= 0:
+        return []
+    empty = table[table["median"].notna() & table["median CI low"].isna()]
+    if not len(empty):
+        return []
+    named = ", ".join(f"{a} {s}" for a, s in zip(empty["aspect"], empty["system"], strict=True))
+    return [f"No median interval for {named}: every resample of the samples gave the same median, and a point is "
+            "not a 95% interval (the mean's bounded interval stands beside it)."]  # fmt: skip
 
 
 def z_scores(frame: pd.DataFrame) -> pd.Series:
@@ -348,6 +365,8 @@ def summary(frame: pd.DataFrame, options: AnalysisOptions, whole: bool = True,
         else:
             mean_ci = bootstrap.ratio(sums, options.bootstrap, np.random.default_rng([options.seed, i, 0]))
         median_ci = bootstrap.median(sample, values, options.bootstrap, np.random.default_rng([options.seed, i, 1]))
+        if median_ci[0] == median_ci[1]:  # every resample's median one rating: a point is not a 95% interval
+            median_ci = (np.nan, np.nan)
         z_values = z.to_numpy(dtype=float)
         rows.append((aspect, system, len(sums), len(part), cells.items_mean(sample, values), *mean_ci,
                      part["rating"].median(), *median_ci, int(np.isfinite(z_values).sum()),

@@ -90,3 +90,31 @@ def test_the_ppi_interval_is_the_sum_of_two_betting_intervals() -> None:
     j = intervals.betting(fu, 1, 5, 0.05 * (1 - intervals.PPI_SPLIT), intervals.SEED + 1)
     assert (low, high) == pytest.approx((r[0] + 0.5 * j[0], r[1] + 0.5 * j[1]))
     assert intervals.ppi(y, f, fu, 0.0, 1, 5) == intervals.betting(y, 1, 5)
+
+
+def test_a_ratio_with_equal_sizes_is_the_betting_interval_of_the_items_shares() -> None:
+    rng = np.random.default_rng(8)
+    wins = rng.integers(0, 4, 20).astype(float)
+    assert intervals.betting_ratio(wins, np.full(20, 3.0), 0, 1, seed=4) == intervals.betting(wins / 3, 0, 1, seed=4)
+
+
+def test_a_ratio_keeps_the_r_whose_shifted_values_the_papers_process_does_not_reject() -> None:
+    """Items of unequal sizes (1 to 4 judgments, some of them none decided): the interval of sum(num) / sum(den) is
+    where the paper's wealth of u = (num - r den) / max(den) + r (scaled to [0, 1], here [-1, 1]) stays below 20."""
+    rng = np.random.default_rng(9)
+    den = rng.integers(0, 5, 25).astype(float)
+    num = np.array([rng.integers(-d, d + 1) if d else 0 for d in den.astype(int)], dtype=float)  # wins - losses
+    low, high = intervals.betting_ratio(num, den, -1, 1, seed=6)
+    orders = np.random.default_rng([6, 25])
+    perms = [orders.permutation(25) for _ in range(intervals.ORDERS)]
+
+    def kept(r: float) -> bool:
+        m = (r + 1) / 2
+        u = ((num + den) / 2 - m * den) / den.max() + m
+        return float(np.mean([wealth_by_loop(list(u[p]), m, 0.05, intervals.BET_CAP) for p in perms])) < 20
+
+    assert low <= num.sum() / den.sum() <= high and high - low > 0.1
+    assert kept(low + 4e-4) and kept(high - 4e-4)
+    assert low == -1 or not kept(low - 4e-4)
+    assert high == 1 or not kept(high + 4e-4)
+    assert all(math.isnan(v) for v in intervals.betting_ratio([0.0, 0.0], [0.0, 0.0], 0, 1))  # nothing decided

@@ -7,6 +7,7 @@ from itertools import combinations
 
 import pytest
 
+from annols.analysis import intervals
 from annols.styles.judgments import Preference
 from tests.analysis import independent, planted
 from tests.analysis.run import OPTIONS, analyse
@@ -121,17 +122,27 @@ def test_agreeing_annotators_make_one_observation_of_an_item() -> None:
     assert conclusion.startswith("inconclusive at this size")
 
 
-def test_bootstrap_intervals_resample_items(study: planted.Study) -> None:
+def test_share_intervals_take_the_item_as_the_unit(study: planted.Study) -> None:
+    """The win and loss shares' intervals: the betting interval of a ratio (tested in test_intervals) of each item's
+    wins (losses) over its judgments, the items in key order; the sign test's effect: of net over decided."""
     result = analyse(planted.PAIRWISE, study)
-    groups: dict[tuple[str, str, str], dict[int, list[float]]] = {}
+    groups: dict[tuple[str, str, str], dict[int, list[str]]] = {}
     for item, _, aspect, system, opponent, outcome in outcomes(study):
-        groups.setdefault((aspect, system, opponent), {}).setdefault(item, []).append(outcome == "win")
-    for i, group in enumerate(sorted(groups, key=lambda g: (list(ASPECTS.values()).index(g[0]), g[1], g[2]))):
-        units = [groups[group][item] for item in sorted(groups[group])]
-        low, high = independent.bootstrap(units, lambda v: 100 * sum(v) / len(v), OPTIONS.bootstrap,
-                                          [OPTIONS.seed, i])  # fmt: skip
+        groups.setdefault((aspect, system, opponent), {}).setdefault(item, []).append(outcome)
+    for group, per_item in groups.items():
+        units = [per_item[item] for item in sorted(per_item, key=planted.key)]
+        sizes = [len(u) for u in units]
         row = result.row("pairwise_win_tie_loss", aspect=group[0], system=group[1], opponent=group[2])
-        assert (row["win CI low %"], row["win CI high %"]) == pytest.approx((low, high), rel=1e-9)
+        for name in ("win", "loss"):
+            low, high = intervals.betting_ratio([u.count(name) for u in units], sizes, 0, 1, seed=OPTIONS.seed)
+            assert (row[f"{name} CI low %"], row[f"{name} CI high %"]) == pytest.approx((100 * low, 100 * high))
+            assert row[f"{name} CI high %"] - row[f"{name} CI low %"] > 1  # never a point
+        decided = [u.count("win") + u.count("loss") for u in units]
+        if sum(decided):
+            net = [u.count("win") - u.count("loss") for u in units]
+            low, high = intervals.betting_ratio(net, decided, -1, 1, seed=OPTIONS.seed)
+            sign = result.row("pairwise_sign_test", aspect=group[0], system=group[1], opponent=group[2])
+            assert (sign["CI low %"], sign["CI high %"]) == pytest.approx((100 * low, 100 * high))
 
 
 def test_agreement_and_bradley_terry(study: planted.Study) -> None:
