@@ -139,17 +139,49 @@ def log_wealth(x: Any, m: float, bound: float, level: float, eta: float, side: i
     at least -1. Under a mean at most m (side +1; at least m, side -1) each product is a non-negative
     supermartingale of expectation at most 1 whatever the order of the items (the bets are fixed), so is their
     average, and by Ville's inequality it ever reaches 2 / level with probability at most level / 2."""
+    return _mixed(_terms(x, m, bound, level, eta, side).sum(axis=-2))
+
+
+def _terms(x: Any, m: float, bound: float, level: float, eta: float, side: int) -> Any:
+    """log(1 + lambda xi_i) per item and bet (shape: x's, then the bets); 0 for a NaN item."""
     values = np.clip(np.asarray(x, dtype=float), -bound, bound)
     scale = bound + m if side > 0 else bound - m
     if scale <= 0:
-        return np.full(values.shape[:-1], -np.inf)
+        return np.full((*values.shape, BETS), -np.inf)
     xi = side * (values - m) / scale
     lam = np.asarray(bets(level, eta))
     with np.errstate(divide="ignore"):
-        terms = np.log1p(lam * np.nan_to_num(xi, nan=0.0)[..., None])  # (..., items, bets)
-    from scipy.special import logsumexp  # type: ignore[import-untyped, unused-ignore]
+        return np.log1p(lam * np.nan_to_num(xi, nan=0.0)[..., None])
 
-    return logsumexp(terms.sum(axis=-2), axis=-1) - math.log(len(lam))
+
+def _mixed(total: Any) -> Any:
+    """log of the mean over the bets (last axis) of exp(``total``), the log-wealths of the bets."""
+    top = total.max(axis=-1)
+    finite = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(invalid="ignore"):  # a wealth of 0 at every bet: log 0, -inf
+        return np.where(np.isfinite(top), finite + np.log(np.exp(total - finite[..., None]).mean(axis=-1)), top)
+
+
+class Running:
+    """The sequence's tests of many studies at once, fed a batch of items at a time (the simulations): the
+    log-wealths at 0 (both sides) and at ±effect, summed as items come, so a look costs nothing more."""
+
+    def __init__(self, shape: tuple[int, ...], bound: float, level: float, eta: float, effect: float) -> None:
+        self.args = (bound, level, eta)
+        self.tests = [(0.0, 1), (0.0, -1), *([(effect, -1), (-effect, 1)] if effect > 0 else [])]
+        self.sums = np.zeros((len(self.tests), *shape, BETS))
+        self.threshold = math.log(2 / level)
+
+    def add(self, x: Any) -> None:
+        """The next items (last axis; NaN: an item a study does not have)."""
+        for i, (m, side) in enumerate(self.tests):
+            self.sums[i] += _terms(x, m, self.args[0], self.args[1], self.args[2], side).sum(axis=-2)
+
+    def verdicts(self) -> Any:
+        """Each study's :func:`decide` after the items added so far (as :func:`verdicts`)."""
+        out = _mixed(self.sums) >= self.threshold
+        within = out[2] & out[3] if len(out) > 2 else np.zeros_like(out[0])
+        return np.where(out[0], FIRST, np.where(out[1], SECOND, np.where(within, WITHIN, UNDECIDED)))
 
 
 def rejects(x: Any, m: float, bound: float, level: float, eta: float, side: int) -> Any:
@@ -625,9 +657,11 @@ def simulate(effect: float, *, sims: int, rounds: int, batch: int, annotators: i
     naive = np.zeros(sims, dtype=bool)
     towards = np.zeros(sims, dtype=bool)
     stop: np.ndarray = np.full(sims, n_max)
+    running = Running((sims,), 1.0, alpha, eta, margin)
     for r in range(1, rounds + 1):
         n = r * batch
-        said = verdicts(x[:, :n], 1.0, alpha, eta, margin)
+        running.add(x[:, n - batch : n])
+        said = running.verdicts()
         crossed = ~done & ((said == FIRST) | (said == SECOND))
         within = ~done & (said == WITHIN)
         seq |= crossed
@@ -691,9 +725,13 @@ def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: in
                 break
             for i in range(batch):
                 seen[undecided[i % len(undecided)]] += 1
+            by_items: dict[int, list[int]] = {}  # the pairs at the same number of items: one vectorised call
             for p in undecided:
-                x = streams[p][s, : seen[p]]
-                decision[p] = str(verdicts(x, 1.0, level, eta, margin))
+                by_items.setdefault(int(seen[p]), []).append(p)
+            for n, group in by_items.items():
+                said = verdicts(np.stack([streams[p][s, :n] for p in group]), 1.0, level, eta, margin)
+                for p, d in zip(group, said, strict=True):
+                    decision[p] = str(d)
             if not first_found[s] and all(decision[p] != UNDECIDED for p in range(pairs) if effects[p] > 0):
                 first_found[s] = seen.sum() * annotators
         used[s] = seen.sum() * annotators

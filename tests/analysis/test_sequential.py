@@ -715,3 +715,19 @@ def test_under_the_null_looking_while_annotators_are_mid_way_keeps_alpha() -> No
     assert 0.0 <= result.partial_rejects <= 1.0
     planted_ = sequential.simulate_waiting(0.5, sims=400, rounds=ROUNDS, batch=BATCH, seed=7)
     assert planted_.rejects == planted_.correct and planted_.correct >= 0.9  # decided, never towards the worse
+
+
+def test_one_annotator_an_item_and_many_pairs_each_pair_keeps_its_share_of_alpha() -> None:
+    """The case that broke the plug-in variance (next-round --overlap 1, k = 8 systems: 28 pairs, each at
+    0.05 / 28): 20,000 null studies of one pair whose items are each one judgment, +1 or -1 (no ties, no item
+    effect), 34 of them, looked at after every item. A run of agreeing judgments had a sample variance near 0,
+    the floor, and decided: the pair's false-decision rate, 0.00275 (55 of 20,000) with that boundary, was above
+    its level 0.00179 (exactly, by enumerating the walk: 0.00239; over 28 pairs 0.065). The betting sequence's
+    passes a one-sided exact binomial test against the pair's level and is at most it (exactly: 0.00051)."""
+    from scipy.stats import binomtest
+
+    sims, level = 20000, ALPHA / 28
+    result = sequential.simulate(0.0, sims=sims, rounds=34, batch=1, annotators=1, tie_rate=0.0, item_sd=0.0,
+                                 alpha=level, margin=0.3, seed=2026)  # fmt: skip
+    assert binomtest(round(result.sequential_rejects * sims), sims, level, alternative="greater").pvalue > 0.05
+    assert result.sequential_rejects <= level
