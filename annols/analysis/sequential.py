@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 from types import SimpleNamespace
@@ -671,6 +672,38 @@ def simulate(effect: float, *, sims: int, rounds: int, batch: int, annotators: i
         naive |= plan.items_test(a, y[:, :n], alpha)[0]
     return Simulated(effect, sims, rounds, batch, annotators, float(seq.mean()), float(naive.mean()),
                      float(towards.mean()), float(stop.mean() * annotators))  # fmt: skip
+
+
+def exact_null(items: int, level: float, eta: float, effect: float,
+               rule: Callable[[int, np.ndarray], np.ndarray] | None = None) -> float:  # fmt: skip
+    """The exact probability that a pair of equal systems whose items are one judgment each (+1 or -1 with even
+    odds: next-round --overlap 1, no ties) is decided one system better at some look, looked at after every item up
+    to ``items`` and stopped once decided (within ±``effect`` too), by summing over the walk of the judgments' sum
+    (no Monte Carlo). ``rule``: (n, the sums at n) -> the decision at each; default, this sequence's at ``level``.
+    With m pairs of independent items, the chance of any false decision is 1 - (1 - p)^m."""
+
+    def betting(n: int, sums: np.ndarray) -> np.ndarray:
+        wins = (n + sums) // 2
+        x = np.where(np.arange(n)[None, :] < wins[:, None], 1.0, -1.0)
+        return np.asarray(verdicts(x, 1.0, level, eta, effect))
+
+    decide_at = rule or betting
+    mass = {0: 1.0}
+    false = 0.0
+    for n in range(1, items + 1):
+        step: dict[int, float] = {}
+        for total, p in mass.items():
+            for move in (1, -1):
+                step[total + move] = step.get(total + move, 0.0) + p / 2
+        sums = np.array(sorted(step))
+        said = decide_at(n, sums)
+        mass = {}
+        for total, decision in zip(sums.tolist(), said, strict=True):
+            if decision in (FIRST, SECOND):
+                false += step[total]
+            elif decision == UNDECIDED:
+                mass[total] = step[total]
+    return false
 
 
 @dataclass(frozen=True)
