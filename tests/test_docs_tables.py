@@ -42,7 +42,7 @@ def test_the_current_tables_give_the_same_file_and_a_new_one_changes_only_its_pl
     copy = tmp_path / "statistics.md"
     copy.write_bytes(original)
     markers = _markers()
-    assert len(markers) == 10  # one pair per generated table, the ceiling coverage, the adaptive pairs and overlap 1 included
+    assert len(markers) == 10  # one pair per generated table: ceiling coverage, adaptive pairs, overlap 1 included
     for start, end in markers:
         (table,) = re.findall(re.escape(start) + r"\n(.*?)\n" + re.escape(end), original.decode("utf-8"), re.S)
         docs.splice(table, start, end, copy)

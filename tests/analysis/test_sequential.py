@@ -38,8 +38,8 @@ def test_the_wealth_is_the_written_out_capital(n: int, bound: float, level: floa
         assert sequential.rejects(x, m, bound, level, eta, side) == (expected >= math.log(2 / level))
 
 
-@pytest.mark.parametrize(("values", "m"), [((-1.0, 1.0), 0.0), ((-1.0, 0.0, 1.0), 0.0), ((-1.0, -1.0 / 3, 1.0 / 3, 1.0), 0.0),
-                                           ((0.5, 1.0), 0.75)])  # fmt: skip
+@pytest.mark.parametrize(("values", "m"), [((-1.0, 1.0), 0.0), ((-1.0, 0.0, 1.0), 0.0),
+                                           ((-1.0, -1.0 / 3, 1.0 / 3, 1.0), 0.0), ((0.5, 1.0), 0.75)])  # fmt: skip
 def test_under_its_mean_the_wealth_has_expectation_one_at_every_number_of_items(values: tuple[float, ...],
                                                                                    m: float) -> None:  # fmt: skip
     """Exactly, by enumerating every sequence of n items (each value equally likely, the mean m): the expectation
