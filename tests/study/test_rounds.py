@@ -78,7 +78,11 @@ def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
     assert result.pushed == [] and result.reason == rounds.BUDGET and result.push is None
     found = {(c.question, c.first, c.second): c for c in result.comparisons}
     assert len(found) == 6 and all(c.items == len(keys) - 1 for c in found.values())
-    assert found[("Coherence", "good", "poor")].decision == sequential.FIRST  # 4.2 against 2.0
+    # 4.2 against 2.0 on 12 complete items of a 1-5 scale: the exact betting sequence at 0.05 / 6 leans far towards
+    # good but needs more items to decide (each item can at most about multiply a bet's wealth by 1.5 here); the
+    # plug-in variance it replaced decided on 12
+    good_poor = found[("Coherence", "good", "poor")]
+    assert good_poor.decision == sequential.UNDECIDED and good_poor.mean > 1.4 and -1 < good_poor.low < 0
     record = rounds.read_rounds(result.record)
     assert len(record) == 1 and record[0]["reason"] == "budget" and record[0]["tests"] == 6
     assert record[0]["judgments"] == len(tidy[["task_key", "annotator"]].drop_duplicates())  # 12 x 3 + 1
