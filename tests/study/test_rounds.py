@@ -220,7 +220,7 @@ def test_a_spans_round_decides_the_clear_pair_of_esa_and_mqm(
     assert set(found) == {(question, a, b) for a, b in [("sys-a", "sys-b"), ("sys-a", "sys-c"), ("sys-b", "sys-c")]}
     assert found[(question, "sys-a", "sys-b")].decision == sequential.FIRST
     assert found[(question, "sys-a", "sys-b")].items == 40
-    # budget spent, or (MQM: every pair clear on 40 items) every comparison decided: nothing pushed either way
+    # budget spent, or every comparison decided (all three pairs clear on 40 items): nothing pushed either way
     assert result.reason in (rounds.BUDGET, rounds.DECIDED) and asked == []  # type: ignore[attr-defined]
     assert result.judgments == 40 * 3 * 3  # type: ignore[attr-defined]  # per candidate and annotator
 
