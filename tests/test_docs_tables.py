@@ -33,6 +33,7 @@ def _markers() -> list[tuple[str, str]]:
     found.append((sequential.WAITING_START, sequential.WAITING_END))  # looks taken while annotators are mid-way
     sampler = _script("pair_sampler")
     found.append((sampler.START, sampler.END))  # next-round --pairs adaptive
+    found.append((sampler.OVERLAP_START, sampler.OVERLAP_END))  # one judgment an item, exact, before and after
     return found
 
 
