@@ -34,6 +34,7 @@ def _markers() -> list[tuple[str, str]]:
     found.append((sequential.WAITING_START, sequential.WAITING_END))  # looks taken while annotators are mid-way
     sampler = _script("pair_sampler")
     found.append((sampler.START, sampler.END))  # next-round --pairs adaptive
+    found.append((sampler.OVERLAP_START, sampler.OVERLAP_END))  # one judgment an item, exact, before and after
     return found
 
 
@@ -43,7 +44,7 @@ def test_the_current_tables_give_the_same_file_and_a_new_one_changes_only_its_pl
     copy = tmp_path / "statistics.md"
     copy.write_bytes(original)
     markers = _markers()
-    assert len(markers) == 10  # one pair per generated table, both ceiling coverage tables and the adaptive pairs
+    assert len(markers) == 11  # one pair per generated table: both ceiling coverage tables, adaptive pairs, overlap 1
     for start, end in markers:
         (table,) = re.findall(re.escape(start) + r"\n(.*?)\n" + re.escape(end), original.decode("utf-8"), re.S)
         docs.splice(table, start, end, copy)

@@ -24,7 +24,7 @@ Bradley-Terry fit little. :func:`next_pairs` spends them where the strengths' in
 The choice depends only on the battles already counted, the candidate pairs and the seed: it is predictable. Each
 pair's items are drawn in a seeded order fixed before the study, so pair (i, j)'s t-th observation is the same
 whichever round it is asked in; the sampler only chooses how far along each pair's stream a round reads. A
-confidence sequence holds at every number of observations at once (Howard et al. 2021), so it holds at the random,
+confidence sequence holds at every number of observations at once (Ville's inequality), so it holds at the random,
 data-dependent numbers a predictable sampler reaches (the "stack of rewards" argument of adaptive sampling,
 Lattimore and Szepesvari 2020, ch. 4; Kaufmann and Koolen 2021): the per-pair guarantee, and the Bonferroni
 over the pairs, are those of uniform sampling. :func:`simulate` checks it, and what the sampler saves.
@@ -228,8 +228,7 @@ def run_study(theta: np.ndarray, *, adaptive: bool, batch: int, rounds: int, tar
             seen[open_[c]] += 1
         for p in {open_[c] for c in picked}:
             x = 2 * streams[p][: seen[p]] - 1  # the item's net share, in [-1, 1]
-            wide = float(sequential.width(len(x), np.var(x, ddof=1) if len(x) > 1 else 0.0, 1.0, level, eta))
-            decision[p] = sequential.decide(float(x.mean()), wide, effect)
+            decision[p] = str(sequential.verdicts(x, 1.0, level, eta, effect))
             d = 2 * win[p] - 1
             false |= (decision[p] == sequential.FIRST and d <= 0) or (decision[p] == sequential.SECOND and d >= 0) \
                 or (decision[p] == sequential.WITHIN and abs(d) >= effect)
@@ -257,3 +256,14 @@ def simulate(theta: Sequence[float], *, studies: int, null_studies: int, batch: 
     (a, a_reached, a_false), (u, u_reached, u_false) = summary(True), summary(False)
     return Simulated(len(planted), studies, a, u, a_reached, u_reached, a_false, u_false,
                      float(np.mean(null)) if null else 0.0, null_studies)  # fmt: skip
+
+
+def null_false(k: int, *, studies: int, rounds: int, adaptive: bool, annotators: int = 1, effect: float = 0.3,
+               alpha: float = 0.05, seed: int = 0) -> float:  # fmt: skip
+    """Share of ``studies`` seeded studies of ``k`` equal systems (every log-strength 0) run for ``rounds`` rounds of
+    2k items, ``annotators`` an item (next-round --overlap; 1: each observation is +1 or -1), with some decision
+    of one system better (all false): :func:`run_study` with a target no study reaches, so every round is looked
+    at, the small numbers of items of a pair's first looks included."""
+    false = [run_study(np.zeros(k), adaptive=adaptive, batch=2 * k, rounds=rounds, target=0.0, effect=effect,
+                       alpha=alpha, seed=seed + s, annotators=annotators)[1] for s in range(studies)]  # fmt: skip
+    return float(np.mean(false))

@@ -26,19 +26,21 @@ pair make one observation, bounded in [-bound, bound]:
   The error score has no bound of its own, so the decisions are about the mean clipped score: a
   candidate above the cap counts as at the cap.
 
-The confidence sequence is the normal-mixture (Robbins) boundary of Howard et al. (2021,
-eq. 14) for a sub-Gaussian mean, as ``anytimemonitor.avci.AnytimeCI`` computes it, without
-its listener-pool floor (items, not listeners, are the unit here), with its variance proxy
-``ebernstein``: below ten items the Hoeffding proxy (bound squared: every variable in
-[-bound, bound] is sub-Gaussian with it, a guarantee at every number of items), from ten
-items the items' sample variance (at least 1% of the Hoeffding proxy). The plug-in variance
-makes the guarantee asymptotic rather than exact; the seeded null simulations
-(tests/analysis/test_sequential.py, scripts/sequential.py) find its false-positive rate far
-below alpha, and the Hoeffding proxy alone needs about twice the items. The mixture width
-eta is fixed before the first round (1 / sqrt(n), n the pool's items holding a pair, the
-median over pairs) and never tuned to the data. Level: alpha / m for each of the m
-comparisons (Bonferroni), so that all the study's intervals cover at once, at every round,
-with probability 1 - alpha.
+The confidence sequence is a betting one (Waudby-Smith & Ramdas 2024, JRSS B 86(1): the capital process of
+their Theorem 3, with a fixed grid of bets mixed as their "grid Kelly" capital): for a candidate mean m, a gambler
+who bets that the mean is above m multiplies their wealth by 1 + lambda xi_i per item, xi_i = (x_i - m) /
+(bound + m) (at least -1), one gambler per bet lambda of :func:`bets` (16 fixed bets, log-spaced, weighted
+equally), and one betting below (xi_i = (m - x_i) / (bound - m)). Under a true mean m each wealth is a non-negative
+martingale of expectation 1 (at most 1 where the mean is beyond m on the other side), so by Ville's inequality
+their average ever reaches 2 / level with probability at most level / 2, at every number of items at once: the
+means where neither side's wealth has reached it form the interval, exact at any stopping time, with no
+asymptotics and no plug-in. The bets are fixed, so the wealth is a product over the items, whatever their order
+(items complete out of push order count the same), and it depends on each observation, not on a variance
+estimate: agreeing observations cannot collapse it (the variance plug-in it replaces did, see docs/statistics.md).
+The smallest bet is fixed before the first round from eta = 1 / sqrt(n), n the pool's items holding a pair (the
+median over pairs): where the boundary is tightest, never tuned to the data. Level: alpha / m for each of the m
+comparisons (Bonferroni), so that all the study's intervals cover at once, at every round, with probability
+1 - alpha.
 
 Decisions, made at the first round that shows them and kept (a decision at a stopping time
 of a confidence sequence keeps its error rate whatever comes after):
@@ -69,6 +71,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 from types import SimpleNamespace
@@ -109,62 +112,134 @@ class Comparison:
 
 
 def eta_for(pool: int) -> float:
-    """The mixture width fixed before the first round: 1 / sqrt(items in the pool) (anytimemonitor's rule for a
-    planned number of items; it sets where the boundary is tightest, not its validity)."""
+    """The design width fixed before the first round: 1 / sqrt(items in the pool) (anytimemonitor's rule for a
+    planned number of items). It sets the smallest bet of :func:`bets` (where the sequence is tightest), not its
+    validity."""
     from anytimemonitor.avci import eta_from_n_planned  # type: ignore[import-untyped, unused-ignore]
 
     return float(eta_from_n_planned(max(1, pool)))
 
 
+BETS, BET_MAX = 16, 0.95  # the bets of the mixture: BETS of them, log-spaced up to BET_MAX
+
+
 @cache
-def half_width(items: int, bound: float, alpha: float, eta: float) -> float:
-    """The confidence sequence's half-width after ``items`` observations in [-bound, bound] at level ``alpha``
-    (two-sided) with the Hoeffding proxy: anytimemonitor's Howard boundary, no pool floor. It depends on the number
-    of observations only, so it is computed once per number."""
-    from anytimemonitor.avci import AnytimeCI  # type: ignore[import-untyped, unused-ignore]
-
-    if items < 1:
-        return math.inf
-    # floor_alpha_frac 0.5 gives the sequence alpha / 2 on each side; with L_pool None the floor is 0.
-    ci = AnytimeCI(alpha=alpha, proxy="hoeffding", d_bounds=(-bound, bound), eta=eta, L_pool=None,
-                   floor_alpha_frac=0.5)  # fmt: skip
-    ci.update(np.zeros(items))  # the Hoeffding half-width reads only how many there are
-    return float(ci.half_width())
+def bets(level: float, eta: float) -> tuple[float, ...]:
+    """The fixed bets lambda of the mixture, each weighted 1 / :data:`BETS`: log-spaced from the bet that is best
+    for four times the planned items at the largest variance (sqrt(2 log(2 / level)) x eta / 2, at most 1/2) up to
+    :data:`BET_MAX` (the best for few items or a small variance). Fixed before the first round, never tuned to the
+    data."""
+    low = min(0.5, math.sqrt(2 * math.log(2 / level)) * eta / 2)
+    return tuple(float(b) for b in np.geomspace(low, BET_MAX, BETS))
 
 
-T_MIN, FLOOR = 10, 0.01  # anytimemonitor's defaults: Hoeffding below T_MIN items; variance floor, share of it
+def log_wealth(x: Any, m: float, bound: float, level: float, eta: float, side: int) -> Any:
+    """The log of the mixture wealth against mean ``m`` after the observations ``x`` (last axis; NaN: not there),
+    ``side`` +1 (a bet that the mean is above m) or -1 (below): log of the mean over :func:`bets` lambda of
+    prod_i (1 + lambda xi_i), xi_i = (x_i - m) / (bound + m) (side +1) or (m - x_i) / (bound - m) (side -1), both
+    at least -1. Under a mean at most m (side +1; at least m, side -1) each product is a non-negative
+    supermartingale of expectation at most 1 whatever the order of the items (the bets are fixed), so is their
+    average, and by Ville's inequality it ever reaches 2 / level with probability at most level / 2."""
+    return _mixed(_terms(x, m, bound, level, eta, side).sum(axis=-2))
 
 
-def width(items: int, variance: Any, bound: float, alpha: float, eta: float) -> Any:
-    """The half-width after ``items`` observations of sample variance ``variance`` (an array: one per study):
-    the library's boundary scales with the proxy's standard deviation, so it is the Hoeffding one (bound^2)
-    rescaled; equal to :func:`interval`'s (a test). For simulations of many studies at once."""
-    hoeffding = half_width(items, bound, alpha, eta)
-    if items < T_MIN:
-        return np.full(np.shape(variance), hoeffding)
-    proxy = np.maximum(np.maximum(variance, FLOOR * bound**2), 1e-12)
-    return hoeffding * np.sqrt(proxy) / bound
+def _terms(x: Any, m: float, bound: float, level: float, eta: float, side: int) -> Any:
+    """log(1 + lambda xi_i) per item and bet (shape: x's, then the bets); 0 for a NaN item."""
+    values = np.clip(np.asarray(x, dtype=float), -bound, bound)
+    scale = bound + m if side > 0 else bound - m
+    if scale <= 0:
+        return np.full((*values.shape, BETS), -np.inf)
+    xi = side * (values - m) / scale
+    lam = np.asarray(bets(level, eta))
+    with np.errstate(divide="ignore"):
+        return np.log1p(lam * np.nan_to_num(xi, nan=0.0)[..., None])
+
+
+def _mixed(total: Any) -> Any:
+    """log of the mean over the bets (last axis) of exp(``total``), the log-wealths of the bets."""
+    top = total.max(axis=-1)
+    finite = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(invalid="ignore"):  # a wealth of 0 at every bet: log 0, -inf
+        return np.where(np.isfinite(top), finite + np.log(np.exp(total - finite[..., None]).mean(axis=-1)), top)
+
+
+class Running:
+    """The sequence's tests of many studies at once, fed a batch of items at a time (the simulations): the
+    log-wealths at 0 (both sides) and at ±effect, summed as items come, so a look costs nothing more."""
+
+    def __init__(self, shape: tuple[int, ...], bound: float, level: float, eta: float, effect: float) -> None:
+        self.args = (bound, level, eta)
+        self.tests = [(0.0, 1), (0.0, -1), *([(effect, -1), (-effect, 1)] if effect > 0 else [])]
+        self.sums = np.zeros((len(self.tests), *shape, BETS))
+        self.threshold = math.log(2 / level)
+
+    def add(self, x: Any) -> None:
+        """The next items (last axis; NaN: an item a study does not have)."""
+        for i, (m, side) in enumerate(self.tests):
+            self.sums[i] += _terms(x, m, self.args[0], self.args[1], self.args[2], side).sum(axis=-2)
+
+    def verdicts(self) -> Any:
+        """Each study's :func:`decide` after the items added so far (as :func:`verdicts`)."""
+        out = _mixed(self.sums) >= self.threshold
+        within = out[2] & out[3] if len(out) > 2 else np.zeros_like(out[0])
+        return np.where(out[0], FIRST, np.where(out[1], SECOND, np.where(within, WITHIN, UNDECIDED)))
+
+
+def rejects(x: Any, m: float, bound: float, level: float, eta: float, side: int) -> Any:
+    """Whether the sequence at ``level`` (two-sided) has excluded mean ``m``: on side +1, every mean at most m
+    (the mean is above m); on side -1, every mean at least m."""
+    return np.asarray(log_wealth(x, m, bound, level, eta, side)) >= math.log(2 / level)
+
+
+def excluded(x: Any, bound: float, level: float, eta: float) -> tuple[Any, Any]:
+    """(above, below): whether 0 is excluded with the mean above it, and below it, per row of ``x`` (items on the
+    last axis; NaN: not there). For simulations of many studies at once."""
+    return rejects(x, 0.0, bound, level, eta, 1), rejects(x, 0.0, bound, level, eta, -1)
+
+
+def verdicts(x: Any, bound: float, level: float, eta: float, effect: float) -> Any:
+    """Each row's :func:`decide` (an array of decisions), from the sequence's tests at 0 and at ±effect."""
+    above, below = excluded(x, bound, level, eta)
+    within = (rejects(x, effect, bound, level, eta, -1) & rejects(x, -effect, bound, level, eta, 1)
+              if effect > 0 else np.zeros_like(above))  # fmt: skip
+    return np.where(above, FIRST, np.where(below, SECOND, np.where(within, WITHIN, UNDECIDED)))
 
 
 def interval(x: np.ndarray, bound: float, alpha: float, eta: float) -> tuple[float, float, float]:
-    """(mean, low, high) of the confidence sequence at level ``alpha`` (two-sided) after the observations ``x``."""
-    from anytimemonitor.avci import AnytimeCI  # type: ignore[import-untyped, unused-ignore]
-
-    if not len(x):
+    """(mean, low, high) of the confidence sequence at level ``alpha`` (two-sided) after the observations ``x``:
+    the means neither side's wealth has excluded. The wealth of side +1 falls as m rises (each factor does), so the
+    excluded means of a side are a ray and its end is found by bisection (to 1e-9 of the bound), rounded outward."""
+    values = np.asarray(x, dtype=float)
+    if not len(values):
         return math.nan, -math.inf, math.inf
-    ci = AnytimeCI(alpha=alpha, proxy="ebernstein", d_bounds=(-bound, bound), eta=eta, L_pool=None,
-                   floor_alpha_frac=0.5, t_min_ebernstein=T_MIN, ebernstein_floor_frac=FLOOR)  # fmt: skip
-    ci.update(np.asarray(x, dtype=float))
-    low, high = ci.interval()
-    return float(ci.mean), float(low), float(high)
+    mean = float(values.mean())
+    ends = []
+    for side in (1, -1):
+        outer = -side * bound  # the bound on the side the side's test excludes
+        kept, out = float(np.clip(mean, -bound, bound)), outer
+        if not rejects(values, out + side * 1e-12 * bound, bound, alpha, eta, side):
+            ends.append(outer)
+            continue
+        if rejects(values, kept, bound, alpha, eta, side):  # cannot happen (the mean itself is never excluded)
+            ends.append(kept)
+            continue
+        while abs(kept - out) > 1e-9 * bound:
+            mid = (kept + out) / 2
+            if rejects(values, mid, bound, alpha, eta, side):
+                out = mid
+            else:
+                kept = mid
+        ends.append(out)
+    return mean, float(ends[0]), float(ends[1])
 
 
-def decide(mean: float, width: float, effect: float) -> str:
-    if mean - width > 0:
+def decide(mean: float, low: float, high: float, effect: float) -> str:
+    """The decision the interval [low, high] shows (``mean`` is kept for the caller's reading; the interval decides)."""
+    if low > 0:
         return FIRST
-    if mean + width < 0:
+    if high < 0:
         return SECOND
-    if effect > 0 and -effect < mean - width and mean + width < effect:
+    if effect > 0 and -effect < low and high < effect:
         return WITHIN
     return UNDECIDED
 
@@ -309,7 +384,7 @@ def comparisons(found: dict[tuple[str, str, str], pd.Series], bound: float | dic
         mean, low, high = interval(x.to_numpy(float), bound[key[0]] if isinstance(bound, dict) else bound, level, eta)
         decision = (earlier or {}).get(key, UNDECIDED)
         if decision == UNDECIDED and len(x):
-            decision = decide(mean, (high - low) / 2, effect)
+            decision = decide(mean, low, high, effect)
         out.append(Comparison(*key, len(x), mean, low, high, decision))
     return out
 
@@ -583,19 +658,52 @@ def simulate(effect: float, *, sims: int, rounds: int, batch: int, annotators: i
     naive = np.zeros(sims, dtype=bool)
     towards = np.zeros(sims, dtype=bool)
     stop: np.ndarray = np.full(sims, n_max)
+    running = Running((sims,), 1.0, alpha, eta, margin)
     for r in range(1, rounds + 1):
         n = r * batch
-        mean = x[:, :n].mean(axis=1)
-        wide = width(n, x[:, :n].var(axis=1, ddof=1), 1.0, alpha, eta)
-        crossed = ~done & (np.abs(mean) > wide)
-        within = ~done & ~crossed & (margin > 0) & (np.abs(mean) + wide < margin)
+        running.add(x[:, n - batch : n])
+        said = running.verdicts()
+        crossed = ~done & ((said == FIRST) | (said == SECOND))
+        within = ~done & (said == WITHIN)
         seq |= crossed
-        towards |= crossed & (mean > 0)
+        towards |= crossed & (said == FIRST)
         stop = np.where(crossed | within, n, stop)
         done |= crossed | within
         naive |= plan.items_test(a, y[:, :n], alpha)[0]
     return Simulated(effect, sims, rounds, batch, annotators, float(seq.mean()), float(naive.mean()),
                      float(towards.mean()), float(stop.mean() * annotators))  # fmt: skip
+
+
+def exact_null(items: int, level: float, eta: float, effect: float,
+               rule: Callable[[int, np.ndarray], np.ndarray] | None = None) -> float:  # fmt: skip
+    """The exact probability that a pair of equal systems whose items are one judgment each (+1 or -1 with even
+    odds: next-round --overlap 1, no ties) is decided one system better at some look, looked at after every item up
+    to ``items`` and stopped once decided (within ±``effect`` too), by summing over the walk of the judgments' sum
+    (no Monte Carlo). ``rule``: (n, the sums at n) -> the decision at each; default, this sequence's at ``level``.
+    With m pairs of independent items, the chance of any false decision is 1 - (1 - p)^m."""
+
+    def betting(n: int, sums: np.ndarray) -> np.ndarray:
+        wins = (n + sums) // 2
+        x = np.where(np.arange(n)[None, :] < wins[:, None], 1.0, -1.0)
+        return np.asarray(verdicts(x, 1.0, level, eta, effect))
+
+    decide_at = rule or betting
+    mass = {0: 1.0}
+    false = 0.0
+    for n in range(1, items + 1):
+        step: dict[int, float] = {}
+        for total, p in mass.items():
+            for move in (1, -1):
+                step[total + move] = step.get(total + move, 0.0) + p / 2
+        sums = np.array(sorted(step))
+        said = decide_at(n, sums)
+        mass = {}
+        for total, decision in zip(sums.tolist(), said, strict=True):
+            if decision in (FIRST, SECOND):
+                false += step[total]
+            elif decision == UNDECIDED:
+                mass[total] = step[total]
+    return false
 
 
 @dataclass(frozen=True)
@@ -650,10 +758,13 @@ def simulate_pairs(effects: list[float], *, studies: int, rounds: int, batch: in
                 break
             for i in range(batch):
                 seen[undecided[i % len(undecided)]] += 1
+            by_items: dict[int, list[int]] = {}  # the pairs at the same number of items: one vectorised call
             for p in undecided:
-                x = streams[p][s, : seen[p]]
-                decision[p] = decide(float(x.mean()), float(width(len(x), np.var(x, ddof=1), 1.0, level, eta)),
-                                     margin)  # fmt: skip
+                by_items.setdefault(int(seen[p]), []).append(p)
+            for n, group in by_items.items():
+                said = verdicts(np.stack([streams[p][s, :n] for p in group]), 1.0, level, eta, margin)
+                for p, d in zip(group, said, strict=True):
+                    decision[p] = str(d)
             if not first_found[s] and all(decision[p] != UNDECIDED for p in range(pairs) if effects[p] > 0):
                 first_found[s] = seen.sum() * annotators
         used[s] = seen.sum() * annotators
@@ -709,9 +820,9 @@ def simulate_passes(effect: float, *, sims: int, items: int, passes: int, overla
             for p in range(1, stage + 1):
                 seen = items if p < stage else n
                 x = per_pass[p - 1][:, :seen]
-                mean = x.mean(axis=1)
-                new = ~done & (np.abs(mean) > width(seen, x.var(axis=1, ddof=1), 1.0, alpha / passes, eta))
-                towards |= new & (mean > 0)
+                above, below = excluded(x, 1.0, alpha / passes, eta)
+                new = ~done & (above | below)
+                towards |= new & above
                 used = np.where(new, (items * (stage - 1) + n) * overlap, used)
                 done |= new
             folded = per_pass[stage - 1].copy()  # re-opened items rewritten, the others as the pass before left them
@@ -719,7 +830,7 @@ def simulate_passes(effect: float, *, sims: int, items: int, passes: int, overla
                 folded[:, n:] = per_pass[stage - 2][:, n:]
             else:
                 folded = folded[:, :n]
-            naive |= np.abs(folded.mean(axis=1)) > width(folded.shape[1], folded.var(axis=1, ddof=1), 1.0, alpha, eta)
+            naive |= np.logical_or(*excluded(folded, 1.0, alpha, eta))
     return SimulatedPasses(effect, sims, items, passes, overlap, batch, float(done.mean()), float(naive.mean()),
                            float(towards.mean()), float(used.mean()))  # fmt: skip
 
@@ -773,17 +884,11 @@ def simulate_waiting(effect: float, *, sims: int, rounds: int, batch: int, annot
         latest = np.take_along_axis(share[:, :, old : old + batch], (np.maximum(held, 1) - 1)[None], axis=0)[0]
         for counted_, values, decided, at_look in ((held == annotators, share[-1][:, old : old + batch], done, looks),
                                                    (held >= 1, latest, partial, partial_looks)):  # fmt: skip
-            x = np.concatenate([share[-1][:, :old], np.where(counted_, values, 0.0)], axis=1)
-            n = old + counted_.sum(axis=1)
-            mean = x.sum(axis=1) / np.maximum(n, 1)
-            var = np.where(n > 1, ((x**2).sum(axis=1) - n * mean**2) / np.maximum(n - 1, 1), 0.0)
-            wide = np.full(sims, math.inf)
-            for size in np.unique(n[n > 0]):
-                at = n == size
-                wide[at] = width(int(size), var[at], 1.0, alpha, eta)
-            new = ~decided & (np.abs(mean) > wide)
+            x = np.concatenate([share[-1][:, :old], np.where(counted_, values, np.nan)], axis=1)  # NaN: not counted
+            above, below = excluded(x, 1.0, alpha, eta)
+            new = ~decided & (above | below)
             if decided is done:
-                towards |= new & (mean > 0)
+                towards |= new & above
             at_look[new] = r
             decided |= new
     return SimulatedWaiting(effect, sims, rounds, batch, annotators, float(done.mean()), float(partial.mean()),
@@ -845,9 +950,9 @@ def simulate_best_worst(effect: float, *, sims: int, rounds: int, batch: int, sy
         towards = np.zeros(sims, dtype=bool)
         for r in range(1, rounds + 1):
             n = r * batch
-            mean = x[:, :n].mean(axis=1)
-            new = ~crossed & (np.abs(mean) > width(n, x[:, :n].var(axis=1, ddof=1), 200.0, level, eta))
-            towards |= new & (mean > 0)
+            above, below = excluded(x[:, :n], 200.0, level, eta)
+            new = ~crossed & (above | below)
+            towards |= new & above
             crossed |= new
             naive |= stats.ttest_1samp(x[:, :n], 0.0, axis=1).pvalue < level
         rejects |= crossed
@@ -900,8 +1005,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         f"report reads {judgments} human judgments of them. Every pair of systems of the input pool is compared "
         f"per question ({first['tests']} comparison(s)). Items are the unit (pairwise: an item's wins minus losses "
         "over its decided judgments; ratings and ranking: its mean difference). Each comparison has an "
-        "anytime-valid confidence sequence (normal mixture, Howard et al. 2021, through anytimemonitor; below ten "
-        "items its variance is the scale's bound), at level "
+        "anytime-valid confidence sequence (betting, bounded observations), at level "
         f"{level} (Bonferroni over the comparisons{'' if passes == 1 else ' and the passes'}), so every decision "
         f"holds with probability {1 - float(first['alpha']):.2f} together, however many rounds were looked at. "
         f"{PLUG_IN} {complete_rule(need, passes)} "
@@ -950,10 +1054,9 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
                    summary=summary)  # fmt: skip
 
 
-PLUG_IN = ("From ten items on, the items' sample variance is plugged into the normal-mixture boundary "
-           "(anytimemonitor's 'ebernstein' proxy, not an empirical-Bernstein bound), which makes the guarantee "
-           "asymptotic rather than exact; seeded null simulations (docs/statistics.md) found the rate of any false "
-           "decision far below alpha.")  # fmt: skip
+PLUG_IN = ("The sequence is a betting one with a fixed grid of bets (Waudby-Smith and Ramdas 2024): it uses only "
+           "that every observation lies within the scale's bound, with no variance estimate plugged in, so the "
+           "guarantee is exact at any round, however few items a comparison has or however much they agree.")
 GOAL_ALL = "Goal: every comparison (next-round --goal all); the study is decided when all of them are. "
 
 

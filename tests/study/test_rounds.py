@@ -78,7 +78,11 @@ def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
     assert result.pushed == [] and result.reason == rounds.BUDGET and result.push is None
     found = {(c.question, c.first, c.second): c for c in result.comparisons}
     assert len(found) == 6 and all(c.items == len(keys) - 1 for c in found.values())
-    assert found[("Coherence", "good", "poor")].decision == sequential.FIRST  # 4.2 against 2.0
+    # 4.2 against 2.0 on 12 complete items of a 1-5 scale: the exact betting sequence at 0.05 / 6 leans far towards
+    # good but needs more items to decide (each item can at most about multiply a bet's wealth by 1.5 here); the
+    # plug-in variance it replaced decided on 12
+    good_poor = found[("Coherence", "good", "poor")]
+    assert good_poor.decision == sequential.UNDECIDED and good_poor.mean > 1.4 and -1 < good_poor.low < 0
     record = rounds.read_rounds(result.record)
     assert len(record) == 1 and record[0]["reason"] == "budget" and record[0]["tests"] == 6
     assert record[0]["judgments"] == len(tidy[["task_key", "annotator"]].drop_duplicates())  # 12 x 3 + 1
@@ -111,8 +115,9 @@ def test_goal_best_is_recorded_concludes_per_question_and_a_changed_goal_is_refu
     result, _ = planted_rounds(tmp_path, monkeypatch, goal="best")
     assert result.goal == sequential.BEST  # type: ignore[attr-defined]
     assert result.conclusions == sequential.conclusions(result.comparisons)  # type: ignore[attr-defined]
-    # Coherence: good and fair both above poor (4.2, 2.0): poor is out, good against fair still open.
-    assert result.conclusions["Coherence"] == "undecided between fair, good"  # type: ignore[attr-defined]
+    # Coherence: good and fair both above poor (4.2, 2.0), but 12 complete items of a 1-5 scale are too few for the
+    # exact sequence at 0.05 / 6 to put poor out (the plug-in variance it replaced did): all three still open.
+    assert result.conclusions["Coherence"] == "undecided between fair, good, poor"  # type: ignore[attr-defined]
     assert set(result.conclusions) == {c.question for c in result.comparisons}  # type: ignore[attr-defined]
     record = rounds.read_rounds(result.record)  # type: ignore[attr-defined]
     assert record[0]["goal"] == "best"
@@ -199,22 +204,25 @@ def test_a_best_worst_round_decides_the_clear_pairs_and_pushes_whole_items(
 def test_a_spans_round_decides_the_clear_pair_of_esa_and_mqm(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    """Fifteen items judged, their budget spent: sys-a, scored 85 against 50 (ESA) or erring far less (MQM), is
-    decided better than sys-b; nothing is pushed."""
+    """Forty items judged, their budget spent or all decided: sys-a, scored 85 against 50 (ESA) or erring far less (MQM), is
+    decided better than sys-b; nothing is pushed. (Fifteen were enough for the plug-in variance the exact betting
+    sequence replaced; at 0.05 / 3 its bets gain at most about a third (ESA) or a half (MQM) of the wealth an
+    item here, so it needs twenty to thirty.)"""
     from annols.analysis import sequential
     from tests.analysis import rounds_planted as rp
 
-    tasks, system_of = rp.esa(15) if name == "esa" else rp.mqm(15)[:2]
+    tasks, system_of = rp.esa(40) if name == "esa" else rp.mqm(40)[:2]
     effect = 10.0 if name == "esa" else 2.0  # points of the score; of the error score
     systems = {key: (system,) for key, system in system_of.items()}
-    result, asked = by_item_round(tmp_path, monkeypatch, rp.example(name), tasks, systems, effect, 15, budget=15)
+    result, asked = by_item_round(tmp_path, monkeypatch, rp.example(name), tasks, systems, effect, 40, budget=40)
     question = "score" if name == "esa" else "error score"
     found = {(c.question, c.first, c.second): c for c in result.comparisons}  # type: ignore[attr-defined]
     assert set(found) == {(question, a, b) for a, b in [("sys-a", "sys-b"), ("sys-a", "sys-c"), ("sys-b", "sys-c")]}
     assert found[(question, "sys-a", "sys-b")].decision == sequential.FIRST
-    assert found[(question, "sys-a", "sys-b")].items == 15
-    assert result.reason == rounds.BUDGET and asked == []  # type: ignore[attr-defined]
-    assert result.judgments == 15 * 3 * 3  # type: ignore[attr-defined]  # per candidate and annotator
+    assert found[(question, "sys-a", "sys-b")].items == 40
+    # budget spent, or every comparison decided (all three pairs clear on 40 items): nothing pushed either way
+    assert result.reason in (rounds.BUDGET, rounds.DECIDED) and asked == []  # type: ignore[attr-defined]
+    assert result.judgments == 40 * 3 * 3  # type: ignore[attr-defined]  # per candidate and annotator
 
 
 def test_an_mqm_studys_error_cap_is_fixed_at_round_one_recorded_and_a_different_one_refused(
