@@ -441,12 +441,13 @@ def _paired_pilot(frame: pd.DataFrame, group: str, base: Assumptions, where: str
     sign = 1.0 if d.mean() > 0 else -1.0
     table = pd.DataFrame({"y": sign * d.to_numpy(), "item": d.index.get_level_values(0).astype(str),
                           "annotator": d.index.get_level_values(1).astype(str)})  # fmt: skip
-    item_sd, annotator_sd = _components(table)
-    residual = (
-        float(np.sqrt(max(np.var(table["y"], ddof=1) - item_sd**2 - annotator_sd**2, 1e-12)))
-        if len(table) > 1
-        else base.residual_sd
-    )
+    item_sd, annotator_sd, residual = _fitted(table)
+    if residual is None:  # no fit: what the total variance leaves
+        residual = (
+            float(np.sqrt(max(np.var(table["y"], ddof=1) - item_sd**2 - annotator_sd**2, 1e-12)))
+            if len(table) > 1
+            else base.residual_sd
+        )
     notes = (f"effect: the smallest difference in the pilot ({key[1]} vs {key[2]}, {key[0]})",)
     if base.style == "ranking":
         most = base.positions - 1
@@ -456,14 +457,21 @@ def _paired_pilot(frame: pd.DataFrame, group: str, base: Assumptions, where: str
 
 
 def _components(table: pd.DataFrame) -> tuple[float, float]:
-    """Item and annotator standard deviations of ``y``: REML MixedLM with crossed item and annotator variance
-    components (one group holding every row); zero where the pilot cannot separate them."""
+    """Item and annotator standard deviations of ``y`` (:func:`_fitted`)."""
+    item, annotator, _ = _fitted(table)
+    return item, annotator
+
+
+def _fitted(table: pd.DataFrame) -> tuple[float, float, float | None]:
+    """Item, annotator and residual standard deviations of ``y``: REML MixedLM with crossed item and annotator
+    variance components (one group holding every row); zero (and no residual) where the pilot cannot separate
+    them."""
     import warnings
 
     import statsmodels.formula.api as smf  # type: ignore[import-untyped, unused-ignore]
 
     if table["item"].nunique() < 2 or len(table) < 4 or np.var(table["y"]) == 0:
-        return 0.0, 0.0
+        return 0.0, 0.0, None
     # Crossed effects in statsmodels: one group holding everything, items and annotators variance components.
     table = table.assign(whole=1)
     vc = {"item": "0 + C(item)"}
@@ -474,11 +482,12 @@ def _components(table: pd.DataFrame) -> tuple[float, float]:
         try:
             fit = smf.mixedlm("y ~ 1", table, groups="whole", re_formula="0", vc_formula=vc).fit(reml=True)
         except (ValueError, np.linalg.LinAlgError):
-            return 0.0, 0.0
+            return 0.0, 0.0, None
     components = dict(zip(fit.model.exog_vc.names, np.asarray(fit.vcomp, dtype=float), strict=True))
     item = float(np.sqrt(max(components.get("item", 0.0), 0.0)))
     annotator = float(np.sqrt(max(components.get("annotator", 0.0), 0.0)))
-    return item, annotator
+    residual = float(np.sqrt(fit.scale)) if np.isfinite(fit.scale) and fit.scale > 0 else None
+    return item, annotator, residual
 
 
 def describe(a: Assumptions) -> list[str]:
