@@ -542,6 +542,18 @@ CLAIMS = {"items": "new items, these annotators (the items' test)",
           "crossed": "new items and new annotators (the crossed test, min F')"}  # fmt: skip
 
 
+def claim(name: str, annotators: int | None = None) -> str:
+    """A claim (:data:`CLAIMS`) in plan's words, the report's headline's too; ``annotators``: how many the crossed
+    test had."""
+    words = CLAIMS[name]
+    return words if annotators is None else f"{words[:-1]}, {annotators} annotators)"
+
+
+def claim_alone(name: str) -> str:
+    """The claim's words without its test: where the test was not run ("new items and new annotators")."""
+    return CLAIMS[name].split(" (")[0]
+
+
 def claims(result: Plan, currency: str = "") -> list[str]:
     """One line per claim: the cheapest design for it, or what the grid reached and what more it would take."""
     lines = []
