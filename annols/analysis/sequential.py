@@ -1045,13 +1045,13 @@ def observed_design(definition: Any, tidy: pd.DataFrame, first: dict[str, Any], 
 
     if definition.style not in plan.DEFAULTS:
         return None
+    annotators = per_item(first)
     try:
         a = plan.from_pilot(definition, tidy, "this study", plan.assumptions(definition))
         a = plan.override(a, effect=float(first["effect"]))
-    except AnnolsError:
+        best = plan.plan(a, plan.ITEMS, (annotators,), plan.SIMULATIONS, seed).cheapest_for("items")
+    except AnnolsError:  # judgments plan cannot read a comparison from, or an effect off plan's scale
         return None
-    annotators = per_item(first)
-    best = plan.plan(a, plan.ITEMS, (annotators,), plan.SIMULATIONS, seed).cheapest_for("items")
     if best is not None and definition.style == "pairwise" and pairs > 1:
         best = replace(best, items=best.items * pairs, judgments=best.judgments * pairs)
     return a, best
