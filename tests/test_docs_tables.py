@@ -25,7 +25,7 @@ def _markers() -> list[tuple[str, str]]:
     """Every (start, end) pair the three scripts write between, taken from the scripts themselves."""
     calibration = _script("calibration")
     found = [(f"<!-- {m}: start -->", f"<!-- {m}: end -->") for m in calibration.MARKERS.values()]
-    for name in ("sequential", "ppi_calibration", "ceiling_coverage"):
+    for name in ("sequential", "ppi_calibration", "ceiling_coverage", "plan_defaults"):
         module = _script(name)
         found.append((module.START, module.END))
     found.append((_script("ceiling_coverage").PRINTED_START, _script("ceiling_coverage").PRINTED_END))  # the others
@@ -44,7 +44,8 @@ def test_the_current_tables_give_the_same_file_and_a_new_one_changes_only_its_pl
     copy = tmp_path / "statistics.md"
     copy.write_bytes(original)
     markers = _markers()
-    assert len(markers) == 11  # one pair per generated table: both ceiling coverage tables, adaptive pairs, overlap 1
+    assert len(markers) == 12  # one pair per generated table: both ceiling coverage tables, adaptive pairs, overlap 1,
+    # plan's defaults
     for start, end in markers:
         (table,) = re.findall(re.escape(start) + r"\n(.*?)\n" + re.escape(end), original.decode("utf-8"), re.S)
         docs.splice(table, start, end, copy)

@@ -50,6 +50,7 @@ from annols.analysis import agreement, detectable, sampled
 from annols.analysis import intervals as bounded
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.plan import claim, claim_alone
 from annols.analysis.results import Estimates, Figure, Finding, Table, cell_text, intervals, percent
 
 ALPHA = 0.01  # the choice model's prior strength (choix's alpha)
@@ -247,12 +248,13 @@ def headline(table: pd.DataFrame, tests: pd.DataFrame, reliability: pd.DataFrame
                     if top["score low %"] == top["score low %"] else "")  # fmt: skip
         others = len(part) - 1
         above = f"all {others} others" if beaten == others and others > 1 else f"{beaten} of the {others} others"
-        also = ""
+        also = f"; for {claim_alone('crossed')}: not tested (it needs {sampled.MIN_ANNOTATORS} or more annotators " \
+               "judging a pair)"
         if second is not None and len(second):
             kept, tested = _beaten(second, aspect, top["system"], "difference")
-            also = f" ({kept} with annotators as sampled too, min F')" if tested else ""
+            also = f"; for {claim('crossed')}: above {kept} of them" if tested else also
         parts.append(f"on {aspect}, {top['system']} scored highest ({cell_text(top['score %'], '%')}{interval}), "
-                     f"significantly above {above}{also}")  # fmt: skip
+                     f"for {claim('items')} significantly above {above}{also}")  # fmt: skip
     rho = [f"{a} {cell_text(r, 'r')}" if r == r else f"{a} unreliable (rho = {cell_text(raw, 'r')}, not corrected)"
            for a, r, raw in zip(reliability["aspect"], reliability["Spearman-Brown"], reliability["split-half rho"],
                                 strict=True) if raw == raw]  # fmt: skip

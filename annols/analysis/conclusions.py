@@ -32,6 +32,7 @@ from annols import memory
 from annols.analysis import best_worst, detectable, pairwise, ranking, rankings, ratings, reliability, sampled
 from annols.analysis.naming import by_aspect_text
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.plan import claim, claim_alone
 from annols.analysis.results import Finding, Table, bars
 from annols.analysis.scores import PAIR_ROWS, adjacent
 
@@ -234,8 +235,10 @@ def reliability_section(style: str, scores: pd.DataFrame, options: AnalysisOptio
 def headline(halves: dict[str, Any], order: pd.DataFrame, tests: pd.DataFrame | None,
              crossed: pd.DataFrame | None = None) -> str:  # fmt: skip
     """One line per question that reconciles the order's stability, the corrected test and what the study could
-    detect, for the two systems with the highest scores, then (five or more annotators) the second result,
-    annotators as sampled (``crossed``), then the split-half reliability with its words. It opens with the case:
+    detect, for the two systems with the highest scores, in the words of ``annols plan``'s two claims
+    (:func:`annols.analysis.plan.claim`): whether the difference holds for new items, these annotators (the
+    items' test) and, where five or more annotators judged the pair, for new items and new annotators (the crossed
+    test, ``crossed``; fewer: "not tested"), then the split-half reliability with its words. It opens with the case:
     significant, significant for these annotators (the items' test only), inconclusive or unreliable (split-half
     reliability below 0.5)."""
     aspect = halves["aspect"]
@@ -258,15 +261,22 @@ def headline(halves: dict[str, Any], order: pd.DataFrame, tests: pd.DataFrame | 
             holm = f"after Holm across {m} test{'s' if m != 1 else ''}"
             if p == p and p < detectable.ALPHA:
                 case = "significant"
-                parts.append(f"{said}, and {holm} the difference is significant (p = {p:.2g})")
+                parts.append(f"{said}, and {holm} the difference is significant (p = {p:.2g}): it holds for "
+                             f"{claim('items')}")  # fmt: skip
             else:
                 case = detectable.INCONCLUSIVE.split()[0]
-                parts.append(f"{said}, but {holm} the difference is not significant: {test['conclusion']}")
+                parts.append(f"{said}, but {holm} the difference is not significant: {test['conclusion']}; for "
+                             f"{claim('items')} it is not shown")  # fmt: skip
             second = _pair_row(crossed, a, b)
             if second is not None and second["p (Holm)"] == second["p (Holm)"]:
                 clause, items_only = _second(second, case == "significant")
                 parts[-1] += clause
                 case = "significant for these annotators" if items_only else case
+            else:
+                k = second.get("annotators") if second is not None else None
+                had = f"{int(k)} annotator(s); " if k is not None and k == k else ""
+                parts[-1] += (f"; for {claim_alone('crossed')}: not tested ({had}it needs {sampled.MIN_ANNOTATORS} or "
+                              "more annotators judging the pair)")  # fmt: skip
     r = halves["split-half r"]
     if r == r:
         word = halves["verdict"]
@@ -284,14 +294,15 @@ def _second(row: dict[str, Any], items_significant: bool) -> tuple[str, bool]:
     """The headline's clause for the second result, and whether only the items' test is significant."""
     p, k = float(row["p (Holm)"]), int(row["annotators"])
     sampled_significant = p < detectable.ALPHA
-    said = f"with annotators as sampled too (min F', {k} annotators) p = {p:.2g}"
+    said = f"for {claim('crossed', k)} p = {p:.2g}"
     if items_significant and sampled_significant:
-        return f"; {said}: it holds for new annotators as well", False
+        return f"; {said}: it holds as well", False
     if items_significant:
-        return f"; {said}: significant for new items judged by these annotators, not for new annotators", True
+        return f"; {said}: not shown, so significant for new items judged by these annotators, not for new " \
+               "annotators", True
     if sampled_significant:
         return f"; {said}, but the two tests disagree: inconclusive", False
-    return f"; {said}: not significant for new annotators either", False
+    return f"; {said}: not shown either", False
 
 
 def _scores_of(order: pd.DataFrame) -> pd.Series:

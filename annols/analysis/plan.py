@@ -66,9 +66,18 @@ def annotators_for(a: Any) -> tuple[int, ...]:
     return ANNOTATORS + MORE_ANNOTATORS if a.annotator_sd > 0 else ANNOTATORS
 SIMULATIONS = 500
 STYLES = ("pairwise", "ratings", "ranking")
+# Ratings: the item, annotator and residual sd of a rating difference as shares of the scale's range (highest code
+# minus lowest), from a real study: SQuALITY's expert ratings (Wang et al. 2022; 100 items, 4 reviewers, 0-100),
+# the medians over its 9 paired differences (3 pairs of systems x 3 properties), fitted as a pilot is
+# (scripts/plan_defaults.py; tests/data/squality_ratings; docs/statistics.md). A scale's defaults are these shares
+# times its range; the effect's default is REFERENCE_EFFECT of a range of REFERENCE_RANGE, scaled the same way.
+STUDY = "SQuALITY expert ratings (Wang et al. 2022)"
+STUDY_SHARES = {"item_sd": 0.135, "annotator_sd": 0.107, "residual_sd": 0.222}
+REFERENCE_RANGE = 4.0  # a 1-5 scale
+REFERENCE_EFFECT = 0.3
 DEFAULTS: dict[str, dict[str, float]] = {
     "pairwise": {"effect": 0.2, "tie_rate": 0.2, "item_sd": 0.0, "annotator_sd": 0.0},
-    "ratings": {"effect": 0.3, "item_sd": 0.7, "annotator_sd": 0.2, "residual_sd": 1.0},
+    "ratings": {"effect": REFERENCE_EFFECT, **{k: round(v * REFERENCE_RANGE, 4) for k, v in STUDY_SHARES.items()}},
     "ranking": {"effect": 0.3, "item_sd": 0.5},
 }
 UNITS = {"pairwise": "wins - losses as a share of decided judgments", "ratings": "points of the rating scale",
@@ -155,8 +164,26 @@ def assumptions(definition: Definition, alpha: float = detectable.ALPHA,
     tests = family_size(definition)
     positions = len(definition.spec.positions) if definition.style == "ranking" else 2
     defaults: dict[str, Any] = dict(DEFAULTS[definition.style])
+    notes: tuple[str, ...] = ()
+    if definition.style == "ratings":
+        scale = scale_range(definition)
+        factor = scale / REFERENCE_RANGE
+        defaults = {k: v * factor for k, v in defaults.items()}
+        notes = (f"sds by default: {STUDY}'s shares of the scale's range x {scale:g} (item "
+                 f"{STUDY_SHARES['item_sd']}, annotator {STUDY_SHARES['annotator_sd']}, residual "
+                 f"{STUDY_SHARES['residual_sd']}); effect by default {REFERENCE_EFFECT} per "
+                 f"{REFERENCE_RANGE:g} points of range",)  # fmt: skip
     return Assumptions(style=definition.style, positions=positions, tests=tests, alpha=alpha, power=power,
-                       **defaults)  # fmt: skip
+                       notes=notes, **defaults)  # fmt: skip
+
+
+def scale_range(definition: Definition) -> float:
+    """A ratings scale's range: its highest code minus its lowest (a slider: max - min)."""
+    spec = definition.spec
+    if spec.slider is not None:
+        return float(spec.slider.max - spec.slider.min)
+    codes = [float(c.code) for c in spec.answers]
+    return max(codes) - min(codes)
 
 
 def override(a: Assumptions, **given: float | None) -> Assumptions:
@@ -441,12 +468,13 @@ def _paired_pilot(frame: pd.DataFrame, group: str, base: Assumptions, where: str
     sign = 1.0 if d.mean() > 0 else -1.0
     table = pd.DataFrame({"y": sign * d.to_numpy(), "item": d.index.get_level_values(0).astype(str),
                           "annotator": d.index.get_level_values(1).astype(str)})  # fmt: skip
-    item_sd, annotator_sd = _components(table)
-    residual = (
-        float(np.sqrt(max(np.var(table["y"], ddof=1) - item_sd**2 - annotator_sd**2, 1e-12)))
-        if len(table) > 1
-        else base.residual_sd
-    )
+    item_sd, annotator_sd, residual = fitted_components(table)
+    if residual is None:  # no fit: what the total variance leaves
+        residual = (
+            float(np.sqrt(max(np.var(table["y"], ddof=1) - item_sd**2 - annotator_sd**2, 1e-12)))
+            if len(table) > 1
+            else base.residual_sd
+        )
     notes = (f"effect: the smallest difference in the pilot ({key[1]} vs {key[2]}, {key[0]})",)
     if base.style == "ranking":
         most = base.positions - 1
@@ -456,14 +484,21 @@ def _paired_pilot(frame: pd.DataFrame, group: str, base: Assumptions, where: str
 
 
 def _components(table: pd.DataFrame) -> tuple[float, float]:
-    """Item and annotator standard deviations of ``y``: REML MixedLM with crossed item and annotator variance
-    components (one group holding every row); zero where the pilot cannot separate them."""
+    """Item and annotator standard deviations of ``y`` (:func:`fitted_components`)."""
+    item, annotator, _ = fitted_components(table)
+    return item, annotator
+
+
+def fitted_components(table: pd.DataFrame) -> tuple[float, float, float | None]:
+    """Item, annotator and residual standard deviations of ``y``: REML MixedLM with crossed item and annotator
+    variance components (one group holding every row); zero (and no residual) where the pilot cannot separate
+    them."""
     import warnings
 
     import statsmodels.formula.api as smf  # type: ignore[import-untyped, unused-ignore]
 
     if table["item"].nunique() < 2 or len(table) < 4 or np.var(table["y"]) == 0:
-        return 0.0, 0.0
+        return 0.0, 0.0, None
     # Crossed effects in statsmodels: one group holding everything, items and annotators variance components.
     table = table.assign(whole=1)
     vc = {"item": "0 + C(item)"}
@@ -474,11 +509,12 @@ def _components(table: pd.DataFrame) -> tuple[float, float]:
         try:
             fit = smf.mixedlm("y ~ 1", table, groups="whole", re_formula="0", vc_formula=vc).fit(reml=True)
         except (ValueError, np.linalg.LinAlgError):
-            return 0.0, 0.0
+            return 0.0, 0.0, None
     components = dict(zip(fit.model.exog_vc.names, np.asarray(fit.vcomp, dtype=float), strict=True))
     item = float(np.sqrt(max(components.get("item", 0.0), 0.0)))
     annotator = float(np.sqrt(max(components.get("annotator", 0.0), 0.0)))
-    return item, annotator
+    residual = float(np.sqrt(fit.scale)) if np.isfinite(fit.scale) and fit.scale > 0 else None
+    return item, annotator, residual
 
 
 def describe(a: Assumptions) -> list[str]:
@@ -504,6 +540,18 @@ def describe(a: Assumptions) -> list[str]:
 
 CLAIMS = {"items": "new items, these annotators (the items' test)",
           "crossed": "new items and new annotators (the crossed test, min F')"}  # fmt: skip
+
+
+def claim(name: str, annotators: int | None = None) -> str:
+    """A claim (:data:`CLAIMS`) in plan's words, the report's headline's too; ``annotators``: how many the crossed
+    test had."""
+    words = CLAIMS[name]
+    return words if annotators is None else f"{words[:-1]}, {annotators} annotators)"
+
+
+def claim_alone(name: str) -> str:
+    """The claim's words without its test: where the test was not run ("new items and new annotators")."""
+    return CLAIMS[name].split(" (")[0]
 
 
 def claims(result: Plan, currency: str = "") -> list[str]:

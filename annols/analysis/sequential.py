@@ -1016,6 +1016,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
         *_observed(definition, cap),
         *_waiting(len(state.waiting)),
         _savings(fixed, judgments, first, last),
+        *_observed_savings(definition, tidy, first, judgments, len({(a, b) for _, a, b in recorded})),
     ]
     summary = [_savings(fixed, judgments, first, last)]
     if first.get("goal") == BEST:  # goal all: the section as it always was
@@ -1134,6 +1135,52 @@ def _observed(definition: Any, cap: float | None = None) -> list[str]:
 
 def asked_score(definition: Any) -> bool:
     return definition.style == "spans" and bool(getattr(definition.spec, "weights", ()))
+
+
+def observed_design(definition: Any, tidy: pd.DataFrame, first: dict[str, Any], pairs: int,
+                    seed: int = 0) -> tuple[Any, Any] | None:  # fmt: skip
+    """The assumptions this study's judgments show (``annols plan --pilot``'s estimates: the variance components of
+    its smallest difference by REML MixedLM, the tie rate) at the study's effect, and the cheapest fixed design of
+    ``annols plan`` reaching its target power for the items' claim (the claim the rounds' items test makes) with the
+    study's annotators an item, or None (no design of the grid); None for both where plan has no simulation of the
+    style or the judgments cannot be planned from. Pairwise items hold one pair: the design counts once per pair."""
+    from annols.analysis import plan
+
+    if definition.style not in plan.DEFAULTS:
+        return None
+    annotators = per_item(first)
+    try:
+        a = plan.from_pilot(definition, tidy, "this study", plan.assumptions(definition))
+        a = plan.override(a, effect=float(first["effect"]))
+        best = plan.plan(a, plan.ITEMS, (annotators,), plan.SIMULATIONS, seed).cheapest_for("items")
+    except AnnolsError:  # judgments plan cannot read a comparison from, or an effect off plan's scale
+        return None
+    if best is not None and definition.style == "pairwise" and pairs > 1:
+        best = replace(best, items=best.items * pairs, judgments=best.judgments * pairs)
+    return a, best
+
+
+def _observed_savings(definition: Any, tidy: pd.DataFrame, first: dict[str, Any], judgments: int,
+                      pairs: int) -> list[str]:  # fmt: skip
+    found = observed_design(definition, tidy, first, pairs)
+    if found is None:
+        return []
+    a, best = found
+    shown = (f"item sd {a.item_sd:.3g}, annotator sd {a.annotator_sd:.3g}"
+             + (f", residual sd {a.residual_sd:.3g}" if a.style == "ratings" else "")
+             + (f", tie rate {a.tie_rate:.3g}" if a.style == "pairwise" else ""))  # fmt: skip
+    head = (f"With the variances this study's judgments show ({shown}; REML MixedLM of its smallest difference, as "
+            f"annols plan --pilot estimates them), ")  # fmt: skip
+    if best is None:
+        return [head + f"no fixed design of annols plan's grid reaches power {a.power} for effect {first['effect']} "
+                f"over items (new items, these annotators) with {per_item(first)} annotator(s) an item: the study "
+                f"used {judgments} judgments."]  # fmt: skip
+    saved = best.judgments - judgments
+    change = (f"{saved} fewer ({100 * saved / best.judgments:.0f}%)" if saved >= 0 else
+              f"{-saved} more ({100 * -saved / best.judgments:.0f}%)")  # fmt: skip
+    return [head + f"the cheapest fixed design of the same power ({a.power}, over items: new items, these "
+            f"annotators) for effect {first['effect']} with {best.annotators} annotator(s) an item needs "
+            f"{best.judgments} judgments ({best.items} items): the study used {judgments}, {change}."]  # fmt: skip
 
 
 def _savings(fixed: dict[str, Any], judgments: int, first: dict[str, Any], last: dict[str, Any]) -> str:

@@ -377,7 +377,11 @@ def test_headline_significant() -> None:
         p = float(pair["p (corrected)"].iloc[0])
         assert p < 0.05
         assert line.startswith(f"{row.aspect}: significant: best ranks above mid in ")
-        assert f"after Holm across 3 tests the difference is significant (p = {p:.2g})" in line
+        assert (f"after Holm across 3 tests the difference is significant (p = {p:.2g}): it holds for new items, "
+                "these annotators (the items' test)") in line  # plan's words (issue 41)
+        # three annotators: the crossed claim is not tested, and the line says why
+        assert ("; for new items and new annotators: not tested (it needs 5 or more "
+                "annotators judging the pair)") in line
         assert row.verdict == "stable" and row.low >= 0.9 and "is stable (split-half reliability" in line
 
 
@@ -391,7 +395,7 @@ def test_headline_inconclusive_says_what_the_study_could_detect() -> None:
         share = float(line.split(" in ")[1].split("%")[0])
         assert share < 100  # never certainty from a finite bootstrap, least of all for a pair it cannot tell apart
         assert (f"but after Holm across 3 tests the difference is not significant: inconclusive at this size "
-                f"(could detect ≥ {x:.4g})") in line  # fmt: skip
+                f"(could detect ≥ {x:.4g}); for new items, these annotators (the items' test) it is not shown") in line
 
 
 def test_headline_unreliable_follows_the_split_half_numbers() -> None:

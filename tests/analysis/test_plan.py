@@ -225,8 +225,12 @@ def test_power_never_falls_with_more_items_or_annotators_on_the_default_grid(sty
     defaults: dict[str, Any] = dict(plan.DEFAULTS[style])
     a = plan.Assumptions(style, positions=4 if style == "ranking" else 2, **defaults)
     power = plan.plan(a, simulations=300, seed=1).table().pivot(index="items", columns="annotators", values="power")
-    assert (power.diff(axis=0).iloc[1:] >= 0).all().all(), power
-    assert (power.diff(axis=1).iloc[:, 1:] >= 0).all().all(), power
+    # Where annotators vary (the ratings defaults, from SQuALITY) power is the crossed test's, flat in items at a
+    # given number of annotators: on the same draws, more items can turn one study's min F' (its annotators' mean
+    # square moves) the other way. A drop of one study of the 300 is allowed there, none elsewhere.
+    slack = 1 / 300 + 1e-9 if defaults.get("annotator_sd", 0) > 0 else 0.0
+    assert (power.diff(axis=0).iloc[1:] >= -slack).all().all(), power
+    assert (power.diff(axis=1).iloc[:, 1:] >= -slack).all().all(), power
     assert power.iloc[-1, -1] > power.iloc[0, 0]  # a grid where the check can fail
 
 

@@ -118,7 +118,11 @@ def test_five_annotators_get_the_second_result_and_the_headline_reconciles_both(
     lines = _headlines(frame, compared, options)
     assert len(lines) == 1 and "\n" not in lines[0]
     assert lines[0].startswith("quality: significant for these annotators: B ranks above A")
-    assert "not for new annotators" in lines[0] and "(min F', 5 annotators)" in lines[0]
+    assert "not for new annotators" in lines[0]
+    # In plan's words (issue 41): the items' claim holds, the crossed claim is not shown.
+    assert "it holds for new items, these annotators (the items' test)" in lines[0]
+    assert "; for new items and new annotators (the crossed test, min F', 5 annotators) p = " in lines[0]
+    assert ": not shown, so significant for new items judged by these annotators" in lines[0]
 
 
 def _compared(frame: pd.DataFrame) -> tuple[pd.DataFrame, list, pd.DataFrame]:
@@ -143,7 +147,10 @@ def test_fewer_than_five_annotators_get_no_second_result_and_are_told_why() -> N
     text = " ".join(t for s in found for t in s.text)
     assert "Annotators as sampled: not given, as at most 4 distinct annotator(s)" in text
     lines = _headlines(frame, conclusions.Compared(*_compared(frame)), AnalysisOptions(bootstrap=50, seed=0))
-    assert "min F'" not in lines[0]
+    # No second result: the crossed claim (plan's words) is said to be untested, with why, and no p of its own.
+    assert ("for new items and new annotators: not tested (it needs 5 or more annotators "
+            "judging the pair)") in lines[0]
+    assert "annotators) p = " not in lines[0]
 
 
 def test_sampled_power_equals_a_simulation_of_min_f_prime() -> None:
@@ -190,7 +197,9 @@ def test_best_worst_headline_counts_the_wins_that_hold_for_new_annotators() -> N
     mine = (second["system"] == top) | (second["opponent"] == top)
     kept = int((mine & (second["p (Holm)"] < 0.05) & (sign * second["difference"] > 0)).sum())
     assert top == "S0" and kept >= 1
-    assert f"on quality, {top} scored highest" in line and f"({kept} with annotators as sampled too, min F')" in line
+    assert f"on quality, {top} scored highest" in line
+    assert "for new items, these annotators (the items' test) significantly above" in line
+    assert f"; for new items and new annotators (the crossed test, min F'): above {kept} of them" in line
 
 
 def test_nothing_is_said_where_no_systems_were_compared() -> None:

@@ -362,8 +362,10 @@ def test_the_reports_section_of_goal_best_states_the_goal_conclusion_and_savings
     assert "the comparisons that decide the best system were decided" in section.summary[1]
     assert "the stopping saved" in section.summary[1]
     plain = sequential.section(definition, tidy, [{**only, "goal": "all"}])  # goal all: as before, no goal text
-    # The item one annotator judged alone of three is waiting: the section says so, and has no goal text.
-    assert len(plain.text) == 3 and plain.text[1].startswith("Waiting: 1 item(s)") and len(plain.summary) == 1
+    # The item one annotator judged alone of three is waiting: the section says so, and has no goal text; the
+    # last sentence is the saving against plan's fixed design of the observed variances (issue 41).
+    assert len(plain.text) == 4 and plain.text[1].startswith("Waiting: 1 item(s)") and len(plain.summary) == 1
+    assert plain.text[3].startswith("With the variances this study's judgments show")
 
 
 # ----------------------------------------------------------------------------- best-worst and spans (ESA, MQM)
@@ -731,3 +733,35 @@ def test_one_annotator_an_item_and_many_pairs_each_pair_keeps_its_share_of_alpha
                                  alpha=level, margin=0.3, seed=2026)  # fmt: skip
     assert binomtest(round(result.sequential_rejects * sims), sims, level, alternative="greater").pvalue > 0.05
     assert result.sequential_rejects <= level
+
+
+def test_the_reports_section_states_the_judgments_against_the_fixed_design_of_the_observed_variances() -> None:
+    """Issue 41: the saving is stated against plan's cheapest fixed design of the same power with the variances the
+    study's judgments show (plan --pilot's estimates), beside the recorded one of plan's defaults."""
+    from tests.analysis import planted
+
+    definition = planted.definition(planted.RATINGS)
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    found = sequential.observations("ratings", sequential.frame_of(definition, tidy))
+    only = {"round": 1, "time": "t1", "pushed": keys, "items": len(keys), "judgments": 0, "reason": "pool",
+            "comparisons": [{"key": list(k), "decision": sequential.UNDECIDED} for k in found],
+            "eta": sequential.eta_for(len(keys)), "tests": len(found), "alpha": ALPHA, "effect": 0.5,
+            "fixed": {"items": 400, "judgments": 1200, "annotators": 3}}  # fmt: skip
+    text = sequential.section(definition, tidy, [only]).text
+    (said,) = [t for t in text if t.startswith("With the variances this study's judgments show")]
+    # The same estimates plan --pilot makes of these judgments, and plan's grid at the study's 3 annotators an item.
+    a = plan.override(plan.from_pilot(definition, tidy, "x", plan.assumptions(definition)), effect=0.5)
+    assert a.item_sd > 0 and a.residual_sd > 0
+    best = plan.plan(a, plan.ITEMS, (3,), plan.SIMULATIONS, 0).cheapest_for("items")
+    judgments = len(tidy[["task_key", "annotator"]].drop_duplicates())
+    assert f"item sd {a.item_sd:.3g}, annotator sd {a.annotator_sd:.3g}, residual sd {a.residual_sd:.3g}" in said
+    if best is None:
+        assert "no fixed design of annols plan's grid reaches power 0.8" in said
+    else:
+        assert (f"the cheapest fixed design of the same power (0.8, over items: new items, these annotators) for "
+                f"effect 0.5 with 3 annotator(s) an item needs {best.judgments} judgments ({best.items} items): the "
+                f"study used {judgments}, ") in said  # fmt: skip
+        level = 0.05 / len(found)
+        margin = 3 * (level * (1 - level) / plan.SIMULATIONS) ** 0.5
+        assert best.items_power >= 0.8 and best.items_false <= level + margin

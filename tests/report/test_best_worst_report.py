@@ -115,7 +115,8 @@ def test_headline_names_each_aspects_best_with_its_interval_and_whom_it_beat(rep
         above = "all 4 others" if beaten == 4 else f"{beaten} of the 4 others"
         assert (
             f"on {aspect}, {top} scored highest ({first['score %']} [{first['score low %']}, "
-            f"{first['score high %']}]), significantly above {above}"
+            f"{first['score high %']}]), for new items, these annotators (the items' test) significantly above "
+            f"{above}"
         ) in intro
     assert "Split-half reliability (Spearman-Brown): " in intro
     assert "system comparisons are significant after correction" in intro  # "What the study could detect"

@@ -66,7 +66,7 @@ def test_six_annotators_get_the_second_result_beside_the_items_one(
             assert row["p (items, Holm)"] == ""
         assert row["reading"].replace(",", "") in md.replace("\\", "").replace(",", "")
     assert "Annotators as sampled (Clark's min F'" in md
-    assert "with annotators as sampled too (min F', 6 annotators)" in md
+    assert "for new items and new annotators (the crossed test, min F', 6 annotators) p = " in md
     # The methods paragraph of report.md and paper.tex names the second test and what it generalises to.
     said = ("Where five or more annotators judged a pair, a second test treats items and annotators both as random: "
             "Clark's min F' (Clark 1973) on min(items, annotators) - 1 degrees of freedom, Holm over the same family "
