@@ -27,6 +27,16 @@ LAUNCH_ARGS = [
     "--disable-sync", "--no-first-run",
 ]  # fmt: skip
 DATA = Path(__file__).resolve().parent / "data"
+# The fixtures that start a Label Studio server, a browser or PostgreSQL (each fixture that needs one of these
+# depends on it, so pytest's closure of a test's fixtures names it): a test that uses any is marked ``live``,
+# and ``scripts/test --quick`` (``pytest -m "not live"``) leaves it out. The full run runs every test.
+LIVE_FIXTURES = frozenset({"label_studio", "client", "browser", "team_stack", "isolated_stack"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if LIVE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.live)
 
 
 @dataclass(frozen=True)
