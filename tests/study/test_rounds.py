@@ -205,9 +205,9 @@ def test_a_spans_round_decides_the_clear_pair_of_esa_and_mqm(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     """Forty items judged, their budget spent or all decided: sys-a, scored 85 against 50 (ESA) or erring far less
-    (MQM), is decided better than sys-b; nothing is pushed. (Fifteen were enough for the plug-in variance the exact betting
-    sequence replaced; at 0.05 / 3 its bets gain at most about a third (ESA) or a half (MQM) of the wealth an
-    item here, so it needs twenty to thirty.)"""
+    (MQM), is decided better than sys-b; nothing is pushed. (Fifteen were enough for the plug-in variance the
+    exact betting sequence replaced; at 0.05 / 3 its bets gain at most about a third (ESA) or a half (MQM) of the
+    wealth an item here, so it needs twenty to thirty.)"""
     from annols.analysis import sequential
     from tests.analysis import rounds_planted as rp
 
