@@ -48,6 +48,7 @@ from scipy.stats import spearmanr
 
 from annols.analysis import agreement, detectable, sampled
 from annols.analysis import intervals as bounded
+from annols.analysis.cells import UNIT
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.plan import claim, claim_alone
@@ -72,7 +73,6 @@ PAIRED_COLUMNS = [
     "p (Holm)",
 ]
 EFFECT_STREAM = 2  # the paired differences' bootstrap: default_rng([seed, 2, pair index])
-UNIT = "unit"  # the judgments' column naming each row's item (a pool's context), set by the report's collector
 
 
 def judgments(frame: pd.DataFrame) -> pd.DataFrame:

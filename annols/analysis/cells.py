@@ -23,6 +23,9 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 _STEP = 1024.0  # values on this grid sum exactly, in any order, while the total stays below 2**53 steps
 CHUNK = 1 << 20  # rows keyed at a time
+# The judgments' column naming each row's item where an item holds several tasks (a pool's context: best-worst's
+# tuples, a conversation's turns), set by the report's collector; here, the lowest module every analysis imports.
+UNIT = "unit"
 
 
 def exact(values: np.ndarray) -> bool:

@@ -40,7 +40,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
 from annols.analysis import agreement, bootstrap, cells, detectable, intervals, sampled
-from annols.analysis.best_worst import UNIT
+from annols.analysis.cells import UNIT
 from annols.analysis.naming import by_aspect_text, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import SHOWN_ROWS, Figure, Finding, Panel, Table, percent, stacked_bars
