@@ -334,8 +334,12 @@ class LabelStudioClient:
             return any(creation in (p.get("description") or "") for p in self._titled(title)) or None
 
         self.checked_write(send, made, "the project's creation")
-        titled = self._titled(title)
-        mine = [p for p in titled if creation in (p.get("description") or "")]
+        for wait in (0.0, 0.5, 2.0):  # a listing taken while another push removes its duplicate may come up short
+            time.sleep(wait)
+            titled = self._titled(title)
+            mine = [p for p in titled if creation in (p.get("description") or "")]
+            if mine:
+                break
         if not mine:
             raise ServerError(f"{what}: {self.url} answered, yet no project of that title is there; try again")
         kept = titled[0]
