@@ -1011,7 +1011,7 @@ def next_round_command(
         check_error_cap(d, error_cap)
     tidy = None
     if pull_dir is not None:  # a round after the first: the pull's systems and roles are the manifest's
-        from annols.report import read_judgments
+        from annols.study.table import read_judgments
 
         manifest_lib.require(manifest_lib.manifest_path(manifest_dir, title), title)
         tidy = read_judgments(d, [pull_dir], rounds=True)[0]
@@ -1399,6 +1399,7 @@ def report_command(
     --models adds Dawid-Skene and MACE; they need crowd-kit (pip install 'annols[models]').
     """
     from annols import report as report_lib
+    from annols.study import table as table_lib
 
     _on_interrupt(f"the report in {out_dir} was not finished; run the report again.")
     d = _load(protocol, variant)
@@ -1416,8 +1417,8 @@ def report_command(
         min_gold_accuracy=min_gold_accuracy, exclude_annotators=excluded, adjudicated=adjudicated, models=models,
         rounds=rounds,
     )  # fmt: skip
-    result = report_lib.build_report(d, list(sources), out_dir, options, judges=judge_files, epsilon=epsilon,
-                                     judge_pool=judge_pool)
+    table = table_lib.read(d, list(sources), options, judges=judge_files, judge_pool=judge_pool)
+    result = report_lib.build_report(d, table, out_dir, options, epsilon=epsilon)
     from annols.analysis import ppi
 
     if any(ppi.INSTALL in line for finding in result.sections for line in finding.summary):
@@ -1498,7 +1499,7 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
              "residual_sd": residual_sd}  # fmt: skip
     a = plan_lib.assumptions(d, alpha=alpha, power=power)
     if pilots:
-        from annols.report import read_judgments
+        from annols.study.table import read_judgments
 
         a = plan_lib.from_pilot(d, *read_judgments(d, list(pilots)), a)
     a = plan_lib.override(a, **given)
@@ -1515,7 +1516,7 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
     if judge_correlation is None and pilots:  # a pilot with a judge (a hybrid pilot, or push --judge) gives r
         from annols.analysis import ppi
         from annols.formats.answers import is_judge
-        from annols.report import read_judged
+        from annols.study.table import read_judged
 
         frame, names = read_judged(d, list(pilots))
         found = ppi.pilot_correlation(frame, names[0], is_judge) if names else None
@@ -1655,8 +1656,9 @@ def status_command(
         manifest_lib.require(manifest_lib.manifest_path(manifest_dir, title), title)
     if pull_dir is not None:
         from annols.report import agreement_tables
+        from annols.study.table import read
 
-        found.agreement = agreement_tables(d, pull_dir)
+        found.agreement = agreement_tables(d, read(d, [pull_dir]))
     click.echo(found.to_json() if as_json else status_lib.render(found), nl=not as_json)
 
 

@@ -53,9 +53,10 @@ def write(out: Path) -> None:
     import bench_report
 
     from annols import protocols
-    from annols.report import ReportOptions, build_report
+    from annols.report import ReportOptions
     from annols.study.pull import convert
     from tests.report import examples, study
+    from tests.report.build import build_report
     from tests.report.test_style_reports import SECTIONS, definition_of, export
 
     def both(name: str, definition: object, pull: Path, options: object) -> None:

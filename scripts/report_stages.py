@@ -101,11 +101,13 @@ def main(argv: list[str] | None = None) -> int:
         import annols.report as report
         from annols import protocols
         from annols.analysis import conclusions, questions, ratings, reliability
-        from annols.report import style
+        from annols.analysis.table import Judgments
+        from annols.study import table as table_lib
 
         stages.leave()
-        for owner, names in ((report, ("read_study", "without", "overview_sections", "paper.write")),
-                             (style.StyleCollector, ("frame", "sections")),
+        for owner, names in ((table_lib, ("read_study",)),
+                             (report, ("without", "overview_sections", "style_sections", "paper.write")),
+                             (Judgments, ("frame",)),
                              (ratings, ("sections", "judgments", "distribution", "summary", "paired_tests",
                                         "agreement_section")),
                              (conclusions, ("comparisons", "reliability_section")),
@@ -128,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
 
         reliability.SCORES["ratings"] = ratings_scores
         definition = protocols.load(str(args.definition))
-        stages.enter("build_report")
-        report.build_report(definition, [pull], args.out or Path(work) / "report")
+        stages.enter("read and build_report")
+        report.build_report(definition, table_lib.read(definition, [pull]), args.out or Path(work) / "report")
         stages.leave()
         print(f"whole run: peak {stages.peak} MB (VmHWM, imports included)")
     return 0

@@ -259,7 +259,7 @@ def _mean(values: list[float]) -> float:
 
 
 # push --share-identical: the rows of the judgments table that credit a shared task's judgment to another system
-# that produced the same text (annols.report.style), present only when there are such rows.
+# that produced the same text (annols.analysis.table), present only when there are such rows.
 COPY = "copy"
 
 

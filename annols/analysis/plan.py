@@ -404,7 +404,7 @@ def _check(a: Assumptions) -> None:
 def from_pilot(definition: Definition, tidy: pd.DataFrame, where: str, base: Assumptions) -> Assumptions:
     """Effect, tie rate and variance components estimated from a pilot's judgments table (given values left as
     they are only where the pilot cannot say); ``where`` names the pilot's pulls in errors. The table is read from
-    the pulls by :func:`annols.report.read_judgments`."""
+    the pulls by :func:`annols.study.table.read_judgments`."""
     from annols.analysis import naming, pairwise, ranking, ratings
 
     spec = definition.spec

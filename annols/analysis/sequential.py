@@ -245,7 +245,7 @@ def decide(mean: float, low: float, high: float, effect: float) -> str:
 
 
 def frame_of(definition: Any, tidy: pd.DataFrame, cap: float | None = None) -> pd.DataFrame:
-    """The style's judgments table of the report's judgments (:func:`annols.report.read_judgments`; best-worst and
+    """The style's judgments table of the report's judgments (:func:`annols.study.table.read_judgments`; best-worst and
     spans: the same with ``rounds=True``, with each row's item and, for spans, a row per counted
     annotation), as :func:`observations` reads it (pairwise: the preference rows; else aspect, system, task_key,
     annotator, value, and for best-worst and spans the item, ``unit``), questions named as the report names them;
@@ -394,7 +394,7 @@ ORDER = ("created_at", "annotation_id", "uid")  # annotation order, as far as th
 
 def judgment_ranks(tidy: pd.DataFrame) -> pd.Series:
     """Each row's annotator's place among its task's annotators in annotation order (0: the first to judge it):
-    ``created_at``, then the annotation id (:meth:`annols.report.style.StyleCollector.rounds_frame` gives both),
+    ``created_at``, then the annotation id (:meth:`annols.analysis.table.Judgments.rounds_frame` gives both),
     then the row's annotation (uid)."""
     order = [c for c in ORDER if c in tidy.columns]
     judged = tidy[["task_key", "annotator", *order]].astype(object).drop_duplicates(["task_key", "annotator"])

@@ -1,87 +1,14 @@
-"""What every report has: the sources, the annotators, items short of their overlap, rule violations.
-
-Also the :class:`Collector` protocol every protocol module implements: ``add`` is called
-once per submitted annotation while the exports stream by (keep compact rows, never the
-task); ``sections`` turns the rows of the judgments that count (``study.kept``) into
-findings (:mod:`annols.analysis.results`: tables and figures), their numbers computed by
-:mod:`annols.analysis`.
-"""
+"""What every report has: the sources, the annotators, items short of their overlap."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import results
 from annols.analysis.annotators import annotator_table
-from annols.analysis.options import AnalysisOptions
-from annols.analysis.results import SHOWN_ROWS, Finding, Table, percent
-from annols.definition import Definition
-from annols.formats import format_for
+from annols.analysis.results import SHOWN_ROWS, Finding, Table
+from annols.analysis.table import Study
 from annols.report.render import TABLES_DIR
-from annols.report.sources import Study
-from annols.styles.answers import ExportedAnnotation, ExportedTask
-
-
-@dataclass(frozen=True)
-class ReportOptions(AnalysisOptions):
-    """The analyses' options (the bootstrap's), and what only the report reads."""
-
-    overlap: int | None = None  # annotators asked per item, where project.json does not say
-    gold: tuple[Path, ...] = ()  # the gold input pushed with --gold (annols.report.quality)
-    rating_tolerance: float = 0.0  # a rating within this of the gold one matches
-    min_gold_accuracy: float | None = None  # flag annotators below it
-    exclude_annotators: tuple[str, ...] = ()  # left out of every table; "flagged": those flagged
-    adjudicated: tuple[Path, ...] = ()  # pulls of the adjudication project (annols.study.adjudicate)
-    models: bool = False  # the annotator models' section (annols.analysis.models)
-    rounds: Path | None = None  # the record of annols next-round: the sequential study's section
-
-
-class Collector(Protocol):
-    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None: ...
-
-    def sections(self, study: Study) -> list[Finding]: ...
-
-
-def kept_rows(rows: Sequence[tuple[Any, ...]], columns: list[str], study: Study) -> pd.DataFrame:
-    """A protocol's rows as a frame, only those of counted judgments, with the annotator joined."""
-    frame = pd.DataFrame(rows, columns=columns)
-    frame = frame[frame["uid"].isin(study.kept["uid"])].copy()
-    frame["annotator"] = frame["uid"].map(study.annotator_of())
-    return frame
-
-
-class ViolationCollector:
-    """The protocol's own rules (``Format.check``), counted per rule."""
-
-    def __init__(self, definition: Definition) -> None:
-        self.definition = definition
-        self.format = format_for(definition)
-        self.rows: list[tuple[int, str]] = []
-
-    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
-        self.rows.extend((uid, v.rule) for v in self.format.check(task, annotation, self.definition))
-
-    def sections(self, study: Study) -> list[Finding]:
-        frame = pd.DataFrame(self.rows, columns=["uid", "rule"])
-        frame = frame[frame["uid"].isin(study.kept["uid"])]
-        judged = len(study.kept)
-        table = (
-            frame.groupby("rule").agg(violations=("uid", "size"), annotations=("uid", "nunique")).reset_index()
-            if len(frame)
-            else pd.DataFrame({"rule": [], "violations": [], "annotations": []})
-        )
-        table["annotations %"] = percent(table["annotations"], judged)
-        table = table.sort_values(["violations", "rule"], ascending=[False, True], kind="stable")
-        text = [f"Rules of the protocol that Label Studio does not check (annols validate), over the {judged} "
-                "judgments counted. Every violation is listed in violations.csv of a pull."]  # fmt: skip
-        if not len(frame):
-            text.append("No rule violations.")
-        return [Finding("Rule violations", text, [Table("violations", "Rule violations", table)])]
 
 
 def overview_sections(study: Study) -> list[Finding]:

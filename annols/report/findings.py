@@ -1,25 +1,22 @@
-"""The report's section of what pull found the server holds that the manifest contradicts (annols.study.findings)."""
+"""The report's section of what pull found the server holds that the manifest contradicts (annols.study.findings;
+the rows of the pulls' findings.csv, read into the study table by annols.study.table)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis.results import Finding, Table
-from annols.study import findings as checks
 
 
-def findings_section(folders: Sequence[Path]) -> Finding | None:
-    """Every finding of the pulls in ``folders``, one row each; None when there is none (the report is as before)."""
-    rows = []
-    for folder in folders:
-        for f in checks.read(folder / checks.FINDINGS_FILE):
-            rows.append([str(folder), f.task_id if f.task_id is not None else "", f.task_key,
-                         f.annotation_id if f.annotation_id is not None else "", f.kind, f.detail])  # fmt: skip
+def findings_section(rows: Sequence[Sequence[Any]]) -> Finding | None:
+    """Every finding of the pulls, one row each (``StudyTable.findings``); None when there is none (the report
+    is as before)."""
     if not rows:
         return None
+    rows = [list(r) for r in rows]
     frame = pd.DataFrame(rows, columns=["source", "task id", "task key", "annotation id", "finding", "detail"])
     text = [
         f"Pull found {len(rows)} thing(s) on the server that are not as the push left them: tasks added, deleted or "

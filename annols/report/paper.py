@@ -41,10 +41,10 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import files
 from annols.analysis import detectable, methods, reliability
 from annols.analysis.results import Finding, Table, cell_text
+from annols.analysis.table import Study
 from annols.definition import Definition
 from annols.report import model
 from annols.report.model import NO_LEGEND, Legend
-from annols.report.sources import Study
 
 TEX = "paper.tex"
 BIB = "paper.bib"

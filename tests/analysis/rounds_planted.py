@@ -1,6 +1,6 @@
 """Planted studies of the styles whose item holds several tasks, run in rounds: best-worst (an item's tuples) and
 spans (one task per candidate: ESA's score, MQM's error score). Built from typed judgments; each builder returns the
-judgments table as a study in rounds reads it (``annols.report.StyleCollector.rounds_frame``: each row's item in
+judgments table as a study in rounds reads it (``annols.analysis.table.Judgments.rounds_frame``: each row's item in
 ``unit``; spans also a ``judged`` row per annotation) and the typed truth the tests count from."""
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from annols.analysis import ceiling, ppi, ratings
+from annols.analysis import judge_findings as report_judges
 from annols.analysis.options import AnalysisOptions
-from annols.report import judges as report_judges
 
 STUDIES = 30
 SEED = 41

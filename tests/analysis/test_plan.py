@@ -18,9 +18,7 @@ from scipy.stats import binom, binomtest, norm
 from annols import protocols
 from annols.analysis import detectable, item_tests, plan
 from annols.cli import main
-from annols.report import ReportOptions, read_judgments
-from annols.report.sources import read_study, resolve
-from annols.report.style import StyleCollector
+from annols.study.table import read, read_judgments
 from tests.report import study
 
 
@@ -175,9 +173,8 @@ def test_cli_plan_from_a_pilot(tmp_path: Path) -> None:
 
 def preferences(pull: Path, definition: Any) -> list[tuple[str, str, str, str]]:
     """(aspect, system, opponent, outcome) of each preference judgment, read as the report reads it."""
-    collector = StyleCollector(definition, ReportOptions())
-    found = read_study([resolve(pull)], collector.add, None)
-    frame = collector.frame(found)
+    table = read(definition, [pull], only_judgments=True, with_judges=False)
+    frame = table.judgments.frame(table.study)
     frame = frame[(frame["kind"] == "preference") & (frame["system"] != frame["opponent"])]
     return [(str(q), str(s), str(o), str(v)) for q, s, o, v in
             zip(frame["question"], frame["system"], frame["opponent"], frame["value"], strict=True)]  # fmt: skip

@@ -18,7 +18,7 @@ from annols.analysis import plan
 from annols.cli import main
 from annols.definition import Definition, blinding
 from annols.protocols import parse_definition
-from annols.report import read_judgments
+from annols.study.table import read_judgments
 
 PILOT_TOML = """
 name = "pilot"

@@ -293,7 +293,7 @@ def test_plan_prints_the_judges_table() -> None:
 
 
 def test_without_ppi_python_the_report_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    from annols.report.judges import assisted_section
+    from annols.analysis.judge_findings import assisted_section
 
     rows = [(f"k{i}", who, "rating", "q", "X", "", i % 3) for i in range(6) for who in ("judge:j", "a") if
             who == "judge:j" or i < 3]  # fmt: skip
@@ -308,7 +308,7 @@ def test_without_ppi_python_the_report_says_what_to_install(monkeypatch: pytest.
 
 def test_a_definition_without_a_system_score_is_told_so() -> None:
     """Spans without weights (or a numeric question): no mean per system, and the section says so."""
-    from annols.report.judges import assisted_section
+    from annols.analysis.judge_findings import assisted_section
 
     rows = [(f"k{i}", who, "span", "errors", "X", "", "Wrong") for i in range(6) for who in ("judge:j", "a")
             if who == "judge:j" or i < 3]  # fmt: skip

@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from annols.analysis.style_findings import ADJUDICATED, PREFIX
 from annols.protocols import load
-from annols.report import ReportOptions, build_report
-from annols.report.adjudicated import ADJUDICATED, PREFIX
+from annols.report import ReportOptions
 from tests.report import study
 from tests.report import test_study_numbers as numbers
+from tests.report.build import build_report
 from tests.report.study import ANNOTATORS, USER_IDS, Generated
 
 VERDICTS = range(10, 22)

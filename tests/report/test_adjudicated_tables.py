@@ -18,8 +18,9 @@ from collections import Counter
 from pathlib import Path
 
 from annols.protocols import load
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests.report import study
+from tests.report.build import build_report
 from tests.report.study import ASPECTS, CODES
 from tests.report.test_study_numbers import close, pairwise_judgments, pct
 

@@ -16,8 +16,9 @@ from scipy import stats
 from annols.analysis import asked
 from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
 from annols.protocols import parse_definition
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests.report import study
+from tests.report.build import build_report
 from tests.styles.test_question_kinds import two_outputs
 
 DEFINITION = (

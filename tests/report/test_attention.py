@@ -21,7 +21,7 @@ import pytest
 
 from annols.errors import AnnolsError
 from annols.protocols import load
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from annols.study import attention, push
 from annols.study.exports import write_blinding
 from annols.study.manifest import Shown
@@ -30,6 +30,7 @@ from annols.styles.answers import ExportedTask
 from annols.styles.judgments import Rank
 from tests.formats.seed001_fixture import make_seed001_study
 from tests.report import study
+from tests.report.build import build_report
 from tests.report.study import ANNOTATORS, USER_IDS
 
 ASPECTS = ("informative", "factual_consistency", "readability")

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from annols.study.exports import read_export
 from tests.report import examples
+from tests.report.build import build_report
 from tests.report.test_report_files import UNESCAPE, read_csv
 
 NAME = "summary-best-worst"
@@ -142,7 +143,7 @@ def test_a_study_in_rounds_reads_one_observation_per_pool_the_paired_tests_diffe
     import json
 
     from annols.analysis import sequential
-    from annols.report import read_judgments
+    from annols.study.table import read_judgments
 
     definition = examples.definition(NAME)
     tidy, _ = read_judgments(definition, [report.parent / "pull"], rounds=True)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests.analysis.test_conclusions import items_detectable_brute
 from tests.report import study
+from tests.report.build import build_report
 from tests.report.test_report_files import read_csv
 from tests.report.test_style_reports import definition_of, export
 

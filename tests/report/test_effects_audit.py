@@ -26,13 +26,14 @@ from annols import protocols
 from annols.analysis import methods
 from annols.analysis.results import Table
 from annols.protocols import parse_definition
-from annols.report import METHODS_LEAD, ReportOptions, ReportResult, build_report
+from annols.report import METHODS_LEAD, ReportOptions, ReportResult
 from annols.report import paper as paper_module
 from tests.conftest import ROOT
 from tests.judges_study import judge_truths, write_judges
 from tests.own_study import ANNOTATORS, ITEMS, STUDIES
 from tests.report import examples, study
 from tests.report import test_asked_report as asked
+from tests.report.build import build_report
 from tests.report.test_style_reports import definition_of, export
 
 P = re.compile(r"^p( |$)")  # "p", "p (Holm)", "p (sign test)": not "P(order holds)", a share of resamples

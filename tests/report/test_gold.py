@@ -29,9 +29,10 @@ from typing import Any
 import pytest
 
 from annols.protocols import load
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from annols.study.roles import GOLD, META_TAG, STUDY, decode_tag, encode_tag
 from tests.report import study
+from tests.report.build import build_report
 from tests.report.study import ANNOTATORS, USER_IDS, Generated
 
 A, B, C = ANNOTATORS

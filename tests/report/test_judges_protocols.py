@@ -14,8 +14,9 @@ import pytest
 from annols.definition.blinding import META_KEY
 from annols.formats.answers import controls
 from annols.protocols import load
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests.report import study
+from tests.report.build import build_report
 
 PROTOCOLS = [
     ("pairwise-aspects", study.pairwise, None),

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests import own_study
 from tests.judges_study import answers
 from tests.report import study
+from tests.report.build import build_report
 from tests.report.test_style_reports import EMAILS, definition_of
 
 PLANT = own_study.STUDIES["ratings"]

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from annols.protocols import load
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests.report import study
+from tests.report.build import build_report
 from tests.report.test_style_reports import SECTIONS, definition_of, export
 
 MODEL_TABLES = ["models_competence", "models_items", "models_tables"]

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from annols.report import ReportOptions, build_report, paper
+from annols.report import ReportOptions, paper
 from tests.report import examples, study
+from tests.report.build import build_report
 from tests.report.test_report_files import assert_shown, legend_of, read_csv
 from tests.report.test_style_reports import SECTIONS, definition_of, export
 

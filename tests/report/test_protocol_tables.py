@@ -17,9 +17,10 @@ from typing import Any
 
 from annols import protocols
 from annols.formats.qa_feedback import ERROR_LABELS, MISSING_LABELS
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from annols.study.pull import convert
 from tests.report import study
+from tests.report.build import build_report
 from tests.report.test_study_numbers import close, pct
 from tests.study.test_pull_parts import DEV, SUMMARY_FLAWS_INPUT, raw_export
 

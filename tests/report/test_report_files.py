@@ -18,8 +18,9 @@ from annols.cli import main
 from annols.definition.blinding import decode_systems, encode_systems
 from annols.errors import InputError
 from annols.protocols import load
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests.report import study
+from tests.report.build import build_report
 
 CELL_SPLIT = re.compile(r"(?<!\\)\|")
 UNESCAPE = re.compile(r"\\(.)")

@@ -13,9 +13,11 @@ import pytest
 
 from annols.analysis import sequential
 from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
-from annols.report import ReportOptions, build_report, read_judgments
+from annols.report import ReportOptions
+from annols.study.table import read_judgments
 from tests.analysis import rounds_planted as rp
 from tests.report import study
+from tests.report.build import build_report
 
 ITEMS, SYSTEMS = 6, ("sys-a", "sys-b")
 HYPOTHESIS = "The train to Hamburg is cancelled today"

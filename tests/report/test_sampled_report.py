@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests import own_study
 from tests.report import study, test_style_reports
+from tests.report.build import build_report
 from tests.report.test_report_files import read_csv
 from tests.report.test_style_reports import definition_of, export
 

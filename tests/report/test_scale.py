@@ -11,8 +11,9 @@ import pytest
 
 from annols.analysis import results
 from annols.analysis.naming import natural, natural_systems
-from annols.report import ReportOptions, build_report, plots
+from annols.report import ReportOptions, plots
 from tests.report import scaled
+from tests.report.build import build_report
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

@@ -1,6 +1,6 @@
 """read_study keeps the annotations column by column (for memory at scale): the table and the calls to
 ``add`` must be what one tuple per annotation gave, on an export with every case of who counts;
-StyleCollector's annotator join by codes must equal the join by strings."""
+the judgments table's annotator join by codes must equal the join by strings."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annols.report.quality import without
-from annols.report.sources import ANNOTATION_COLUMNS, read_study, resolve
-from annols.report.style import annotators_of
+from annols.analysis.quality_findings import without
+from annols.analysis.table import ANNOTATION_COLUMNS, annotators_of
 from annols.study.exports import load_annotators, read_export
+from annols.study.table import read_study, resolve
 from tests.own_study import ANNOTATORS
 from tests.report import study
 from tests.report.test_style_reports import EMAILS, export

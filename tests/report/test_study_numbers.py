@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from annols.protocols import load
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests.report import formulas, study
+from tests.report.build import build_report
 from tests.report.study import ANNOTATORS, Generated
 
 

@@ -18,9 +18,10 @@ from lxml import html
 
 from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
 from annols.protocols import parse_definition
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests import own_study
 from tests.report import study
+from tests.report.build import build_report
 from tests.report.test_report_files import assert_shown, legend_of, markdown_tables, read_csv, split
 
 EMAILS = dict(zip(own_study.ANNOTATORS, study.ANNOTATORS, strict=True))

@@ -25,9 +25,10 @@ from click.testing import CliRunner
 from annols import protocols
 from annols.cli import main
 from annols.errors import AnnolsError, InputError
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from annols.study import arena
 from tests.conftest import DATA
+from tests.report.build import build_report
 
 FIXTURE = DATA / "arena" / "mt_bench_sample.jsonl"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "arena.toml"

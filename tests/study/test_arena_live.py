@@ -20,9 +20,10 @@ import pandas as pd
 
 from annols import protocols
 from annols.labelstudio.client import LabelStudioClient
-from annols.report import ReportOptions, build_report
+from annols.report import ReportOptions
 from tests.conftest import ROOT, LiveServer
 from tests.docs_pages import blocks
+from tests.report.build import build_report
 from tests.study.test_arena import EXAMPLE, FIXTURE, _fastchat_agreement, _wins_and_ties, rows
 from tests.study.test_push_pull import cli
 

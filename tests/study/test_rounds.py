@@ -485,8 +485,9 @@ def test_next_round_says_how_many_items_wait(tmp_path: Path, monkeypatch: pytest
     three is named as waiting (the server and the pull's reading are the live tests')."""
     from click.testing import CliRunner
 
-    from annols import cli, report
+    from annols import cli
     from annols.study import manifest
+    from annols.study import table as study_table
 
     definition = planted.definition(planted.RATINGS)
     tidy, _ = planted.frames(planted.ratings())
@@ -494,7 +495,7 @@ def test_next_round_says_how_many_items_wait(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(rounds, "pool", lambda d, inputs: {k: ("good", "fair", "poor") for k in keys})
     monkeypatch.setattr(cli, "_load", lambda protocol, variant: definition)
     monkeypatch.setattr(cli, "_connect", lambda url, api_key, data_dir: None)
-    monkeypatch.setattr(report, "read_judgments", lambda d, sources, rounds=False: (tidy, ""))
+    monkeypatch.setattr(study_table, "read_judgments", lambda d, sources, rounds=False: (tidy, ""))
     manifest.write_manifest(manifest.manifest_path(tmp_path, "waiting"), {"protocol": definition.name},
                             {k: (i, ("good", "fair", "poor")) for i, k in enumerate(keys)})  # fmt: skip
     pool = tmp_path / "pool.jsonl"

@@ -12,9 +12,9 @@ from typing import Any
 
 from annols import protocols
 from annols.analysis import asked
+from annols.analysis.table import judgment_rows, target_text
 from annols.definition import fields
 from annols.protocols import config
-from annols.report.style import judgment_rows, target_text
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import TIDY_COLUMNS, Span

@@ -1,37 +1,104 @@
-"""The collector of a definition reported by its style: judgments in, :mod:`annols.analysis` findings out.
+"""The study table: what a study's analyses read of its pulls, as plain data.
 
-Every submitted annotation is decoded (:func:`annols.styles.decode`) and kept as rows
-of the judgments table (:func:`annols.styles.judgments.tidy`), column by column. Each column
-stores small integer codes into a list of its distinct values, so a value repeated over
-a study (a system, an aspect, "win") is held once; free text (explanations, a span's
-text) is not analysed and not kept, and a text answer is kept as answered with its text
-left out. A span's region id is kept as its number within the annotation ("0", "1", ...;
-links name their target the same way), so the regions of a study share a few values.
-For a spans definition the target text's whitespace tokens are kept per item, for
-token-level agreement.
+:mod:`annols.study.table` fills it, reading the pull folders (or export files) once: the
+annotations and items (:class:`Study`: who counts where), the style's judgments table
+(:class:`Judgments`: every counted annotation decoded by its style,
+:func:`annols.styles.decode`, and kept column by column as small integer codes), and the
+rows the other analyses read beside it: rule violations, judgments on gold items and
+attention checks, judges' answers, adjudication verdicts, a hybrid study's pool, the pull's
+findings and a study's record of rounds. Every finding of a report is a function of this
+table and the options (:mod:`annols.analysis.style_findings`,
+:mod:`annols.analysis.quality_findings`, :mod:`annols.analysis.judge_findings`); the report
+only renders them.
+
+Each column of the judgments table stores small integer codes into a list of its distinct
+values, so a value repeated over a study (a system, an aspect, "win") is held once; free
+text (explanations, a span's text) is not analysed and not kept, and a text answer is kept
+as answered with its text left out. A span's region id is kept as its number within the
+annotation ("0", "1", ...; links name their target the same way), so the regions of a
+study share a few values. For a spans definition the target text's whitespace tokens are
+kept per item, for token-level agreement.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols import analysis, memory
-from annols.analysis import agreement, asked, best_worst
-from annols.analysis.by_system import sections as asked_sections
+from annols import memory
+from annols.analysis import agreement, asked
 from annols.analysis.naming import natural
-from annols.analysis.results import Finding
-from annols.analysis.span_agreement import TOKEN
 from annols.definition import Definition, fields
-from annols.report.common import ReportOptions
-from annols.report.sources import Study
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import TIDY_COLUMNS, tidy
+from annols.styles.judgments import TIDY_COLUMNS, Judgment, tidy
+
+ANNOTATION_COLUMNS = ["uid", "source", "task_key", "task_id", "annotator", "annotation_id", "created_at",
+                      "lead_time", "cancelled", "role"]  # fmt: skip
+# A task's role as annols.study.roles names it (tests/analysis/test_study_table.py holds them equal).
+STUDY, GOLD, ATTENTION = "study", "gold", "attention"
+ATTENTION_ASPECT = "attention check"  # annols.study.attention.ASPECT: an attention check's score
+
+
+@dataclass(frozen=True)
+class Source:
+    given: Path  # as the user named it
+    export: Path
+    project: dict[str, Any]
+
+    @property
+    def overlap(self) -> int | None:
+        value = self.project.get("overlap")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+    @property
+    def title(self) -> str:
+        return str(self.project.get("title") or "")
+
+
+@dataclass
+class Study:
+    """Every annotation of every source, one row each, and the items they belong to."""
+
+    sources: list[Source]
+    annotations: pd.DataFrame  # ANNOTATION_COLUMNS + "kept"
+    items: pd.DataFrame  # task_key, task_id, overlap, annotators (kept annotations)
+    overlaps: list[tuple[int, str]] = field(default_factory=list)  # per source: (overlap, where it came from)
+    source_tasks: list[int] = field(default_factory=list)  # tasks read from each source
+    # push --share-identical: task key -> how many systems' identical outputs its task stands for (2 or more)
+    shared: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def kept(self) -> pd.DataFrame:
+        """The judgments that count: one per item and annotator, never cancelled."""
+        return self.annotations[self.annotations["kept"]]
+
+    def annotator_of(self) -> pd.Series:
+        """uid -> annotator, for joining a protocol's rows."""
+        return self.annotations.set_index("uid")["annotator"]
+
+
+def kept_mask(annotations: pd.DataFrame) -> pd.Series:
+    submitted = annotations[~annotations["cancelled"]]
+    latest = submitted.sort_values(["created_at", "annotation_id", "uid"], kind="stable").drop_duplicates(
+        ["task_key", "annotator"], keep="last"
+    )
+    return annotations["uid"].isin(latest["uid"])
+
+
+def latest(annotations: pd.DataFrame) -> pd.DataFrame:
+    """Each annotator's latest submitted annotation of each task (gold items and attention checks too)."""
+    submitted = annotations[~annotations["cancelled"]]
+    return submitted.sort_values(["created_at", "annotation_id", "uid"], kind="stable").drop_duplicates(
+        ["task_key", "annotator"], keep="last"
+    )
+
 
 KEPT = [c for c in TIDY_COLUMNS if c != "text"]
 SKIPPED_KINDS = ("cell-text",)  # free text: nothing to count
@@ -145,10 +212,12 @@ def _in_order(frame: pd.DataFrame, study: Study) -> pd.DataFrame:
                         annotation_id=by_uid["annotation_id"].reindex(uids).to_numpy())  # fmt: skip
 
 
-class StyleCollector:
-    def __init__(self, definition: Definition, options: ReportOptions) -> None:
+class Judgments:
+    """A style's judgments table (the rows of :func:`judgment_rows` of every counted annotation) as the reader
+    keeps it (:mod:`annols.study.table`): column by column as codes, made a frame once (:meth:`table`)."""
+
+    def __init__(self, definition: Definition) -> None:
         self.definition = definition
-        self.options = options
         self.uids = array("i")  # the annotation of each row (4 bytes: a study has far fewer than 2**31 annotations)
         self.columns = {name: Column() for name in ["task_key", *KEPT]}
         self.judged_system: dict[int, str] = {}  # uid -> the system a spans item's text is by
@@ -160,28 +229,6 @@ class StyleCollector:
         self.units: dict[str, str] | None = {} if definition.style == "best-worst" or self.covered or per_turn else None
         self._table: pd.DataFrame | None = None  # made from the columns by table(), which empties them
         self.copy_of: list[int] = []  # copy uid - COPY_BASE -> the uid of the judgment it copies
-
-    def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
-        if task.share:  # a shared task's judgment (uid), credited to another system: a copy of its own uid
-            if self.definition.style not in CREDITED_STYLES:
-                return
-            self.copy_of.append(uid)
-            uid = COPY_BASE + len(self.copy_of) - 1
-        for row in judgment_rows(self.definition, task, annotation):
-            self.uids.append(uid)
-            self.columns["task_key"].append(task.key)
-            for name, value in zip(KEPT, row, strict=True):
-                self.columns[name].append(value)
-        if self.units is not None and task.key not in self.units:
-            self.units[task.key] = asked.unit_of(self.definition.spec, task.data, task.key)
-        if self.tokens is not None:
-            if len(task.systems) == 1:
-                self.judged_system[uid] = task.systems[0]
-            if task.key not in self.tokens:
-                text = target_text(self.definition, task.data)
-                found = [(m.start(), m.end()) for m in TOKEN.finditer(text)]
-                self.tokens[task.key] = (np.array([s for s, _ in found], dtype=np.int64),
-                                         np.array([e for _, e in found], dtype=np.int64))  # fmt: skip
 
     def frame(self, study: Study) -> pd.DataFrame:
         """The kept judgments' rows, with the annotator joined."""
@@ -237,6 +284,10 @@ class StyleCollector:
         rows = pd.DataFrame({c: frame[c].astype(object) for c in frame.columns})
         return _in_order(pd.concat([rows, judged.astype(object)], ignore_index=True), study)
 
+    def hand_over(self) -> None:
+        """Let the judgments table go: the analyses given its frame hold the only reference and may free it."""
+        self._table = None
+
     def table(self) -> pd.DataFrame:
         """Every judgment row read, as a frame of categorical columns (see :meth:`Column.categorical`).
 
@@ -259,37 +310,6 @@ class StyleCollector:
             memory.release()  # the columns' codes and the conversion's transients
         return self._table
 
-    def sections(self, study: Study) -> list[Finding]:
-        judged = None  # read by the spans sections only (a copy of every counted annotation)
-        if self.tokens is not None:
-            judged = study.kept[["uid", "task_key", "annotator"]].copy()
-            judged["system"] = [self.judged_system.get(u, "") for u in judged["uid"]]
-            judged = self.judged_copies(judged)
-            if self.covered and self.units is not None:
-                judged[asked.UNIT] = judged["task_key"].astype(str).map(self.units)
-        taken: list[Any] = []  # what the questions' sections read of the table, taken before it is handed over
-        out = analysis.style_sections(self.definition, self._last_frame(study, taken), judged, self.options,
-                                      self.tokens)  # fmt: skip
-        if not taken:
-            return out
-        return out + asked_sections(taken[0], taken[1], self.definition.spec, self.options, judged, self.tokens)
-
-    def _last_frame(self, study: Study, taken: list[Any] | None = None) -> pd.DataFrame:
-        """:meth:`frame`, and the collector lets its table go when nothing asks for it again (the annotator
-        models and the adjudicated tables do): the analyses then hold the only reference and may free it.
-        ``taken``: given the rows :mod:`annols.analysis.asked` reads and the target's spans (None but for spans),
-        for a definition it covers."""
-        frame = self.frame(study)
-        if self.units is not None:
-            frame = frame.assign(**{best_worst.UNIT: frame["task_key"].astype(str).map(self.units)})
-        if taken is not None and self.covered:
-            spec = self.definition.spec
-            taken += [asked.kept(frame, spec), asked.span_rows(frame, spec) if self.tokens is not None else None]
-        if not self.options.models and not self.options.adjudicated:
-            self._table = None
-        return frame
-
-
 def annotators_of(study: Study, uids: np.ndarray) -> pd.Categorical:
     """The annotator of each uid as a Categorical of the annotators present, in sorted order: what
     ``pd.Categorical(uids.map(annotator))`` gives, without a string object per row on the way."""
@@ -302,3 +322,78 @@ def annotators_of(study: Study, uids: np.ndarray) -> pd.Categorical:
     remap = np.full(len(names), -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
     return pd.Categorical.from_codes(remap[present], categories=names[used])
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A judgment known beside the study: a gold item's answer or an adjudication verdict (the task as pushed)."""
+
+    key: str
+    task: ExportedTask
+    annotation: ExportedAnnotation
+
+
+@dataclass
+class GoldRows:
+    """Judgments on gold items and attention checks, scored while the pulls were read."""
+
+    gold: dict[str, Answer] = field(default_factory=dict)  # the --gold input's answers by item key
+    given: list[tuple[int, str, dict[str, float]]] = field(default_factory=list)  # uid, item key, aspect -> score
+    roles: set[str] = field(default_factory=set)  # the roles (gold, attention) of the tasks seen
+
+
+@dataclass
+class AdjudicationRows:
+    """The verdicts of an adjudication pull and the study's judgments on their items."""
+
+    verdicts: dict[str, Answer] = field(default_factory=dict)
+    given: list[tuple[int, str, list[Judgment]]] = field(default_factory=list)  # uid, item key, its judgments
+
+
+@dataclass
+class JudgeRows:
+    """Judges' answers beside the humans (hidden judges, report --judge), decoded as the humans' are."""
+
+    humans: Judgments  # the humans' judgments table, copies of shared tasks left out
+    names: list[str]  # the judges' annotator names (judge:NAME)
+    none_question: str | None  # spans: the "none found" choice, left out (it is in the span F1)
+    record_ids: dict[str, str] = field(default_factory=dict)  # task key -> the input record's id
+    judged: list[tuple[str, str, int]] = field(default_factory=list)  # task key, judge, its uid (negative)
+    rows: list[list[object]] = field(default_factory=list)  # task key, judge, uid, *TIDY_COLUMNS
+    units: dict[str, str] = field(default_factory=dict)  # task key -> item, for the styles whose item holds several
+    task_systems: dict[str, str] = field(default_factory=dict)  # the system of each one-output task
+    pool: bool = False  # a hybrid study: the judge answered items no human did
+
+
+@dataclass
+class StudyTable:
+    """Everything a study's analyses read of its pulls (:func:`annols.study.table.read` fills it)."""
+
+    definition: Definition
+    study: Study
+    judgments: Judgments
+    blind: bool = False  # a blind-only pull: no system is known
+    violations: list[tuple[int, str]] = field(default_factory=list)  # uid, rule of the protocol it breaks
+    gold: GoldRows = field(default_factory=GoldRows)
+    adjudication: AdjudicationRows = field(default_factory=AdjudicationRows)
+    judges: JudgeRows | None = None
+    findings: list[list[Any]] = field(default_factory=list)  # what pull found (folder, task id, key, ...)
+    rounds: list[dict[str, Any]] | None = None  # the record of next-round (report --rounds)
+
+    @property
+    def folders(self) -> list[Path]:
+        return [s.export.parent for s in self.study.sources]
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every table of the study as a frame (the judgments table made, if it was not yet): to compare two reads."""
+        out = {"annotations": self.study.annotations, "items": self.study.items,
+               "judgments": self.judgments.table(),
+               "violations": pd.DataFrame(self.violations, columns=["uid", "rule"]),
+               "gold": pd.DataFrame([(u, k, a, s) for u, k, d in self.gold.given for a, s in d.items()],
+                                    columns=["uid", "task_key", "aspect", "score"]),
+               "findings": pd.DataFrame(self.findings, columns=["source", "task id", "task key", "annotation id",
+                                                                "finding", "detail"])}  # fmt: skip
+        if self.judges is not None:
+            out["judge_rows"] = pd.DataFrame(self.judges.rows, columns=["task_key", "annotator", "uid", *TIDY_COLUMNS])
+            out["judges_humans"] = self.judges.humans.table()
+        return out
