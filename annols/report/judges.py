@@ -134,6 +134,7 @@ class JudgeCollector:
             options=self.options,
             tolerance=self.options.rating_tolerance,
             record_ids=self.record_ids,
+            ranges=ppi.ranges_of(self.definition),
         ), *assisted_section(self.assisted_frame(study, full), names, ppi.ranges_of(self.definition))]
 
 
