@@ -321,7 +321,8 @@ def printed(plant: str, top: float, items: int, annotators: int, studies: int, s
 # --- the intervals first checked in #41's second pass: ranks, Bradley-Terry, the judges' bias, the error score ------
 #
 # ranks: three systems rated as the ratings plant (A's chance of 5 with mean ``top``, B's GAP lower, C's 2 x GAP),
-# through the conclusions' rank intervals (:func:`annols.analysis.rankings.table`); truth the true rank (1, 2, 3), a
+# through the conclusions' rank intervals (:func:`annols.analysis.rankings.table`, the scale's range as the report
+# gives it, :func:`annols.analysis.conclusions.score_range`); truth the true rank (1, 2, 3), a
 # rank interval covers when the true rank lies in [low, high]. bradley-terry: three systems, every pair judged once
 # per item and annotator under a Bradley-Terry model with strengths (t / (1 - t), 1, (1 - t) / t) for t = ``top`` (A
 # beats B with chance t, B beats C with chance t), no ties; through the report's table
@@ -414,7 +415,7 @@ def _found_more(plant: str, frame: pd.DataFrame, top: float, options: Any) -> li
     nan = math.nan
     if plant == "ranks":
         no_tests = pd.DataFrame(columns=["aspect", "system", "opponent", "p (corrected)"])
-        table = rankings.table(frame, no_tests, options.seed, options.bootstrap).set_index("system")
+        table = rankings.table(frame, no_tests, options.seed, options.bootstrap, RANGES[QUESTION]).set_index("system")
         for system, name in zip(RANKS_OF, ("first", "second", "third"), strict=True):
             out.append((f"rankings: rank {name}", RANKS_OF.index(system) + 1.0, table.loc[system, "rank low"],
                         table.loc[system, "rank high"], nan, nan))  # fmt: skip

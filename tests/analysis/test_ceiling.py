@@ -99,7 +99,7 @@ PRINTED = {"ratings": {"ratings_summary: mean", "ratings_summary: median", "rati
 @pytest.mark.parametrize(("plant", "top", "items", "annotators"),
                          [("ratings", 0.9, 25, 1), ("pairwise", 0.9, 10, 1), ("pairwise", 0.5, 25, 1),
                           ("ranking", 0.9, 10, 1), ("ranking", 0.7, 25, 3), ("best-worst", 0.9, 25, 1),
-                          ("ranks", 0.9, 25, 1), ("judges", 0.9, 10, 1), ("judges", 0.7, 25, 3),
+                          ("ranks", 0.9, 10, 1), ("judges", 0.9, 10, 1), ("judges", 0.7, 25, 3),
                           ("error score", 0.9, 25, 1)])  # fmt: skip
 def test_every_other_printed_interval_covers_at_the_ceiling(plant: str, top: float, items: int,
                                                             annotators: int) -> None:  # fmt: skip
