@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Coverage at the ceiling at full size: the judge-assisted intervals (humans only, PPI++) on seeded studies whose
 ratings sit mostly at the top of a 1-5 scale, bounded (the report's) beside CLT, and every other interval the report
-prints (ratings, pairwise, ranking tables) on ceiling plants; figures into docs.
+prints (ratings, pairwise, ranking, best-worst, conclusions' ranks, Bradley-Terry, judges' bias and alternative
+annotator test, error score tables) on ceiling plants; figures into docs.
 
     .venv/bin/python scripts/ceiling_coverage.py            run and rewrite the ceiling table of
                                                             docs/statistics.md (between its markers)

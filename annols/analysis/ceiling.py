@@ -1,7 +1,9 @@
 """Seeded studies at the ceiling of a bounded scale: coverage and width of every interval the report prints.
 
 The judge-assisted intervals (:func:`coverage`) first; the ratings, pairwise, ranking and best-worst tables'
-intervals on their own ceiling plants after them (:func:`printed`).
+intervals on their own ceiling plants after them (:func:`printed`), then the conclusions' rank intervals, the
+Bradley-Terry table, the judges' bias and alternative annotator test and the error score's paired tests
+(:func:`_found_more`).
 
 A study rates two systems on a 1-5 scale. Each item draws, per system, its chance of the top rating from a
 beta distribution with mean ``top`` (system A) or ``top - GAP`` (system B) and concentration 4, so items differ
