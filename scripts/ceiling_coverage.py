@@ -115,7 +115,7 @@ def printed_replace(plants: list[str], studies: int) -> str:
     for plant in ceiling.PLANT_TOPS:
         out += by_plant.get(plant, [])
     said = [n for n in notes if n.startswith("Studies per plant:")]
-    counts = dict(part.split(" ", 1)[::-1] for part in said[0][len("Studies per plant: "):].rstrip(".").split(", ")) \
+    counts = dict(part.rsplit(" ", 1) for part in said[0][len("Studies per plant: "):].rstrip(".").split(", ")) \
         if said else {}  # fmt: skip
     counts.update({p: str(studies) for p in plants})
     note = "Studies per plant: " + ", ".join(f"{p} {counts.get(p, str(STUDIES))}" for p in ceiling.PLANT_TOPS if p in
