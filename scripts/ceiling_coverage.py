@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Coverage at the ceiling at full size: the judge-assisted intervals (humans only, PPI++) on seeded studies whose
 ratings sit mostly at the top of a 1-5 scale, bounded (the report's) beside CLT, and every other interval the report
-prints (ratings, pairwise, ranking tables) on ceiling plants; figures into docs.
+prints (ratings, pairwise, ranking, best-worst, conclusions' ranks, Bradley-Terry, judges' bias and alternative
+annotator test, error score tables) on ceiling plants; figures into docs.
 
     .venv/bin/python scripts/ceiling_coverage.py            run and rewrite the ceiling table of
                                                             docs/statistics.md (between its markers)
     .venv/bin/python scripts/ceiling_coverage.py --print    run and print the table only
     .venv/bin/python scripts/ceiling_coverage.py --studies 40   fewer studies per cell
     .venv/bin/python scripts/ceiling_coverage.py --table printed   only the table of the other printed intervals
+    .venv/bin/python scripts/ceiling_coverage.py --table printed --plant judges --studies 20
+                                                            only that plant's rows of the printed table (the
+                                                            others' rows kept as they are; repeatable)
 
 The studies are :mod:`annols.analysis.ceiling`'s, the same the seeded test (tests/analysis/test_ceiling.py) runs
 at a smaller size.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import sys
 import time
 from pathlib import Path
@@ -92,8 +97,34 @@ def printed_table(studies: int = STUDIES) -> str:
     return "\n".join([*lines, "", printed_note(studies)])
 
 
+def printed_replace(plants: list[str], studies: int) -> str:
+    """The printed table as docs/statistics.md holds it, with the rows of ``plants`` run again (each plant's rows in
+    :data:`annols.analysis.ceiling.PLANT_TOPS`'s order) and the studies of each plant said in the note."""
+    from annols.analysis import ceiling
+
+    held = _docs.DOC.read_text(encoding="utf-8").split(PRINTED_START, 1)[1].split(PRINTED_END, 1)[0].strip()
+    lines = held.split("\n")
+    header, rows = lines[:2], [line for line in lines[2:] if line.startswith("| ")]
+    notes = [line for line in lines[2:] if line and not line.startswith("| ")]
+    by_plant: dict[str, list[str]] = {}
+    for line in rows:
+        by_plant.setdefault(line.split(" | ")[0][2:], []).append(line)
+    for plant in plants:
+        by_plant[plant] = printed_rows(plant, studies)
+    out = [*header]
+    for plant in ceiling.PLANT_TOPS:
+        out += by_plant.get(plant, [])
+    said = [n for n in notes if n.startswith("Studies per plant:")]
+    counts = dict(part.rsplit(" ", 1) for part in said[0][len("Studies per plant: "):].rstrip(".").split(", ")) \
+        if said else {}  # fmt: skip
+    counts.update({p: str(studies) for p in plants})
+    note = "Studies per plant: " + ", ".join(f"{p} {counts.get(p, str(STUDIES))}" for p in ceiling.PLANT_TOPS if p in
+                                             by_plant) + "."  # fmt: skip
+    return "\n".join([*out, "", printed_note(STUDIES), "", note])
+
+
 def printed_note(studies: int) -> str:
-    return (f"Seed {SEED}, {studies} studies per row of plant, top share, items and annotators; "
+    return (f"Seed {SEED}, {studies} studies per row of plant, top share, items and annotators unless said below; "
             "`.venv/bin/python scripts/ceiling_coverage.py --table printed` reproduces it. Coverage and width are "
             "over the printed intervals; an interval not printed (its cells empty, the reason in the section and the "
             "headline) counts in tested, not in printed. Widths in the column's units (ratings 1-5, shares, scores "
@@ -111,12 +142,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--studies", type=int, default=STUDIES, help="studies per cell")
     parser.add_argument("--table", choices=TABLES, action="append",
                         help="only this table (repeatable; default: both)")  # fmt: skip
+    parser.add_argument("--plant", action="append",
+                        help="printed table: run only this plant's rows, keep the others' (repeatable)")
     args = parser.parse_args(argv)
-    from annols.analysis import best_worst, ceiling, item_tests, pairwise, ranking, ratings  # noqa: F401  (loaded, then frozen)
+    for module in ("best_worst", "by_system", "ceiling", "item_tests", "judges", "pairwise", "ranking", "rankings",
+                   "ratings"):  # loaded, then frozen  # fmt: skip
+        importlib.import_module(f"annols.analysis.{module}")
 
     gc.freeze()  # the report's Holm correction (statsmodels) calls gc.collect: leave the loaded modules out of it
     for name in args.table or TABLES:
-        text = table(args.studies) if name == "judge-assisted" else printed_table(args.studies)
+        if name == "judge-assisted":
+            text = table(args.studies)
+        elif args.plant:
+            text = printed_replace(args.plant, args.studies)
+        else:
+            text = printed_table(args.studies)
         print(text)
         if not args.print:
             _docs.splice(text, *((START, END) if name == "judge-assisted" else (PRINTED_START, PRINTED_END)))

@@ -113,16 +113,20 @@ def span_sections(frame: pd.DataFrame, spans: pd.DataFrame, spec: Any, judged: p
     out = [Finding("Scores and spans per system", [text], [Table("scores_and_spans", "Scores and spans per system",
                                                                   table)])]  # fmt: skip
     if weights:
-        rows = asked.score_frame(scores)
-        top = max(float(rows["rating"].max()) if len(rows) else 0.0, 1.0)
-        shim = SimpleNamespace(aspects=[Aspect(a, a) for a in asked.SCORES], scale="slider",
-                               slider=SimpleNamespace(min=0, max=top), answers=())  # fmt: skip
-        intro = ["Error score: each judged candidate's sum of its spans' weights (the definition's "
-                 "[[spans.weights]]: a span no entry matches weighs 0; no span, 0), and per 100 words of its text. "
-                 "Lower is better. Items (the context shown) are the samples of the tests."]  # fmt: skip
-        found = ratings.sections(rows, shim, options, (rows, list(asked.SCORES)))
-        out += [Finding("Error score", intro), *_renamed(found, "error_score", "Error score")]
+        out += error_score_sections(asked.score_frame(scores), options)
     return out
+
+
+def error_score_sections(rows: pd.DataFrame, options: AnalysisOptions) -> list[Finding]:
+    """The error score analysed like a rating: ``rows`` are :func:`annols.analysis.asked.score_frame`'s."""
+    top = max(float(rows["rating"].max()) if len(rows) else 0.0, 1.0)
+    shim = SimpleNamespace(aspects=[Aspect(a, a) for a in asked.SCORES], scale="slider",
+                           slider=SimpleNamespace(min=0, max=top), answers=())  # fmt: skip
+    intro = ["Error score: each judged candidate's sum of its spans' weights (the definition's "
+             "[[spans.weights]]: a span no entry matches weighs 0; no span, 0), and per 100 words of its text. "
+             "Lower is better. Items (the context shown) are the samples of the tests."]  # fmt: skip
+    found = ratings.sections(rows, shim, options, (rows, list(asked.SCORES)))
+    return [Finding("Error score", intro), *_renamed(found, "error_score", "Error score")]
 
 
 def sections(frame: pd.DataFrame | None, spans: pd.DataFrame | None, spec: Any, options: AnalysisOptions,

@@ -1,7 +1,9 @@
 """Seeded studies at the ceiling of a bounded scale: coverage and width of every interval the report prints.
 
 The judge-assisted intervals (:func:`coverage`) first; the ratings, pairwise, ranking and best-worst tables'
-intervals on their own ceiling plants after them (:func:`printed`).
+intervals on their own ceiling plants after them (:func:`printed`), then the conclusions' rank intervals, the
+Bradley-Terry table, the judges' bias and alternative annotator test and the error score's paired tests
+(:func:`_found_more`).
 
 A study rates two systems on a 1-5 scale. Each item draws, per system, its chance of the top rating from a
 beta distribution with mean ``top`` (system A) or ``top - GAP`` (system B) and concentration 4, so items differ
@@ -19,8 +21,10 @@ and writes the table of ``docs/statistics.md``; tests/analysis/test_ceiling.py r
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
@@ -232,6 +236,8 @@ def _found(plant: str, frame: pd.DataFrame, top: float, seed: int) -> list[Found
     from annols.analysis.options import AnalysisOptions
 
     options = AnalysisOptions(seed=seed, bootstrap=OPTIONS_BOOTSTRAP)
+    if plant in ("ranks", "bradley-terry", "judges", "error score", "alt-test"):
+        return _found_more(plant, frame, top, options)
     out = []
     if plant == "ratings":
         truths = truth(top)
@@ -313,3 +319,165 @@ def printed(plant: str, top: float, items: int, annotators: int, studies: int, s
                            float(c_width.mean()) if has_clt else math.nan, int((c_width <= 1e-12).sum()),
                            float((shown["high"] - shown["low"]).min()) if len(shown) else math.nan))  # fmt: skip
     return out
+
+
+# --- the intervals first checked in #41's second pass: ranks, Bradley-Terry, the judges' bias, the error score ------
+#
+# ranks: three systems rated as the ratings plant (A's chance of 5 with mean ``top``, B's GAP lower, C's 2 x GAP),
+# through the conclusions' rank intervals (:func:`annols.analysis.rankings.table`, the scale's range as the report
+# gives it, :func:`annols.analysis.conclusions.score_range`); truth the true rank (1, 2, 3), a
+# rank interval covers when the true rank lies in [low, high]. bradley-terry: three systems, every pair judged once
+# per item and annotator under a Bradley-Terry model with strengths (t / (1 - t), 1, (1 - t) / t) for t = ``top`` (A
+# beats B with chance t, B beats C with chance t), no ties; through the report's table
+# (:func:`annols.analysis.pairwise.bradley_terry`); truth the strengths (sum 1) and ranks. judges: the ratings study
+# of :func:`study` (the humans and the judge on the human items), through :func:`annols.analysis.judges.correlations`;
+# truth the planted bias, E[judge] - E[humans] = 1.7 x (E[p^0.8] - E[p]) averaged over A and B. error score: MQM-like
+# error scores, an item's candidate clean (score 0) with its chance (beta, mean ``top`` for A, GAP lower for B), else
+# 1 + Poisson(1) errors each minor (1) or major (5, chance 0.2); through the error score's own tables
+# (:func:`annols.analysis.by_system.error_score_sections`); truth E[A] - E[B].
+
+RANKS_OF = ("A", "B", "C")
+MAJOR, MINOR, MAJOR_SHARE = 5.0, 1.0, 0.2
+ERRORS_MEAN = (1 - MAJOR_SHARE) * MINOR + MAJOR_SHARE * MAJOR  # 1.8: an error's expected weight
+PLANT_TOPS.update({"ranks": (0.9, 0.7), "bradley-terry": (0.9, 0.7), "judges": (0.9, 0.7),
+                   "error score": (0.9, 0.7), "alt-test": (0.9, 0.7)})  # fmt: skip
+
+
+def ranks_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Ratings of A, B and C as the conclusions' ranks read them (score = rating)."""
+    rows = []
+    for k, system in enumerate(RANKS_OF):
+        humans = _ratings(rng, _chances(rng, top - k * GAP, items), annotators)
+        rows += [(QUESTION, f"i{i:03d}", f"a{a}", system, humans[i, a])
+                 for i in range(items) for a in range(annotators)]  # fmt: skip
+    return pd.DataFrame(rows, columns=["aspect", "task_key", "annotator", "system", "score"])
+
+
+def bt_strengths(top: float) -> np.ndarray:
+    odds = top / (1 - top)
+    s = np.array([odds, 1.0, 1 / odds])
+    return s / s.sum()
+
+
+def bt_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Every pair of A, B, C judged once per item and annotator, the winner drawn from the Bradley-Terry model."""
+    s = bt_strengths(top)
+    rows = []
+    for i in range(items):
+        for a in range(annotators):
+            for x, y in ((0, 1), (0, 2), (1, 2)):
+                win = rng.random() < s[x] / (s[x] + s[y])
+                rows.append((QUESTION, RANKS_OF[x], RANKS_OF[y], f"i{i:03d}", f"a{a}", "win" if win else "loss"))
+    return pd.DataFrame(rows, columns=["aspect", "system", "opponent", "task_key", "annotator", "outcome"])
+
+
+def judges_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """The humans and the judge of :func:`study` on the human items (judge-only items dropped)."""
+    frame = study(rng, items, annotators, top)
+    human_items = set(frame.loc[frame["annotator"] != JUDGE, "task_key"])
+    return frame[frame["task_key"].isin(human_items)].reset_index(drop=True)
+
+
+def judges_truth(top: float) -> float:
+    """E[judge - humans' mean] per unit: the judge's chance of 5 is p^0.8 where the humans' is p."""
+    from scipy.special import betaln
+
+    out = []
+    for mean in (top, top - GAP):
+        a, b = mean * CONCENTRATION, (1 - mean) * CONCENTRATION
+        lean = math.exp(betaln(a + JUDGE_LEAN, b) - betaln(a, b))  # E[p^0.8]
+        out.append((lean - mean) * (5 - BELOW))
+    return float(np.mean(out))
+
+
+def error_score_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Error scores of A and B per item and annotator as the error score's tables read them (rating rows)."""
+    rows = []
+    for system, mean in (("A", top), ("B", top - GAP)):
+        clean = _chances(rng, mean, items)
+        for i in range(items):
+            for a in range(annotators):
+                score = 0.0
+                if rng.random() >= clean[i]:
+                    errors = 1 + rng.poisson(1.0)
+                    score = float(np.where(rng.random(errors) < MAJOR_SHARE, MAJOR, MINOR).sum())
+                rows.append((f"i{i:03d}", f"a{a}", system, score))
+    frame = pd.DataFrame(rows, columns=["unit", "annotator", "system", "error score"])
+    return frame.assign(**{"error score per 100 words": frame["error score"]})
+
+
+def error_score_truth(top: float) -> float:
+    """E[A] - E[B]: a candidate has errors with chance 1 - mean, then 2 errors on average of 1.8 each."""
+    return (1 - top) * 2 * ERRORS_MEAN - (1 - top + GAP) * 2 * ERRORS_MEAN
+
+
+def _found_more(plant: str, frame: pd.DataFrame, top: float, options: Any) -> list[Found]:
+    from annols.analysis import asked, by_system, judges, pairwise, rankings
+
+    out: list[Found] = []
+    nan = math.nan
+    if plant == "ranks":
+        no_tests = pd.DataFrame(columns=["aspect", "system", "opponent", "p (corrected)"])
+        table = rankings.table(frame, no_tests, options.seed, options.bootstrap, RANGES[QUESTION]).set_index("system")
+        for system, name in zip(RANKS_OF, ("first", "second", "third"), strict=True):
+            out.append((f"rankings: rank {name}", RANKS_OF.index(system) + 1.0, table.loc[system, "rank low"],
+                        table.loc[system, "rank high"], nan, nan))  # fmt: skip
+    elif plant == "bradley-terry":
+        no_tests = pd.DataFrame(columns=["aspect", "system", "opponent", "p (corrected)"])
+        table = pairwise.bradley_terry(frame, [QUESTION], no_tests, options).frame.set_index("system")
+        truths = bt_strengths(top)
+        for k, (system, name) in enumerate(zip(RANKS_OF, ("first", "second", "third"), strict=True)):
+            row = table.loc[system]
+            out.append((f"pairwise_bradley_terry: strength {name}", float(truths[k]), row["strength CI low"],
+                        row["strength CI high"], nan, nan))  # fmt: skip
+            out.append((f"pairwise_bradley_terry: rank {name}", k + 1.0, row["rank low"], row["rank high"], nan, nan))
+    elif plant == "judges":
+        table = judges.correlations(judges.units(frame), [JUDGE], options, RANGES).frame.iloc[0]
+        humans = frame[frame["annotator"] != JUDGE].groupby(["task_key", "system"])["value"].mean()
+        judge = frame[frame["annotator"] == JUDGE].set_index(["task_key", "system"])["value"]
+        per_item = (judge - humans).groupby(level="task_key").mean().to_numpy()
+        out.append(("judges_correlation: bias", judges_truth(top), table["bias CI low"], table["bias CI high"],
+                    *intervals.clt(per_item)))  # fmt: skip
+    elif plant == "alt-test":
+        table = judges.alt_tests(judges.units(frame), [JUDGE], judges.EPSILON)[0].frame
+        annotators = frame.loc[frame["annotator"] != JUDGE, "annotator"].nunique()
+        for a in range(annotators):  # at 1 annotator the test is refused ("needs three or more"): no row
+            row = table[table["annotator"] == f"a{a}"]
+            low, high = (row["CI low"].iloc[0], row["CI high"].iloc[0]) if len(row) else (nan, nan)
+            clt = (nan, nan)
+            if len(row):
+                f, h = judges.alt_test_scores(judges.units(frame), JUDGE, True)[f"a{a}"]
+                clt = intervals.clt((f >= h).astype(float) - (h >= f).astype(float))
+            out.append(("judges_alt_test: advantage", alt_test_truth(top), low, high, *clt))
+    else:
+        found = by_system.error_score_sections(asked.score_frame(frame), options)
+        tests = next(t.frame for f in found for t in f.tables if t.name == "error_score_paired_tests")
+        row = tests[tests["aspect"].astype(str) == asked.SCORE].iloc[0]
+        sign = 1.0 if row["system"] == "A" else -1.0  # the table's difference is system - opponent
+        means = frame.groupby(["system", "unit"])["error score"].mean()
+        diff = (means["A"] - means["B"]).to_numpy()
+        low, high = sorted((sign * row["CI low"], sign * row["CI high"]))
+        out.append(("error_score_paired_tests: CI (A - B)", error_score_truth(top), low, high,
+                    *intervals.clt(diff)))  # fmt: skip
+    return out
+
+
+ALT_TRUTH_ITEMS = 2_000  # the alternative annotator test's truth: the advantage on one study this large
+
+
+@functools.cache
+def alt_test_truth(top: float) -> float:
+    """The judge's advantage over an annotator, E[W_f - W_h] on a unit, for the judges plant with three annotators:
+    no closed form (W compares root mean squared differences with the other two), so its mean over every annotator
+    of one seeded study of :data:`ALT_TRUTH_ITEMS` items (Monte Carlo se about 0.005, a tenth of the narrowest
+    interval's half-width)."""
+    from annols.analysis import judges
+
+    frame = judges_plant(np.random.default_rng([2026, round(100 * top)]), ALT_TRUTH_ITEMS, 3, top)
+    scores = judges.alt_test_scores(judges.units(frame), JUDGE, True)
+    gains = [((f >= h).astype(float) - (h >= f).astype(float)) for f, h in scores.values()]
+    return float(np.mean(np.concatenate(gains)))
+
+
+PLANTS.update({"ranks": ranks_plant, "bradley-terry": bt_plant, "judges": judges_plant,
+               "error score": error_score_plant, "alt-test": judges_plant})  # fmt: skip

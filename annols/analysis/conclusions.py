@@ -69,6 +69,14 @@ RANKS_NOTE = (
     "systems sharing a letter cannot be told apart by the paired tests above, Holm-corrected across every pair of "
     "the question (compact letter display, Piepho 2004)."
 )  # fmt: skip
+RANKS_NOTE_BOUNDED = (
+    "Per question, each system's rank by its mean score ({scores}; 1 is best) and the 95% set of its ranks: each "
+    "pair of systems gets a betting interval of its paired difference over items, bounded by the score's range "
+    "({low:g} to {high:g}; Waudby-Smith & Ramdas 2024), at 95% for every pair together (Bonferroni; seed {seed}); a "
+    "system ranks below every system surely better than it and above every one surely worse. Group: "
+    "systems sharing a letter cannot be told apart by the paired tests above, Holm-corrected across every pair of "
+    "the question (compact letter display, Piepho 2004)."
+)  # fmt: skip
 SCORE_TEXT = {"pairwise": "1 for a win, 0.5 for a tie, 0 for a loss", "ratings": "the rating",
               "ranking": "N + 1 - rank (higher is better)",
               "best-worst": "100 for chosen best, -100 for worst, 0 otherwise: the best-worst score %"}  # fmt: skip
@@ -164,14 +172,28 @@ def sections(style: str, tidy: pd.DataFrame, spec: Any, options: AnalysisOptions
     if scores is not None and style in reliability.SCORES:
         out.append(reliability_section(style, scores, options, frame, crossed))
     if scores is not None and style != "pairwise" and len(scores):  # pairwise ranks by Bradley-Terry, in its section
-        out.append(ranks_section(style, scores, frame, options))
+        out.append(ranks_section(style, scores, frame, options, score_range(style, spec)))
     return out
 
 
-def ranks_section(style: str, scores: pd.DataFrame, tests: pd.DataFrame, options: AnalysisOptions) -> Finding:
-    text = [RANKS_NOTE.format(scores=SCORE_TEXT.get(style, "the style's score"), reps=options.bootstrap,
-                              seed=options.seed)]  # fmt: skip
-    table = rankings.table(scores, tests, options.seed, options.bootstrap)
+def score_range(style: str, spec: Any) -> tuple[float, float] | None:
+    """The range of a system's score in the ranks section: a rating's scale, 1 to the positions of a ranking
+    (N + 1 - rank), -100 to 100 for best-worst; None where it is not known."""
+    if style == "ratings":
+        return ratings.scale_range(spec)
+    if style == "ranking" and len(getattr(spec, "positions", ())) >= 2:
+        return 1.0, float(len(spec.positions))
+    if style == "best-worst":
+        return -100.0, 100.0
+    return None
+
+
+def ranks_section(style: str, scores: pd.DataFrame, tests: pd.DataFrame, options: AnalysisOptions,
+                  bounds: tuple[float, float] | None = None) -> Finding:  # fmt: skip
+    text = [(RANKS_NOTE_BOUNDED if bounds is not None else RANKS_NOTE).format(
+        scores=SCORE_TEXT.get(style, "the style's score"), reps=options.bootstrap, seed=options.seed,
+        low=bounds[0] if bounds else 0, high=bounds[1] if bounds else 0)]  # fmt: skip
+    table = rankings.table(scores, tests, options.seed, options.bootstrap, bounds)
     text.append("Each cell: the system's rank, [the 95% interval of its rank] and its letters.")
     return Finding("Ranks and groups", text, [
         Table("rankings", "Ranks with 95% intervals and letter groups, per system and question",

@@ -89,6 +89,7 @@ def judge_sections(table: StudyTable, epsilon: float, options: ReportOptions) ->
         options=options,
         tolerance=options.rating_tolerance,
         record_ids=rows.record_ids,
+        ranges=ppi.ranges_of(definition),
     ), *assisted_section(assisted_frame(table, full), names, ppi.ranges_of(definition))]
 
 

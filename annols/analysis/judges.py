@@ -22,7 +22,8 @@ codes joined by ``+``). Spans are compared as sets of (control, label, start, en
   unit, two humans' or the judge's and a human's, equal or not, with ties and without.
 - **Correlations and bias** per question of numbers: the judge's answer against the
   humans' mean on each unit, Pearson, Spearman and Kendall tau-b (scipy), and the mean bias
-  (judge - humans' mean) with a 95% percentile bootstrap interval resampling items.
+  (judge - humans' mean) with a 95% interval over items: the betting interval bounded by the question's
+  range where it is known (:func:`annols.analysis.intervals.betting_ratio`), else the percentile bootstrap.
 - **Error counts** (spans, sentence codes; :func:`count_tables`): per item, the spans each rater marked per
   labels control, or the rows given a code per column; the judge's count against the humans' mean count as
   above (correlations and bias) and agreement at the counts' level.
@@ -69,7 +70,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import agreement as agreement_lib
-from annols.analysis import arena, best_worst, bootstrap
+from annols.analysis import arena, best_worst, bootstrap, intervals
 from annols.analysis.naming import natural_systems
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Finding, Table, percent
@@ -185,7 +186,7 @@ def alt_test(scores: dict[str, tuple[np.ndarray, np.ndarray]], epsilon: float) -
 
     Rows: [annotator, units, rho_f, rho_h, advantage, CI low, CI high, t, p, p (BY), H0 rejected]; summary:
     [annotators, rejected, winning rate, rho, passes]. The advantage is the test's effect, rho_f - rho_h (the
-    mean of -d), with its 95% t interval (:func:`advantage_interval`), the interval the t-test inverts.
+    mean of -d), with its 95% bounded interval over the units (:func:`advantage_interval`).
     """
     rows = []
     for who, (f, h) in sorted(scores.items()):
@@ -203,15 +204,14 @@ def alt_test(scores: dict[str, tuple[np.ndarray, np.ndarray]], epsilon: float) -
 
 
 def advantage_interval(gain: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """The judge's mean advantage over an annotator (mean of W_f - W_h) and its two-sided t interval
-    (``scipy.stats.t``), the interval the one-sample t-test inverts; a constant gain has a zero-width interval."""
+    """The judge's mean advantage over an annotator (mean of W_f - W_h) and its 95% interval over the units: each
+    gain lies in [-1, 1], so the betting interval of a bounded mean (:func:`annols.analysis.intervals.betting`;
+    Waudby-Smith & Ramdas 2024). Never a point: the t interval the t-test inverts covered 0.908 at 100 items on a
+    ceiling plant and was a point wherever every gain was equal (judge and annotator both at the top)."""
     if not len(gain):
         return np.nan, np.nan, np.nan
-    mean = float(gain.mean())
-    if len(gain) < 2 or np.all(gain == gain[0]):
-        return mean, mean, mean
-    half = float(scipy_stats.t.ppf((1 + level) / 2, len(gain) - 1) * gain.std(ddof=1) / math.sqrt(len(gain)))
-    return mean, mean - half, mean + half
+    low, high = intervals.betting(np.asarray(gain, dtype=float), -1.0, 1.0, 1 - level)
+    return float(gain.mean()), low, high
 
 
 def _score(mine: Any, others: list[Any], numeric: bool) -> float:
@@ -276,8 +276,9 @@ def alt_tests(table: pd.DataFrame, judges: Sequence[str], epsilon: float,
         f"epsilon = {epsilon}, the cost-benefit margin; the authors' guidance (Calderon et al. 2025): 0.2 for "
         f"experts, 0.15 for skilled annotators, 0.1 for crowd-workers, smaller when the annotators agree little. "
         f"Benjamini-Yekutieli over the annotators at q = {ALPHA}. Needs three or more annotators. Advantage: the "
-        f"test's effect, rho judge - rho annotator (the mean of W_f - W_h over the units), with its two-sided 95% t "
-        f"interval; H0 says it is at most -epsilon."
+        f"test's effect, rho judge - rho annotator (the mean of W_f - W_h over the units), with its 95% bounded "
+        f"interval over the units (betting, Waudby-Smith & Ramdas 2024: each W_f - W_h lies in -1 to 1); H0 says it "
+        f"is at most -epsilon."
     )
     pooled_note = ("Each question's unit is one instance of a single test, as the authors do for SummEval's four "
                    "aspects (an instance is a summary and an aspect): per annotator, the instances of every "
@@ -310,10 +311,16 @@ CORRELATION_COLUMNS = ["judge", "question", "units", "items", "Pearson r", "Spea
                        "mean bias", "bias CI low", "bias CI high"]  # fmt: skip
 
 
-def correlations(table: pd.DataFrame, judges: Sequence[str], options: AnalysisOptions) -> Table:
+def correlations(table: pd.DataFrame, judges: Sequence[str], options: AnalysisOptions,
+                 ranges: dict[str, tuple[float, float]] | None = None) -> Table:  # fmt: skip
     """Per judge and question of numbers: the judge's answer against the humans' mean answer on each unit
-    (Pearson, Spearman, Kendall tau-b from scipy), and the mean bias (judge - humans' mean) with its 95%
-    percentile bootstrap interval resampling items (each item's units together)."""
+    (Pearson, Spearman, Kendall tau-b from scipy), and the mean bias (judge - humans' mean) with its 95% interval
+    over items (each item's units together). ``ranges``: each question's range of values
+    (:func:`annols.analysis.ppi.ranges_of`); where a question has one, the interval is the betting interval of the
+    ratio sum(differences) / units over items (:func:`annols.analysis.intervals.betting_ratio`, a unit's difference
+    lies within plus or minus the range's width: it holds with few items and at a ceiling, where the percentile
+    bootstrap covered 0.825 at 10 items), else the percentile bootstrap."""
+    ranges = ranges or {}
     rows = []
     numbers = table[table["numeric"].astype(bool)]
     for n, (question, part) in enumerate(numbers.groupby("question", sort=False)):
@@ -328,15 +335,22 @@ def correlations(table: pd.DataFrame, judges: Sequence[str], options: AnalysisOp
                 continue
             diff = both["judge"] - both["humans"]
             per_item = diff.groupby(both["item"], sort=True).agg(["sum", "size"]).to_numpy(dtype=float)
-            rng = np.random.default_rng([options.seed, n, k])
-            low, high = bootstrap.ratio(per_item, options.bootstrap, rng)
+            bounds = ranges.get(str(question))
+            if bounds is not None and options.bootstrap > 0:  # --bootstrap 0 leaves the intervals out
+                width = bounds[1] - bounds[0]
+                low, high = intervals.betting_ratio(per_item[:, 0], per_item[:, 1], -width, width, seed=options.seed)
+            else:
+                rng = np.random.default_rng([options.seed, n, k])
+                low, high = bootstrap.ratio(per_item, options.bootstrap, rng)
             rows.append([judge, question, len(both), len(per_item),
                          *(agreement_lib.correlation(both["judge"], both["humans"], m) for m in METHODS),
                          float(diff.mean()), low, high])  # fmt: skip
     note = ("A unit is an item's system (a rank or rating); the humans' answer is their mean on it. Correlation "
             "says whether the judge orders the units as the humans do, the bias how far above (+) or below (-) "
             "their mean it answers on average: a judge one point lower on every unit has r = 1 and bias -1. "
-            "95% bias interval: percentile bootstrap over items.")
+            "95% bias interval over items: " + ("betting interval bounded by the scale (Waudby-Smith & Ramdas "
+                                                "2024) where the question's range is known, else " if ranges else "")
+            + "percentile bootstrap.")
     return Table("judges_correlation", "Judges against the humans' mean: correlations and bias",
                  pd.DataFrame(rows, columns=CORRELATION_COLUMNS), note)  # fmt: skip
 
@@ -617,9 +631,11 @@ def _f1(pairs: list[tuple[Counter[Any], Counter[Any]]]) -> list[Any]:
 def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], epsilon: float = EPSILON,
              special: str = "special", spans: bool = False, task_systems: dict[str, str] | None = None,
              options: AnalysisOptions | None = None, tolerance: float = 0.0,
-             record_ids: dict[str, str] | None = None) -> list[Finding]:  # fmt: skip
+             record_ids: dict[str, str] | None = None,
+             ranges: dict[str, tuple[float, float]] | None = None) -> list[Finding]:  # fmt: skip
     """The "Judges and humans" section from judgments rows of humans and judges. ``options``: the bias
-    intervals' bootstrap; ``tolerance``: how far a rating may be from a human's and not be a disagreement;
+    intervals' bootstrap; ``ranges``: each question's range of values (the bias intervals bounded where known);
+    ``tolerance``: how far a rating may be from a human's and not be a disagreement;
     ``record_ids``: task key -> the input record's id, named in the disagreements."""
     options = options or AnalysisOptions()
     table = units(frame, special)
@@ -630,7 +646,7 @@ def sections(frame: pd.DataFrame, judged: pd.DataFrame, judges: Sequence[str], e
     if (frame["kind"] == "preference").any():
         tables.append(arena.agreement(frame, judges))
     if table["numeric"].astype(bool).any():
-        tables.append(correlations(table, judges, options))
+        tables.append(correlations(table, judges, options, ranges))
     span_scores: dict[str, Any] = {}
     if spans:
         span_table, span_scores = span_tables(frame, judged, judges)

@@ -79,7 +79,8 @@ METHODS = (
     Method("judges", "the question's unit (an item's answer) of each annotator with two or more others",
            "the alternative annotator test: per annotator, a one-sided one-sample t-test that the judge's advantage "
            "exceeds -epsilon", "Benjamini-Yekutieli across the annotators",
-           "the judge's advantage (rho judge - rho annotator)", "its 95% t interval",
+           "the judge's advantage (rho judge - rho annotator)",
+           "its 95% bounded interval over the units (betting, Waudby-Smith & Ramdas 2024)",
            ("judges_alt_test",), ("calderon2025",)),
 )
 ANNOTATORS_NOTE = ("The annotators are taken as given: whether other annotators would judge alike is a separate "

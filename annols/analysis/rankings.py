@@ -5,7 +5,10 @@ cannot tell apart.
   :func:`annols.analysis.bootstrap.means`, ``default_rng([seed, 3, question
   index])``); in each resample the systems are ranked by their score (1 is best, tied
   systems share the best of their ranks); a system's interval is the 2.5th and 97.5th
-  percentile of its ranks, rounded outwards to whole ranks. Pairwise studies rank by
+  percentile of its ranks, rounded outwards to whole ranks. Where the score's range is known (ratings, ranking,
+  best-worst), the conclusions' rank interval is instead the set of ranks that the betting intervals of every
+  pair's paired differences over items allow (:func:`rank_sets`, :func:`paired_apart`; Bonferroni over the pairs):
+  the bootstrap's covered the true rank 0.875 at 10 items on a ceiling plant. Pairwise studies rank by
   Bradley-Terry strength (:func:`bradley_terry`), the others by the mean score of
   :data:`annols.analysis.reliability.SCORES` (best-worst:
   :func:`annols.analysis.reliability.best_worst_scores`).
@@ -36,7 +39,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import rankdata
 
-from annols.analysis import bootstrap, cells, detectable
+from annols.analysis import bootstrap, cells, detectable, intervals
 from annols.analysis.naming import natural
 
 LEVEL = 0.95
@@ -102,9 +105,48 @@ def significant_pairs(tests: pd.DataFrame, question: Any) -> list[tuple[str, str
     return list(zip(mine["system"].astype(str), mine["opponent"].astype(str), strict=True))
 
 
-def table(scores: pd.DataFrame, tests: pd.DataFrame, seed: int, reps: int) -> pd.DataFrame:
+def rank_sets(full: np.ndarray, apart: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each system's rank in ``full`` and the set of ranks the simultaneous intervals of the pairs' differences
+    allow: ``apart[i, j]`` is +1 where the interval of i - j lies wholly above 0, -1 wholly below, else 0. A system
+    ranks from 1 + the systems surely better to K - the systems surely worse; if every pair's interval holds its
+    true difference (jointly, with 95%), every true rank lies in its set."""
+    rank = ranks(np.asarray(full, dtype=float))
+    k = len(rank)
+    above, below = (apart == -1).sum(axis=1), (apart == 1).sum(axis=1)
+    return rank, (1 + above).astype(float), (k - below).astype(float)
+
+
+def paired_apart(sums: np.ndarray, counts: np.ndarray, bounds: tuple[float, float], seed: int,
+                 level: float = LEVEL) -> np.ndarray:  # fmt: skip
+    """K x K: +1 / -1 / 0 as :func:`rank_sets` reads it, from the betting interval of each pair's per-item
+    differences of means (items both were scored on; differences within plus or minus the range's width), each
+    at ``1 - (1 - level) / pairs`` (Bonferroni over the K (K - 1) / 2 pairs). Nan (no interval): a pair with no
+    common item, never apart."""
+    k = sums.shape[1]
+    width = bounds[1] - bounds[0]
+    alpha = (1 - level) / max(k * (k - 1) // 2, 1)
+    apart = np.zeros((k, k), dtype=int)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = sums / counts
+    for i in range(k):
+        for j in range(i + 1, k):
+            both = (counts[:, i] > 0) & (counts[:, j] > 0)
+            if not both.any():
+                continue
+            low, high = intervals.betting(means[both, i] - means[both, j], -width, width, alpha, seed)
+            sign = 1 if low > 0 else -1 if high < 0 else 0
+            apart[i, j], apart[j, i] = sign, -sign
+    return apart
+
+
+def table(scores: pd.DataFrame, tests: pd.DataFrame, seed: int, reps: int,
+          bounds: tuple[float, float] | None = None) -> pd.DataFrame:  # fmt: skip
     """Per question and system (best first): the mean score, its rank with the interval, and its letters.
-    ``scores``: :data:`annols.analysis.reliability.SCORE_COLUMNS`; ``tests``: the ``detectable`` frame."""
+    ``scores``: :data:`annols.analysis.reliability.SCORE_COLUMNS`; ``tests``: the ``detectable`` frame. ``bounds``:
+    the range of a score (a rating scale's, ranks', best-worst's); with it the rank interval is :func:`rank_sets` of
+    the pairs' betting intervals of their paired differences over items (:func:`paired_apart`, 95% jointly), which
+    holds with few items and at a ceiling where the bootstrap of the ranks covered 0.875 at 10 items; without, the
+    bootstrap of the ranks. ``reps`` 0: no interval."""
     rows = []
     for a, ((question,), part) in enumerate(cells.groups(scores, ["aspect"])):
         _, systems, sums, counts = cells.sums_and_counts(part, "task_key", "system", "score")
@@ -112,8 +154,14 @@ def table(scores: pd.DataFrame, tests: pd.DataFrame, seed: int, reps: int) -> pd
             continue
         with np.errstate(divide="ignore", invalid="ignore"):
             full = sums.sum(axis=0) / counts.sum(axis=0)
+        names = [str(s) for s in systems]
+        different = significant_pairs(tests, question)
+        if bounds is not None and reps > 0:
+            apart = paired_apart(sums, counts, bounds, seed)
+            rows += _rows(names, str(question), rank_sets(full, apart), full, different)
+            continue
         resampled = bootstrap.means(sums, counts, reps, np.random.default_rng([seed, 3, a]))
-        rows += _rows(str(question), [str(s) for s in systems], full, resampled, significant_pairs(tests, question))
+        rows += _rows(names, str(question), rank_intervals(full, resampled), full, different)
     return pd.DataFrame(rows, columns=["aspect", "system", "score", *RANK_COLUMNS])
 
 
@@ -131,9 +179,9 @@ def _whole(x: float) -> str:
     return "" if x != x else str(int(x))
 
 
-def _rows(question: str, systems: list[str], full: np.ndarray, resampled: np.ndarray,
+def _rows(systems: list[str], question: str, ranked: tuple[np.ndarray, ...], full: np.ndarray,
           different: list[tuple[str, str]]) -> list[list[Any]]:  # fmt: skip
-    rank, low, high = rank_intervals(full, resampled)
+    rank, low, high = ranked
     order = sorted(range(len(systems)), key=lambda k: (rank[k], natural(systems).index(systems[k])))
     groups = letters([systems[k] for k in order], different)
     return [[question, systems[k], float(full[k]), int(rank[k]), low[k], high[k], groups[systems[k]]] for k in order]
@@ -201,7 +249,8 @@ def bradley_terry(frame: pd.DataFrame, aspects: list[str], tests: pd.DataFrame, 
         drawn = bt_bootstrap(per_item.reshape(len(keys), -1), k, reps, np.random.default_rng([seed, 4, a]))
         low, high = bt_intervals(drawn)
         log = np.log(strength) - np.log(strength).mean()
-        ranked = {r[1]: r[3:] for r in _rows(aspect, systems, strength, drawn, significant_pairs(tests, aspect))}
+        ranked = {r[1]: r[3:] for r in _rows(systems, aspect, rank_intervals(strength, drawn), strength,
+                                             significant_pairs(tests, aspect))}  # fmt: skip
         for s, n in at.items():
             rows.append([aspect, s, int(wins[n].sum() + wins[:, n].sum() + ties[n].sum()), int(wins[n].sum()),
                          int(ties[n].sum()), int(wins[:, n].sum()), float(strength[n]), float(low[n]),

@@ -162,3 +162,26 @@ def test_disagreements_allow_a_tolerance_for_ratings_and_name_the_record_id() ->
     assert within.empty
     frame2, judged2 = planted(offset=-2.0)
     assert len(tables(frame2, judged2, tolerance=1.0)["judges_disagreements"]) == ITEMS * len(SYSTEMS) * 2
+
+
+def test_with_the_scales_range_the_bias_interval_is_the_betting_interval_of_the_items() -> None:
+    """Where the question's range is known the bias interval is the betting interval of sum(differences) / units
+    over items (differences within plus or minus the range's width), computed here from the units directly; it is
+    never the point [-1, -1] the bootstrap gives a judge exactly one point lower."""
+    from annols.analysis import intervals
+
+    frame, judged = planted()
+    ranges = {"coherence": (1.0, 5.0), "fluency": (1.0, 5.0)}
+    found = tables(frame, judged, ranges=ranges)["judges_correlation"].set_index("question")
+    units = judges.units(frame)
+    for aspect in ("coherence", "fluency"):
+        mine = units[units["question"] == aspect]
+        humans = mine[mine["annotator"] != JUDGE].groupby("unit")["value"].mean()
+        judge = mine[mine["annotator"] == JUDGE].groupby("unit")["value"].first()
+        item = mine.groupby("unit")["task_key"].first()
+        diff = (judge.astype(float) - humans.astype(float)).groupby(item).agg(["sum", "size"])
+        want = intervals.betting_ratio(diff["sum"].to_numpy(), diff["size"].to_numpy(), -4.0, 4.0,
+                                       seed=AnalysisOptions(bootstrap=200).seed)  # fmt: skip
+        row = found.loc[aspect]
+        assert (row["bias CI low"], row["bias CI high"]) == pytest.approx(want)
+        assert row["bias CI low"] < -1.0 < row["bias CI high"]

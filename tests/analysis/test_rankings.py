@@ -108,3 +108,39 @@ def test_bradley_terry_and_its_intervals_equal_choix_on_the_planted_study() -> N
         for row in mine_tests.itertuples():
             apart = row[-1] < 0.05  # p (Holm)
             assert (not set(mine.loc[row.system, "group"]) & set(mine.loc[row.opponent, "group"])) == apart
+
+
+def test_bounded_rank_sets_are_what_the_pairs_betting_intervals_allow() -> None:
+    """With the score's range the rank interval is the set of ranks the pairs' betting intervals (paired differences
+    over items, Bonferroni over the pairs) allow, recomputed here pair by pair with intervals.betting; the sets hold
+    each rank and never claim an order the intervals do not."""
+    import pandas as pd
+
+    from annols.analysis import intervals
+
+    rng = np.random.default_rng(7)
+    items, systems = 30, ["A", "B", "C", "D"]
+    level = {"A": 4.6, "B": 4.5, "C": 2.5, "D": 2.0}  # A, B close; C, D well below
+    rows = [("q", f"i{i:02d}", "a0", s, float(np.clip(np.rint(level[s] + rng.normal(0, 0.7)), 1, 5)))
+            for i in range(items) for s in systems]  # fmt: skip
+    scores = pd.DataFrame(rows, columns=["aspect", "task_key", "annotator", "system", "score"])
+    no_tests = pd.DataFrame(columns=["aspect", "system", "opponent", "p (corrected)"])
+    table = rankings.table(scores, no_tests, seed=3, reps=100, bounds=(1.0, 5.0)).set_index("system")
+    wide = scores.pivot(index="task_key", columns="system", values="score")
+    sure_above = {s: 0 for s in systems}  # systems surely better than s
+    sure_below = {s: 0 for s in systems}
+    for a, b in itertools.combinations(systems, 2):
+        low, high = intervals.betting((wide[a] - wide[b]).to_numpy(), -4.0, 4.0, 0.05 / 6, 3)
+        if low > 0:
+            sure_above[b] += 1
+            sure_below[a] += 1
+        elif high < 0:
+            sure_above[a] += 1
+            sure_below[b] += 1
+    for s in systems:
+        assert (table.loc[s, "rank low"], table.loc[s, "rank high"]) == (1 + sure_above[s], 4 - sure_below[s])
+        assert table.loc[s, "rank low"] <= table.loc[s, "rank"] <= table.loc[s, "rank high"]
+    assert table.loc["A", "rank low"] == 1 and table.loc["D", "rank high"] == 4
+    assert table.loc["A", "rank high"] <= 2 and table.loc["C", "rank low"] >= 3  # 30 items tell the halves apart
+    unbounded = rankings.table(scores, no_tests, seed=3, reps=0, bounds=(1.0, 5.0))
+    assert unbounded["rank low"].isna().all()  # --bootstrap 0: no interval, bounded or not
