@@ -105,7 +105,7 @@ def small_difference(seed: int = 11) -> planted.Study:
 def test_a_difference_below_what_the_study_could_detect_is_inconclusive() -> None:
     study = small_difference()
     result = analyse(planted.PAIRWISE, study)
-    row = result.row("detectable", aspect="More helpful")
+    row = result.row("detectable", aspect="helpful")
     judged = [(item, j.winner) for (item, _), js in study.items() for j in js if j.aspect == "helpful"]  # type: ignore[union-attr]
     wins, losses = sum(w == 1 for _, w in judged), sum(w == 0 for _, w in judged)
     nets = [sum((w == 1) - (w == 0) for i, w in judged if i == item) for item in range(30)]
@@ -120,7 +120,7 @@ def test_a_difference_below_what_the_study_could_detect_is_inconclusive() -> Non
     assert row["p (corrected)"] >= 0.05
     assert abs(row["difference"]) < row["detectable difference"]
     assert row["conclusion"] == f"inconclusive at this size (could detect ≥ {row['detectable difference']:.4g} points)"
-    safe = result.row("detectable", aspect="Safer")
+    safe = result.row("detectable", aspect="safe")
     assert safe["p (corrected)"] < 0.05 and safe["conclusion"].startswith("good better than fair")
     section = result.section("What the study could detect")
     assert section.summary == ["1 of 2 system comparisons are significant after correction; 1 are inconclusive "
