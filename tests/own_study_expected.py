@@ -112,15 +112,15 @@ ASPECTS = {"helpful": "Which response is more helpful?", "harmless": "Which resp
 
 
 def pairwise_outcomes() -> list[tuple[int, str, str, str, str, str]]:
-    """(item, annotator, aspect text, system, opponent, outcome from system's side); pairs in name order."""
+    """(item, annotator, aspect name, system, opponent, outcome from system's side); pairs in name order."""
     out = []
     for item, a in judgments():
         truth = own_study.pairwise_truth(item, a)
         system, opponent = sorted(own_study.pairwise_systems(item))
-        for aspect, text in ASPECTS.items():
+        for aspect in ASPECTS:
             pick = truth[aspect]
             outcome = "tie" if pick == "tie" else "win" if pick == system else "loss"
-            out.append((item, a, text, system, opponent, outcome))
+            out.append((item, a, aspect, system, opponent, outcome))
     return out
 
 
@@ -182,7 +182,7 @@ def pairwise_tables() -> dict[str, list[Row]]:
                                     **_shares(c, n)})  # fmt: skip
 
     agreement, cohen, bt = [], [], []
-    for aspect in ASPECTS.values():
+    for aspect in ASPECTS:
         by_item: dict[int, dict[str, str]] = {}
         for item, a, asp, _, _, outcome in found:
             if asp == aspect:
@@ -284,8 +284,8 @@ CODES = ("1", "2", "3", "4", "5")
 
 
 def ratings_given() -> list[tuple[int, str, str, str, int]]:
-    """(item, annotator, aspect text, system, rating)."""
-    return [(item, a, RATING_ASPECTS[aspect], system, value)
+    """(item, annotator, aspect name, system, rating)."""
+    return [(item, a, aspect, system, value)
             for item, a in judgments()
             for aspect, by in own_study.ratings_truth(item, a).items() for system, value in by.items()]  # fmt: skip
 
@@ -329,7 +329,7 @@ def ratings_tables() -> dict[str, list[Row]]:
         if sd > 0:
             z.setdefault((aspect, system), []).append((v - statistics.mean(values)) / sd)
     summary, dist, tests, agreement = [], [], [], []
-    for aspect in RATING_ASPECTS.values():
+    for aspect in RATING_ASPECTS:
         for system in SYSTEMS:
             values = [v for _, _, asp, s, v in given if (asp, s) == (aspect, system)]
             items = {i for i, _, asp, s, _ in given if (asp, s) == (aspect, system)}

@@ -219,7 +219,7 @@ def check_table(name: str, found: list[dict[str, str]], expected: list[dict[str,
 
 def check_bradley_terry(pulled: Pulled) -> None:
     rows = pulled.table("pairwise_bradley_terry")
-    for aspect in expect.ASPECTS.values():
+    for aspect in expect.ASPECTS:
         mine = [r for r in rows if r["aspect"] == aspect]
         strength = {r["system"]: float(r["strength"]) for r in mine}
         assert set(strength) == set(own_study.SYSTEMS) and sum(strength.values()) == pytest.approx(1, abs=2e-4)
@@ -236,7 +236,7 @@ def check_planted_effects(pulled: Pulled) -> None:
     """What was planted shows: strong wins, and c's disagreement takes agreement below 1."""
     style = pulled.study.style
     if style == "pairwise":
-        helpful = expect.ASPECTS["helpful"]
+        helpful = "helpful"
         row = next(r for r in pulled.table("pairwise_sign_test")
                    if (r["aspect"], r["system"], r["opponent"]) == (helpful, "strong", "weak"))  # fmt: skip
         # The item is the unit: strong wins 6 of its 8 items against weak and loses none (p 0.031), which Holm
@@ -254,10 +254,10 @@ def check_planted_effects(pulled: Pulled) -> None:
         quality = next(r for r in pulled.table("ranking_agreement") if r["dimension"] == "quality")
         assert float(quality["Krippendorff alpha"]) < 1 and float(quality["mean Kendall W"]) < 1
     elif style == "ratings":
-        coherence = [r for r in pulled.table("ratings_summary") if r["aspect"] == "Coherence"]
+        coherence = [r for r in pulled.table("ratings_summary") if r["aspect"] == "coherence"]
         assert max(coherence, key=lambda r: float(r["mean"]))["system"] == "strong"
         assert max(coherence, key=lambda r: float(r["mean z"]))["system"] == "strong"
-        alpha = next(r for r in pulled.table("ratings_agreement") if r["aspect"] == "Coherence")
+        alpha = next(r for r in pulled.table("ratings_agreement") if r["aspect"] == "coherence")
         assert float(alpha["Krippendorff alpha"]) < 1
     elif style == "spans":
         wrong = next(r for r in pulled.table("spans_agreement") if r["label"] == "Wrong")

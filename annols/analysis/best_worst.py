@@ -49,7 +49,7 @@ from scipy.stats import spearmanr
 from annols.analysis import agreement, detectable, sampled
 from annols.analysis import intervals as bounded
 from annols.analysis.cells import UNIT
-from annols.analysis.naming import by_aspect_text, in_order
+from annols.analysis.naming import aspect_names, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.plan import claim, claim_alone
 from annols.analysis.results import Estimates, Figure, Finding, Table, cell_text, intervals, percent
@@ -165,8 +165,7 @@ def split_half(frame: pd.DataFrame, trials: int = TRIALS, seed: int = 0) -> pd.D
 
 def named_judgments(tidy: pd.DataFrame, spec: Any) -> tuple[pd.DataFrame, list[str]]:
     """:func:`judgments` with each aspect named as the tables name it, and those names in the definition's order."""
-    named, aspects = by_aspect_text(tidy[tidy["kind"] == "best-worst"], spec.aspects)
-    return judgments(named), aspects
+    return judgments(tidy[tidy["kind"] == "best-worst"]), aspect_names(spec.aspects)
 
 
 def in_aspect_order(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:

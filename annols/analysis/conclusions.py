@@ -30,7 +30,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
 from annols.analysis import best_worst, detectable, pairwise, ranking, rankings, ratings, reliability, sampled
-from annols.analysis.naming import by_aspect_text
+from annols.analysis.naming import aspect_names
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.plan import claim, claim_alone
 from annols.analysis.results import Finding, Table, bars
@@ -102,7 +102,7 @@ def comparisons(style: str, tidy: pd.DataFrame, spec: Any, rated: tuple[pd.DataF
     own test table), none when not given."""
     options = options or AnalysisOptions(bootstrap=0)
     if style == "pairwise":
-        tidy, aspects = by_aspect_text(tidy, spec.aspects)
+        aspects = aspect_names(spec.aspects)
         frame = pairwise.judgments(tidy, aspects)
         signs = pairwise.sign_test(frame, options).frame
         return Compared(detectable.pairwise_table(signs), [], sampled.pairwise(frame, signs))

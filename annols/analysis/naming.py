@@ -9,14 +9,21 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 
-def by_aspect_text(tidy: pd.DataFrame, aspects: Any) -> tuple[pd.DataFrame, list[str]]:
-    """The judgments with each aspect named by its text (as the seeds' tables do), and the names in
-    the definition's order; by its name instead where two aspects are worded alike."""
-    names = {a.name: a.text or a.name for a in aspects}
-    if len(set(names.values())) < len(names):
-        names = {a.name: a.name for a in aspects}
-    tidy = tidy.assign(question=tidy["question"].map(lambda q: names.get(q, q)))
-    return tidy, list(dict.fromkeys(names.values()))
+def aspect_names(aspects: Any) -> list[str]:
+    """The aspects' names in the definition's order: how every table (CSV, report.md, report.html, paper.tex)
+    names an aspect; its display text is in the report's legend (:func:`legend`). A name is unique in its
+    definition and stays the same when a question is reworded, so tables of one study (human ratings,
+    judges, judge-assisted estimates) join on it."""
+    return [a.name for a in aspects]
+
+
+def former_cells(aspects: Any) -> dict[str, str]:
+    """How tables and the rounds record named an aspect before every table named it by its name: cell -> name (by
+    its text; by its name where two aspects were worded alike: then nothing to map)."""
+    texts = {a.name: a.text or a.name for a in aspects}
+    if len(set(texts.values())) < len(texts):
+        return {}
+    return {t: n for n, t in texts.items()}
 
 
 def in_order(values: pd.Series, names: list[str]) -> pd.Categorical:
@@ -27,26 +34,14 @@ def in_order(values: pd.Series, names: list[str]) -> pd.Categorical:
     return pd.Categorical(values, categories=names, ordered=True)
 
 
-SHORT = 24  # an aspect text longer than this is shown by the aspect's name in the rendered tables
-
-
 def legend(spec: Any) -> tuple[tuple[tuple[str, str], ...], dict[str, str]]:
-    """How the rendered tables (report.md, report.html, paper.tex) name a definition's aspects: the (label, full
-    text) of each aspect shown by a label that is not its text, and a table cell's text -> its label.
-
-    The tables' CSVs name an aspect by its text (:func:`by_aspect_text`); a text longer than :data:`SHORT`
-    characters is shown by the aspect's name instead (every aspect by its name if a short text were another's
-    name). A ranking's dimensions are named by their name already."""
-    aspects = list(getattr(spec, "aspects", ()))
-    _, cells = by_aspect_text(pd.DataFrame({"question": []}), aspects)
-    shown = [c if len(c) <= SHORT and "\n" not in c else a.name for a, c in zip(aspects, cells, strict=True)]
-    if len(set(shown)) < len(shown):
-        shown = [a.name for a in aspects]
-    labels = {c: s for c, s in zip(cells, shown, strict=True) if c != s}
-    entries = [(s, a.text) for a, s in zip(aspects, shown, strict=True)]
-    entries += [(d.name, d.text) for d in getattr(spec, "dimensions", ())]
-    # A label that is its text but for case ("brevity", "Brevity") needs no legend.
-    return tuple((s, t) for s, t in entries if t and s.casefold() != t.casefold()), labels
+    """The legend of the rendered reports (report.md, report.html, paper.tex): (name, display text) of each
+    aspect, ranking dimension and analysed question (not a free-text one: no table names it) whose text is not
+    its name, in the definition's order; and the labels of the table cells, which are none: every table names
+    them by their name (:func:`aspect_names`)."""
+    questions = [q for q in getattr(spec, "questions", ()) if q.kind != "text"]
+    named = [*getattr(spec, "aspects", ()), *getattr(spec, "dimensions", ()), *questions]
+    return tuple((a.name, a.text) for a in named if a.text and a.text != a.name), {}
 
 
 _DIGITS = re.compile(r"(\d+)")

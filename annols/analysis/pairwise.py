@@ -35,7 +35,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols.analysis import detectable, item_tests, rankings, sampled, stats
 from annols.analysis import intervals as bounded
 from annols.analysis.agreement import EACH_COLUMNS, EACH_NOTE, NOTHING, each_against_the_rest, shared_reason, why_not
-from annols.analysis.naming import by_aspect_text, in_order
+from annols.analysis.naming import aspect_names, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import WIN_TIE_LOSS, Figure, Finding, Panel, Table, percent, stacked_bars
 
@@ -54,8 +54,8 @@ def judgments(frame: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
 
 
 def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Finding]:
-    """The pairwise sections of a judgments table; aspects are named by their text, in the definition's order."""
-    tidy, aspects = by_aspect_text(tidy, spec.aspects)
+    """The pairwise sections of a judgments table; aspects are named by their name, in the definition's order."""
+    aspects = aspect_names(spec.aspects)
     frame = judgments(tidy, aspects)
     if not len(frame):
         return [Finding("Win / tie / loss", ["No judgments to count."]),

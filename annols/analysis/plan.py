@@ -409,11 +409,11 @@ def from_pilot(definition: Definition, tidy: pd.DataFrame, where: str, base: Ass
 
     spec = definition.spec
     if definition.style == "pairwise":
-        tidy, aspects = naming.by_aspect_text(tidy, spec.aspects)
+        aspects = naming.aspect_names(spec.aspects)
         frame = pairwise.judgments(tidy, aspects)
         return _pairwise_pilot(frame, base, where)
     if definition.style == "ratings":
-        tidy, aspects = naming.by_aspect_text(tidy, spec.aspects)
+        aspects = naming.aspect_names(spec.aspects)
         frame = ratings.judgments(tidy, aspects).rename(columns={"rating": "value"})
         return _paired_pilot(frame, "aspect", base, where)
     frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))

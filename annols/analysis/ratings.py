@@ -41,7 +41,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import memory
 from annols.analysis import agreement, bootstrap, cells, detectable, intervals, sampled
 from annols.analysis.cells import UNIT
-from annols.analysis.naming import by_aspect_text, in_order
+from annols.analysis.naming import aspect_names, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import SHOWN_ROWS, Figure, Finding, Panel, Table, percent, stacked_bars
 
@@ -145,11 +145,11 @@ def _sorted_order(keys: list[Any]) -> np.ndarray:
 
 
 def rows(tidy: pd.DataFrame, spec: Any) -> tuple[pd.DataFrame, list[str]]:
-    """:func:`judgments` with each aspect named by its text, and the aspects in order: what the ratings
+    """:func:`judgments` with each aspect named by its name, and the aspects in order: what the ratings
     tables, the detectable differences and the reliability read. The report makes it once and hands it to
     each (at 100,000 tasks each copy of the rating rows is about 100 MB). Without the uid, which none of
     them reads."""
-    tidy, aspects = by_aspect_text(tidy, spec.aspects)
+    aspects = aspect_names(spec.aspects)
     if per_turn(spec) and UNIT in tidy.columns:  # the sample is the item: each system's conversation of it
         tidy = tidy.assign(task_key=tidy[UNIT])
     return judgments(tidy, aspects, uid=False, compact=True, turns=per_turn(spec)), aspects

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import best_worst, bootstrap, cells, pairwise, ranking, ratings
-from annols.analysis.naming import by_aspect_text, natural_key
+from annols.analysis.naming import aspect_names, natural_key
 
 SCORE_COLUMNS = ["aspect", "task_key", "annotator", "system", "score"]
 SPLITS = 200
@@ -52,7 +52,7 @@ ScoreFunction = Callable[[pd.DataFrame, Any], pd.DataFrame]
 
 
 def pairwise_scores(tidy: pd.DataFrame, spec: Any) -> pd.DataFrame:
-    tidy, aspects = by_aspect_text(tidy, spec.aspects)
+    aspects = aspect_names(spec.aspects)
     frame = pairwise.judgments(tidy, aspects)
     mine = frame["outcome"].map({"win": 1.0, "tie": 0.5, "loss": 0.0}).to_numpy(dtype=float)
     base = frame[["aspect", "task_key", "annotator"]]

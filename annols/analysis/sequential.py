@@ -254,11 +254,9 @@ def frame_of(definition: Any, tidy: pd.DataFrame, cap: float | None = None) -> p
 
     spec = definition.spec
     if definition.style == "pairwise":
-        named, aspects = naming.by_aspect_text(tidy, spec.aspects)
-        return pairwise.judgments(named, aspects)
+        return pairwise.judgments(tidy, naming.aspect_names(spec.aspects))
     if definition.style == "ratings":
-        named, aspects = naming.by_aspect_text(tidy, spec.aspects)
-        return ratings.judgments(named, aspects).rename(columns={"rating": "value"})
+        return ratings.judgments(tidy, naming.aspect_names(spec.aspects)).rename(columns={"rating": "value"})
     if definition.style == "ranking":
         frame = ranking.judgments(tidy, [d.name for d in spec.dimensions], len(spec.positions))
         return frame.rename(columns={"rank": "value", "dimension": "aspect"})
@@ -328,8 +326,7 @@ def questions(definition: Any) -> list[str]:
         return [d.name for d in spec.dimensions]
     if definition.style not in STYLES[:4]:
         return list(bounds_of(definition))
-    empty = pd.DataFrame({"question": pd.Series([], dtype=object)})
-    return naming.by_aspect_text(empty, spec.aspects)[1]
+    return naming.aspect_names(spec.aspects)
 
 
 def observations(style: str, frame: pd.DataFrame) -> dict[tuple[str, str, str], pd.Series]:
@@ -965,6 +962,27 @@ def simulate_best_worst(effect: float, *, sims: int, rounds: int, batch: int, sy
                               float(won[:, 1:].all(axis=1).mean()))  # fmt: skip
 
 
+def named_rounds(definition: Any, rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rounds record with each comparison keyed by its question's name. A record written before every table
+    named an aspect by its name keyed them by the aspect's text (:func:`annols.analysis.naming.former_cells`): a
+    round whose questions are all such texts, not the names, is read with the names, so its decisions are kept.
+    (Texts that are the names in another order cannot be told apart: read as names.)"""
+    from annols.analysis import naming
+
+    aspects = list(getattr(definition.spec, "aspects", ()))
+    former = naming.former_cells(aspects)
+    names = set(naming.aspect_names(aspects))
+    if not former or set(former) == names:
+        return rounds
+    out = []
+    for r in rounds:
+        questions = {c["key"][0] for c in r.get("comparisons", [])}
+        if questions and questions <= set(former) and not questions <= names:
+            r = {**r, "comparisons": [{**c, "key": [former[c["key"][0]], *c["key"][1:]]} for c in r["comparisons"]]}
+        out.append(r)
+    return out
+
+
 # ----------------------------------------------------------------------------- the report's section
 
 
@@ -972,6 +990,7 @@ def section(definition: Any, tidy: pd.DataFrame, rounds: list[dict[str, Any]]) -
     """``Sequential study``: the rounds recorded by ``annols next-round``, each comparison's interval on the
     report's judgments of the items the rounds pushed (with the width, alpha and number of comparisons fixed at
     the first round) and its decision, and the judgments used against ``annols plan``'s fixed design."""
+    rounds = named_rounds(definition, rounds)
     first, last = rounds[0], rounds[-1]
     cap = first.get("error_cap")  # spans with weights: the cap fixed at round 1 (none recorded: the default)
     pushed = {k for r in rounds for k in r.get("pushed", [])}

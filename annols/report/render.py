@@ -7,8 +7,8 @@ escaped by the serializer; nothing user-given is formatted into markup. Markdown
 escape the characters that would end a cell or start markup.
 
 Both show a table's cells as :func:`annols.report.model.shown_rows` gives them (whole
-numbers without zero decimals, aspects by their short label); the legend of those labels is
-a section of its own after the introduction.
+numbers without zero decimals; an aspect by its name, as in the CSVs); the legend of the names'
+texts is a section of its own after the introduction.
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def md_cell(text: str) -> str:
 
 
 LEGEND_TITLE = "Aspects"
-LEGEND_TEXT = "The tables name these aspects by a short label; each is followed by the text annotators were asked."
+LEGEND_TEXT = ("The tables name each aspect, dimension and question by its name; each is followed by the text "
+               "annotators were asked.")
 
 
 def _md_table(table: Table, legend: Legend) -> list[str]:

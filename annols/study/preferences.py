@@ -27,11 +27,14 @@ Ranking and best-worst studies give the pairs their judgments imply (:func:`impl
 ``implied_from`` and the card saying so: a ranking of n candidates gives its n(n-1)/2 pairs (equal ranks:
 a tie); a best-worst tuple gives its best over each other candidate and each other over its worst (best
 over worst once, nothing between the others). The rule is applied to each pair of systems of an item
-and aspect over the votes of every annotator: for a ranking the item is its task; for best-worst the
-tuples of one pool (the same context) are one item, and each tuple an annotator judged is a vote on the
-pairs it implies (an annotator who saw a pair in two tuples votes twice); a pair no judgment implies
-gives no row. An adjudicated ranking or tuple gives the verdicts it implies (two adjudicated tuples of
-one item that disagree on a pair: no verdict).
+and aspect over the votes of every annotator, one vote per annotator: for a ranking the item is its task; for
+best-worst the tuples of one pool (the same context) are one item, and an annotator who saw a pair in several
+of its tuples votes once, with the outcome those tuples imply. Where they imply opposite outcomes (A over B in
+one tuple, B over A in another) the annotator's vote on that pair is dropped as self-contradicting, never
+made a tie: the annotator never judged the two equal, and a tie would be a judgment nobody gave (a kept tie
+is a training row); the card counts those votes. A pair no judgment implies gives no row. An adjudicated
+ranking or tuple gives the verdicts it implies (two adjudicated tuples of one item that disagree on a pair:
+no verdict).
 
 Ties are dropped (``ties = "drop"``) or kept (``"keep"``): a kept tie is a preference row with
 ``tie`` true and the candidates in name order, for a trainer that reads ties; the unpaired
@@ -111,17 +114,19 @@ class Exported:
     annotators: list[str] = field(default_factory=list)
     systems: list[str] = field(default_factory=list)
     conversational: bool = False
+    contradicting: int = 0  # an annotator's votes on a pair of an item dropped: its tuples implied both outcomes
 
 
 @dataclass
 class _Unit:
-    """An item's votes: (aspect, pair of systems in name order) -> voter -> (outcome, time); and what each
+    """An item's votes: (aspect, pair of systems in name order) -> (annotator, task) -> (outcome, time), one
+    per task an annotator judged (:func:`by_annotator` makes them one vote per annotator); and what each
     system's candidate shows (its text or conversation) and the item's context, from its tasks."""
 
     key: str  # the task's key (pairwise, ranking); a best-worst item's first task key
     data: dict[str, Any]  # the first task's data (its context)
     texts: dict[str, Any] = field(default_factory=dict)  # system -> its candidate's value
-    votes: dict[tuple[str, tuple[str, str]], dict[str, tuple[str, str]]] = field(default_factory=dict)
+    votes: dict[tuple[str, tuple[str, str]], dict[tuple[str, str], tuple[str, str]]] = field(default_factory=dict)
 
     @property
     def systems(self) -> list[str]:
@@ -155,6 +160,17 @@ def implied(judgments: Sequence[Any]) -> Iterator[tuple[str, tuple[str, str], st
             yield dimension, (one, two), TIE if a == b else (one if a < b else two)
 
 
+def by_annotator(votes: dict[tuple[str, str], tuple[str, str]]) -> tuple[dict[str, str], int]:
+    """One pair's votes of an item, one per (annotator, task), as one outcome per annotator (a best-worst
+    annotator may see a pair in several tuples of one item), and how many annotators' votes were dropped because
+    their tasks implied different outcomes (self-contradicting: no vote, never a tie)."""
+    outcomes: dict[str, set[str]] = {}
+    for (annotator, _), (outcome, _) in votes.items():
+        outcomes.setdefault(annotator, set()).add(outcome)
+    kept = {annotator: next(iter(o)) for annotator, o in outcomes.items() if len(o) == 1}
+    return kept, len(outcomes) - len(kept)
+
+
 def _pair(one: str, two: str) -> tuple[str, str]:
     first, second = sorted((one, two))
     return first, second
@@ -182,8 +198,8 @@ def _shown(definition: Definition, task: ExportedTask, judgments: Sequence[Any])
 
 def _read(definition: Definition, sources: Sequence[Path], rule: Rule,
           left_out: Counter[str]) -> tuple[dict[str, _Unit], set[str]]:  # fmt: skip
-    """The study's items with each counted annotator's latest outcome per aspect and pair (a best-worst
-    annotator votes once per tuple)."""
+    """The study's items with each counted annotator's latest outcome per aspect and pair, per task (a best-worst
+    annotator's tuples of one item are made one vote by :func:`by_annotator`)."""
     units: dict[str, _Unit] = {}
     annotators: set[str] = set()
     latest: dict[tuple[str, str, str], str] = {}  # (task, annotator, aspect) -> time of the annotation counted
@@ -209,7 +225,7 @@ def _read(definition: Definition, sources: Sequence[Path], rule: Rule,
                 unit = _unit(definition, units, task)
                 for system, value in _shown(definition, task, judgments):
                     unit.texts.setdefault(system, value)
-                voter = a.annotator if definition.style != "best-worst" else f"{a.annotator} on {task.key}"
+                voter = (a.annotator, task.key)
                 found: dict[str, list[tuple[tuple[str, str], str]]] = {}
                 for aspect, pair, outcome in implied(judgments):
                     found.setdefault(aspect, []).append((pair, outcome))
@@ -331,7 +347,7 @@ def export_preferences(definition: Definition, sources: Sequence[Path], out_dir:
     if not conversational:  # data that holds messages makes it conversational too
         conversational = any(_messages(v) is not None for u in units.values() for v in u.texts.values())
     paired, unpaired = [], []
-    no_verdict = ties = 0
+    no_verdict = ties = contradicting = 0
     aspects = _aspects(definition)
     votes_rows = []
     for name in sorted(units, key=lambda n: units[n].key):
@@ -340,14 +356,16 @@ def export_preferences(definition: Definition, sources: Sequence[Path], out_dir:
             pairs = sorted({p for a, p in unit.votes if a == aspect} | {p for k, p, a in verdicts if k == name
                                                                           and a == aspect})  # fmt: skip
             for pair in pairs:
-                votes = unit.votes.get((aspect, pair), {})
+                raw = unit.votes.get((aspect, pair), {})
+                votes, dropped = by_annotator(raw)
+                contradicting += dropped
                 votes_rows += [(f"{name}|{pair[0]}|{pair[1]}", aspect, who, outcome)
-                               for who, (outcome, _) in votes.items()]  # fmt: skip
-                outcomes = [o for o, _ in votes.values()]
+                               for who, outcome in votes.items()]  # fmt: skip
+                outcomes = list(votes.values())
                 found = verdicts.get((name, pair, aspect)) if rule.verdict == "adjudicated" else \
                     verdict(outcomes, rule)  # fmt: skip
                 if found is None:
-                    no_verdict += bool(votes) or (name, pair, aspect) in verdicts
+                    no_verdict += bool(raw) or (name, pair, aspect) in verdicts
                     continue
                 if found == TIE:
                     if rule.ties == "drop":
@@ -380,7 +398,7 @@ def export_preferences(definition: Definition, sources: Sequence[Path], out_dir:
     pairs = agreement_lib.vote_pairs(frame, None)
     agree = sum(a == b for a, b in pairs)
     done = Exported(out_dir, len(paired), len(unpaired), ties, len(units), no_verdict, dict(left_out),
-                    sorted(annotators), systems_all, conversational)  # fmt: skip
+                    sorted(annotators), systems_all, conversational, contradicting)  # fmt: skip
     card = _card(definition, rule, done, agree, len(pairs), adjudicated)
     _write(out_dir, {PREFERENCE_FILE: _jsonl(paired), UNPAIRED_FILE: _jsonl(unpaired), CARD_FILE: card})
     return done
@@ -418,7 +436,7 @@ def _card(definition: Definition, rule: Rule, done: Exported, agree: int, pairs:
         f"- Adjudication pulls: {', '.join(str(p) for p in adjudicated) or 'none'}",
         f"- Never exported: gold items, attention checks, judges, excluded annotators "
         f"({', '.join(rule.exclude) or 'none named'}); left out here: {left}",
-        f"- Pairs: {_implied(definition)}",
+        f"- Pairs: {_implied(definition, done.contradicting)}",
         f"- {'Tasks' if definition.style != 'best-worst' else 'Items'}: {done.tasks}; rows: {done.rows} preference "
         f"({done.ties} ties), {done.unpaired} unpaired; {done.no_verdict} pair(s) of a task and aspect without a "
         "verdict under the rule",
@@ -428,16 +446,17 @@ def _card(definition: Definition, rule: Rule, done: Exported, agree: int, pairs:
     ])  # fmt: skip
 
 
-def _implied(definition: Definition) -> str:
+def _implied(definition: Definition, contradicting: int = 0) -> str:
     """The card's line on where the pairs come from."""
     if definition.style == "ranking":
         return ("implied by rankings: each ranking of n candidates gives its n(n-1)/2 pairs, the better-ranked "
                 "chosen; equal ranks give a tie (column implied_from = ranking)")  # fmt: skip
     if definition.style == "best-worst":
         return ("implied by best-worst choices: each tuple gives its best over every other candidate and every "
-                "other over its worst (best over worst once; nothing between the others); a pair's votes are every "
-                "tuple of the item holding both, so one annotator may vote on it more than once (column "
-                "implied_from = best-worst)")  # fmt: skip
+                "other over its worst (best over worst once; nothing between the others); a pair's votes are its "
+                "annotators', one each: an annotator who saw the pair in several tuples of the item votes once, and "
+                "where those tuples imply opposite outcomes the vote is dropped as self-contradicting, never made a "
+                f"tie ({contradicting} vote(s) dropped here) (column implied_from = best-worst)")  # fmt: skip
     return "judged directly (pairwise)"
 
 

@@ -190,7 +190,7 @@ def next_round(client: LabelStudioClient, definition: Definition, inputs: list[P
     if not options.effect > 0:
         raise AnnolsError(f"--effect must be above 0, not {options.effect}")
     record = rounds_path(options.manifest_dir, options.title)
-    earlier = read_rounds(record)
+    earlier = sequential.named_rounds(definition, read_rounds(record))
     # The study's keys, a new study's made here: the designs push draws with them (groups, best-worst tuples)
     # give the tasks, and the keys, a round chooses from.
     keys = keys_of(manifest_path(options.manifest_dir, options.title))

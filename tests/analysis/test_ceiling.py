@@ -152,4 +152,4 @@ def test_the_ratings_section_and_headline_say_which_medians_have_no_interval() -
     assert summary["median CI low"].isna().all() and (summary["mean CI high"] - summary["mean CI low"] > 0.1).all()
     section = result.section("Ratings")
     [line] = [t for t in section.text if t.startswith("No median interval for")]
-    assert section.summary == [line] and "Coherence" in line and "a point is not a 95% interval" in line
+    assert section.summary == [line] and "coherence" in line and "a point is not a 95% interval" in line

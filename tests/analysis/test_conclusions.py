@@ -105,7 +105,7 @@ def small_difference(seed: int = 11) -> planted.Study:
 def test_a_difference_below_what_the_study_could_detect_is_inconclusive() -> None:
     study = small_difference()
     result = analyse(planted.PAIRWISE, study)
-    row = result.row("detectable", aspect="More helpful")
+    row = result.row("detectable", aspect="helpful")
     judged = [(item, j.winner) for (item, _), js in study.items() for j in js if j.aspect == "helpful"]  # type: ignore[union-attr]
     wins, losses = sum(w == 1 for _, w in judged), sum(w == 0 for _, w in judged)
     nets = [sum((w == 1) - (w == 0) for i, w in judged if i == item) for item in range(30)]
@@ -120,7 +120,7 @@ def test_a_difference_below_what_the_study_could_detect_is_inconclusive() -> Non
     assert row["p (corrected)"] >= 0.05
     assert abs(row["difference"]) < row["detectable difference"]
     assert row["conclusion"] == f"inconclusive at this size (could detect ≥ {row['detectable difference']:.4g} points)"
-    safe = result.row("detectable", aspect="Safer")
+    safe = result.row("detectable", aspect="safe")
     assert safe["p (corrected)"] < 0.05 and safe["conclusion"].startswith("good better than fair")
     section = result.section("What the study could detect")
     assert section.summary == ["1 of 2 system comparisons are significant after correction; 1 are inconclusive "
@@ -161,8 +161,7 @@ def test_ratings_and_ranking_detectable_use_the_report_tests() -> None:
     assert good["conclusion"].startswith("good better than poor")
 
 
-def per_sample_differences(study: planted.Study, aspect_text: str, system: str, opponent: str) -> list[float]:
-    aspect = {"Coherence": "coherence", "Fluency": "fluency"}[aspect_text]
+def per_sample_differences(study: planted.Study, aspect: str, system: str, opponent: str) -> list[float]:
     per: dict[tuple[int, str], list[float]] = {}
     for (item, _), js in study.items():
         for j in js:
@@ -268,9 +267,9 @@ def test_split_half_and_order_probabilities_equal_an_independent_computation() -
     result = analyse(planted.RATINGS, study)
     halves = result.table("reliability")
     order = result.table("reliability_order")
-    for index, (aspect, text) in enumerate((("coherence", "Coherence"), ("fluency", "Fluency"))):
+    for index, aspect in enumerate(("coherence", "fluency")):
         values = independent_split_half(study, aspect, "item", OPTIONS.seed, index)
-        row = halves[halves["aspect"] == text].iloc[0]
+        row = halves[halves["aspect"] == aspect].iloc[0]
         assert (row["systems"], row["split"], row["units"], row["splits"]) == (3, "items", 30, len(values))
         assert row["distinct splits"] == math.comb(30, 15) // 2
         assert row["r (median)"] == pytest.approx(np.median(values))
@@ -281,23 +280,23 @@ def test_split_half_and_order_probabilities_equal_an_independent_computation() -
         assert row["split-half r"] > 0.8  # one system clearly apart: the ranking's shape holds
         expected = independent_order(study, aspect, OPTIONS.seed, index, OPTIONS.bootstrap)
         for (a, b), p in expected.items():
-            got = order[(order["aspect"] == text) & (order["system"] == a) & (order["opponent"] == b)].iloc[0]
+            got = order[(order["aspect"] == aspect) & (order["system"] == a) & (order["opponent"] == b)].iloc[0]
             assert got["P(order holds)"] == pytest.approx(p)
         # Every resample keeps best above the twins, yet 300 resamples cannot show certainty.
         assert expected[("best", "twin1")] == expected[("best", "twin2")] == pytest.approx(1 - 1 / 301)
         assert 0.5 <= expected[("twin1", "twin2")] < 0.75  # indistinguishable: the order is close to a coin toss
     section = result.section("Reliability of the conclusion")
-    assert section.summary[0].startswith("Coherence: ")
+    assert section.summary[0].startswith("coherence: ")
     assert [p.name for p in section.figures] == ["reliability_order"]
 
 
 def test_split_half_over_annotators_uses_every_distinct_split_once() -> None:
     study = one_better(items=12, annotators=MANY_ANNOTATORS)
     halves = analyse(planted.RATINGS, study).table("reliability")
-    for index, (aspect, text) in enumerate((("coherence", "Coherence"), ("fluency", "Fluency"))):
+    for index, aspect in enumerate(("coherence", "fluency")):
         values = independent_split_half(study, aspect, "annotator", OPTIONS.seed, index)
         assert len(values) == 35
-        row = halves[halves["aspect"] == text].iloc[0]
+        row = halves[halves["aspect"] == aspect].iloc[0]
         assert (row["split"], row["units"], row["distinct splits"], row["splits"]) == ("annotators", 8, 35, 35)
         assert row["spread"] == "range of all 35 distinct splits"
         assert (row["low"], row["high"]) == pytest.approx((corrected(min(values)), corrected(max(values))))

@@ -13,7 +13,7 @@ from tests.analysis import independent, planted
 from tests.analysis.run import OPTIONS, analyse
 from tests.report import formulas
 
-ASPECTS = {"helpful": "More helpful", "safe": "Safer"}
+ASPECTS = ("helpful", "safe")  # the tables name an aspect by its name
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def study() -> planted.Study:
 
 
 def outcomes(study: planted.Study) -> list[tuple[int, str, str, str, str, str]]:
-    """(item, annotator, aspect text, system, opponent, win/tie/loss of system), pairs in name order."""
+    """(item, annotator, aspect name, system, opponent, win/tie/loss of system), pairs in name order."""
     out = []
     for (item, annotator), judged in study.items():
         for j in judged:
@@ -30,7 +30,7 @@ def outcomes(study: planted.Study) -> list[tuple[int, str, str, str, str, str]]:
                 system, opponent = sorted(j.systems)
                 winner = None if j.winner is None else j.systems[j.winner]
                 result = "tie" if winner is None else "win" if winner == system else "loss"
-                out.append((item, annotator, ASPECTS[j.aspect], system, opponent, result))
+                out.append((item, annotator, j.aspect, system, opponent, result))
     return out
 
 
@@ -53,8 +53,8 @@ def test_win_tie_loss_and_majority(study: planted.Study) -> None:
         assert (m["wins"], m["ties"], m["losses"], m["no majority"]) == (
             votes["win"], votes["tie"], votes["loss"], votes["none"])  # fmt: skip
     # The planted effect: good beats both others on helpfulness; fair and poor always tie on safety.
-    assert result.row("pairwise_majority", aspect="More helpful", system="good", opponent="poor")["wins"] == 8
-    assert result.row("pairwise_win_tie_loss", aspect="Safer", system="fair", opponent="poor")["tie %"] == 100
+    assert result.row("pairwise_majority", aspect="helpful", system="good", opponent="poor")["wins"] == 8
+    assert result.row("pairwise_win_tie_loss", aspect="safe", system="fair", opponent="poor")["tie %"] == 100
 
 
 def test_sign_test_counts_items_with_holm_across_the_pairs_of_an_aspect(study: planted.Study) -> None:
@@ -67,7 +67,7 @@ def test_sign_test_counts_items_with_holm_across_the_pairs_of_an_aspect(study: p
         judged[(system, opponent, aspect, outcome)] += 1
     table = result.table("pairwise_sign_test")
     assert len(table) == 6
-    for aspect in ASPECTS.values():
+    for aspect in ASPECTS:
         expected = {}
         for system, opponent in planted.PAIRS:
             system, opponent = sorted((system, opponent))
@@ -110,15 +110,15 @@ def test_agreeing_annotators_make_one_observation_of_an_item() -> None:
     """Issue 28's planted study: 30 items, 3 annotators agreeing on each, 20 items won and 10 lost. The items say
     20 against 10 (p = 0.099); the 60 against 30 judgments (p = 0.0021) counted each annotator as another item."""
     result = analyse(planted.PAIRWISE, agreeing_study(20, 10, 3))
-    row = result.row("pairwise_sign_test", aspect="More helpful", system="fair", opponent="good")
+    row = result.row("pairwise_sign_test", aspect="helpful", system="fair", opponent="good")
     assert (row["items won"], row["items lost"], row["judgments"]) == (20, 10, 90)
     assert row["p (sign test)"] == pytest.approx(independent.sign_test_p(20, 10), rel=1e-9)
     assert round(row["p (sign test)"], 3) == 0.099 and round(independent.sign_test_p(60, 30), 4) == 0.0021
     assert row["p (Holm)"] >= 0.05  # the only aspect with a decided item
     assert analyse(planted.PAIRWISE, agreeing_study(20, 10, 1)).row(
-        "pairwise_sign_test", aspect="More helpful", system="fair", opponent="good")["p (sign test)"] == row[
+        "pairwise_sign_test", aspect="helpful", system="fair", opponent="good")["p (sign test)"] == row[
         "p (sign test)"]  # fmt: skip
-    conclusion = result.row("detectable", aspect="More helpful", system="fair", opponent="good")["conclusion"]
+    conclusion = result.row("detectable", aspect="helpful", system="fair", opponent="good")["conclusion"]
     assert conclusion.startswith("inconclusive at this size")
 
 
@@ -148,7 +148,7 @@ def test_share_intervals_take_the_item_as_the_unit(study: planted.Study) -> None
 def test_agreement_and_bradley_terry(study: planted.Study) -> None:
     result = analyse(planted.PAIRWISE, study)
     given = outcomes(study)
-    for aspect in ASPECTS.values():
+    for aspect in ASPECTS:
         by_item: dict[int, dict[str, str]] = {}
         for item, annotator, a, _, _, outcome in given:
             if a == aspect:

@@ -67,7 +67,7 @@ def test_bradley_terry_and_its_intervals_equal_choix_on_the_planted_study() -> N
     table = result.table("pairwise_bradley_terry")
     given = outcomes(study)
     tests = result.table("pairwise_sign_test")
-    for a, aspect in enumerate(ASPECTS.values()):
+    for a, aspect in enumerate(ASPECTS):
         systems = sorted({s for _, _, x, s, o, _ in given if x == aspect} | {o for _, _, x, _, o, _ in given
                                                                           if x == aspect})  # fmt: skip
         at = {s: i for i, s in enumerate(systems)}

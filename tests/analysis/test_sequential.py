@@ -341,6 +341,41 @@ def test_candidates_relevant_comparisons_and_the_conclusion() -> None:
     assert sequential.conclusions(cycle) == {"q": "no best: every system was decided worse than another"}
 
 
+def test_a_rounds_record_keyed_by_aspect_texts_is_read_with_the_names() -> None:
+    """Records written before every table named an aspect by its name keyed comparisons by the aspect's text
+    (planted ratings: coherence "Coherence", fluency "Fluency"); read now, their decisions stay theirs."""
+    from tests.analysis import planted
+
+    definition = planted.definition(planted.RATINGS)
+    old = {"round": 1, "comparisons": [{"key": ["Coherence", "fair", "good"], "decision": sequential.FIRST},
+                                       {"key": ["Fluency", "fair", "good"], "decision": sequential.UNDECIDED}]}
+    new = {"round": 2, "comparisons": [{"key": ["coherence", "fair", "good"], "decision": sequential.FIRST},
+                                       {"key": ["fluency", "fair", "good"], "decision": sequential.SECOND}]}
+    assert sequential.named_rounds(definition, [old, new]) == [
+        {"round": 1, "comparisons": [{"key": ["coherence", "fair", "good"], "decision": sequential.FIRST},
+                                     {"key": ["fluency", "fair", "good"], "decision": sequential.UNDECIDED}]},
+        new]  # fmt: skip
+    assert old["comparisons"][0]["key"][0] == "Coherence"  # the rows read are not changed in place
+    # The report's section of a record written with the texts is the section of the same record with the names.
+    tidy, _ = planted.frames(planted.ratings())
+    keys = sorted(tidy["task_key"].unique())
+    found = sequential.observations("ratings", sequential.frame_of(definition, tidy))
+    decided = {("coherence", "fair", "poor"): sequential.FIRST, ("coherence", "good", "poor"): sequential.FIRST}
+    text = {"coherence": "Coherence", "fluency": "Fluency"}
+    named = {"round": 1, "time": "t1", "pushed": keys, "items": len(keys), "judgments": 0, "reason": "best",
+             "comparisons": [{"key": list(k), "decision": decided.get(k, sequential.UNDECIDED)} for k in found],
+             "eta": sequential.eta_for(len(keys)), "tests": len(found), "alpha": ALPHA, "effect": 0.5,
+             "goal": "best", "fixed": {"items": 400, "judgments": 1200, "annotators": 3}}  # fmt: skip
+    worded = {**named, "comparisons": [{**c, "key": [text[c["key"][0]], *c["key"][1:]]} for c in named["comparisons"]]}
+    assert worded["comparisons"] != named["comparisons"]
+    with_names = sequential.section(definition, tidy, [named])
+    with_texts = sequential.section(definition, tidy, [worded])
+    assert "Conclusion: coherence: undecided between fair, good; fluency: undecided between" in with_texts.text[1]
+    assert with_texts.text == with_names.text and with_texts.summary == with_names.summary
+    assert [t.frame.to_dict("records") for t in with_texts.tables] == [t.frame.to_dict("records")
+                                                                       for t in with_names.tables]  # fmt: skip
+
+
 def test_the_reports_section_of_goal_best_states_the_goal_conclusion_and_savings() -> None:
     from tests.analysis import planted
 
@@ -348,16 +383,16 @@ def test_the_reports_section_of_goal_best_states_the_goal_conclusion_and_savings
     tidy, _ = planted.frames(planted.ratings())
     keys = sorted(tidy["task_key"].unique())
     found = sequential.observations("ratings", sequential.frame_of(definition, tidy))
-    decided = {("Coherence", "fair", "poor"): sequential.FIRST, ("Coherence", "good", "poor"): sequential.FIRST,
-               ("Coherence", "fair", "good"): sequential.SECOND}  # fmt: skip
+    decided = {("coherence", "fair", "poor"): sequential.FIRST, ("coherence", "good", "poor"): sequential.FIRST,
+               ("coherence", "fair", "good"): sequential.SECOND}  # fmt: skip
     only = {"round": 1, "time": "t1", "pushed": keys, "items": len(keys), "judgments": 0, "reason": "best",
             "comparisons": [{"key": list(k), "decision": decided.get(k, sequential.UNDECIDED)} for k in found],
             "eta": sequential.eta_for(len(keys)), "tests": len(found), "alpha": ALPHA, "effect": 0.5,
             "goal": "best", "fixed": {"items": 400, "judgments": 1200, "annotators": 3}}  # fmt: skip
     section = sequential.section(definition, tidy, [only])
     assert section.text[1].startswith("Goal: the best system.")
-    assert "Conclusion: Coherence: best: good; Fluency: undecided between fair, good, poor." in section.text[1]
-    assert section.summary[0] == "Sequential study, goal best: Coherence: best: good; Fluency: undecided between " \
+    assert "Conclusion: coherence: best: good; fluency: undecided between fair, good, poor." in section.text[1]
+    assert section.summary[0] == "Sequential study, goal best: coherence: best: good; fluency: undecided between " \
                                  "fair, good, poor."
     assert "the comparisons that decide the best system were decided" in section.summary[1]
     assert "the stopping saved" in section.summary[1]
@@ -386,9 +421,9 @@ def test_best_worst_observations_are_the_items_score_differences_over_all_their_
     definition = rp.example("summary-best-worst")
     tasks = rp.best_worst(12)
     found = sequential.observations("best-worst", sequential.frame_of(definition, rp.frame(tasks)))
-    assert set(found) == {(q, a, b) for q in ("Informativeness", "Fluency")
+    assert set(found) == {(q, a, b) for q in ("informativeness", "fluency")
                           for a, b in [("A", "B"), ("A", "C"), ("A", "D"), ("B", "C"), ("B", "D"), ("C", "D")]}
-    assert sequential.bounds_of(definition) == {"Informativeness": 200.0, "Fluency": 200.0}
+    assert sequential.bounds_of(definition) == {"informativeness": 200.0, "fluency": 200.0}
     points: dict[tuple[str, str], list[float]] = {}
     for item, _, answers in tasks:
         for judgments in answers.values():
@@ -398,7 +433,7 @@ def test_best_worst_observations_are_the_items_score_differences_over_all_their_
                         value = 100 if i == j.best else -100 if i == j.worst else 0  # type: ignore[union-attr]
                         points.setdefault((rp.unit(item), system), []).append(value)
     for first, second in [("A", "D"), ("B", "C")]:
-        x = found[("Fluency", first, second)]
+        x = found[("fluency", first, second)]
         assert len(x) == 12 and x.abs().max() <= 200
         assert dict(x) == pytest.approx(item_means(points, first, second))
 
@@ -555,7 +590,7 @@ def ordered_ratings() -> tuple[object, pd.DataFrame]:
 def test_a_pass_reads_each_items_first_judgments_in_annotation_order() -> None:
     definition, tidy = ordered_ratings()
     keys = set(tidy["task_key"])
-    key = ("Coherence", "fair", "good")
+    key = ("coherence", "fair", "good")
     by = sequential.pass_series(definition, tidy, keys, [key], passes=3, overlap=1)
 
     def alone(annotators: set[str]) -> pd.Series:
@@ -628,7 +663,7 @@ def test_an_item_counts_once_complete_and_only_its_first_judgments() -> None:
     extra_rows = extra_rows.assign(annotator="d", created_at="2026-01-02T00:00:00", value=1.0, code="1")
     looked = pd.concat([tidy[~((tidy["task_key"] == partial) & (tidy["annotator"] == "b"))], extra_rows],
                        ignore_index=True)  # fmt: skip
-    key = ("Coherence", "fair", "good")
+    key = ("coherence", "fair", "good")
     found, state = sequential.counted(definition, looked, set(keys), [key], 1, 3)
     assert state.waiting == {lone, partial} and state.reached[extra] == 1 and state.reached[lone] == 0
     whole = tidy[~tidy["task_key"].isin([lone, partial])]
@@ -651,7 +686,7 @@ def test_in_passes_an_item_reaches_a_pass_once_complete_for_it() -> None:
     more = tidy[(tidy["task_key"] == fourth) & (tidy["annotator"] == "a")]
     more = more.assign(annotator="d", created_at="2026-01-02T00:00:00")
     looked = pd.concat([tidy, more], ignore_index=True)
-    key = ("Coherence", "fair", "good")
+    key = ("coherence", "fair", "good")
     found, state = sequential.counted(definition, looked, set(keys), [key], 2, 2)
     assert state.reached[fourth] == 2 and state.reached[lone] == 0
     assert state.waiting == set(keys) - {fourth}  # twelve items for pass 2 (a third judgment), one for pass 1

@@ -139,7 +139,7 @@ def test_every_question_of_a_ratings_definition_gets_its_section(tmp_path: Path)
     assert float(row["p (test)"]) == pytest.approx(p, abs=1e-4)
     assert table(out, "q_comment_answered")["judgments answering"].astype(int).sum() == 2 * ITEMS
     # The aspect's own tables are untouched by the questions' ratings.
-    assert set(table(out, "ratings_summary")["aspect"]) == {"Adequacy"}
+    assert set(table(out, "ratings_summary")["aspect"]) == {"adequacy"}
 
 
 PER_ITEM_QUESTION = """

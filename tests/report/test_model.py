@@ -38,16 +38,19 @@ def test_whole_number_statistics_are_shown_without_zero_decimals_and_the_csv_kee
     assert [whole_text(t) for t in ("-2.0000", "0.0000", "12", "", "1.41e-05")] == ["-2", "0", "12", "", "1.41e-05"]
 
 
-def test_long_aspect_texts_are_labelled_by_their_name_and_listed_in_the_legend() -> None:
+def test_every_aspect_is_named_by_its_name_and_the_legend_gives_each_text_that_is_not_its_name() -> None:
     spec = SimpleNamespace(aspects=[Aspect("helpful", "Which response is more helpful?"), Aspect("brief", "Brevity"),
-                                    Aspect("plain", "")])  # fmt: skip
+                                    Aspect("plain", ""), Aspect("same", "same")],
+                           questions=[SimpleNamespace(name="sure", text="How sure are you?", kind="choice"),
+                                      SimpleNamespace(name="why", text="Why?", kind="text")])  # fmt: skip
+    assert naming.aspect_names(spec.aspects) == ["helpful", "brief", "plain", "same"]
     entries, labels = naming.legend(spec)
-    assert labels == {"Which response is more helpful?": "helpful"}
-    assert entries == (("helpful", "Which response is more helpful?"),)
-    # A short text that is another aspect's name would make two rows look alike: every aspect by its name.
+    assert labels == {}  # the tables' cells are the names already: nothing to relabel
+    # A free-text question is in no table: not in the legend.
+    assert entries == (("helpful", "Which response is more helpful?"), ("brief", "Brevity"),
+                       ("sure", "How sure are you?"))  # fmt: skip
+    # A short text that is another aspect's name no longer matters: the cells are names, each text in the legend.
     clash = SimpleNamespace(aspects=[Aspect("a", "b"), Aspect("b", "A question longer than twenty-four characters")])
-    entries, labels = naming.legend(clash)
-    assert labels == {"b": "a", "A question longer than twenty-four characters": "b"}
-    assert entries == (("a", "b"), ("b", "A question longer than twenty-four characters"))
+    assert naming.legend(clash) == ((("a", "b"), ("b", "A question longer than twenty-four characters")), {})
     ranking = SimpleNamespace(dimensions=[SimpleNamespace(name="quality", text="Overall quality")])
     assert naming.legend(ranking) == ((("quality", "Overall quality"),), {})

@@ -201,7 +201,8 @@ def test_aspects_are_named_by_their_label_and_their_text_is_in_the_legend_once(t
     out = build(tmp_path, "pairwise")
     tex = (out / "paper.tex").read_text(encoding="utf-8")
     assert labels_of(out) == {"Which response is more helpful?": "helpful",
-                              "Which response is more harmless?": "harmless"}  # fmt: skip
+                              "Which response is more harmless?": "harmless",
+                              "How sure are you?": "confidence"}  # fmt: skip
     for text, label in labels_of(out).items():
         assert tex.count(text) == 1 and f"\\emph{{{label}}}: {text}" in block(tex, "results")
         for table in ("results", "comparisons", "reliability"):

@@ -99,13 +99,14 @@ def test_annotators_lead_time_and_short_items(pairwise: Built) -> None:
 
 
 def pairwise_judgments(gen: Generated) -> list[tuple[int, str, str, str, str, str]]:
-    """(sample, annotator, aspect, system, opponent, outcome from system's side)."""
+    """(sample, annotator, aspect name, system, opponent, outcome from system's side)."""
+    name = {wording: n for n, wording in study.ASPECTS}  # the plant keeps the wording; the tables, the name
     out = []
     for sample, annotator, truth in counted(gen):
         system, opponent = sorted(truth["shown"])
         for aspect, pick in truth["answers"].items():
             outcome = "tie" if pick == "tie" else ("win" if pick == system else "loss")
-            out.append((sample, annotator, aspect, system, opponent, outcome))
+            out.append((sample, annotator, name[aspect], system, opponent, outcome))
     return out
 
 
@@ -152,7 +153,7 @@ def test_pairwise_per_annotator(pairwise: Built) -> None:
 def test_pairwise_fleiss_krippendorff_cohen(pairwise: Built) -> None:
     judgments = pairwise_judgments(pairwise.gen)
     categories = ("win", "tie", "loss")
-    for aspect in ("informative", "factual consistency", "readability"):
+    for aspect in ("informative", "factual_consistency", "readability"):
         by_sample: dict[int, dict[str, str]] = {}
         for sample, annotator, a, _, _, outcome in judgments:
             if a == aspect:

@@ -106,7 +106,7 @@ def test_a_number_of_each_style_from_the_truth(report: tuple[str, Path]) -> None
         picks = {i: [own_study.pairwise_truth(i, a)["helpful"] for a in annotators] for i in compared}
         nets = [p.count("strong") - p.count("weak") for p in picks.values()]
         row = next(r for r in table(out, "pairwise_sign_test")
-                   if r["aspect"] == "Which response is more helpful?" and r["system"] == "strong")  # fmt: skip
+                   if r["aspect"] == "helpful" and r["system"] == "strong")  # fmt: skip
         assert (row["opponent"], int(row["items won"]), int(row["items lost"]), int(row["items"])) == (
             "weak", sum(n > 0 for n in nets), sum(n < 0 for n in nets), len(nets))  # fmt: skip
         all_picks = [x for p in picks.values() for x in p]
@@ -118,7 +118,7 @@ def test_a_number_of_each_style_from_the_truth(report: tuple[str, Path]) -> None
         assert float(row["mean rank"]) == pytest.approx(statistics.mean(ranks), abs=5e-5)
     elif style == "ratings":
         values = [own_study.ratings_truth(i, a)["coherence"]["strong"] for i in items for a in annotators]
-        row = next(r for r in table(out, "ratings_summary") if (r["aspect"], r["system"]) == ("Coherence", "strong"))
+        row = next(r for r in table(out, "ratings_summary") if (r["aspect"], r["system"]) == ("coherence", "strong"))
         assert float(row["mean"]) == pytest.approx(statistics.mean(values), abs=5e-5)
         assert float(row["median"]) == pytest.approx(statistics.median(values), abs=5e-5)
     elif style == "spans":
@@ -145,8 +145,12 @@ def test_two_sources_give_the_tables_of_one(report: tuple[str, Path], tmp_path: 
             assert (tmp_path / "split" / "tables" / name).read_bytes() == (merged / "tables" / name).read_bytes(), name
 
 
-LEGENDS = {"pairwise": {"Which response is more helpful?": "helpful", "Which response is more harmless?": "harmless"},
-           "ranking": {"Overall quality": "quality"}}  # fmt: skip
+# report.md's legend, text -> name: every aspect, dimension and (analysed) question whose text is not its name.
+LEGENDS = {"pairwise": {"Which response is more helpful?": "helpful", "Which response is more harmless?": "harmless",
+                        "How sure are you?": "confidence"},
+           "ranking": {"Overall quality": "quality", "Brevity": "brevity"},
+           "ratings": {"Coherence": "coherence", "Fluency": "fluency"},
+           "spans": {"How adequate is the answer?": "adequacy"}}  # fmt: skip
 
 
 def test_aspects_by_their_label_the_text_once_in_the_legend_and_whole_numbers_without_decimals(
@@ -171,7 +175,7 @@ def test_aspects_by_their_label_the_text_once_in_the_legend_and_whole_numbers_wi
         # a median every resample agrees on has no interval (empty cells: a point is not a 95% interval): Fluency
         # mid is 4 from every annotator on every item; the report's headline names it
         refused = {(r[0], r[1]) for r in csv_rows[1:] if r[at[1]] == "" and r[at[2]] == ""}
-        assert ("Fluency", "mid") in refused and ("Fluency", "strong") not in refused
+        assert ("fluency", "mid") in refused and ("fluency", "strong") not in refused
         assert all(c != "" for _, c in medians[::3])  # every median itself is there
         assert "No median interval for" in md_text.split("\n## ", 1)[0]  # the headline, before the first section
         assert [s for s, _ in medians] == [c.removesuffix(".0000").removesuffix("000") for _, c in medians]

@@ -4,7 +4,9 @@ annotator's judgment, the card saying the pairs are implied and from which style
 Hugging Face ``datasets`` in TRL's documented columns.
 
 A ranking of n candidates implies its n(n-1)/2 pairs (equal ranks: a tie); a best-worst tuple implies its best
-over each other candidate and each other over its worst (best over worst once, nothing between the others).
+over each other candidate and each other over its worst (best over worst once, nothing between the others). An
+annotator votes once on a pair of an item however many of its tuples hold the pair; tuples of one annotator that
+imply opposite outcomes give that annotator no vote on the pair (self-contradicting; never a tie).
 """
 
 from __future__ import annotations
@@ -194,13 +196,14 @@ def test_ranking_adjudicated_gives_the_pairs_of_the_adjudicated_ranking(ranking:
 
 # --- best-worst --------------------------------------------------------------------------------------------
 
-# Every pair the planted tuples imply, by hand (b1: p best, s worst by ann1; q best, s worst by ann2; b2: r best,
-# t worst by ann1; bad's b2: t best, s worst). (p, t) are never in one tuple.
+# Every pair the planted tuples imply, by hand, one vote per annotator (b1: p best, s worst by ann1; q best, s worst
+# by ann2; b2: r best, t worst by ann1; bad's b2: t best, s worst). (p, t) are never in one tuple.
 TUPLE_VOTES = {
     ("p", "q"): ["p", "q"], ("p", "r"): ["p"], ("p", "s"): ["p", "p"],  # (p, r): b1 ann2 has both in the middle
     ("q", "r"): ["q", "r"],  # b1 ann1: both in the middle, nothing; b1 ann2: q; b2 ann1: r
     ("q", "s"): ["q", "q"],  # b1 ann1, b1 ann2 (b2 ann1: both in the middle)
-    ("r", "s"): ["r", "r", "r"], ("q", "t"): ["q"], ("r", "t"): ["r"], ("s", "t"): ["s"],
+    ("r", "s"): ["r", "r"],  # ann1 (r over s in b1 and in b2: one vote), ann2
+    ("q", "t"): ["q"], ("r", "t"): ["r"], ("s", "t"): ["s"],
 }  # fmt: skip
 
 
@@ -213,7 +216,7 @@ def test_best_worst_majority_of_the_implied_pairs(tuples: tuple[Definition, Path
         if votes.count(top) * 2 > len(votes):
             expected[("b1", *pair)] = (top, len(votes), None)
     assert expected == {("b1", "p", "s"): ("p", 2, None), ("b1", "q", "s"): ("q", 2, None),
-                        ("b1", "p", "r"): ("p", 1, None), ("b1", "r", "s"): ("r", 3, None),
+                        ("b1", "p", "r"): ("p", 1, None), ("b1", "r", "s"): ("r", 2, None),
                         ("b1", "q", "t"): ("q", 1, None), ("b1", "r", "t"): ("r", 1, None),
                         ("b1", "s", "t"): ("s", 1, None)}  # fmt: skip
     for aspect in ("informativeness", "fluency"):
@@ -231,9 +234,9 @@ def test_best_worst_unanimous_and_the_fewest_votes(tuples: tuple[Definition, Pat
     definition, pull = tuples
     export_preferences(definition, [pull], tmp_path / "two", Rule("unanimous", min_votes=2, exclude=("bad",)))
     assert _found(tmp_path / "two", "fluency") == {("b1", "p", "s"): ("p", 2, None), ("b1", "q", "s"): ("q", 2, None),
-                                                   ("b1", "r", "s"): ("r", 3, None)}  # fmt: skip
+                                                   ("b1", "r", "s"): ("r", 2, None)}  # fmt: skip
     export_preferences(definition, [pull], tmp_path / "three", Rule("unanimous", min_votes=3, exclude=("bad",)))
-    assert set(_found(tmp_path / "three", "fluency")) == {("b1", "r", "s")}
+    assert set(_found(tmp_path / "three", "fluency")) == set()  # two annotators: no pair has three votes
 
 
 def test_best_worst_an_excluded_annotator_counts_only_when_not_excluded(tuples: tuple[Definition, Path],
@@ -242,8 +245,46 @@ def test_best_worst_an_excluded_annotator_counts_only_when_not_excluded(tuples: 
     export_preferences(definition, [pull], tmp_path / "with", Rule("majority"))
     found = _found(tmp_path / "with", "fluency")
     # bad's b2 (t best, s worst): t over q, r and s, and q, r over s
-    assert found[("b1", "r", "s")] == ("r", 4, None) and found[("b1", "q", "s")] == ("q", 3, None)
+    assert found[("b1", "r", "s")] == ("r", 3, None) and found[("b1", "q", "s")] == ("q", 3, None)
     assert not {("b1", "q", "t"), ("b1", "r", "t"), ("b1", "s", "t")} & set(found)  # now split one to one
+
+
+def test_best_worst_one_annotator_in_two_tuples_is_one_vote(tmp_path: Path) -> None:
+    # ann1 alone judged both tuples of the article: r over s in each (p best, s worst; r best, t worst).
+    definition = protocols.load(str(BEST_WORST))
+    pull = _pull(tmp_path / "pull", definition, {
+        "b1": (("p", "q", "r", "s"), "study", {"ann1": _both("A", "D")}),
+        "b2": (("q", "r", "s", "t"), "study", {"ann1": _both("B", "D")}),
+    }, _tuple_data)  # fmt: skip
+    done = export_preferences(definition, [pull], tmp_path / "two", Rule("unanimous", min_votes=2))
+    assert done.rows == 0 and list(rows(tmp_path / "two" / PREFERENCE_FILE)) == []  # one annotator: one vote
+    export_preferences(definition, [pull], tmp_path / "one", Rule("unanimous", min_votes=1))
+    found = _found(tmp_path / "one", "fluency")
+    assert found[("b1", "r", "s")] == ("r", 1, None) and found[("b1", "q", "s")] == ("q", 1, None)
+    assert {votes for _, votes, _ in found.values()} == {1}
+
+
+def test_best_worst_an_annotator_whose_tuples_contradict_gives_no_vote_on_the_pair(tmp_path: Path) -> None:
+    # ann1: q best, s worst in b1 (q over s, r over s, q over r) and s best, q worst in b2 (s over q, s over r,
+    # r over q): on (q, s), (r, s) and (q, r) ann1 contradicts itself. ann2: q best, p worst in b1.
+    definition = protocols.load(str(BEST_WORST))
+    pull = _pull(tmp_path / "pull", definition, {
+        "b1": (("p", "q", "r", "s"), "study", {"ann1": _both("B", "D"), "ann2": _both("B", "A")}),
+        "b2": (("q", "r", "s", "t"), "study", {"ann1": _both("C", "A")}),
+    }, _tuple_data)  # fmt: skip
+    done = export_preferences(definition, [pull], tmp_path / "out", Rule("majority", ties="keep"))
+    expected = {
+        ("b1", "p", "q"): ("q", 2, False),  # ann1 (b1), ann2
+        ("b1", "p", "r"): ("r", 1, False),  # ann2 (ann1's b1 has both in the middle)
+        ("b1", "q", "r"): ("q", 1, False),  # ann2; ann1 dropped (q in b1, r in b2)
+        ("b1", "q", "s"): ("q", 1, False),  # ann2; ann1 dropped (q in b1, s in b2)
+        ("b1", "s", "t"): ("s", 1, False),  # ann1 (b2)
+        ("b1", "q", "t"): ("t", 1, False),  # ann1 (b2)
+    }  # (p, s): ann1 p, ann2 s, split; (r, s): ann1 dropped, nobody else: no verdict; never a tie row
+    for aspect in ("informativeness", "fluency"):
+        assert _found(tmp_path / "out", aspect) == expected
+    assert done.contradicting == 3 * 2 and done.no_verdict == 2 * 2 and done.ties == 0
+    assert "6 vote(s) dropped here" in (tmp_path / "out" / CARD_FILE).read_text(encoding="utf-8")
 
 
 def test_best_worst_ties_kept_changes_nothing_without_ties(tuples: tuple[Definition, Path], tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
     # 4.2 against 2.0 on 12 complete items of a 1-5 scale: the exact betting sequence at 0.05 / 6 leans far towards
     # good but needs more items to decide (each item can at most about multiply a bet's wealth by 1.5 here); the
     # plug-in variance it replaced decided on 12
-    good_poor = found[("Coherence", "good", "poor")]
+    good_poor = found[("coherence", "good", "poor")]
     assert good_poor.decision == sequential.UNDECIDED and good_poor.mean > 1.4 and -1 < good_poor.low < 0
     record = rounds.read_rounds(result.record)
     assert len(record) == 1 and record[0]["reason"] == "budget" and record[0]["tests"] == 6
@@ -117,7 +117,7 @@ def test_goal_best_is_recorded_concludes_per_question_and_a_changed_goal_is_refu
     assert result.conclusions == sequential.conclusions(result.comparisons)  # type: ignore[attr-defined]
     # Coherence: good and fair both above poor (4.2, 2.0), but 12 complete items of a 1-5 scale are too few for the
     # exact sequence at 0.05 / 6 to put poor out (the plug-in variance it replaced did): all three still open.
-    assert result.conclusions["Coherence"] == "undecided between fair, good, poor"  # type: ignore[attr-defined]
+    assert result.conclusions["coherence"] == "undecided between fair, good, poor"  # type: ignore[attr-defined]
     assert set(result.conclusions) == {c.question for c in result.comparisons}  # type: ignore[attr-defined]
     record = rounds.read_rounds(result.record)  # type: ignore[attr-defined]
     assert record[0]["goal"] == "best"
@@ -187,9 +187,9 @@ def test_a_best_worst_round_decides_the_clear_pairs_and_pushes_whole_items(
     result, asked = by_item_round(tmp_path, monkeypatch, rp.example("summary-best-worst"), tasks, systems, 30.0, 20)
     found = {(c.question, c.first, c.second): c for c in result.comparisons}  # type: ignore[attr-defined]
     assert len(found) == 12 and all(c.items == 20 for c in found.values())
-    assert found[("Fluency", "A", "D")].decision == sequential.FIRST
-    assert found[("Informativeness", "A", "D")].decision == sequential.FIRST
-    assert found[("Fluency", "B", "C")].decision != sequential.FIRST  # B and C alike: no difference decided
+    assert found[("fluency", "A", "D")].decision == sequential.FIRST
+    assert found[("informativeness", "A", "D")].decision == sequential.FIRST
+    assert found[("fluency", "B", "C")].decision != sequential.FIRST  # B and C alike: no difference decided
     assert len(asked) == 1 and len(asked[0]) == 4 * len(rp.LAYOUT)
     items = {key.rsplit("-", 1)[0] for key in asked[0]}
     assert len(items) == 4 and all(int(i.split("-")[1]) >= 20 for i in items)
@@ -380,7 +380,7 @@ def test_a_later_pass_reads_its_own_items_and_keeps_the_earlier_ones(
     first = run({"a"}, passes=3)
     assert first.stage == 2 and first.reopened and set(first.reopened.values()) == {2}
     second = run({"a", "c"})
-    key = ("Coherence", "fair", "good")
+    key = ("coherence", "fair", "good")
     before = {(c.question, c.first, c.second): c for c in first.comparisons}[key]
     after = {(c.question, c.first, c.second): c for c in second.comparisons}[key]
     assert (before.items, before.pass_) == (13, 1) and (after.items, after.pass_) == (12, 2)
@@ -505,7 +505,7 @@ def test_next_round_says_how_many_items_wait(tmp_path: Path, monkeypatch: pytest
                                            "--pull", str(tmp_path), "--manifest-dir", str(tmp_path)])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "1 item(s) waiting for judgments: judged but not complete, left out until they are" in result.output
-    assert "Coherence: good vs poor: 12 items" in result.output
+    assert "coherence: good vs poor: 12 items" in result.output
 
 
 # ----------------------------------------------------------------------------- adaptive pairs

@@ -89,7 +89,7 @@ def bw_answer(place: int, shown: dict[int, tuple[str, ...]],
             count[s]["shown"] += 1
             count[s]["net"] += (i == best) - (i == worst)
     score = {s: 100 * count[s]["net"] / count[s]["shown"] for s in BW}
-    observed = {(q, x, y): score[x] - score[y] for q in ("Informativeness", "Fluency") for i, x in enumerate(BW)
+    observed = {(q, x, y): score[x] - score[y] for q in ("informativeness", "fluency") for i, x in enumerate(BW)
                 for y in BW[i + 1 :]}  # fmt: skip
     return results, observed
 
@@ -234,7 +234,7 @@ def test_a_study_in_rounds_of_whole_items_decides_through_the_server(
     assert f"round 2: pushed {s.batch} item(s) of {tasks} task(s) ({tasks} new), {2 * s.batch} study items in" in out
     top = s.systems[0]
     if s.goal:  # best-worst, goal best: the best system against its close rival is what is left open
-        for q in ("Informativeness", "Fluency"):
+        for q in ("informativeness", "fluency"):
             assert all(second[(q, top, x)]["decision"] == "undecided" for x in s.rivals)
             decided = [x for x in s.systems if x not in (top, *s.rivals)]
             assert all(second[(q, top, x)]["decision"] == "first better" for x in decided)
@@ -251,7 +251,7 @@ def test_a_study_in_rounds_of_whole_items_decides_through_the_server(
         assert third[key]["items"] == 2 * s.batch and third[key]["mean"] == pytest.approx(mean, abs=5e-4), key
     judgments = 2 * s.batch * s.tasks  # one annotator, every task
     if s.goal:
-        for q in ("Informativeness", "Fluency"):
+        for q in ("informativeness", "fluency"):
             assert all(third[(q, top, x)]["decision"] == "first better" for x in s.systems[1:])
             assert f"{q}: best: {top}" in out
         why = "the comparisons that decide the best system are decided"
