@@ -49,6 +49,15 @@ from annols.labelstudio.client import LabelStudioClient
 COMPOSE = ROOT / "docker-compose.yml"
 POSTGRES = ROOT / "scripts" / "postgres"
 ANNOTATOR = "bench-repull@example.org"
+# The new annotation each changed task gets, per protocol (run r).
+ANSWER = {
+    "summary-flaws": lambda r: [{"id": "m", "from_name": "missing_key_information", "to_name": "summary",
+                                 "type": "choices", "value": {"choices": ["Yes" if r % 2 else "No"]},
+                                 "origin": "manual"}],
+    "qa-feedback": lambda r: [{"id": "c", "from_name": "corrected_prediction", "to_name": "prediction",
+                               "type": "textarea", "value": {"text": [f"A corrected answer (run {r + 1})."]},
+                               "origin": "manual"}],
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- the servers
@@ -161,12 +170,17 @@ def round_of(
     env = {**os.environ, "LABEL_STUDIO_URL": url, "LABEL_STUDIO_API_KEY": api_key, "PYTHONPATH": str(ROOT)}
     folder = work / f"n{n}"
     folder.mkdir(parents=True, exist_ok=True)
-    inputs = folder / "input.jsonl"
-    bench.summary_flaws_input(inputs, n, annotated=True)
+    protocol = args.protocol
+    if protocol == "qa-feedback":  # the dev records carry their feedback: each task gets one annotation
+        inputs = folder / "input.json"
+        bench.qa_feedback_input(inputs, n)
+    else:
+        inputs = folder / "input.jsonl"
+        bench.summary_flaws_input(inputs, n, annotated=True)
     title = f"bench repull {n} {secrets.token_hex(3)}"
-    out.update(n=n, changed_share=args.changed, settle_s=args.settle)
+    out.update(n=n, protocol=protocol, changed_share=args.changed, settle_s=args.settle)
     bench.log(f"[{n}] push")
-    pushed = annols(env, folder, "push", "summary-flaws", str(inputs), "--project", title, "--with-annotations")
+    pushed = annols(env, folder, "push", protocol, str(inputs), "--project", title, "--with-annotations")
     pushed_at = time.monotonic()
     out["push_s"], out["push_rss_mb"] = pushed.seconds, pushed.max_rss_mb
     save()
@@ -176,7 +190,7 @@ def round_of(
     out["raw_export_s"] = []
     time.sleep(args.settle)
     bench.log(f"[{n}] first pull (full)")
-    pulled = annols(env, folder, "pull", "summary-flaws", "--project", title, "-o", "pulled")
+    pulled = annols(env, folder, "pull", protocol, "--project", title, "-o", "pulled")
     out["pull_s"], out["pull_rss_mb"] = pulled.seconds, pulled.max_rss_mb
     save()
     users = client.users()
@@ -190,8 +204,7 @@ def round_of(
         bench.log(f"[{n}] run {r + 1}: annotating {len(changed)} tasks")
         start = time.perf_counter()
         for task_id in changed:
-            result = [{"id": "m", "from_name": "missing_key_information", "to_name": "summary", "type": "choices",
-                       "value": {"choices": ["Yes" if r % 2 else "No"]}, "origin": "manual"}]  # fmt: skip
+            result = ANSWER[protocol](r)
             client.create_annotation(task_id, result, completed_by=annotator)
         out["annotate_s"].append(time.perf_counter() - start)
         time.sleep(args.settle)
@@ -200,7 +213,7 @@ def round_of(
             if side == "repull":
                 bench.log(f"[{n}] run {r + 1}: re-pull")
                 out["repull_since_push_s"].append(round(time.monotonic() - pushed_at, 1))
-                again = annols(env, folder, "pull", "summary-flaws", "--project", title, "-o", "pulled")
+                again = annols(env, folder, "pull", protocol, "--project", title, "-o", "pulled")
                 found = re.search(r"Incremental: (\d+) changed", again.output)
                 if found is None:
                     raise SystemExit(f"bench: the re-pull was not incremental:\n{again.output[-2000:]}")
@@ -213,7 +226,7 @@ def round_of(
                 out["raw_export_s"].append(raw_export(url, api_key, project.id, folder / "raw.json"))
                 save()
         bench.log(f"[{n}] run {r + 1}: status")
-        status = annols(env, folder, "status", "summary-flaws", "--project", title, "--json")
+        status = annols(env, folder, "status", protocol, "--project", title, "--json")
         out["status_s"].append(status.seconds)
         out["status_rss_mb"].append(status.max_rss_mb)
         out["status_exported"] = json.loads(status.output[status.output.index("{") :])["exported"]
@@ -230,6 +243,8 @@ def round_of(
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="scripts/bench --repull", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", choices=["sqlite", "postgres"], default="sqlite", help="the server [sqlite]")
+    parser.add_argument("--protocol", choices=sorted(ANSWER), default="summary-flaws",
+                        help="the protocol pushed [summary-flaws]")  # fmt: skip
     parser.add_argument("--sizes", default="100000", help="comma-separated task counts [100000; quick: 300]")
     parser.add_argument("--runs", type=int, default=1, help="re-pull runs per size (median reported) [1]")
     parser.add_argument("--changed", type=float, default=0.01, help="share of the tasks annotated before each re-pull")
