@@ -4,7 +4,8 @@ raw full export, side by side; and ``annols status``. On the embedded server (SQ
 the team stack (PostgreSQL with the app settings of docker-compose.yml, as tests/labelstudio/test_team.py
 starts it).
 
-One round per size: push N summary-flaws tasks each with one annotation (``annols push
+One round per size: push N summary-flaws tasks (``--protocol qa-feedback``: QA-Feedback dev
+records, varied) each with one annotation (``annols push
 --with-annotations``), a first ``annols pull`` (full) right after it, then per run: annotate
 ``--changed`` of the tasks (a new annotation each, by another user), and right after that
 ``annols pull`` into the same folder (incremental) and the raw full export
@@ -15,6 +16,7 @@ annols command runs as a process; its wall time and peak RSS are recorded.
     scripts/bench --repull --sizes 100000                   the embedded server
     scripts/bench --repull --stack postgres --sizes 100000  the team stack
     scripts/bench --repull --quick                          300 tasks, a smoke check
+    scripts/bench --repull --protocol qa-feedback --sizes 20000 --runs 3
 """
 
 from __future__ import annotations
