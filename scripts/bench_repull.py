@@ -17,6 +17,11 @@ annols command runs as a process; its wall time and peak RSS are recorded.
     scripts/bench --repull --stack postgres --sizes 100000  the team stack
     scripts/bench --repull --quick                          300 tasks, a smoke check
     scripts/bench --repull --protocol qa-feedback --sizes 20000 --runs 3
+
+``--before CHECKOUT`` (another annols checkout with its own ``.venv``, e.g. main's): its first pull and
+its re-pulls too, into a folder of their own beside this checkout's, against the same server and the same
+changes, the side going first alternating; after each run every file of the two pull folders is compared
+(``identical`` in the JSON: the files that differ, none expected).
 """
 
 from __future__ import annotations
@@ -150,8 +155,23 @@ def postgres_stack(work: Path) -> Iterator[tuple[str, str, str]]:
 # ---------------------------------------------------------------------------- the round
 
 
-def annols(env: dict[str, str], cwd: Path, *args: str) -> bench.Run:
-    return bench.run([sys.executable, "-m", "annols.cli", *args], cwd, env)
+def annols(env: dict[str, str], cwd: Path, *args: str, python: str = sys.executable) -> bench.Run:
+    return bench.run([python, "-m", "annols.cli", *args], cwd, env)
+
+
+# What only one side's pull writes beside the files a pull is compared by (kept rows, a record).
+NOT_COMPARED = {"pull-state.json", ".annols-rows.json"}
+
+
+def differing(a: Path, b: Path) -> list[str]:
+    """The files of pull folders ``a`` and ``b`` that differ (or are in only one), by relative path."""
+
+    def listing(root: Path) -> set[str]:
+        return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name not in NOT_COMPARED}
+
+    names = listing(a) | listing(b)
+    return sorted(n for n in names if not ((a / n).is_file() and (b / n).is_file()
+                                           and (a / n).read_bytes() == (b / n).read_bytes()))  # fmt: skip
 
 
 def raw_export(url: str, api_key: str, project_id: int, path: Path) -> float:
@@ -192,9 +212,22 @@ def round_of(
     out["raw_export_s"] = []
     time.sleep(args.settle)
     bench.log(f"[{n}] first pull (full)")
-    pulled = annols(env, folder, "pull", protocol, "--project", title, "-o", "pulled")
-    out["pull_s"], out["pull_rss_mb"] = pulled.seconds, pulled.max_rss_mb
-    save()
+    before = args.before
+    if before is not None:
+        env_before = {**env, "PYTHONPATH": str(before)}
+        python_before = str(before / ".venv" / "bin" / "python")
+        out.update(before=str(before), pull_before_s=None, repull_before_s=[], identical=[])
+    first = ["after", "before"] if before is not None else ["after"]
+    for side in first:
+        if side == "after":
+            pulled = annols(env, folder, "pull", protocol, "--project", title, "-o", "pulled")
+            out["pull_s"], out["pull_rss_mb"] = pulled.seconds, pulled.max_rss_mb
+        else:
+            bench.log(f"[{n}] first pull (full), {before}")
+            pulled = annols(env_before, folder, "pull", protocol, "--project", title, "-o", "pulled-before",
+                            python=python_before)  # fmt: skip
+            out["pull_before_s"] = pulled.seconds
+        save()
     users = client.users()
     annotator = users.get(ANNOTATOR) or client.create_user(ANNOTATOR)
     ids = sorted(t for t, _ in client.task_meta(project.id))
@@ -211,7 +244,16 @@ def round_of(
         out["annotate_s"].append(time.perf_counter() - start)
         time.sleep(args.settle)
         order = ["repull", "raw"] if r % 2 == 0 else ["raw", "repull"]
+        if before is not None:
+            order = ["repull", "before", "raw"] if r % 2 == 0 else ["before", "repull", "raw"]
         for side in order:
+            if side == "before":
+                bench.log(f"[{n}] run {r + 1}: re-pull, {before}")
+                again = annols(env_before, folder, "pull", protocol, "--project", title, "-o", "pulled-before",
+                               python=python_before)  # fmt: skip
+                out["repull_before_s"].append(again.seconds)
+                save()
+                continue
             if side == "repull":
                 bench.log(f"[{n}] run {r + 1}: re-pull")
                 out["repull_since_push_s"].append(round(time.monotonic() - pushed_at, 1))
@@ -227,6 +269,8 @@ def round_of(
                 bench.log(f"[{n}] run {r + 1}: raw export")
                 out["raw_export_s"].append(raw_export(url, api_key, project.id, folder / "raw.json"))
                 save()
+        if before is not None:
+            out["identical"].append(differing(folder / "pulled", folder / "pulled-before"))
         bench.log(f"[{n}] run {r + 1}: status")
         status = annols(env, folder, "status", protocol, "--project", title, "--json")
         out["status_s"].append(status.seconds)
@@ -236,6 +280,9 @@ def round_of(
     med = bench.median
     out["median"] = {k: med(out[k]) for k in ("raw_export_s", "repull_s", "status_s")}
     out["repull_speedup"] = out["median"]["raw_export_s"] / out["median"]["repull_s"]
+    if before is not None:
+        out["median"]["repull_before_s"] = med(out["repull_before_s"])
+        out["repull_before_speedup"] = out["median"]["raw_export_s"] / out["median"]["repull_before_s"]
     out["max_rss_mb"] = max([out["push_rss_mb"], out["pull_rss_mb"], *out["repull_rss_mb"], *out["status_rss_mb"]])
     save()
     if not args.keep:
@@ -247,6 +294,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stack", choices=["sqlite", "postgres"], default="sqlite", help="the server [sqlite]")
     parser.add_argument("--protocol", choices=sorted(ANSWER), default="summary-flaws",
                         help="the protocol pushed [summary-flaws]")  # fmt: skip
+    parser.add_argument(
+        "--before", type=Path, help="another annols checkout (with its .venv) pulled side by side, into pulled-before"
+    )
     parser.add_argument("--sizes", default="100000", help="comma-separated task counts [100000; quick: 300]")
     parser.add_argument("--runs", type=int, default=1, help="re-pull runs per size (median reported) [1]")
     parser.add_argument("--changed", type=float, default=0.01, help="share of the tasks annotated before each re-pull")
@@ -291,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.stack} N={r['n']}: raw export {m['raw_export_s']:.2f} s, re-pull {m['repull_s']:.2f} s "
               f"({r['repull_speedup']:.1f}x), status {m['status_s']:.2f} s, push {r['push_s']:.1f} s, "
               f"first pull {r['pull_s']:.1f} s, peak RSS {r['max_rss_mb']:.0f} MB")  # fmt: skip
+        if "repull_before_speedup" in r:
+            print(f"  before ({r['before']}): re-pull {m['repull_before_s']:.2f} s "
+                  f"({r['repull_before_speedup']:.1f}x), "
+                  f"first pull {r['pull_before_s']:.1f} s; files that differ: {r['identical']}")  # fmt: skip
     if not args.work and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0
