@@ -35,8 +35,12 @@ export carries an annotator's unsubmitted draft; submitting it moves it), and a 
 added through the API in the instant between the two statements that save it (Label Studio
 moves ``updated_at`` first there; annols imports predictions with their tasks).
 
-The pull then converts the merged export and checks its counts against the server's as a
-full pull does; an incremental export that does not match is followed by a full one.
+The pull then checks its counts against the server's as a full pull does (an incremental export
+that does not match is followed by a full one). What it does with the export follows what changed
+(:mod:`annols.study.pull`): the findings of the tasks kept as they were are the earlier pull's
+(``pull-state.json`` records what they were found under), and a format whose result files are
+records per judgment keeps their rows (``.annols-rows.json``); only the changed tasks are read
+and converted, and every file is still byte for byte a full pull's.
 """
 
 from __future__ import annotations

@@ -179,11 +179,10 @@ class Context:
     annotator: str | None = None  # an isolated study's instance: everyone else's annotation is a finding
     why: str = "no manifest of this project"
 
-    def digest(self, users: Mapping[int, str], checked: bool) -> str:
-        """What, beside a task's bytes and its manifest row, decides its own findings: equal digests and an
-        unchanged task give the same findings (:class:`Carry`)."""
-        key = [FINDINGS_VERSION, sorted(users.items()), sorted(self.trusted), self.config_changed, self.annotator,
-               checked]  # fmt: skip
+    def digest(self, checked: bool) -> str:
+        """What, beside a task's bytes, its manifest row and the names of the users it holds, decides its own
+        findings: equal digests and an unchanged task give the same findings (:class:`Carry`)."""
+        key = [FINDINGS_VERSION, sorted(self.trusted), self.config_changed, self.annotator, checked]
         return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 

@@ -10,11 +10,13 @@ export, without a server.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import csv
 import hashlib
 import itertools
 import json
+import mmap
 import multiprocessing
 import os
 import re
@@ -338,7 +340,7 @@ def convert(
         report = _convert_tasks(same_protocol(read_export(export, users), definition, export), definition, out_dir,
                                 fmt, log)  # fmt: skip
     if log is not None and all(t.kept for t in log):
-        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, users, out_dir))
+        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, out_dir))
     return report
 
 
@@ -379,9 +381,10 @@ class Keep:
     segments: list[tuple[int, int, int]]
 
 
-def _rows_context(definition: Definition, fmt: Format, users: dict[int, str], out_dir: Path) -> str:
-    """What, beside a task's bytes and its blinding line, its result rows depend on."""
-    key = [ROWS_VERSION, repr(definition), fmt.name, sorted(users.items()), (out_dir / PROJECT_FILE).exists()
+def _rows_context(definition: Definition, fmt: Format, out_dir: Path) -> str:
+    """What, beside a task's bytes, its blinding line and the names of the users it holds (:func:`_untouched`), its
+    result rows depend on."""
+    key = [ROWS_VERSION, repr(definition), fmt.name, (out_dir / PROJECT_FILE).exists()
            and json.loads((out_dir / PROJECT_FILE).read_text("utf-8")).get(BLIND_ONLY, False)]  # fmt: skip
     return hashlib.sha256(json.dumps(key, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
 
@@ -414,7 +417,7 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
                      keep: Keep) -> ConvertReport | None:  # fmt: skip
     """``convert`` of only the tasks not in ``keep.unchanged``, the others' rows taken from the earlier pull's files;
     None (nothing written) where that cannot be done as converting every task would."""
-    context = _rows_context(definition, fmt, users, out_dir)
+    context = _rows_context(definition, fmt, out_dir)
     found = _read_rows_index(keep.folder, context)
     if found is None:
         return None
@@ -557,9 +560,10 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
     warnings: list[str] = []
     checks_apart: list[ExportedTask] = []  # gold items and attention checks: their result files go apart
     with (
-        files.atomic_open(out_dir / RESULTS_FILE) as tidy_file,
-        files.atomic_open(out_dir / VIOLATIONS_FILE) as violations_file,
+        files.atomic_open(out_dir / RESULTS_FILE, "wb") as tidy_raw,
+        files.atomic_open(out_dir / VIOLATIONS_FILE, "wb") as violations_raw,
     ):
+        tidy_file, violations_file = _Counted(tidy_raw), _Counted(violations_raw)
         tidy = csv.writer(tidy_file)
         tidy.writerow(RESULT_COLUMNS)
         system_of = _system_finder(definition)
@@ -571,7 +575,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
             for task in tasks:
                 entry = None
                 if log is not None:
-                    entry = TaskRows(task.id, tidy_file.tell(), violations_file.tell(), violations,
+                    entry = TaskRows(task.id, tidy_file.written, violations_file.written, violations,
                                      kept=not task.share and task.role == roles.STUDY)  # fmt: skip
                     log.append(entry)
                 tidy.writerows(_tidy_lists(task, definition, system_of))
@@ -614,11 +618,23 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
     )
 
 
-def _close(entry: TaskRows | None, tidy_file: IO[str], violations_file: IO[str], violations: int) -> None:
+class _Counted:
+    """A binary file written as text (UTF-8, no newline translation), counting the bytes written."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw, self.written = raw, 0
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8")
+        self.written += len(data)
+        return self._raw.write(data)
+
+
+def _close(entry: TaskRows | None, tidy_file: _Counted, violations_file: _Counted, violations: int) -> None:
     """The task's rows written: ``entry``'s offsets (at its start) become its lengths."""
     if entry is not None:
-        entry.results = tidy_file.tell() - entry.results
-        entry.violations = violations_file.tell() - entry.violations
+        entry.results = tidy_file.written - entry.results
+        entry.violations = violations_file.written - entry.violations
         entry.violation_rows = violations - entry.violation_rows
 
 
@@ -771,7 +787,11 @@ def pull(
     Into a folder that holds an earlier pull of the same project, only the tasks changed
     since are exported and merged into its export.json (see :mod:`annols.labelstudio.incremental`),
     unless ``full``; an earlier export that is damaged or of another project is replaced by
-    a full one, and the report says why (``full_reason``).
+    a full one, and the report says why (``full_reason``). The findings of the tasks that did not
+    change are then the earlier pull's (:func:`annols.study.findings.scan`, when what they were found
+    under is the same), and their result rows too where the format's files are records per judgment
+    (:func:`convert`'s ``keep``): only the changed tasks are checked and converted, and every file is
+    byte for byte a full pull's.
 
     Everything is written into a folder beside ``out_dir`` and moved into it only when all
     of it succeeded: the export ended as a whole JSON array, its counts match the server's,
@@ -942,13 +962,13 @@ def _pull_into(
                 for row in rows:
                     row.pop("left_out", None)
             if scanned is not None:
-                scanned.digest = scanned.context.digest(users, rows is not None)
-                carry = _carry(fetcher, out_dir, rows, scanned.digest)
+                scanned.digest = scanned.context.digest(rows is not None)
+                carry = _carry(fetcher, export, out_dir, rows, scanned.digest, users)
                 scanned.left, scanned.found = checks.scan(export, rows, users, scanned.context, left, carry)
                 scanned.carried = 0 if carry is None else len(carry.unchanged)
             if rows is not None:
                 write_blinding(staging, rows)
-            keep = _kept(fetcher, out_dir, rows) if scanned is not None else None
+            keep = _kept(fetcher, export, out_dir, rows, users) if scanned is not None else None
             report = convert(export, definition, staging, users, judges=judges, workers=workers, keep=keep)
         except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
             problem = f"the export of project {project.id} from {client.url} was cut short"
@@ -1005,8 +1025,8 @@ class Scanned:
     carried: int = 0  # tasks whose findings were the earlier pull's
 
 
-def _carry(fetcher: incremental.Fetcher | None, out_dir: Path, rows: list[dict[str, Any]] | None, digest: str
-           ) -> checks.Carry | None:  # fmt: skip
+def _carry(fetcher: incremental.Fetcher | None, export: Path, out_dir: Path, rows: list[dict[str, Any]] | None,
+           digest: str, users: dict[int, str]) -> checks.Carry | None:  # fmt: skip
     """The earlier pull's findings of the tasks an incremental fetch kept as they were, when they are provably
     what checking them again would find: the earlier findings.csv is the one that pull recorded (its SHA-256) and
     of the same context (``digest``), and each task kept has the manifest row it had then, with nothing left out
@@ -1025,7 +1045,7 @@ def _carry(fetcher: incremental.Fetcher | None, out_dir: Path, rows: list[dict[s
         lines = _blinding_lines(out_dir) if rows is not None else {}
     except (OSError, InputError):
         return None
-    unchanged = {task_id for task_id, _, _ in changes.segments} - changes.fetched  # as the earlier export holds them
+    unchanged = _untouched(changes, export, out_dir, users)
     if rows is not None:
         now = {
             r["task_id"]: json.dumps(
@@ -1042,13 +1062,14 @@ def _carry(fetcher: incremental.Fetcher | None, out_dir: Path, rows: list[dict[s
     return checks.Carry(changes.segments, frozenset(unchanged), kept)
 
 
-def _kept(fetcher: incremental.Fetcher | None, out_dir: Path, rows: list[dict[str, Any]] | None) -> Keep:
+def _kept(fetcher: incremental.Fetcher | None, export: Path, out_dir: Path, rows: list[dict[str, Any]] | None,
+          users: dict[int, str]) -> Keep:  # fmt: skip
     """What a pull's convert may keep of the earlier pull in ``out_dir``: the tasks an incremental fetch kept as
     they were whose blinding line (``rows``, their left-out judgments marked) is the one the earlier pull wrote."""
     changes = None if fetcher is None else fetcher.changes
     if changes is None:
         return Keep(out_dir, frozenset(), [])
-    unchanged = {task_id for task_id, _, _ in changes.segments} - changes.fetched
+    unchanged = _untouched(changes, export, out_dir, users)
     if rows is not None:
         try:
             lines = _blinding_lines(out_dir)
@@ -1058,6 +1079,27 @@ def _kept(fetcher: incremental.Fetcher | None, out_dir: Path, rows: list[dict[st
                for r in rows if isinstance(r.get("task_id"), int)}  # fmt: skip
         unchanged = {t for t in unchanged if lines.get(t) == now.get(t)}
     return Keep(out_dir, frozenset(unchanged), changes.segments)
+
+
+def _untouched(changes: incremental.Changes, export: Path, out_dir: Path, users: dict[int, str]) -> set[int]:
+    """The tasks of a merged ``export`` as the earlier pull in ``out_dir`` read them: not fetched again, and naming no
+    user whose email is not the one that pull knew (``annotators.json``: a user added, renamed or deleted since)."""
+    unchanged = {task_id for task_id, _, _ in changes.segments} - changes.fetched
+    try:
+        earlier = {int(k): str(v) for k, v in json.loads((out_dir / ANNOTATORS_FILE).read_text("utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        return set()
+    renamed = sorted(i for i in {*earlier, *users} if earlier.get(i) != users.get(i))
+    if not renamed or not unchanged:
+        return unchanged
+    # A user named by id (1.23) or in an object with its id: conservative (a digit run of the id anywhere in it).
+    names = re.compile(rb'"(?:completed_by|updated_by)": ?(?:\{[^{}]*)?\b(?:' + b"|".join(b"%d" % i for i in renamed)
+                       + rb")\b")  # fmt: skip
+    starts = [start for _, start, _ in changes.segments]
+    with open(export, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        for m in names.finditer(data):
+            unchanged.discard(changes.segments[bisect.bisect_right(starts, m.start()) - 1][0])
+    return unchanged
 
 
 _BLINDING_ID = re.compile(r'^\{"task_id": (\d+)[,}]')
