@@ -425,9 +425,9 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
     earlier = {t.id: t for t in earlier_log}
     if any(t not in earlier for t in keep.unchanged):
         return None
-    blind = load_blinding(export)
+    blind = _changed_blinding(export, keep)
     if blind is not None and any(isinstance(r.get("shares"), list) for r in blind.values()):
-        return None
+        return None  # (an unchanged task has none: the earlier pull's index is of tasks converted once each)
     own = [n for n in names if n not in (RESULTS_FILE, VIOLATIONS_FILE)]
     with tempfile.TemporaryDirectory(prefix=".annols-changed-", dir=out_dir) as tmp:
         changed_dir = Path(tmp)
@@ -489,6 +489,22 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
     )
     _write_rows_index(out_dir, report, order, context)
     return report
+
+
+def _changed_blinding(export: Path, keep: Keep) -> dict[int, dict[str, Any]] | None:
+    """load_blinding's rows of the tasks not in ``keep.unchanged`` only (what converting them reads of it)."""
+    if not (export.parent / BLINDING_FILE).exists():
+        return load_blinding(export)
+    wanted = {t for t, _, _ in keep.segments} - keep.unchanged
+    out = {}
+    for task_id, line in _blinding_lines(export.parent).items():
+        if task_id in wanted:
+            try:
+                out[task_id] = json.loads(line)
+            except ValueError:
+                raise InputError(export.parent / BLINDING_FILE, "", "task_id", "not a row of a pull's blinding "
+                                 "file") from None  # fmt: skip
+    return out
 
 
 class _NotKept(Exception):

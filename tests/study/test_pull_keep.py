@@ -13,6 +13,7 @@ import pytest
 
 from annols.labelstudio import incremental
 from annols.study import pull
+from annols.study.exports import write_blinding
 from tests.study.test_pull_parts import DEV, load, raw_export, write_export
 
 
@@ -39,10 +40,14 @@ def changed(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], set[int]
     return now, {now[i]["id"] for i in (1, 4, 6, 8)}
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_byte_for_byte(tmp_path: Path, workers: int) -> None:
+@pytest.mark.parametrize(("workers", "blinded"), [(1, False), (2, False), (1, True)])
+def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_byte_for_byte(tmp_path: Path, workers: int,
+                                                                   blinded: bool) -> None:  # fmt: skip
     tasks = raw_export("qa-feedback", [DEV])
     assert len(tasks) > 12
+    if blinded:  # the pull's blinding.jsonl beside the exports: keys and roles from it
+        write_blinding(tmp_path, [{"task_id": t["id"], "key": f"key {t['id']}", "systems": [], "role": "study"}
+                                  for t in tasks])  # fmt: skip
     earlier = tmp_path / "earlier"
     first = convert(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []),
                     workers)  # fmt: skip
@@ -61,6 +66,8 @@ def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_byte_for_byte(tmp_path: Pat
     assert (tmp_path / "kept" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
     assert (kept.counts, kept.violations, kept.input_warnings) == (full.counts, full.violations, full.input_warnings)
     assert [p.name for p in kept.files] == [p.name for p in full.files]
+    if blinded:
+        assert b"key 2," in (tmp_path / "kept" / "results.csv").read_bytes()
 
 
 def test_what_cannot_be_kept_is_converted_in_full(tmp_path: Path) -> None:
