@@ -1066,9 +1066,9 @@ def _carry(fetcher: incremental.Fetcher | None, export: Path, out_dir: Path, row
         now = {
             r["task_id"]: json.dumps(
                 {k: r[k] for k in BLINDING_FIELDS if k in r and k != "left_out"}, ensure_ascii=False
-            )
+            ).encode("utf-8")
             for r in rows
-            if isinstance(r.get("task_id"), int)
+            if isinstance(r.get("task_id"), int) and r["task_id"] in unchanged
         }
         unchanged = {t for t in unchanged if lines.get(t) == now.get(t)}
     kept: dict[int, list[checks.Finding]] = {}
@@ -1086,13 +1086,11 @@ def _kept(fetcher: incremental.Fetcher | None, export: Path, out_dir: Path, rows
     if changes is None:
         return Keep(out_dir, frozenset(), [])
     unchanged = _untouched(changes, export, out_dir, users)
-    if rows is not None:
+    if rows is not None:  # the blinding.jsonl just written beside the export, line for line the earlier one
         try:
-            lines = _blinding_lines(out_dir)
+            lines, now = _blinding_lines(out_dir), _blinding_lines(export.parent)
         except OSError:
             return Keep(out_dir, frozenset(), [])
-        now = {r["task_id"]: json.dumps({k: r[k] for k in BLINDING_FIELDS if k in r}, ensure_ascii=False)
-               for r in rows if isinstance(r.get("task_id"), int)}  # fmt: skip
         unchanged = {t for t in unchanged if lines.get(t) == now.get(t)}
     return Keep(out_dir, frozenset(unchanged), changes.segments)
 
@@ -1118,17 +1116,20 @@ def _untouched(changes: incremental.Changes, export: Path, out_dir: Path, users:
     return unchanged
 
 
-_BLINDING_ID = re.compile(r'^\{"task_id": (\d+)[,}]')
+_BLINDING_START = b'{"task_id": '
 
 
-def _blinding_lines(out_dir: Path) -> dict[int, str]:
+def _blinding_lines(out_dir: Path) -> dict[int, bytes]:
     """Task id -> its line of the blinding.jsonl in ``out_dir`` (without the newline); OSError if there is none."""
     out = {}
-    with open(out_dir / BLINDING_FILE, encoding="utf-8") as f:
-        for line in f:
-            found = _BLINDING_ID.match(line)
-            if found is not None:
-                out[int(found.group(1))] = line.rstrip("\n")
+    for line in (out_dir / BLINDING_FILE).read_bytes().split(b"\n"):
+        if line.startswith(_BLINDING_START):  # as write_blinding writes every line
+            end = line.find(b",", len(_BLINDING_START))
+            if end < 0:
+                end = line.find(b"}", len(_BLINDING_START))
+            digits = line[len(_BLINDING_START) : end]
+            if digits.isdigit():
+                out[int(digits)] = line
     return out
 
 
