@@ -4,7 +4,8 @@ raw full export, side by side; and ``annols status``. On the embedded server (SQ
 the team stack (PostgreSQL with the app settings of docker-compose.yml, as tests/labelstudio/test_team.py
 starts it).
 
-One round per size: push N summary-flaws tasks each with one annotation (``annols push
+One round per size: push N summary-flaws tasks (``--protocol qa-feedback``: QA-Feedback dev
+records, varied) each with one annotation (``annols push
 --with-annotations``), a first ``annols pull`` (full) right after it, then per run: annotate
 ``--changed`` of the tasks (a new annotation each, by another user), and right after that
 ``annols pull`` into the same folder (incremental) and the raw full export
@@ -15,6 +16,12 @@ annols command runs as a process; its wall time and peak RSS are recorded.
     scripts/bench --repull --sizes 100000                   the embedded server
     scripts/bench --repull --stack postgres --sizes 100000  the team stack
     scripts/bench --repull --quick                          300 tasks, a smoke check
+    scripts/bench --repull --protocol qa-feedback --sizes 20000 --runs 3
+
+``--before CHECKOUT`` (another annols checkout with its own ``.venv``, e.g. main's): its first pull and
+its re-pulls too, into a folder of their own beside this checkout's, against the same server and the same
+changes, the side going first alternating; after each run every file of the two pull folders is compared
+(``identical`` in the JSON: the files that differ, none expected).
 """
 
 from __future__ import annotations
@@ -49,6 +56,15 @@ from annols.labelstudio.client import LabelStudioClient
 COMPOSE = ROOT / "docker-compose.yml"
 POSTGRES = ROOT / "scripts" / "postgres"
 ANNOTATOR = "bench-repull@example.org"
+# The new annotation each changed task gets, per protocol (run r).
+ANSWER = {
+    "summary-flaws": lambda r: [{"id": "m", "from_name": "missing_key_information", "to_name": "summary",
+                                 "type": "choices", "value": {"choices": ["Yes" if r % 2 else "No"]},
+                                 "origin": "manual"}],
+    "qa-feedback": lambda r: [{"id": "c", "from_name": "corrected_prediction", "to_name": "prediction",
+                               "type": "textarea", "value": {"text": [f"A corrected answer (run {r + 1})."]},
+                               "origin": "manual"}],
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- the servers
@@ -139,8 +155,23 @@ def postgres_stack(work: Path) -> Iterator[tuple[str, str, str]]:
 # ---------------------------------------------------------------------------- the round
 
 
-def annols(env: dict[str, str], cwd: Path, *args: str) -> bench.Run:
-    return bench.run([sys.executable, "-m", "annols.cli", *args], cwd, env)
+def annols(env: dict[str, str], cwd: Path, *args: str, python: str = sys.executable) -> bench.Run:
+    return bench.run([python, "-m", "annols.cli", *args], cwd, env)
+
+
+# What only one side's pull writes beside the files a pull is compared by (kept rows, a record).
+NOT_COMPARED = {"pull-state.json", ".annols-rows.json"}
+
+
+def differing(a: Path, b: Path) -> list[str]:
+    """The files of pull folders ``a`` and ``b`` that differ (or are in only one), by relative path."""
+
+    def listing(root: Path) -> set[str]:
+        return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name not in NOT_COMPARED}
+
+    names = listing(a) | listing(b)
+    return sorted(n for n in names if not ((a / n).is_file() and (b / n).is_file()
+                                           and (a / n).read_bytes() == (b / n).read_bytes()))  # fmt: skip
 
 
 def raw_export(url: str, api_key: str, project_id: int, path: Path) -> float:
@@ -161,12 +192,17 @@ def round_of(
     env = {**os.environ, "LABEL_STUDIO_URL": url, "LABEL_STUDIO_API_KEY": api_key, "PYTHONPATH": str(ROOT)}
     folder = work / f"n{n}"
     folder.mkdir(parents=True, exist_ok=True)
-    inputs = folder / "input.jsonl"
-    bench.summary_flaws_input(inputs, n, annotated=True)
+    protocol = args.protocol
+    if protocol == "qa-feedback":  # the dev records carry their feedback: each task gets one annotation
+        inputs = folder / "input.json"
+        bench.qa_feedback_input(inputs, n)
+    else:
+        inputs = folder / "input.jsonl"
+        bench.summary_flaws_input(inputs, n, annotated=True)
     title = f"bench repull {n} {secrets.token_hex(3)}"
-    out.update(n=n, changed_share=args.changed, settle_s=args.settle)
+    out.update(n=n, protocol=protocol, changed_share=args.changed, settle_s=args.settle)
     bench.log(f"[{n}] push")
-    pushed = annols(env, folder, "push", "summary-flaws", str(inputs), "--project", title, "--with-annotations")
+    pushed = annols(env, folder, "push", protocol, str(inputs), "--project", title, "--with-annotations")
     pushed_at = time.monotonic()
     out["push_s"], out["push_rss_mb"] = pushed.seconds, pushed.max_rss_mb
     save()
@@ -176,9 +212,22 @@ def round_of(
     out["raw_export_s"] = []
     time.sleep(args.settle)
     bench.log(f"[{n}] first pull (full)")
-    pulled = annols(env, folder, "pull", "summary-flaws", "--project", title, "-o", "pulled")
-    out["pull_s"], out["pull_rss_mb"] = pulled.seconds, pulled.max_rss_mb
-    save()
+    before = args.before
+    if before is not None:
+        env_before = {**env, "PYTHONPATH": str(before)}
+        python_before = str(before / ".venv" / "bin" / "python")
+        out.update(before=str(before), pull_before_s=None, repull_before_s=[], identical=[])
+    first = ["after", "before"] if before is not None else ["after"]
+    for side in first:
+        if side == "after":
+            pulled = annols(env, folder, "pull", protocol, "--project", title, "-o", "pulled")
+            out["pull_s"], out["pull_rss_mb"] = pulled.seconds, pulled.max_rss_mb
+        else:
+            bench.log(f"[{n}] first pull (full), {before}")
+            pulled = annols(env_before, folder, "pull", protocol, "--project", title, "-o", "pulled-before",
+                            python=python_before)  # fmt: skip
+            out["pull_before_s"] = pulled.seconds
+        save()
     users = client.users()
     annotator = users.get(ANNOTATOR) or client.create_user(ANNOTATOR)
     ids = sorted(t for t, _ in client.task_meta(project.id))
@@ -190,17 +239,25 @@ def round_of(
         bench.log(f"[{n}] run {r + 1}: annotating {len(changed)} tasks")
         start = time.perf_counter()
         for task_id in changed:
-            result = [{"id": "m", "from_name": "missing_key_information", "to_name": "summary", "type": "choices",
-                       "value": {"choices": ["Yes" if r % 2 else "No"]}, "origin": "manual"}]  # fmt: skip
+            result = ANSWER[protocol](r)
             client.create_annotation(task_id, result, completed_by=annotator)
         out["annotate_s"].append(time.perf_counter() - start)
         time.sleep(args.settle)
         order = ["repull", "raw"] if r % 2 == 0 else ["raw", "repull"]
+        if before is not None:
+            order = ["repull", "before", "raw"] if r % 2 == 0 else ["before", "repull", "raw"]
         for side in order:
+            if side == "before":
+                bench.log(f"[{n}] run {r + 1}: re-pull, {before}")
+                again = annols(env_before, folder, "pull", protocol, "--project", title, "-o", "pulled-before",
+                               python=python_before)  # fmt: skip
+                out["repull_before_s"].append(again.seconds)
+                save()
+                continue
             if side == "repull":
                 bench.log(f"[{n}] run {r + 1}: re-pull")
                 out["repull_since_push_s"].append(round(time.monotonic() - pushed_at, 1))
-                again = annols(env, folder, "pull", "summary-flaws", "--project", title, "-o", "pulled")
+                again = annols(env, folder, "pull", protocol, "--project", title, "-o", "pulled")
                 found = re.search(r"Incremental: (\d+) changed", again.output)
                 if found is None:
                     raise SystemExit(f"bench: the re-pull was not incremental:\n{again.output[-2000:]}")
@@ -212,8 +269,10 @@ def round_of(
                 bench.log(f"[{n}] run {r + 1}: raw export")
                 out["raw_export_s"].append(raw_export(url, api_key, project.id, folder / "raw.json"))
                 save()
+        if before is not None:
+            out["identical"].append(differing(folder / "pulled", folder / "pulled-before"))
         bench.log(f"[{n}] run {r + 1}: status")
-        status = annols(env, folder, "status", "summary-flaws", "--project", title, "--json")
+        status = annols(env, folder, "status", protocol, "--project", title, "--json")
         out["status_s"].append(status.seconds)
         out["status_rss_mb"].append(status.max_rss_mb)
         out["status_exported"] = json.loads(status.output[status.output.index("{") :])["exported"]
@@ -221,6 +280,9 @@ def round_of(
     med = bench.median
     out["median"] = {k: med(out[k]) for k in ("raw_export_s", "repull_s", "status_s")}
     out["repull_speedup"] = out["median"]["raw_export_s"] / out["median"]["repull_s"]
+    if before is not None:
+        out["median"]["repull_before_s"] = med(out["repull_before_s"])
+        out["repull_before_speedup"] = out["median"]["raw_export_s"] / out["median"]["repull_before_s"]
     out["max_rss_mb"] = max([out["push_rss_mb"], out["pull_rss_mb"], *out["repull_rss_mb"], *out["status_rss_mb"]])
     save()
     if not args.keep:
@@ -230,6 +292,11 @@ def round_of(
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="scripts/bench --repull", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", choices=["sqlite", "postgres"], default="sqlite", help="the server [sqlite]")
+    parser.add_argument("--protocol", choices=sorted(ANSWER), default="summary-flaws",
+                        help="the protocol pushed [summary-flaws]")  # fmt: skip
+    parser.add_argument(
+        "--before", type=Path, help="another annols checkout (with its .venv) pulled side by side, into pulled-before"
+    )
     parser.add_argument("--sizes", default="100000", help="comma-separated task counts [100000; quick: 300]")
     parser.add_argument("--runs", type=int, default=1, help="re-pull runs per size (median reported) [1]")
     parser.add_argument("--changed", type=float, default=0.01, help="share of the tasks annotated before each re-pull")
@@ -274,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.stack} N={r['n']}: raw export {m['raw_export_s']:.2f} s, re-pull {m['repull_s']:.2f} s "
               f"({r['repull_speedup']:.1f}x), status {m['status_s']:.2f} s, push {r['push_s']:.1f} s, "
               f"first pull {r['pull_s']:.1f} s, peak RSS {r['max_rss_mb']:.0f} MB")  # fmt: skip
+        if "repull_before_speedup" in r:
+            print(f"  before ({r['before']}): re-pull {m['repull_before_s']:.2f} s "
+                  f"({r['repull_before_speedup']:.1f}x), "
+                  f"first pull {r['pull_before_s']:.1f} s; files that differ: {r['identical']}")  # fmt: skip
     if not args.work and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -105,6 +105,8 @@ MISSING_KEYS = ("error type", "passage_id", "sentence_id")
 RESULT_FILES = ("qa-feedback.jsonl", "qa-feedback.json", "qa-feedback-annotators.csv")
 
 _CHUNK = 1 << 16
+_ANNOTATORS_HEADER = b"line,task_key,task_id,annotator,annotation_id\n"
+_ENTRY = re.compile(rb",\n  (?=\S)")  # between two entries of qa-feedback.json
 _EVIDENCE_VALUE = re.compile(r"^P(\d+):S(\d+)$")
 _Fail = Callable[[str, str], InputError]
 
@@ -801,6 +803,25 @@ def _join_annotators(first: Path, rest: Sequence[Path]) -> None:
                 offset += last
 
 
+def _entries(f: IO[bytes]) -> Iterator[bytes]:
+    """The entries of a qa-feedback.json write_results wrote, read a chunk at a time."""
+    head = f.read(4)
+    if head == b"[]":
+        if f.read(1):
+            raise ValueError("qa-feedback.json goes on after its end")
+        return
+    if head != b"[\n  ":
+        raise ValueError("qa-feedback.json does not start as write_results writes it")
+    tail = b""
+    while chunk := f.read(_CHUNK * 16):
+        parts = _ENTRY.split(tail + chunk)
+        tail = parts.pop()  # the entry being read (a separator cut by the chunk is found with the next one)
+        yield from parts
+    if not tail.endswith(b"\n]"):
+        raise ValueError("qa-feedback.json does not end as write_results writes it")
+    yield tail[:-2]
+
+
 class QaFeedbackFormat:
     """QA-Feedback records in, the same records (with the new feedback) out."""
 
@@ -812,6 +833,36 @@ class QaFeedbackFormat:
         "qa-feedback.json": _join_array,
         "qa-feedback-annotators.csv": _join_annotators,
     }
+
+    # Each result file is one record per judgment (a non-cancelled annotation of a study item), in the order
+    # write_results writes them: a re-pull keeps the records of the tasks that did not change (annols.study.pull).
+    def records(self, name: str, f: IO[bytes]) -> Iterator[bytes]:
+        """The records of result file ``name`` (open as ``f``), each as assemble takes it back; ValueError if
+        it is not a file write_results wrote."""
+        if name == RESULT_FILES[0]:
+            yield from f
+        elif name == RESULT_FILES[1]:
+            yield from _entries(f)
+        elif name == RESULT_FILES[2]:
+            if f.readline() != _ANNOTATORS_HEADER:
+                raise ValueError(f"{name} does not start with its header")
+            for line in f:
+                yield line[line.index(b",") :]  # without the line number: renumbered
+        else:
+            raise ValueError(f"{name} is not a result file of {NAME}")
+
+    def assemble(self, name: str, records: Iterable[bytes], out: IO[bytes]) -> None:
+        """Result file ``name`` of ``records`` (:meth:`records`), byte for byte write_results's."""
+        if name == RESULT_FILES[0]:
+            out.writelines(records)
+        elif name == RESULT_FILES[1]:
+            count = 0
+            for count, record in enumerate(records, start=1):
+                out.write((b"[\n  " if count == 1 else b",\n  ") + record)
+            out.write(b"\n]" if count else b"[]")
+        else:
+            out.write(_ANNOTATORS_HEADER)
+            out.writelines(b"%d%s" % (n, r) for n, r in enumerate(records, start=1))
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
         for path in paths:
@@ -827,7 +878,7 @@ class QaFeedbackFormat:
         with ExitStack() as stack:
             jsonl, array, table = (stack.enter_context(atomic_open(p)) for p in paths)
             writer = csv.writer(table, lineterminator="\n")
-            writer.writerow(["line", "task_key", "task_id", "annotator", "annotation_id"])
+            table.write(_ANNOTATORS_HEADER.decode("ascii"))
             line = 0
             array.write("[")
             for task in tasks:

@@ -35,8 +35,12 @@ export carries an annotator's unsubmitted draft; submitting it moves it), and a 
 added through the API in the instant between the two statements that save it (Label Studio
 moves ``updated_at`` first there; annols imports predictions with their tasks).
 
-The pull then converts the merged export and checks its counts against the server's as a
-full pull does; an incremental export that does not match is followed by a full one.
+The pull then checks its counts against the server's as a full pull does (an incremental export
+that does not match is followed by a full one). What it does with the export follows what changed
+(:mod:`annols.study.pull`): the findings of the tasks kept as they were are the earlier pull's
+(``pull-state.json`` records what they were found under), and a format whose result files are
+records per judgment keeps their rows (``.annols-rows.json``); only the changed tasks are read
+and converted, and every file is still byte for byte a full pull's.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ import json
 import re
 import shutil
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -200,14 +204,24 @@ def write_state(folder: Path, project_id: int, url: str, mark: str | None, expor
     files.write_text(folder / STATE_FILE, json.dumps(state, indent=2) + "\n")
 
 
+def add_to_state(folder: Path, key: str, value: Any) -> None:
+    """Record ``value`` under ``key`` in the pull-state a pull wrote into ``folder`` (what else it kept of its
+    work for the next pull, e.g. the digest of its findings' context)."""
+    path = folder / STATE_FILE
+    state = json.loads(path.read_text(encoding="utf-8"))
+    state[key] = value
+    files.write_text(path, json.dumps(state, indent=2) + "\n")
+
+
 @dataclass(frozen=True)
 class Earlier:
     """An earlier pull of the project in the folder: its export cut into tasks, and its mark (None:
-    the project had no tasks, so every task is listed)."""
+    the project had no tasks, so every task is listed); ``state``: its whole record (``pull-state.json``)."""
 
     export: Path
     segments: list[Segment]
     mark: str | None
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 def earlier_pull(folder: Path, project_id: int, url: str) -> tuple[Earlier | None, str]:
@@ -242,7 +256,7 @@ def earlier_pull(folder: Path, project_id: int, url: str) -> tuple[Earlier | Non
     ids = [s[0] for s in segments]
     if len(segments) != tasks or any(a >= b for a, b in itertools.pairwise(ids)):
         return None, f"its export.json is damaged (not the {tasks} tasks in id order the pull wrote)"
-    return Earlier(export=export, segments=segments, mark=mark), ""
+    return Earlier(export=export, segments=segments, mark=mark, state=state), ""
 
 
 # --- fetching ---------------------------------------------------------------------------------
@@ -256,6 +270,8 @@ class Changes:
     requests: int = 0  # export requests
     tasks: int = 0  # in the merged export
     mark: str | None = None  # the latest updated_at listed (the earlier mark if none was)
+    fetched: frozenset[int] = frozenset()  # the ids of the tasks exported again
+    segments: list[Segment] = field(default_factory=list)  # the merged export's tasks, as index_export gives them
 
 
 @dataclass
@@ -336,12 +352,18 @@ def fetch_changes(client: LabelStudioClient, project_id: int, earlier: Earlier, 
         ]
         pieces += [(task_id, *where) for task_id, where in fetched.items()]
         pieces.sort(key=lambda p: p[0])
-        changes.tasks = write_spliced(export, ((p, s, e) for _, p, s, e in pieces), separator(earlier.export))
+        sep = separator(earlier.export)
+        changes.tasks = write_spliced(export, ((p, s, e) for _, p, s, e in pieces), sep)
+        at = 1  # after "["
+        for task_id, _, start, end in pieces:
+            changes.segments.append((task_id, at, at + end - start))
+            at += end - start + len(sep)
     except OSError as e:
         raise WriteError(export, e) from e
     finally:
         shutil.rmtree(parts, ignore_errors=True)
     changes.changed = len(fetched)
+    changes.fetched = frozenset(fetched)
     changes.deleted = len(deleted & known_set)
     return changes
 

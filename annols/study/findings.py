@@ -39,7 +39,10 @@ from the meta (:mod:`annols.study.exports`).
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator, Mapping
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,11 +116,45 @@ def annotations_of(export: Path) -> Seen:
     return seen
 
 
+class Annotations(Mapping[int, dict[int, Any]]):
+    """Task id -> annotation id -> completed_by of an export cut into tasks (``segments``: task id, start, end),
+    each task read when asked for: a re-pull asks only of the tasks that changed. ``leave``: (task id,
+    annotation id) pairs not given (the judgments an earlier pull left out)."""
+
+    def __init__(self, export: Path, segments: Sequence[tuple[int, int, int]],
+                 leave: frozenset[tuple[int, int]] = frozenset()) -> None:  # fmt: skip
+        self._export, self._leave = export, leave
+        self._where = {task_id: (start, end) for task_id, start, end in segments}
+        self._read: dict[int, dict[int, Any]] = {}
+
+    def without(self, leave: frozenset[tuple[int, int]]) -> Annotations:
+        return Annotations(self._export, [(t, s, e) for t, (s, e) in self._where.items()], leave)
+
+    def __getitem__(self, task_id: int) -> dict[int, Any]:
+        if task_id not in self._read:
+            start, end = self._where[task_id]
+            try:
+                with open(self._export, "rb") as f:
+                    f.seek(start)
+                    raw = json.loads(f.read(end - start))
+                done = {int(a["id"]): user_id(a.get("completed_by")) for a in raw.get("annotations") or () if "id" in a}
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                done = {}  # as annotations_of: what annols cannot read says nothing
+            self._read[task_id] = {a: by for a, by in done.items() if (task_id, a) not in self._leave}
+        return self._read[task_id]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+
 def check(
     export: Path,
     rows: Iterable[Mapping[str, Any]] | None,
     users: Mapping[int, str],
-    earlier: Seen | None = None,
+    earlier: Mapping[int, Mapping[int, Any]] | None = None,
     trusted: Iterable[int] = (),
     why: str = "no manifest of this project: systems and roles were read from the server's task meta, unchecked; "
     "import it with `annols manifest import`",
@@ -127,44 +164,144 @@ def check(
     ``earlier``: the annotations an earlier pull into the same folder saw; ``trusted``: users whose
     edits of others' annotations are no finding (the coordinator's own account, which pull runs as).
     """
+    return scan(export, None if rows is None else [dict(r) for r in rows], users, Context(earlier=earlier or {},
+                trusted=frozenset(trusted), why=why))[1]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a pull's findings of each task depend on beside the task itself and its manifest row."""
+
+    earlier: Mapping[int, Mapping[int, Any]] = dataclasses.field(default_factory=dict)  # annotations a pull saw
+    counted: Mapping[int, Mapping[int, Any]] | None = None  # of those, the ones it counted (None: all)
+    trusted: frozenset[int] = frozenset()
+    config_changed: bool = False
+    annotator: str | None = None  # an isolated study's instance: everyone else's annotation is a finding
+    why: str = "no manifest of this project"
+
+    def digest(self, checked: bool) -> str:
+        """What, beside a task's bytes, its manifest row and the names of the users it holds, decides its own
+        findings: equal digests and an unchanged task give the same findings (:class:`Carry`)."""
+        key = [FINDINGS_VERSION, sorted(self.trusted), self.config_changed, self.annotator, checked]
+        return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+# The findings of a task that are a function of its bytes, its manifest row and the Context's digest alone.
+TASK_KINDS = ("task-added", "key-changed", "data-changed", "meta-changed", "systems-changed", "role-changed",
+              "edited-by-other", "not-the-annotator")  # fmt: skip
+FINDINGS_VERSION = 1  # raise it when a finding of TASK_KINDS is found or worded otherwise
+
+
+@dataclass(frozen=True)
+class Carry:
+    """An earlier pull's findings of the tasks that did not change since (their bytes in the export, their
+    manifest row, no judgment left out, the :class:`Context` the same): taken for theirs, not parsed again.
+
+    ``segments``: the export's tasks as byte ranges (task id, start, end; in file order)."""
+
+    segments: Sequence[tuple[int, int, int]]
+    unchanged: frozenset[int]
+    findings: Mapping[int, Sequence[Finding]]
+
+
+def scan(
+    export: Path,
+    rows: list[dict[str, Any]] | None,
+    users: Mapping[int, str],
+    context: Context,
+    counts: list[int] | None = None,
+    carry: Carry | None = None,
+) -> tuple[list[Finding], list[Finding]]:
+    """One pass over a raw export: marks the ``rows`` whose judgments are left out (:func:`left_out`) and finds
+    what the server holds against the manifest (:func:`check`, and :func:`not_the_annotator` with
+    ``context.annotator``). Returns (the ``left-out`` findings, the others). With ``carry``, the unchanged tasks'
+    findings are the earlier pull's, and only the others are read."""
     found: list[Finding] = []
+    left: list[Finding] = []
     if rows is None:
-        found.append(Finding("no-manifest", why))
+        found.append(Finding("no-manifest", context.why))
     by_id = {int(r["task_id"]): r for r in rows or () if isinstance(r.get("task_id"), int)}
-    trust = set(trusted)
     seen: set[int] = set()
-    try:
-        with open(export, encoding="utf-8") as f:
-            for raw in iter_json_array(f):
-                task_id = int(raw["id"])
-                seen.add(task_id)
-                found.extend(_task_findings(raw, task_id, by_id.get(task_id), rows is not None, users, trust))
-                found.extend(_gone(task_id, _key_of(raw, by_id.get(task_id)), raw, (earlier or {}).get(task_id, {})))
-    except JSONStreamError as e:
-        raise InputError(export, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
+    for task_id, raw in _tasks(export, carry):
+        seen.add(task_id)
+        if raw is None:  # unchanged since the earlier pull (Carry)
+            assert carry is not None
+            found.extend(carry.findings.get(task_id, ()))
+            continue
+        row = by_id.get(task_id)
+        if row is not None:
+            left.extend(_left_out(raw, task_id, row, context, counts))
+        found.extend(_task_findings(raw, task_id, row, rows is not None, users, set(context.trusted)))
+        found.extend(_gone(task_id, _key_of(raw, row), raw, context.earlier.get(task_id, {})))
+        if context.annotator is not None:
+            found.extend(_not_the_annotator(raw, users, context.annotator))
     for task_id, row in sorted(by_id.items()):
         if task_id not in seen:
-            before = len((earlier or {}).get(task_id, {}))
+            before = len(context.earlier.get(task_id, {}))
             also = f", with the {before} annotation(s) an earlier pull saw" if before else ""
             found.append(Finding("task-deleted", f"a task the push made is no longer on the server{also}",
                                  task_id, str(row["key"])))  # fmt: skip
-    return found
+    return left, found
+
+
+def _tasks(export: Path, carry: Carry | None) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(task id, the task parsed; None for a task ``carry`` holds unchanged), in the export's order."""
+    try:
+        if carry is None:
+            with open(export, encoding="utf-8") as f:
+                for raw in iter_json_array(f):
+                    yield int(raw["id"]), raw
+            return
+        with open(export, "rb") as b:
+            for n, (task_id, start, end) in enumerate(carry.segments):
+                if task_id in carry.unchanged:
+                    yield task_id, None
+                    continue
+                b.seek(start)
+                try:
+                    raw = json.loads(b.read(end - start))
+                except ValueError as e:
+                    raise JSONStreamError(str(e), n) from None
+                yield int(raw["id"]), raw
+    except JSONStreamError as e:
+        raise InputError(export, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
+
+
+def _left_out(raw: Mapping[str, Any], task_id: int, row: dict[str, Any], context: Context,
+              counts: list[int] | None) -> Iterator[Finding]:  # fmt: skip
+    ids = [user_id(a.get("id")) for a in raw.get("annotations") or ()]
+    if "data" in row and data_digest(raw.get("data") or {}) != row["data"]:
+        out, why = ids, "its data changed"
+    elif context.config_changed:
+        done = (context.earlier if context.counted is None else context.counted).get(task_id, {})
+        out, why = [i for i in ids if i not in done], "saved since the label config changed"
+    else:
+        out, why = [], ""
+    if out:
+        row["left_out"] = sorted(i for i in out if i is not None)
+        if counts is not None:
+            gone = set(out)
+            for a in raw.get("annotations") or ():
+                if user_id(a.get("id")) in gone:
+                    counts[1 if a.get("was_cancelled") else 0] += 1
+        yield Finding("left-out", f"{len(out)} judgment(s) left out of the results: {why}", task_id, str(row["key"]))
 
 
 def not_the_annotator(export: Path, users: Mapping[int, str], annotator: str) -> Iterator[Finding]:
     """Annotations of an export credited to anyone but ``annotator``: on an isolated study's instance
     (:mod:`annols.study.isolate`) nobody else should annotate, not even the coordinator's admin."""
-    try:
-        with open(export, encoding="utf-8") as f:
-            for raw in iter_json_array(f):
-                for a in raw.get("annotations") or ():
-                    who = user_id(a.get("completed_by"))
-                    email = _name(who, users)
-                    if email.lower() != annotator.lower():
-                        yield Finding("not-the-annotator", f"credited to {email}, but this instance is {annotator}'s "
-                                      "alone", int(raw["id"]), _key_of(raw, None), user_id(a.get("id")))  # fmt: skip
-    except JSONStreamError as e:
-        raise InputError(export, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
+    for _, raw in _tasks(export, None):
+        assert raw is not None
+        yield from _not_the_annotator(raw, users, annotator)
+
+
+def _not_the_annotator(raw: Mapping[str, Any], users: Mapping[int, str], annotator: str) -> Iterator[Finding]:
+    for a in raw.get("annotations") or ():
+        who = user_id(a.get("completed_by"))
+        email = _name(who, users)
+        if email.lower() != annotator.lower():
+            yield Finding("not-the-annotator", f"credited to {email}, but this instance is {annotator}'s "
+                          "alone", int(raw["id"]), _key_of(raw, None), user_id(a.get("id")))  # fmt: skip
 
 
 def _key_of(raw: Mapping[str, Any], row: Mapping[str, Any] | None) -> str:
@@ -259,32 +396,13 @@ def left_out(rows: Iterable[dict[str, Any]], export: Path, config_changed: bool,
     label config changed, every judgment no earlier pull into the folder saw. ``counts`` gets [annotations, skipped]
     left out (the server counts them: a pull checks its counts with them)."""
     by_id = {int(r["task_id"]): r for r in rows if isinstance(r.get("task_id"), int)}
-    found = []
-    try:
-        with open(export, encoding="utf-8") as f:
-            for raw in iter_json_array(f):
-                row = by_id.get(int(raw["id"]))
-                if row is None:
-                    continue
-                ids = [user_id(a.get("id")) for a in raw.get("annotations") or ()]
-                if "data" in row and data_digest(raw.get("data") or {}) != row["data"]:
-                    out, why = ids, "its data changed"
-                elif config_changed:
-                    seen = earlier.get(int(raw["id"]), {})
-                    out, why = [i for i in ids if i not in seen], "saved since the label config changed"
-                else:
-                    out, why = [], ""
-                if out:
-                    row["left_out"] = sorted(i for i in out if i is not None)
-                    if counts is not None:
-                        gone = set(out)
-                        for a in raw.get("annotations") or ():
-                            if user_id(a.get("id")) in gone:
-                                counts[1 if a.get("was_cancelled") else 0] += 1
-                    found.append(Finding("left-out", f"{len(out)} judgment(s) left out of the results: {why}",
-                                         int(raw["id"]), str(row["key"])))  # fmt: skip
-    except JSONStreamError as e:
-        raise InputError(export, f"task {e.index + 1}", "", f"not a Label Studio JSON export ({e})") from None
+    context = Context(earlier=earlier, config_changed=config_changed)
+    found: list[Finding] = []
+    for task_id, raw in _tasks(export, None):
+        assert raw is not None
+        row = by_id.get(task_id)
+        if row is not None:
+            found.extend(_left_out(raw, task_id, row, context, counts))
     return found
 
 

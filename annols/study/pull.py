@@ -10,16 +10,20 @@ export, without a server.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import csv
+import hashlib
+import itertools
 import json
+import mmap
 import multiprocessing
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,9 +39,11 @@ from annols.study import hidden_judges, hybrid, roles
 from annols.study.exports import (
     ANNOTATORS_FILE,
     BLIND_ONLY,
+    BLINDING_FIELDS,
     BLINDING_FILE,
     EXPORT_FILE,
     PROJECT_FILE,
+    exported_task,
     load_annotators,
     load_blinding,
     read_export,
@@ -89,6 +95,7 @@ class ConvertReport:
     files: list[Path]
     violations: int
     input_warnings: tuple[str, ...] = ()  # what push's reader tolerated in the input of these tasks
+    kept: int = 0  # tasks whose result rows were an earlier pull's (convert's ``keep``), not converted again
 
 
 @dataclass(frozen=True)
@@ -286,8 +293,13 @@ def convert(
     *,
     workers: int | None = None,
     judges: Judges | None = None,
+    keep: Keep | None = None,
 ) -> ConvertReport:
     """Result files, results.csv and violations.csv from a saved raw JSON export.
+
+    ``keep`` (a pull): the earlier pull's result rows of the tasks that did not change are kept where the format's
+    files are records per judgment (:data:`ROWS_FILE`); only the others are converted. The files are byte for
+    byte those of converting every task.
 
     Annotators are named by email from ``users``, else from ``annotators.json`` beside
     the export (written by pull), else by user id.
@@ -314,11 +326,235 @@ def convert(
     if judges:
         tasks = map(judges.with_judges, same_protocol(read_export(export, users), definition, export))
         return _convert_tasks(tasks, definition, out_dir, fmt)  # the caller checks judges.check_used()
+    log: list[TaskRows] | None = [] if keep is not None and hasattr(fmt, "records") else None
+    if keep is not None and log is not None and keep.unchanged:
+        kept = _convert_keeping(export, definition, out_dir, users, fmt, keep)
+        if kept is not None:
+            return kept
+    report = None
     if joins and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers)
-        if report is not None:
-            return report
-    return _convert_tasks(same_protocol(read_export(export, users), definition, export), definition, out_dir, fmt)
+        report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers, log)
+    if report is None:
+        if log is not None:
+            log.clear()
+        report = _convert_tasks(same_protocol(read_export(export, users), definition, export), definition, out_dir,
+                                fmt, log)  # fmt: skip
+    if log is not None and all(t.kept for t in log):
+        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, out_dir))
+    return report
+
+
+# --- keeping the result rows of unchanged tasks -------------------------------------------------
+
+ROWS_FILE = ".annols-rows.json"  # in a pull folder: what each task wrote to each result file (for the next re-pull)
+ROWS_VERSION = 1  # raise it when a format's records or results.csv's rows of a task are written otherwise
+
+
+@dataclass
+class TaskRows:
+    """What converting one task wrote: its bytes of results.csv and violations.csv, its rows of violations.csv, its
+    records of the format's files (one a judgment), its counts and input warnings; ``kept``: whether a re-pull
+    may keep them (a study item, not a shared copy)."""
+
+    id: int
+    results: int = 0
+    violations: int = 0
+    violation_rows: int = 0
+    records: int = 0
+    annotations: int = 0
+    cancelled: int = 0
+    warnings: tuple[str, ...] = ()
+    kept: bool = True
+
+    def row(self) -> list[Any]:
+        return [self.id, self.results, self.violations, self.violation_rows, self.records, self.annotations,
+                self.cancelled, list(self.warnings)]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Keep:
+    """A re-pull's earlier pull folder, and the tasks (ids) whose export bytes and blinding line are as it read
+    them; ``segments``: the new export's tasks as byte ranges (task id, start, end), in file order."""
+
+    folder: Path
+    unchanged: frozenset[int]
+    segments: list[tuple[int, int, int]]
+
+
+def _rows_context(definition: Definition, fmt: Format, out_dir: Path) -> str:
+    """What, beside a task's bytes, its blinding line and the names of the users it holds (:func:`_untouched`), its
+    result rows depend on."""
+    key = [ROWS_VERSION, repr(definition), fmt.name, (out_dir / PROJECT_FILE).exists()
+           and json.loads((out_dir / PROJECT_FILE).read_text("utf-8")).get(BLIND_ONLY, False)]  # fmt: skip
+    return hashlib.sha256(json.dumps(key, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
+
+
+def _write_rows_index(out_dir: Path, report: ConvertReport, log: list[TaskRows], context: str) -> None:
+    index = {"version": ROWS_VERSION, "context": context,
+             "files": {str(p.relative_to(out_dir)): p.stat().st_size for p in report.files},
+             "tasks": [t.row() for t in log]}  # fmt: skip
+    files.write_text(out_dir / ROWS_FILE, json.dumps(index, separators=(",", ":")) + "\n")
+
+
+def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[TaskRows]] | None:
+    """The earlier pull's rows index (the result files' names, the tasks' rows), if it is of this context and its
+    files are the sizes it wrote; else None."""
+    try:
+        index = json.loads((folder / ROWS_FILE).read_text("utf-8"))
+        if index.get("version") != ROWS_VERSION or index.get("context") != context:
+            return None
+        sizes = index["files"]
+        if any((folder / name).stat().st_size != size for name, size in sizes.items()):
+            return None
+        tasks = [TaskRows(int(t[0]), int(t[1]), int(t[2]), int(t[3]), int(t[4]), int(t[5]), int(t[6]),
+                          tuple(str(w) for w in t[7])) for t in index["tasks"]]  # fmt: skip
+        return list(sizes), tasks
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users: dict[int, str], fmt: Format,
+                     keep: Keep) -> ConvertReport | None:  # fmt: skip
+    """``convert`` of only the tasks not in ``keep.unchanged``, the others' rows taken from the earlier pull's files;
+    None (nothing written) where that cannot be done as converting every task would."""
+    context = _rows_context(definition, fmt, out_dir)
+    found = _read_rows_index(keep.folder, context)
+    if found is None:
+        return None
+    names, earlier_log = found
+    earlier = {t.id: t for t in earlier_log}
+    if any(t not in earlier for t in keep.unchanged):
+        return None
+    blind = _changed_blinding(export, keep)
+    if blind is not None and any(isinstance(r.get("shares"), list) for r in blind.values()):
+        return None  # (an unchanged task has none: the earlier pull's index is of tasks converted once each)
+    own = [n for n in names if n not in (RESULTS_FILE, VIOLATIONS_FILE)]
+    with tempfile.TemporaryDirectory(prefix=".annols-changed-", dir=out_dir) as tmp:
+        changed_dir = Path(tmp)
+        log: list[TaskRows] = []
+
+        def changed() -> Iterator[ExportedTask]:
+            with open(export, "rb") as f:
+                for n, (task_id, start, end) in enumerate(keep.segments):
+                    if task_id in keep.unchanged:
+                        continue
+                    f.seek(start)
+                    try:
+                        raw = json.loads(f.read(end - start))
+                    except ValueError as e:
+                        raise InputError(export, f"task {n + 1}", "", f"not a Label Studio JSON export ({e})") from None
+                    yield exported_task(raw, users, blind)  # shares refused above: each task once
+
+        done = _convert_tasks(same_protocol(changed(), definition, export), definition, changed_dir, fmt, log)
+        if not all(t.kept for t in log) or sorted(str(p.relative_to(changed_dir)) for p in done.files) != sorted(names):
+            return None
+        new = {t.id: t for t in log}
+        order = [earlier[t] if t in keep.unchanged else new[t] for t, _, _ in keep.segments]
+        if len(new) + sum(1 for t, _, _ in keep.segments if t in keep.unchanged) != len(order):
+            return None
+        written = []
+        try:
+            for name in own:
+                with open(keep.folder / name, "rb") as old_f, open(changed_dir / name, "rb") as new_f, \
+                        files.atomic_open(out_dir / name, "wb") as out:  # fmt: skip
+                    old = _Records(fmt.records(name, old_f))  # type: ignore[attr-defined]
+                    now = _Records(fmt.records(name, new_f))  # type: ignore[attr-defined]
+                    fmt.assemble(name, _picked(order, keep.unchanged, earlier_log, old, now), out)  # type: ignore[attr-defined]
+                    old.rest()  # every record read: each file had the records its tasks wrote
+                    now.rest()
+                written.append(out_dir / name)
+            for name, size in ((RESULTS_FILE, "results"), (VIOLATIONS_FILE, "violations")):
+                with open(changed_dir / name, "rb") as f:
+                    header = len(f.readline())
+                if (keep.folder / name).stat().st_size != header + sum(getattr(t, size) for t in earlier_log):
+                    raise _NotKept
+                at_old, at_new = _starts(earlier_log, size, header), _starts(log, size, header)
+                with open(keep.folder / name, "rb") as old_f, open(changed_dir / name, "rb") as new_f, \
+                        files.atomic_open(out_dir / name, "wb") as out:  # fmt: skip
+                    out.write(new_f.read(header))
+                    for t in order:
+                        source, at = (old_f, at_old) if t.id in keep.unchanged else (new_f, at_new)
+                        length = getattr(t, size)
+                        source.seek(at[t.id])
+                        if length and out.write(source.read(length)) != length:
+                            raise _NotKept
+        except (ValueError, OSError, _NotKept):
+            return None  # the caller converts every task (and writes every file anew)
+    report = ConvertReport(
+        counts=Counts(len(order), sum(t.annotations for t in order), sum(t.cancelled for t in order)),
+        files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
+        violations=sum(t.violation_rows for t in order),
+        input_warnings=tuple(w for t in order for w in t.warnings),
+        kept=len(order) - len(log),
+    )
+    _write_rows_index(out_dir, report, order, context)
+    return report
+
+
+def _changed_blinding(export: Path, keep: Keep) -> dict[int, dict[str, Any]] | None:
+    """load_blinding's rows of the tasks not in ``keep.unchanged`` only (what converting them reads of it)."""
+    if not (export.parent / BLINDING_FILE).exists():
+        return load_blinding(export)
+    wanted = {t for t, _, _ in keep.segments} - keep.unchanged
+    out = {}
+    for task_id, line in _blinding_lines(export.parent).items():
+        if task_id in wanted:
+            try:
+                out[task_id] = json.loads(line)
+            except ValueError:
+                raise InputError(export.parent / BLINDING_FILE, "", "task_id", "not a row of a pull's blinding "
+                                 "file") from None  # fmt: skip
+    return out
+
+
+class _NotKept(Exception):
+    """A result file of the earlier pull or of the changed tasks holds other records than its index says."""
+
+
+class _Records:
+    """A result file's records, read in order (``take``), each task's as many as it wrote."""
+
+    def __init__(self, records: Iterator[bytes]) -> None:
+        self._records = records
+
+    def take(self, count: int) -> list[bytes]:
+        out = list(itertools.islice(self._records, count))
+        if len(out) != count:
+            raise _NotKept
+        return out
+
+    def rest(self) -> None:
+        if next(self._records, None) is not None:
+            raise _NotKept
+
+
+def _picked(order: list[TaskRows], unchanged: frozenset[int], earlier: list[TaskRows], old: _Records,
+            now: _Records) -> Iterator[bytes]:  # fmt: skip
+    """The records of the tasks in ``order``: an unchanged task's from the earlier file (skipping those of the
+    earlier tasks not kept), a changed one's from the file of the changed tasks."""
+    ahead = iter(earlier)
+    for t in order:
+        if t.id in unchanged:
+            for e in ahead:
+                got = old.take(e.records)
+                if e.id == t.id:
+                    yield from got
+                    break
+            else:
+                raise _NotKept
+        else:
+            yield from now.take(t.records)
+    for e in ahead:
+        old.take(e.records)
+
+
+def _starts(log: list[TaskRows], field: str, base: int) -> dict[int, int]:
+    """Task id -> where its rows (``field``: their count or bytes) start, the tasks' one after another from ``base``."""
+    out = {}
+    for t in log:
+        out[t.id] = base
+        base += getattr(t, field)
+    return out
 
 
 MAX_WORKERS = 4
@@ -332,15 +568,18 @@ def _cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path, fmt: Format) -> ConvertReport:
+def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path, fmt: Format,
+                   log: list[TaskRows] | None = None) -> ConvertReport:  # fmt: skip
+    """``log``: gets what each task wrote (:class:`TaskRows`)."""
     totals = [0, 0, 0]  # tasks, annotations, cancelled
     violations = 0
     warnings: list[str] = []
     checks_apart: list[ExportedTask] = []  # gold items and attention checks: their result files go apart
     with (
-        files.atomic_open(out_dir / RESULTS_FILE) as tidy_file,
-        files.atomic_open(out_dir / VIOLATIONS_FILE) as violations_file,
+        files.atomic_open(out_dir / RESULTS_FILE, "wb") as tidy_raw,
+        files.atomic_open(out_dir / VIOLATIONS_FILE, "wb") as violations_raw,
     ):
+        tidy_file, violations_file = _Counted(tidy_raw), _Counted(violations_raw)
         tidy = csv.writer(tidy_file)
         tidy.writerow(RESULT_COLUMNS)
         system_of = _system_finder(definition)
@@ -350,8 +589,14 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         def tapped() -> Iterator[ExportedTask]:
             nonlocal violations
             for task in tasks:
+                entry = None
+                if log is not None:
+                    entry = TaskRows(task.id, tidy_file.written, violations_file.written, violations,
+                                     kept=not task.share and task.role == roles.STUDY)  # fmt: skip
+                    log.append(entry)
                 tidy.writerows(_tidy_lists(task, definition, system_of))
                 if task.share:  # a shared task's copy for another system: its judgments are counted once
+                    _close(entry, tidy_file, violations_file, violations)
                     yield task
                     continue
                 totals[0] += 1
@@ -359,9 +604,17 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
                 for a in task.annotations:
                     if a.source == "human":
                         totals[2 if a.cancelled else 1] += 1
+                        if entry is not None:
+                            entry.cancelled += a.cancelled
+                            entry.annotations += not a.cancelled
+                    if entry is not None and not a.cancelled:
+                        entry.records += 1
                 for v in check_export((task,), definition, fmt):
                     checks.writerow([v.task_key, v.annotator, v.rule, v.found])
                     violations += 1
+                if entry is not None:
+                    entry.warnings = task.read_warnings
+                    _close(entry, tidy_file, violations_file, violations)
                 if task.role != roles.STUDY:
                     checks_apart.append(task)
                     continue
@@ -379,6 +632,26 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         violations=violations,
         input_warnings=tuple(warnings),
     )
+
+
+class _Counted:
+    """A binary file written as text (UTF-8, no newline translation), counting the bytes written."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw, self.written = raw, 0
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8")
+        self.written += len(data)
+        return self._raw.write(data)
+
+
+def _close(entry: TaskRows | None, tidy_file: _Counted, violations_file: _Counted, violations: int) -> None:
+    """The task's rows written: ``entry``'s offsets (at its start) become its lengths."""
+    if entry is not None:
+        entry.results = tidy_file.written - entry.results
+        entry.violations = violations_file.written - entry.violations
+        entry.violation_rows = violations - entry.violation_rows
 
 
 # --- converting in parts ---------------------------------------------------------------------
@@ -438,7 +711,7 @@ class _PartText:
 
 
 # Set in the parent just before the workers are forked; they inherit it.
-_JOB: tuple[Path, list[tuple[int, int]], dict[int, str], Definition, Format, Path] | None = None
+_JOB: tuple[Path, list[tuple[int, int]], dict[int, str], Definition, Format, Path, bool] | None = None
 
 
 def _convert_in_parts(
@@ -449,15 +722,17 @@ def _convert_in_parts(
     fmt: Format,
     joins: dict[str, Join],
     workers: int,
+    log: list[TaskRows] | None = None,
 ) -> ConvertReport | None:
-    """``convert`` in parts side by side, or None if the export does not split into runs of whole tasks."""
+    """``convert`` in parts side by side, or None if the export does not split into runs of whole tasks.
+    ``log``: gets what each task wrote (:class:`TaskRows`)."""
     global _JOB
     parts = _parts(export, workers)
     if len(parts) < 2:
         return None
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".annols-parts-", dir=out_dir) as tmp:
-        _JOB = (export, parts, users, definition, fmt, Path(tmp))
+        _JOB = (export, parts, users, definition, fmt, Path(tmp), log is not None)
         try:
             with multiprocessing.get_context("fork").Pool(len(parts)) as pool:
                 outcomes = pool.map(_convert_part, range(len(parts)))
@@ -475,6 +750,8 @@ def _convert_in_parts(
             every[name](folders[0] / name, [folder / name for folder in folders[1:]])
         for name in names:
             files.replace_durably(folders[0] / name, out_dir / name)
+    if log is not None:
+        log.extend(t for o in done for t in o[4])
     totals = [sum(getattr(o[0], f) for o in done) for f in ("tasks", "annotations", "cancelled")]
     return ConvertReport(
         counts=Counts(*totals),
@@ -484,20 +761,22 @@ def _convert_in_parts(
     )
 
 
-def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...]] | None:
+def _convert_part(index: int) -> tuple[Counts, int, list[str], tuple[str, ...], list[TaskRows]] | None:
     """In a worker: convert part ``index`` into its own folder; None if it is not a run of whole tasks."""
     assert _JOB is not None
-    export, parts, users, definition, fmt, tmp = _JOB
+    export, parts, users, definition, fmt, tmp, logged = _JOB
+    log: list[TaskRows] | None = [] if logged else None
     start, end = parts[index]
     folder = tmp / str(index)
     try:
         with open(export, "rb") as raw:
             text = _PartText(raw, start, end, "[" if index else "", "]" if index < len(parts) - 1 else "")
             report = _convert_tasks(same_protocol(tasks_from(text, export, users), definition, export), definition,
-                                    folder, fmt)  # fmt: skip
+                                    folder, fmt, log)  # fmt: skip
     except Exception:  # converting in one says what is wrong, with the right task numbers
         return None
-    return report.counts, report.violations, [str(p.relative_to(folder)) for p in report.files], report.input_warnings
+    names = [str(p.relative_to(folder)) for p in report.files]
+    return report.counts, report.violations, names, report.input_warnings, log or []
 
 
 def pull(
@@ -524,7 +803,11 @@ def pull(
     Into a folder that holds an earlier pull of the same project, only the tasks changed
     since are exported and merged into its export.json (see :mod:`annols.labelstudio.incremental`),
     unless ``full``; an earlier export that is damaged or of another project is replaced by
-    a full one, and the report says why (``full_reason``).
+    a full one, and the report says why (``full_reason``). The findings of the tasks that did not
+    change are then the earlier pull's (:func:`annols.study.findings.scan`, when what they were found
+    under is the same), and their result rows too where the format's files are records per judgment
+    (:func:`convert`'s ``keep``): only the changed tasks are checked and converted, and every file is
+    byte for byte a full pull's.
 
     Everything is written into a folder beside ``out_dir`` and moved into it only when all
     of it succeeded: the export ended as a whole JSON array, its counts match the server's,
@@ -560,11 +843,10 @@ def pull(
     elif rows is None:
         raise NoManifest(unknown.split(": systems and roles")[0] if unknown else f"no manifest of project {title!r}")
     header = _pushed_settings(manifest, project, rows)
-    seen_before, gone_before = _earlier_annotations(out_dir, project, client.url)
+    earlier, full_reason = (None, "") if full else incremental.earlier_pull(out_dir, project.id, client.url)
+    seen_before, gone_before = _earlier_annotations(out_dir, project, client.url, earlier)
     shown = checks.settings(header, project.label_config, None, rows)
     config_changed = any(f.kind == "config-changed" for f in [*shown, *gone_before])
-    left: list[checks.Finding] = []
-    earlier, full_reason = (None, "") if full else incremental.earlier_pull(out_dir, project.id, client.url)
     fetcher = incremental.Fetcher(client, project.id, earlier)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -572,16 +854,18 @@ def pull(
     except OSError as e:
         raise WriteError(out_dir, e) from e
     try:
-        counted = _counted_before(seen_before, out_dir, project, client.url)
+        context = checks.Context(
+            earlier=seen_before, counted=_counted_before(seen_before, out_dir, project, client.url),
+            trusted=frozenset([int(client.whoami()["id"])]), config_changed=config_changed, annotator=annotator,
+            why=unknown,
+        )  # fmt: skip
+        scanned = Scanned(context)
         report = _pull_into(client, definition, project, staging, out_dir, judges, fetcher, rows, workers, blind_only,
-                            (config_changed, counted, left))  # fmt: skip
-        users = load_annotators(staging / EXPORT_FILE)
-        found = checks.check(staging / EXPORT_FILE, rows, users, seen_before, [int(client.whoami()["id"])], unknown)
+                            scanned)  # fmt: skip
+        found = scanned.found
         overlap = json.loads((staging / PROJECT_FILE).read_text(encoding="utf-8")).get("overlap")
-        found += checks.settings(header, project.label_config, overlap, rows) + left
+        found += checks.settings(header, project.label_config, overlap, rows) + scanned.left
         found += [f for f in gone_before if f not in found]
-        if annotator is not None:
-            found += checks.not_the_annotator(staging / EXPORT_FILE, users, annotator)
         if kept is not None:
             report.convert.files.extend(add_stored_judges(kept, found, staging))
         found.sort(key=lambda f: (-1 if f.task_id is None else f.task_id, f.annotation_id or 0, f.kind))
@@ -589,6 +873,11 @@ def pull(
             raise Findings([f for f in found if f.kind not in checks.NOT_STRICT], out_dir)
         checks.write(found, staging / checks.FINDINGS_FILE)
         report.convert.files.append(staging / checks.FINDINGS_FILE)
+        if (staging / incremental.STATE_FILE).exists():  # the next pull takes the unchanged tasks' findings
+            digest = hashlib.sha256((staging / checks.FINDINGS_FILE).read_bytes()).hexdigest()
+            record = {"context": scanned.digest, "sha256": digest, "carried": scanned.carried}
+            incremental.add_to_state(staging, "findings", record)
+            incremental.add_to_state(staging, "rows_kept", report.convert.kept)
         if rows is not None:
             report.convert.files.append(staging / BLINDING_FILE)
         _move_in(staging, out_dir)
@@ -661,13 +950,13 @@ def _pull_into(
     rows: list[dict[str, Any]] | None = None,
     workers: int | None = None,
     blind_only: bool = False,
-    leave_out: tuple[bool, checks.Seen, list[checks.Finding]] | None = None,
+    scanned: Scanned | None = None,
 ) -> PullReport:
     """Every file of a pull, in ``staging``; a ServerError unless the export is whole and its counts the server's.
 
-    ``leave_out``: (whether the label config changed, the annotations an earlier pull saw, the list that
-    gets the ``left-out`` findings): the judgments annotators made on what push did not send are marked in
-    ``blinding.jsonl`` and not counted (:func:`annols.study.findings.left_out`).
+    ``scanned``: the findings' context, and what gets the findings (:func:`annols.study.findings.scan`, in the same
+    pass): the judgments annotators made on what push did not send are marked in ``blinding.jsonl`` and not
+    counted (:func:`annols.study.findings.left_out`).
 
     ``rows``: the manifest's, written beside the export for convert (task ids filled in from the
     export's keys for a manifest of ``annols tasks``, whose tasks were imported by hand)."""
@@ -686,12 +975,17 @@ def _pull_into(
             left = [0, 0]  # annotations and skips left out of the results, which the server counts
             if rows is not None:  # read by convert: the study's tables use the manifest, never the meta
                 _fill_task_ids(rows, export)
-                if leave_out is not None:
-                    for row in rows:
-                        row.pop("left_out", None)
-                    leave_out[2][:] = checks.left_out(rows, export, leave_out[0], leave_out[1], left)
+                for row in rows:
+                    row.pop("left_out", None)
+            if scanned is not None:
+                scanned.digest = scanned.context.digest(rows is not None)
+                carry = _carry(fetcher, export, out_dir, rows, scanned.digest, users)
+                scanned.left, scanned.found = checks.scan(export, rows, users, scanned.context, left, carry)
+                scanned.carried = 0 if carry is None else len(carry.unchanged)
+            if rows is not None:
                 write_blinding(staging, rows)
-            report = convert(export, definition, staging, users, judges=judges, workers=workers)
+            keep = _kept(fetcher, export, out_dir, rows, users) if scanned is not None else None
+            report = convert(export, definition, staging, users, judges=judges, workers=workers, keep=keep)
         except (InputError, incremental.ExportShape):  # it ended as an array should, yet is not a whole one
             problem = f"the export of project {project.id} from {client.url} was cut short"
         else:
@@ -734,6 +1028,109 @@ def _pull_into(
         server_annotations=server[1],
         server_skipped=server[2],
     )
+
+
+@dataclass
+class Scanned:
+    """A pull's findings of its export (:func:`annols.study.findings.scan`): its context, and what it found."""
+
+    context: checks.Context
+    left: list[checks.Finding] = field(default_factory=list)
+    found: list[checks.Finding] = field(default_factory=list)
+    digest: str = ""  # the context's (Context.digest), recorded for the next pull
+    carried: int = 0  # tasks whose findings were the earlier pull's
+
+
+def _carry(fetcher: incremental.Fetcher | None, export: Path, out_dir: Path, rows: list[dict[str, Any]] | None,
+           digest: str, users: dict[int, str]) -> checks.Carry | None:  # fmt: skip
+    """The earlier pull's findings of the tasks an incremental fetch kept as they were, when they are provably
+    what checking them again would find: the earlier findings.csv is the one that pull recorded (its SHA-256) and
+    of the same context (``digest``), and each task kept has the manifest row it had then, with nothing left out
+    (its line of blinding.jsonl the same). None: check every task."""
+    changes = None if fetcher is None else fetcher.changes
+    if changes is None or fetcher is None or fetcher.earlier is None:
+        return None
+    record = fetcher.earlier.state.get("findings")
+    if not isinstance(record, dict) or record.get("context") != digest:
+        return None
+    try:
+        data = (out_dir / checks.FINDINGS_FILE).read_bytes()
+        if hashlib.sha256(data).hexdigest() != record.get("sha256"):
+            return None
+        earlier = checks.read(out_dir / checks.FINDINGS_FILE)
+        lines = _blinding_lines(out_dir) if rows is not None else {}
+    except (OSError, InputError):
+        return None
+    unchanged = _untouched(changes, export, out_dir, users)
+    if rows is not None:
+        now = {
+            r["task_id"]: json.dumps(
+                {k: r[k] for k in BLINDING_FIELDS if k in r and k != "left_out"}, ensure_ascii=False
+            ).encode("utf-8")
+            for r in rows
+            if isinstance(r.get("task_id"), int) and r["task_id"] in unchanged
+        }
+        unchanged = {t for t in unchanged if lines.get(t) == now.get(t)}
+    kept: dict[int, list[checks.Finding]] = {}
+    for f in earlier:
+        if f.task_id in unchanged and f.kind in checks.TASK_KINDS:
+            kept.setdefault(f.task_id, []).append(f)
+    return checks.Carry(changes.segments, frozenset(unchanged), kept)
+
+
+def _kept(fetcher: incremental.Fetcher | None, export: Path, out_dir: Path, rows: list[dict[str, Any]] | None,
+          users: dict[int, str]) -> Keep:  # fmt: skip
+    """What a pull's convert may keep of the earlier pull in ``out_dir``: the tasks an incremental fetch kept as
+    they were whose blinding line (``rows``, their left-out judgments marked) is the one the earlier pull wrote."""
+    changes = None if fetcher is None else fetcher.changes
+    if changes is None:
+        return Keep(out_dir, frozenset(), [])
+    unchanged = _untouched(changes, export, out_dir, users)
+    if rows is not None:  # the blinding.jsonl just written beside the export, line for line the earlier one
+        try:
+            lines, now = _blinding_lines(out_dir), _blinding_lines(export.parent)
+        except OSError:
+            return Keep(out_dir, frozenset(), [])
+        unchanged = {t for t in unchanged if lines.get(t) == now.get(t)}
+    return Keep(out_dir, frozenset(unchanged), changes.segments)
+
+
+def _untouched(changes: incremental.Changes, export: Path, out_dir: Path, users: dict[int, str]) -> set[int]:
+    """The tasks of a merged ``export`` as the earlier pull in ``out_dir`` read them: not fetched again, and naming no
+    user whose email is not the one that pull knew (``annotators.json``: a user added, renamed or deleted since)."""
+    unchanged = {task_id for task_id, _, _ in changes.segments} - changes.fetched
+    try:
+        earlier = {int(k): str(v) for k, v in json.loads((out_dir / ANNOTATORS_FILE).read_text("utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        return set()
+    renamed = sorted(i for i in {*earlier, *users} if earlier.get(i) != users.get(i))
+    if not renamed or not unchanged:
+        return unchanged
+    # A user named by id (1.23) or in an object with its id: conservative (a digit run of the id anywhere in it).
+    names = re.compile(rb'"(?:completed_by|updated_by)": ?(?:\{[^{}]*)?\b(?:' + b"|".join(b"%d" % i for i in renamed)
+                       + rb")\b")  # fmt: skip
+    starts = [start for _, start, _ in changes.segments]
+    with open(export, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        for m in names.finditer(data):
+            unchanged.discard(changes.segments[bisect.bisect_right(starts, m.start()) - 1][0])
+    return unchanged
+
+
+_BLINDING_START = b'{"task_id": '
+
+
+def _blinding_lines(out_dir: Path) -> dict[int, bytes]:
+    """Task id -> its line of the blinding.jsonl in ``out_dir`` (without the newline); OSError if there is none."""
+    out = {}
+    for line in (out_dir / BLINDING_FILE).read_bytes().split(b"\n"):
+        if line.startswith(_BLINDING_START):  # as write_blinding writes every line
+            end = line.find(b",", len(_BLINDING_START))
+            if end < 0:
+                end = line.find(b"}", len(_BLINDING_START))
+            digits = line[len(_BLINDING_START) : end]
+            if digits.isdigit():
+                out[int(digits)] = line
+    return out
 
 
 def _fill_task_ids(rows: list[dict[str, Any]], export: Path) -> None:
@@ -781,10 +1178,13 @@ def _pushed_settings(manifest: Path | None, project: Project, rows: list[dict[st
     return header if header is not None and header.get("project_id") in (None, project.id) else None
 
 
-def _counted_before(seen: checks.Seen, out_dir: Path, project: Project, url: str) -> checks.Seen:
+def _counted_before(seen: Mapping[int, Mapping[int, Any]], out_dir: Path, project: Project, url: str
+                    ) -> Mapping[int, Mapping[int, Any]]:  # fmt: skip
     """The annotations an earlier pull into ``out_dir`` saw and counted (not those it left out)."""
     earlier = _earlier_blinding(out_dir, project, url) or []
     left = {(r["task_id"], i) for r in earlier for i in r.get("left_out") or () if isinstance(r.get("task_id"), int)}
+    if isinstance(seen, checks.Annotations):
+        return seen.without(frozenset(left))
     return {t: {a: by for a, by in done.items() if (t, a) not in left} for t, done in seen.items()}
 
 
@@ -807,15 +1207,19 @@ def _earlier_blinding(out_dir: Path, project: Project, url: str) -> list[dict[st
     return None if known is None else list(known.values())
 
 
-def _earlier_annotations(out_dir: Path, project: Project, url: str) -> tuple[checks.Seen, list[checks.Finding]]:
-    """The annotations of the earlier pull in ``out_dir`` (if it is of this project), and its findings
-    of annotations gone (kept: the export that saw them is replaced)."""
+def _earlier_annotations(out_dir: Path, project: Project, url: str, earlier: incremental.Earlier | None = None
+                         ) -> tuple[Mapping[int, Mapping[int, Any]], list[checks.Finding]]:  # fmt: skip
+    """The annotations of the earlier pull in ``out_dir`` (if it is of this project; each task read when asked for
+    if ``earlier`` cut its export into tasks), and its findings of annotations gone (kept: the export that saw
+    them is replaced)."""
     if not _same_project(out_dir, project, url):
         return {}, []
     try:
         gone = [f for f in checks.read(out_dir / checks.FINDINGS_FILE) if f.kind in checks.KEPT]
     except InputError:
         gone = []
+    if earlier is not None:
+        return checks.Annotations(earlier.export, earlier.segments), gone
     return checks.annotations_of(out_dir / EXPORT_FILE), gone
 
 

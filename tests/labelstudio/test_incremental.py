@@ -16,8 +16,10 @@ import pytest
 
 from annols.labelstudio import incremental
 from annols.labelstudio.client import LabelStudioClient
+from annols.study import findings
 from annols.study.findings import FINDINGS_FILE
-from tests.conftest import LiveServer
+from annols.study.pull import ROWS_FILE
+from tests.conftest import QA_DEV, ROOT, LiveServer
 from tests.definition.test_definition import MINIMAL
 from tests.study.test_push_pull import cli
 
@@ -180,11 +182,14 @@ def test_incremental_pull_writes_the_files_of_a_full_pull(
     made: dict[int, list[int]] = {}
     for task_id in ids[:10]:
         made[task_id] = [client.create_annotation(task_id, vote("1"), completed_by=r, lead_time=2.0) for r in raters]
+    meta = dict(client._sdk.tasks.get(id=ids[20]).meta or {})
+    client._sdk.tasks.update(id=ids[20], meta={**meta, "note": "written on the server"})  # a finding, kept below
 
     out = tmp_path / "incremental"
     stdout, err = pull(label_studio, definition, title, out)
     assert "Incremental" not in stdout and "Exported in full" not in err  # a first pull is a full one
     assert (out / incremental.STATE_FILE).exists()
+    unchecked = tmp_path / "unchecked"  # the same folder, re-pulled below with every task checked again
 
     # The mix: a new annotation, an edited one, a deleted one, a skip, two deleted tasks
     # (one annotated), and new tasks from a second push of a longer input.
@@ -198,8 +203,19 @@ def test_incremental_pull_writes_the_files_of_a_full_pull(
     code, _, err = cli(label_studio, "push", str(definition), str(inputs), "--project", title, cwd=tmp_path)
     assert code == 0, err
 
+    shutil.copytree(out, unchecked)
+    state = json.loads((unchecked / incremental.STATE_FILE).read_text("utf-8"))
+    del state["findings"]  # no record of the earlier findings' context: every task is checked
+    (unchecked / incremental.STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
     stdout, err = pull(label_studio, definition, title, out)
     assert "annotation-gone" in (out / FINDINGS_FILE).read_text("utf-8")  # the deleted one, by the earlier pull
+    # The findings of the tasks that did not change are the earlier pull's (ids[20]'s meta-changed among them),
+    # the same as checking every task again.
+    pull(label_studio, definition, title, unchecked)
+    assert (ids[20], "meta-changed") in {(f.task_id, f.kind) for f in findings.read(out / FINDINGS_FILE)}
+    assert (out / FINDINGS_FILE).read_bytes() == (unchecked / FINDINGS_FILE).read_bytes()
+    assert json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["findings"]["carried"] == 35 - 11
+    assert json.loads((unchecked / incremental.STATE_FILE).read_text("utf-8"))["findings"]["carried"] == 0
     # The push made the two deleted tasks again (under new ids) beside the five new ones: 30 - 2 + 7.
     # 20 annotations + 1 new - 1 deleted - the 2 of the deleted task.
     assert "Counts match the server: 35 tasks, 18 annotations, 1 skipped." in stdout
@@ -406,3 +422,91 @@ def test_a_pull_state_of_an_older_annols_is_built_on(
     pull(label_studio, definition, title, full)
     assert snapshot(out) == snapshot(full)
     assert json.loads(state.read_text("utf-8"))["mark"] == max(t["updated_at"] for t in exported(full).values())
+
+
+# --- a re-pull converts only what changed ------------------------------------------------------
+
+SF_EXAMPLES = ROOT / "annols" / "protocols" / "examples" / "input" / "summary-flaws-critic.jsonl"
+NEW_ANSWER = {
+    "qa-feedback": [{"id": "c", "from_name": "corrected_prediction", "to_name": "prediction", "type": "textarea",
+                     "value": {"text": ["A corrected answer."]}, "origin": "manual"}],
+    "summary-flaws": [{"id": "m", "from_name": "missing_key_information", "to_name": "summary", "type": "choices",
+                       "value": {"choices": ["Yes"]}, "origin": "manual"}],
+}  # fmt: skip
+
+
+def annotated_inputs(protocol: str, folder: Path, count: int) -> Path:
+    """``count`` records of the protocol with their judgments, each text made its own."""
+    if protocol == "qa-feedback":
+        records = json.loads(QA_DEV.read_text("utf-8"))[:count]
+        path = folder / "qa.json"
+        path.write_text(json.dumps(records), encoding="utf-8")
+        return path
+    base = [json.loads(line) for line in SF_EXAMPLES.read_text("utf-8").splitlines() if line.strip()]
+    path = folder / "flaws.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(count):
+            record = {**base[i % len(base)], "id": f"r{i}", "annotator": "ABC"[i % 3]}
+            record["post"] = f"{record['post']} (post {i})"
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("protocol", ["qa-feedback", "summary-flaws"])
+def test_a_re_pull_converts_what_changed_into_the_files_of_a_full_pull(
+    protocol: str, label_studio: LiveServer, client: LabelStudioClient, tmp_path: Path
+) -> None:
+    title = f"re-pull {protocol}"
+    inputs = annotated_inputs(protocol, tmp_path, 40)
+    code, _, err = cli(label_studio, "push", protocol, str(inputs), "--project", title, "--with-annotations",
+                       cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    project = client.find_project(title)
+    assert project is not None
+    ids = sorted(t for t, _ in client.task_meta(project.id))
+    assert len(ids) == 40
+    out = tmp_path / "pulled"
+    pull(label_studio, Path(protocol), title, out)
+    # Only a format whose result files are records per judgment keeps rows (qa-feedback); the others convert all.
+    assert (out / ROWS_FILE).exists() == (protocol == "qa-feedback")
+
+    # Annotators at work: new annotations, one edited, one deleted, an annotated task deleted.
+    users = client.users()
+    other = users.get("repull@example.org") or client.create_user("repull@example.org")
+    for task_id in (ids[1], ids[2]):
+        client.create_annotation(task_id, NEW_ANSWER[protocol], completed_by=other, lead_time=3.0)
+    sdk = client._sdk
+    annotations = {t: [a.id for a in sdk.annotations.list(id=t)] for t in (ids[17], ids[18])}
+    sdk.annotations.update(id=annotations[ids[17]][0], result=NEW_ANSWER[protocol])
+    sdk.annotations.delete(id=annotations[ids[18]][0])
+    client.delete_tasks(project.id, [ids[9]])
+
+    stdout, _ = pull(label_studio, Path(protocol), title, out)
+    assert "Incremental: 4 changed task(s) exported again (0 new), 1 deleted, the rest kept" in stdout, stdout
+    full = tmp_path / "full"
+    pull(label_studio, Path(protocol), title, full)
+    assert snapshot(out) == snapshot(full)  # the rows index too, where there is one
+    # 40 tasks, 1 deleted, 4 changed: the others' rows kept (qa-feedback), or every task converted again.
+    kept = json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["rows_kept"]
+    assert kept == (35 if protocol == "qa-feedback" else 0)
+    assert any(p.name.startswith(protocol) for p in out.iterdir())
+
+    # A rows index of another annols, then a result file cut short: converted in full, never a wrong file.
+    if protocol == "qa-feedback":
+        index = out / ROWS_FILE
+        found = json.loads(index.read_text("utf-8"))
+        index.write_text(json.dumps({**found, "context": "0" * 64}), encoding="utf-8")
+        client.create_annotation(ids[30], NEW_ANSWER[protocol], completed_by=other, lead_time=3.0)
+        pull(label_studio, Path(protocol), title, out)
+        assert json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["rows_kept"] == 0
+        shutil.rmtree(full)
+        pull(label_studio, Path(protocol), title, full)
+        assert snapshot(out) == snapshot(full)
+        client.create_annotation(ids[31], NEW_ANSWER[protocol], completed_by=other, lead_time=3.0)
+        with open(out / "qa-feedback.jsonl", "r+b") as f:
+            f.truncate(f.seek(0, 2) - 5)
+        pull(label_studio, Path(protocol), title, out)
+        assert json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["rows_kept"] == 0
+        shutil.rmtree(full)
+        pull(label_studio, Path(protocol), title, full)
+        assert snapshot(out) == snapshot(full)

@@ -1,0 +1,100 @@
+"""A re-pull's ``convert`` keeps the earlier pull's result rows of the tasks that did not change (offline): the
+files are byte for byte those of converting every task, and what cannot be kept is converted in full."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annols.labelstudio import incremental
+from annols.study import pull
+from annols.study.exports import write_blinding
+from tests.study.test_pull_parts import DEV, load, raw_export, write_export
+
+
+def convert(export: Path, out: Path, keep: pull.Keep | None, workers: int = 1) -> pull.ConvertReport:
+    out.mkdir(parents=True, exist_ok=True)
+    return pull.convert(export, load("qa-feedback"), out, {1: "a@x", 2: "b@x", 7: "c@x"}, workers=workers, keep=keep)
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    found = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.name != pull.ROWS_FILE}
+    assert {"qa-feedback.jsonl", "qa-feedback.json", "qa-feedback-annotators.csv", "results.csv"} <= set(found)
+    return found
+
+
+def changed(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], set[int]]:
+    """The tasks after annotators worked: a new judgment, a skip, an edit, a judgment gone, a task deleted."""
+    now = copy.deepcopy(tasks)
+    first = now[1]["annotations"][0]
+    now[1]["annotations"].append({**first, "id": 9001, "completed_by": 7})
+    now[4]["annotations"].append({**first, "id": 9002, "completed_by": 7, "was_cancelled": True, "result": []})
+    now[6]["annotations"][0]["result"] = now[2]["annotations"][0]["result"]
+    now[8]["annotations"] = []
+    del now[10]
+    return now, {now[i]["id"] for i in (1, 4, 6, 8)}
+
+
+@pytest.mark.parametrize(("workers", "blinded"), [(1, False), (2, False), (1, True)])
+def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_byte_for_byte(tmp_path: Path, workers: int,
+                                                                   blinded: bool) -> None:  # fmt: skip
+    tasks = raw_export("qa-feedback", [DEV])
+    assert len(tasks) > 12
+    if blinded:  # the pull's blinding.jsonl beside the exports: keys and roles from it
+        write_blinding(tmp_path, [{"task_id": t["id"], "key": f"key {t['id']}", "systems": [], "role": "study"}
+                                  for t in tasks])  # fmt: skip
+    earlier = tmp_path / "earlier"
+    first = convert(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []),
+                    workers)  # fmt: skip
+    assert first.kept == 0 and (earlier / pull.ROWS_FILE).exists()
+    index = json.loads((earlier / pull.ROWS_FILE).read_text("utf-8"))
+    assert [t[0] for t in index["tasks"]] == [t["id"] for t in tasks]
+
+    now, touched = changed(tasks)
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    unchanged = frozenset(t for t, _, _ in segments if t not in touched)
+    kept = convert(export, tmp_path / "kept", pull.Keep(earlier, unchanged, segments))
+    full = convert(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert kept.kept == len(now) - 4
+    assert files_of(tmp_path / "kept") == files_of(tmp_path / "full")
+    assert (tmp_path / "kept" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
+    assert (kept.counts, kept.violations, kept.input_warnings) == (full.counts, full.violations, full.input_warnings)
+    assert [p.name for p in kept.files] == [p.name for p in full.files]
+    if blinded:
+        assert b"key 2," in (tmp_path / "kept" / "results.csv").read_bytes()
+
+
+def test_what_cannot_be_kept_is_converted_in_full(tmp_path: Path) -> None:
+    tasks = raw_export("qa-feedback", [DEV])
+    earlier = tmp_path / "earlier"
+    convert(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    now, touched = changed(tasks)
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    unchanged = frozenset(t for t, _, _ in segments if t not in touched)
+    full = tmp_path / "full"
+    convert(export, full, None)
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(earlier, damaged)
+    with open(damaged / "qa-feedback.jsonl", "r+b") as f:  # a result file cut short
+        f.truncate(f.seek(0, 2) - 3)
+    assert convert(export, tmp_path / "a", pull.Keep(damaged, unchanged, segments)).kept == 0
+    assert files_of(tmp_path / "a") == files_of(full)
+
+    other = tmp_path / "other"  # an index of another annols (or definition, or annotators)
+    shutil.copytree(earlier, other)
+    index = json.loads((other / pull.ROWS_FILE).read_text("utf-8"))
+    (other / pull.ROWS_FILE).write_text(json.dumps({**index, "context": "0" * 64}), encoding="utf-8")
+    assert convert(export, tmp_path / "b", pull.Keep(other, unchanged, segments)).kept == 0
+    assert files_of(tmp_path / "b") == files_of(full)
+
+    # A task said unchanged that the earlier pull did not convert: nothing kept rather than a wrong file.
+    assert convert(export, tmp_path / "c", pull.Keep(earlier, unchanged | {10**6}, segments)).kept == 0
+    assert files_of(tmp_path / "c") == files_of(full)
