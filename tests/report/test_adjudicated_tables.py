@@ -43,9 +43,9 @@ def test_adjudicated_tables_count_the_verdicts_instead_of_the_annotators(tmp_pat
         task["meta"]["annols_adjudication"] = 1
         shown = gen.truth[(s, study.ANNOTATORS[0])]["shown"]
         result, meant[s] = [], {}
-        for i, (name, wording) in enumerate(ASPECTS):
+        for i, (name, _wording) in enumerate(ASPECTS):
             code = TURN[(s + i) % 3]
-            meant[s][wording] = "tie" if code == "0" else shown[[CODES[0], CODES[1]].index(code)]
+            meant[s][name] = "tie" if code == "0" else shown[[CODES[0], CODES[1]].index(code)]
             result.append({"id": f"v{s}{i}", "from_name": name, "to_name": "summary_1", "type": "choices",
                            "value": {"choices": [code]}, "origin": "manual"})  # fmt: skip
         task["annotations"] = [{"id": 7000 + s, "completed_by": 99, "result": result, "lead_time": 5.0,
