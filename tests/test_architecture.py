@@ -112,9 +112,11 @@ def boxes(drawing: str) -> list[str]:
 def undrawn(document: str, package: Path) -> list[str]:
     """What of ``package`` the first drawing of ``document`` leaves out: a folder with no box (a box is a
     folder's when it opens with ``folder/``), a module whose name is not a word of its folder's box, a
-    top-level module named in no box."""
+    top-level module named in no box, a sub-package of a folder (``analysis/tests/``) whose ``name/`` its
+    folder's box does not show, or whose module is not a word of that box."""
     drawing = document.split("```\n")[1]
     by_folder: dict[str, set[str]] = {}
+    subfolders: dict[str, set[str]] = {}
     everywhere: set[str] = set()
     for text in boxes(drawing):
         words = set(re.findall(r"\w+", text))
@@ -122,6 +124,7 @@ def undrawn(document: str, package: Path) -> list[str]:
         opening = re.match(r"\s*(\w+)/", text)
         if opening:
             by_folder.setdefault(opening.group(1), set()).update(words)
+            subfolders.setdefault(opening.group(1), set()).update(re.findall(r"(?<![\w/])(\w+)/", text))
     missing = []
     for module in sorted(package.glob("*.py")):
         if module.stem not in everywhere and module.stem != "__init__":
@@ -133,6 +136,13 @@ def undrawn(document: str, package: Path) -> list[str]:
         for module in sorted(folder.glob("*.py")):
             if module.stem not in by_folder[folder.name] and module.stem != "__init__":
                 missing.append(f"{package.name}/{folder.name}/{module.name}: not named in the {folder.name}/ box")
+        for sub in sorted(p.parent for p in folder.glob("*/__init__.py")):
+            where = f"{package.name}/{folder.name}/{sub.name}/"
+            if sub.name not in subfolders[folder.name]:
+                missing.append(f"{where}: the {folder.name}/ box does not show {sub.name}/")
+            for module in sorted(sub.rglob("*.py")):
+                if module.stem not in by_folder[folder.name] and module.stem != "__init__":
+                    missing.append(f"{where}{module.name}: not named in the {folder.name}/ box")
     return missing
 
 
@@ -158,12 +168,20 @@ def test_the_drawing_check_names_what_is_missing(tmp_path: Path) -> None:
     (package / "low" / "new.py").write_text("")
     (package / "other").mkdir()
     (package / "other" / "__init__.py").write_text("")
+    (package / "side" / "deep").mkdir()
+    for path in ["__init__.py", "kept.py", "lost.py"]:  # kept is a word of side/'s box, lost is not
+        (package / "side" / "deep" / path).write_text("")
     assert undrawn(document, package) == [
         "pkg/faults.py: named in no box",
         "pkg/low/new.py: not named in the low/ box",
         "pkg/other/: no box opens with other/",
         "pkg/side/b.py: not named in the side/ box",
+        "pkg/side/deep/: the side/ box does not show deep/",
+        "pkg/side/deep/lost.py: not named in the side/ box",
     ]
+    shown = document.replace("│ · kept   │", "│ deep/ kept │").replace("┐\n", "──┐\n").replace("┘\n", "──┘\n")
+    shown = shown.replace("side/ a  │", "side/ a    │")
+    assert [m for m in undrawn(shown, package) if "deep" in m] == ["pkg/side/deep/lost.py: not named in the side/ box"]
 
 
 def test_the_drawing_names_every_module() -> None:

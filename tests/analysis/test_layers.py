@@ -33,7 +33,7 @@ def test_imported_sees_top_level_lazy_and_named_imports(tmp_path: Path) -> None:
 
 def test_nothing_in_the_analysis_imports_the_report() -> None:
     upward = {str(p.relative_to(PACKAGE)): sorted(m for m in imported(p) if m.split(".")[:2] == ["annols", "report"])
-              for p in sorted((PACKAGE / "analysis").glob("*.py"))}  # fmt: skip
+              for p in sorted((PACKAGE / "analysis").rglob("*.py"))}  # fmt: skip
     assert {p: m for p, m in upward.items() if m} == {}
 
 
