@@ -754,7 +754,7 @@ class _Progress:
 def _warn_without_ppi(draw: object | None) -> None:
     """A hybrid push (a draw of the human share) warns, before anything is sent, when ppi-python is missing: the
     report's judge-assisted estimates need it."""
-    from annols.analysis import ppi
+    from annols.analysis.judging import ppi
 
     if draw is not None and not ppi.available():
         click.echo(f"warning: a hybrid study's report estimates with PPI++, which needs ppi-python: it is not "
@@ -1006,7 +1006,7 @@ def next_round_command(
     _on_interrupt("run next-round again: items already pushed are not pushed twice.")
     d = _load(protocol, variant)
     if error_cap is not None:  # refused before any server is asked
-        from annols.analysis.sequential import check_error_cap
+        from annols.analysis.planning.sequential import check_error_cap
 
         check_error_cap(d, error_cap)
     tidy = None
@@ -1404,7 +1404,7 @@ def report_command(
     _on_interrupt(f"the report in {out_dir} was not finished; run the report again.")
     d = _load(protocol, variant)
     if models:
-        from annols.analysis import models as models_lib
+        from annols.analysis.raters import models as models_lib
 
         if not models_lib.available():  # the report says so too, but only inside report.md
             click.echo(f"warning: --models: crowd-kit is not installed, so the annotator models section is left "
@@ -1419,7 +1419,7 @@ def report_command(
     )  # fmt: skip
     table = table_lib.read(d, list(sources), options, judges=judge_files, judge_pool=judge_pool)
     result = report_lib.build_report(d, table, out_dir, options, epsilon=epsilon)
-    from annols.analysis import ppi
+    from annols.analysis.judging import ppi
 
     if any(ppi.INSTALL in line for finding in result.sections for line in finding.summary):
         click.echo(f"warning: the judge-assisted estimates (PPI++) are left out: ppi-python is not installed; "
@@ -1492,7 +1492,7 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
     so n human items with the judge are worth n / (1 - r^2 (1 - share)) alone. A --pilot
     that holds a judge's answers (pushed with --judge) gives r when the option is not given.
     """
-    from annols.analysis import plan as plan_lib
+    from annols.analysis.planning import plan as plan_lib
 
     d = _load(protocol, variant)
     given = {"effect": effect, "tie_rate": tie_rate, "item_sd": item_sd, "annotator_sd": annotator_sd,
@@ -1514,7 +1514,7 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
     for line in plan_lib.summary(result) + plan_lib.claims(result):
         click.echo(line)
     if judge_correlation is None and pilots:  # a pilot with a judge (a hybrid pilot, or push --judge) gives r
-        from annols.analysis import ppi
+        from annols.analysis.judging import ppi
         from annols.formats.answers import is_judge
         from annols.study.table import read_judged
 
@@ -1525,7 +1525,7 @@ def plan_command(protocol: str, variant: str | None, pilots: tuple[Path, ...], e
             click.echo(f"The pilot's judge {names[0]}: r = {found:.2f} with the humans (the median over the "
                        "differences of two systems, per item).")  # fmt: skip
     if judge_correlation is not None:
-        from annols.analysis import ppi
+        from annols.analysis.judging import ppi
 
         factor = ppi.share_factor(judge_correlation, human_share)
         click.echo(f"With a judge of correlation {judge_correlation:g} on every item and humans on a share "

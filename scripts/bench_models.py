@@ -3,7 +3,7 @@
 
 N items x 3 annotators answer one five-way categorical question (two careful annotators
 at 80% and 70%, one at random; the truth drawn with a fixed seed). The judgments table
-goes through :func:`annols.analysis.models.sections` as ``annols report`` calls it
+goes through :func:`annols.analysis.raters.models.sections` as ``annols report`` calls it
 (Dawid-Skene and MACE from crowd-kit, bootstrap intervals), in a child process so its
 peak RSS is its own.
 
@@ -26,7 +26,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annols.analysis import models
+from annols.analysis.raters import models
 from annols.analysis.options import AnalysisOptions
 from annols.styles.judgments import TIDY_COLUMNS
 

@@ -7,8 +7,8 @@
     .venv/bin/python scripts/calibration.py --part panel   one table: pooled (the items' tests),
                                                        panel (annotators as sampled), planted (plan)
 
-The studies and tests are :mod:`annols.analysis.simulate`'s, the same the seeded test suites
-(tests/analysis/test_calibration.py, tests/analysis/test_plan_report.py) run at a smaller size;
+The studies and tests are :mod:`annols.analysis.planning.simulate`'s, the same the seeded test suites
+(tests/analysis/planning/test_calibration.py, tests/analysis/planning/test_plan_report.py) run at a smaller size;
 the old judgment-level sign test is the first suite's counter-example, run here on the same
 pairwise studies.
 """
@@ -42,8 +42,8 @@ def table(part: str = "pooled") -> str:
 
 def pooled() -> str:
     """The items' tests on pooled null studies (three annotators per item from a pool of twelve)."""
-    from annols.analysis import simulate
-    from tests.analysis.test_calibration import judgments_sign_test_p
+    from annols.analysis.planning import simulate
+    from tests.analysis.planning.test_calibration import judgments_sign_test_p
 
     lines = ["| style | test | null studies | tests | rejected at 0.05 | Monte Carlo se | seconds |",
              "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
@@ -66,7 +66,7 @@ def pooled() -> str:
 
 def panel() -> str:
     """Annotators as sampled: the same six annotators judge every item, each their own taste (simulate.PANEL)."""
-    from annols.analysis import simulate
+    from annols.analysis.planning import simulate
 
     lines = ["| style | test | null studies | tests | rejected at 0.05 | Monte Carlo se | seconds |",
              "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
@@ -88,8 +88,8 @@ def panel() -> str:
 
 def planted() -> str:
     """Planted effects under item and annotator variance: the report's result against plan's predicted power."""
-    from annols.analysis import plan, simulate
-    from tests.analysis.test_plan_report import DESIGNS
+    from annols.analysis.planning import plan, simulate
+    from tests.analysis.planning.test_plan_report import DESIGNS
 
     lines = ["| style | items x annotators | effect | item sd | annotator sd | report's test | plan's power | "
              "report's power | Monte Carlo se (difference) |",

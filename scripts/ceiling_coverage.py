@@ -13,8 +13,8 @@ annotator test, error score tables) on ceiling plants; figures into docs.
                                                             only that plant's rows of the printed table (the
                                                             others' rows kept as they are; repeatable)
 
-The studies are :mod:`annols.analysis.ceiling`'s, the same the seeded test (tests/analysis/test_ceiling.py) runs
-at a smaller size.
+The studies are :mod:`annols.analysis.judging.ceiling`'s, the same the seeded test
+(tests/analysis/judging/test_ceiling.py) runs at a smaller size.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ TABLES = ("judge-assisted", "printed")
 
 
 def table(studies: int = STUDIES) -> str:
-    from annols.analysis import ceiling
+    from annols.analysis.judging import ceiling
 
     lines = ["| top share | human items | annotators | estimate | interval | tested | bounded coverage | "
              "CLT coverage | Monte Carlo se | bounded width | CLT width | CLT zero-width | seconds |",
@@ -67,7 +67,7 @@ def table(studies: int = STUDIES) -> str:
 
 def printed_rows(plant: str, studies: int = STUDIES) -> list[str]:
     """The table's rows of one plant (every top share, size and number of annotators)."""
-    from annols.analysis import ceiling
+    from annols.analysis.judging import ceiling
 
     lines = []
     for top in ceiling.PLANT_TOPS[plant]:
@@ -87,7 +87,7 @@ def printed_rows(plant: str, studies: int = STUDIES) -> list[str]:
 def printed_table(studies: int = STUDIES) -> str:
     """Every other interval the report prints (ratings, pairwise, ranking, best-worst tables) on the ceiling
     plants."""
-    from annols.analysis import ceiling
+    from annols.analysis.judging import ceiling
 
     lines = ["| plant | top share | items | annotators | interval (table: column) | tested | printed | coverage | "
              "CLT coverage | Monte Carlo se | width | CLT width | CLT zero-width | seconds |",
@@ -99,8 +99,8 @@ def printed_table(studies: int = STUDIES) -> str:
 
 def printed_replace(plants: list[str], studies: int) -> str:
     """The printed table as docs/statistics.md holds it, with the rows of ``plants`` run again (each plant's rows in
-    :data:`annols.analysis.ceiling.PLANT_TOPS`'s order) and the studies of each plant said in the note."""
-    from annols.analysis import ceiling
+    :data:`annols.analysis.judging.ceiling.PLANT_TOPS`'s order) and the studies of each plant said in the note."""
+    from annols.analysis.judging import ceiling
 
     held = _docs.DOC.read_text(encoding="utf-8").split(PRINTED_START, 1)[1].split(PRINTED_END, 1)[0].strip()
     lines = held.split("\n")

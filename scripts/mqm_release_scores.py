@@ -6,8 +6,8 @@
 The release: github.com/google/wmt-mqm-human-evaluation (Apache-2.0). annols' path is the one
 ``push --with-annotations`` and ``report`` take, without a server: the file read by the generic format
 (:mod:`annols.formats.mqm_tsv`) against examples/mqm.toml, each judgment decoded by the spans style, the
-judgments table made as the report makes it (its items by :func:`annols.analysis.asked.unit_of`), and the
-report's "Scores and spans per system" table (:func:`annols.analysis.asked.side_by_side`). The paper's rule is
+judgments table made as the report makes it (its items by :func:`annols.analysis.by_style.asked.unit_of`), and the
+report's "Scores and spans per system" table (:func:`annols.analysis.by_style.asked.side_by_side`). The paper's rule is
 computed from the TSV with pandas alone: per segment (system, doc, seg_id) the mean over its raters of the sum of
 its errors' weights (Major 5, Minor 1, Minor Fluency/Punctuation 0.1, Non-translation 25), then the mean over
 segments. Where the release's own per-segment score file lies beside the TSV (``<name>.avg_seg_scores.tsv``: the
@@ -27,7 +27,8 @@ sys.path[:0] = [str(ROOT)]
 
 import pandas as pd
 
-from annols.analysis import asked, imported
+from annols.analysis.by_style import asked
+from annols.analysis.protocol_tables import imported
 from annols.formats import format_for
 from annols.protocols import load_definition
 

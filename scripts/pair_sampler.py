@@ -8,10 +8,10 @@
                                                         (next-round --overlap 1), exact, before and after the
                                                         betting sequence (add --print to print it only)
 
-The simulation is :func:`annols.analysis.pair_sampler.simulate`: pairwise studies of k systems with planted
+The simulation is :func:`annols.analysis.planning.pair_sampler.simulate`: pairwise studies of k systems with planted
 Bradley-Terry log-strengths (near-ties included), 3 annotators an item, rounds of 2k items among the pairs still
 undecided by their confidence sequences (alpha / pairs), stopped when every centred log-strength's 95% interval is
-at most the target wide. The seeded test suite (tests/analysis/test_pair_sampler.py) runs a smaller size.
+at most the target wide. The seeded test suite (tests/analysis/planning/test_pair_sampler.py) runs a smaller size.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _rate(p: float, n: int) -> str:
 
 
 def table() -> str:
-    from annols.analysis import pair_sampler
+    from annols.analysis.planning import pair_sampler
 
     lines = ["| k | planted log-strengths | target width | studies | items, adaptive (median) | items, uniform "
              "(median) | adaptive / uniform | reached, adaptive / uniform | false decision, adaptive | false "
@@ -72,10 +72,10 @@ def table() -> str:
 def plug_in(level: float, eta: float, effect: float) -> Any:
     """The boundary before the betting sequence, for the record: anytimemonitor's normal mixture with its
     'ebernstein' proxy (Hoeffding below 10 items, then the items' sample variance, at least 1% of the Hoeffding
-    proxy), as annols.analysis.sequential.interval computed it until the fix."""
+    proxy), as annols.analysis.planning.sequential.interval computed it until the fix."""
     from anytimemonitor.avci import AnytimeCI  # type: ignore[import-untyped, unused-ignore]
 
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
 
     def rule(n: int, sums: Any) -> list[str]:
         out = []
@@ -93,9 +93,9 @@ def plug_in(level: float, eta: float, effect: float) -> Any:
 
 def overlap_table() -> str:
     """Equal systems, one judgment an item (+1 or -1): each pair's exact chance of a false decision looked at after
-    every item (:func:`annols.analysis.sequential.exact_null`), with the plug-in boundary before and the betting
-    sequence now, and the study's over its k(k-1)/2 pairs."""
-    from annols.analysis import sequential
+    every item (:func:`annols.analysis.planning.sequential.exact_null`), with the plug-in boundary before and the
+    betting sequence now, and the study's over its k(k-1)/2 pairs."""
+    from annols.analysis.planning import sequential
 
     lines = ["| k | pairs | each pair's level | items a pair | a pair's false decisions, plug-in (before) | "
              "any false decision, plug-in (before) | a pair's, betting (now) | any false decision, betting (now) |",

@@ -8,8 +8,8 @@ each rated 0 to 100 on correctness, coverage ("selection") and overall by 3 of 4
 ``data/human-eval/all-responses.jsonl``).
 
 For every pair of systems and every property, the paired difference (B minus A, per item and reviewer) is fitted by
-:func:`annols.analysis.plan.fitted_components` (REML MixedLM, crossed item and annotator variance components), as
-``plan --pilot`` fits a pilot. Printed per fit: items, reviewers, mean difference, item sd, annotator sd and residual
+:func:`annols.analysis.planning.plan.fitted_components` (REML MixedLM, crossed item and annotator variance components),
+as ``plan --pilot`` fits a pilot. Printed per fit: items, reviewers, mean difference, item sd, annotator sd and residual
 sd in points of the 0-100 scale, and the medians over the fits as shares of the scale's range: the defaults.
 
     python scripts/plan_defaults.py                     # the table (Markdown)
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import _docs
 
-from annols.analysis import plan
+from annols.analysis.planning import plan
 
 START, END = "<!-- plan defaults: start -->", "<!-- plan defaults: end -->"
 

@@ -5,8 +5,8 @@
                                                            docs/statistics.md (between its markers)
     .venv/bin/python scripts/ppi_calibration.py --print    run and print the table only
 
-The studies are :mod:`annols.analysis.ppi_simulate`'s, the same the seeded test suite
-(tests/analysis/test_ppi_calibration.py) runs at a smaller size: 400 items, humans (three
+The studies are :mod:`annols.analysis.judging.ppi_simulate`'s, the same the seeded test suite
+(tests/analysis/judging/test_ppi_calibration.py) runs at a smaller size: 400 items, humans (three
 per item) on a quarter, a judge on every item biased by half a point toward system A.
 """
 
@@ -30,7 +30,7 @@ START, END = "<!-- ppi calibration: start -->", "<!-- ppi calibration: end -->"
 
 
 def table(studies: int = STUDIES) -> str:
-    from annols.analysis import ppi, ppi_simulate
+    from annols.analysis.judging import ppi, ppi_simulate
 
     lines = ["| judge's r | estimate | studies | PPI++ coverage | humans' coverage | Monte Carlo se | width ratio "
              "(median) | human items worth (median, per item) | seconds |",

@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         stages.enter("imports")
         import annols.report as report
         from annols import protocols
-        from annols.analysis import conclusions, questions, ratings, reliability
+        from annols.analysis.by_style import questions, ratings
+        from annols.analysis.leaderboard import conclusions, reliability
         from annols.analysis.table import Judgments
         from annols.study import table as table_lib
 

@@ -5,13 +5,14 @@
                                                       docs/statistics.md (between its markers)
     .venv/bin/python scripts/sequential.py --print    run and print the table only
     .venv/bin/python scripts/sequential.py --passes   the same for the table of passes (next-round --passes:
-                                                      :func:`annols.analysis.sequential.simulate_passes`)
+                                                      :func:`annols.analysis.planning.sequential.simulate_passes`)
     .venv/bin/python scripts/sequential.py --waiting  the same for the table of looks taken while annotators are
-                                                      mid-way (:func:`annols.analysis.sequential.simulate_waiting`)
+                                                      mid-way
+                                                      (:func:`annols.analysis.planning.sequential.simulate_waiting`)
 
-The simulation is :func:`annols.analysis.sequential.simulate` (plan's pairwise model: 3
+The simulation is :func:`annols.analysis.planning.sequential.simulate` (plan's pairwise model: 3
 annotators an item, ties 20%, item sd 0.5 on the logit scale), the one the seeded test suite
-(tests/analysis/test_sequential.py) runs at a smaller size. Beside each effect: plan's fixed
+(tests/analysis/planning/test_sequential.py) runs at a smaller size. Beside each effect: plan's fixed
 design for the smallest effect worth finding (0.3) with the same annotators, and for the
 planted effect itself.
 """
@@ -42,7 +43,7 @@ WAITING_START, WAITING_END = "<!-- waiting: start -->", "<!-- waiting: end -->"
 def table() -> str:
     import math
 
-    from annols.analysis import plan, sequential
+    from annols.analysis.planning import plan, sequential
 
     def fixed(effect: float) -> str:
         a = plan.Assumptions("pairwise", effect, tie_rate=0.2, item_sd=0.5)
@@ -74,9 +75,9 @@ def table() -> str:
 
 def four_systems(studies: int = 400, best: float = 0.8, rounds: int = 60) -> str:
     """Four systems, one better than each other by ``best``, the other three alike
-    (:func:`annols.analysis.sequential.simulate_pairs`), with goal all and goal best, against plan's fixed design for
-    MARGIN once per pair."""
-    from annols.analysis import plan, sequential
+    (:func:`annols.analysis.planning.sequential.simulate_pairs`), with goal all and goal best, against plan's fixed
+    design for MARGIN once per pair."""
+    from annols.analysis.planning import plan, sequential
 
     systems = [("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"), ("c", "d")]  # a is the best
 
@@ -116,7 +117,7 @@ def passes_table() -> str:
     null, the rate of any false decision over every round with each pass its own sequence at alpha / passes, and
     with the naive design (re-opened judgments folded into one sequence at alpha); on planted effects, how often
     the comparison is decided and with how many judgments."""
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
 
     lines = ["| planted effect | passes | studies | any false decision, passes (each its sequence) | "
              "any false decision, naive (folded into one sequence) | decided towards the better | judgments "
@@ -140,7 +141,7 @@ def waiting_table() -> str:
     """Studies of one comparison, ANNOTATORS an item, looked at after every round while the latest round's items are
     part-judged: the rate of any false decision with an item counted once complete, and with the rule before it (an
     item from its first judgment, revised later), and how many looks a planted effect takes under each."""
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
 
     lines = ["| planted effect | items a round | looks | studies | any false decision, complete items | "
              "any false decision, from the first judgment (before) | decided towards the better | look of the "

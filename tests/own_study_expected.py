@@ -2,7 +2,7 @@
 
 Plain Python (statistics, math, itertools, Counter) and the tests' own formulas
 (tests/report/formulas.py, tests/analysis/independent.py): never annols.analysis or
-annols.analysis.stats, never the pulled files. Every table is a list of rows, each a dict
+annols.analysis.inference.stats, never the pulled files. Every table is a list of rows, each a dict
 of every column of the report's table: text and integers exact, floats compared at the
 report's rounding, bootstrap bounds as :class:`Low` / :class:`High` of the point estimate.
 """
@@ -32,7 +32,7 @@ OUTCOMES = ("win", "tie", "loss")
 class Low:
     """A bootstrap lower bound: at most the point estimate. ``or_empty``: a median's, whose interval is left empty
     where every resample gives the same median (tested offline in tests/report/test_style_reports.py and
-    tests/analysis/test_ceiling.py, on the same plant and on an all-equal one)."""
+    tests/analysis/judging/test_ceiling.py, on the same plant and on an all-equal one)."""
 
     point: float
     or_empty: bool = False
@@ -69,7 +69,7 @@ def fleiss(units: Sequence[Sequence[Hashable]], categories: Sequence[Hashable]) 
 
 def agreement_columns(units: Sequence[Sequence[Hashable]], categories: Sequence[Hashable], level: str,
                       order: Sequence[Hashable] = ()) -> Row:  # fmt: skip
-    """The shared agreement columns (annols.analysis.agreement.COLUMNS) of units of ratings."""
+    """The shared agreement columns (annols.analysis.raters.agreement.COLUMNS) of units of ratings."""
     n, size, kappa = fleiss(units, categories)
     out = {"units (alpha)": sum(len(u) >= 2 for u in units),
            "Krippendorff alpha": formulas.krippendorff_alpha(units, level, order),

@@ -165,7 +165,8 @@ STYLE_TABLES = {
     "spans": ["spans_counts", "spans_agreement", "questions_distribution", "questions_agreement"],
     "sentences": ["sentences_distribution", "sentences_agreement"],
 }  # fmt: skip
-# checked by the Bradley-Terry likelihood equations (ties as half wins); intervals: tests/analysis/test_rankings.py
+# checked by the Bradley-Terry likelihood equations (ties as half wins); intervals:
+# tests/analysis/leaderboard/test_rankings.py
 BT_FITTED = ("strength", "strength CI low", "strength CI high", "log strength", "rank", "rank low", "rank high",
              "group")  # fmt: skip
 

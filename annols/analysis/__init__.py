@@ -4,17 +4,17 @@ The analysis computes and returns data; :mod:`annols.report` arranges and render
 finding (:class:`~annols.analysis.results.Finding`) holds paragraphs, tables (frames of
 values) and figures (what to draw, not a drawing); nothing here formats a cell, draws, or
 imports :mod:`annols.report`. The statistics are thin wrappers over maintained libraries
-(:mod:`~annols.analysis.stats`: scipy, statsmodels, krippendorff; crowd-kit in
-:mod:`~annols.analysis.models`); the options they read are
+(:mod:`~annols.analysis.inference.stats`: scipy, statsmodels, krippendorff; crowd-kit in
+:mod:`~annols.analysis.raters.models`); the options they read are
 :class:`~annols.analysis.options.AnalysisOptions`.
 
 The input is the tidy table of :func:`annols.styles.judgments.tidy` for the judgments that count
 (one per item and annotator), with ``uid`` (the annotation), ``task_key`` (the item) and
-``annotator`` joined. Each style has its module; :mod:`~annols.analysis.questions` covers
-every task-level choice question; :mod:`~annols.analysis.agreement` and
-:mod:`~annols.analysis.bootstrap` are shared. Nothing here reads files or Label Studio
-results. Every test's unit is the item (docs/statistics.md); :mod:`~annols.analysis.item_tests`
-has the pairwise one, :mod:`~annols.analysis.simulate` the null studies that check them all.
+``annotator`` joined. Each style has its module; :mod:`~annols.analysis.by_style.questions` covers
+every task-level choice question; :mod:`~annols.analysis.raters.agreement` and
+:mod:`~annols.analysis.inference.bootstrap` are shared. Nothing here reads files or Label Studio
+results. Every test's unit is the item (docs/statistics.md); :mod:`~annols.analysis.inference.item_tests`
+has the pairwise one, :mod:`~annols.analysis.planning.simulate` the null studies that check them all.
 
 =========  ================================================================================
 style      findings
@@ -35,9 +35,9 @@ best-worst counting scores (% best - % worst) with intervals (plot), Bradley-Ter
 Three shipped protocols have tables of their own before their style's, read from the same
 table (:data:`PROTOCOLS`, by the definition's format, each module with ``sections`` and
 ``RESTATED``): the error types of qa-feedback
-(:mod:`~annols.analysis.qa_feedback`), the flaw counts of summary-flaws
-(:mod:`~annols.analysis.summary_flaws`), the answer table of sentence-errors per variant
-(:mod:`~annols.analysis.sentence_errors`). They stand for the style's sections they restate.
+(:mod:`~annols.analysis.protocol_tables.qa_feedback`), the flaw counts of summary-flaws
+(:mod:`~annols.analysis.protocol_tables.summary_flaws`), the answer table of sentence-errors per variant
+(:mod:`~annols.analysis.protocol_tables.sentence_errors`). They stand for the style's sections they restate.
 """
 
 from __future__ import annotations
@@ -46,20 +46,9 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import (
-    best_worst,
-    conclusions,
-    pairwise,
-    qa_feedback,
-    questions,
-    ranking,
-    ratings,
-    scores,
-    sentence_errors,
-    sentences,
-    spans,
-    summary_flaws,
-)
+from annols.analysis.by_style import best_worst, pairwise, questions, ranking, ratings, sentences, spans
+from annols.analysis.leaderboard import conclusions, scores
+from annols.analysis.protocol_tables import qa_feedback, sentence_errors, summary_flaws
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.results import Finding
 from annols.definition import Definition

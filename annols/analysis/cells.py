@@ -203,7 +203,7 @@ def unit_counts(frame: pd.DataFrame, units: Sequence[str], value: str, categorie
 
 def groups(frame: pd.DataFrame, keys: list[str]) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
     """``frame.groupby(keys, observed=True)``'s groups, in its order. On rows sorted by these categorical keys
-    (as :func:`annols.analysis.ratings.judgments` gives them) each group is a run of rows, given as a slice,
+    (as :func:`annols.analysis.by_style.ratings.judgments` gives them) each group is a run of rows, given as a slice,
     not a copy: grouping 4.8 million rows makes several row-sized index arrays (about 150 MB at 100,000
     tasks)."""
     columns = [frame[k].array for k in keys]

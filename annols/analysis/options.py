@@ -18,10 +18,10 @@ class ReportOptions(AnalysisOptions):
     and the report sections read (defined here, below both, so that the reader and the report share them)."""
 
     overlap: int | None = None  # annotators asked per item, where project.json does not say
-    gold: tuple[Path, ...] = ()  # the gold input pushed with --gold (annols.analysis.quality_findings)
+    gold: tuple[Path, ...] = ()  # the gold input pushed with --gold (annols.analysis.raters.quality_findings)
     rating_tolerance: float = 0.0  # a rating within this of the gold one matches
     min_gold_accuracy: float | None = None  # flag annotators below it
     exclude_annotators: tuple[str, ...] = ()  # left out of every table; "flagged": those flagged
     adjudicated: tuple[Path, ...] = ()  # pulls of the adjudication project (annols.study.adjudicate)
-    models: bool = False  # the annotator models' section (annols.analysis.models)
+    models: bool = False  # the annotator models' section (annols.analysis.raters.models)
     rounds: Path | None = None  # the record of annols next-round: the sequential study's section

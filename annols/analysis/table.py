@@ -7,8 +7,8 @@ annotations and items (:class:`Study`: who counts where), the style's judgments 
 rows the other analyses read beside it: rule violations, judgments on gold items and
 attention checks, judges' answers, adjudication verdicts, a hybrid study's pool, the pull's
 findings and a study's record of rounds. Every finding of a report is a function of this
-table and the options (:mod:`annols.analysis.style_findings`,
-:mod:`annols.analysis.quality_findings`, :mod:`annols.analysis.judge_findings`); the report
+table and the options (:mod:`annols.analysis.by_style.style_findings`,
+:mod:`annols.analysis.raters.quality_findings`, :mod:`annols.analysis.judging.judge_findings`); the report
 only renders them.
 
 Each column of the judgments table stores small integer codes into a list of its distinct
@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import agreement, asked
+from annols.analysis.by_style import asked
+from annols.analysis.raters import agreement
 from annols.analysis.naming import natural
 from annols.definition import Definition, fields
 from annols.styles import decode
@@ -205,7 +206,8 @@ class Column:
 
 def _in_order(frame: pd.DataFrame, study: Study) -> pd.DataFrame:
     """``frame`` with each row's annotation's ``created_at`` and ``annotation_id``: the order annotators judged a
-    task in, which a study in several passes reads its passes from (:func:`annols.analysis.sequential.pass_series`)."""
+    task in, which a study in several passes reads its passes from
+    (:func:`annols.analysis.planning.sequential.pass_series`)."""
     by_uid = study.annotations.set_index("uid")
     uids = frame["uid"].to_numpy()
     return frame.assign(created_at=by_uid["created_at"].reindex(uids).to_numpy(),
@@ -222,8 +224,8 @@ class Judgments:
         self.columns = {name: Column() for name in ["task_key", *KEPT]}
         self.judged_system: dict[int, str] = {}  # uid -> the system a spans item's text is by
         self.tokens: dict[str, tuple[np.ndarray, np.ndarray]] | None = {} if definition.style == "spans" else None
-        # best-worst, and the questions analysed by system (annols.analysis.asked): each task's item (its context),
-        # the unit of the tests
+        # best-worst, and the questions analysed by system (annols.analysis.by_style.asked): each task's item (its
+        # context), the unit of the tests
         self.covered = asked.covered(definition.spec)
         per_turn = bool(getattr(definition.spec, "per_turn", False))  # ratings per turn: a conversation's item
         self.units: dict[str, str] | None = {} if definition.style == "best-worst" or self.covered or per_turn else None
@@ -266,10 +268,10 @@ class Judgments:
         return out.sort_values("uid", kind="stable").reset_index(drop=True)
 
     def rounds_frame(self, study: Study) -> pd.DataFrame:
-        """:meth:`frame` as a study in rounds reads it (:func:`annols.analysis.sequential.frame_of`): best-worst
-        and spans with each row's item; spans also with a row of kind ``judged`` per counted annotation (uid,
+        """:meth:`frame` as a study in rounds reads it (:func:`annols.analysis.planning.sequential.frame_of`):
+        best-worst and spans with each row's item; spans also with a row of kind ``judged`` per counted annotation (uid,
         task key, annotator, system, item), since a candidate without spans has no row and its error score is 0."""
-        from annols.analysis import sequential
+        from annols.analysis.planning import sequential
 
         frame = self.frame(study)
         if self.units is None or self.definition.style not in sequential.BY_ITEM:

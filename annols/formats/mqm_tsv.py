@@ -42,7 +42,7 @@ from annols.formats import ReadWarning
 
 SUFFIX = ".tsv"
 COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
-ITEM = "item"  # the carried field naming a record's item (annols.analysis.asked.unit_of): the segment
+ITEM = "item"  # the carried field naming a record's item (annols.analysis.by_style.asked.unit_of): the segment
 SEVERITY = "severity"  # the definition's per-span question the severities answer
 NO_ERROR = "no-error"
 MARK = re.compile(r"</?v>")

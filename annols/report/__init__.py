@@ -14,7 +14,7 @@ The study comes read (:func:`annols.study.table.read`: the pulls into one study 
 :mod:`annols.analysis.table`); the report reads no pull. Every report has the sources,
 annotations and median lead time per annotator, items with fewer annotators than the
 overlap asked for, and the protocol's rule violations. Then every definition is reported
-by its style (:func:`annols.analysis.style_findings.style_sections`: the judgments table's
+by its style (:func:`annols.analysis.by_style.style_findings.style_sections`: the judgments table's
 findings from :mod:`annols.analysis`). This covers definitions of one's own and every
 shipped protocol; qa-feedback, summary-flaws and sentence-errors have tables of their own
 besides, read from the same judgments (:func:`annols.analysis.protocol_sections`).
@@ -29,13 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from annols import __version__, files
-from annols.analysis import methods, naming
-from annols.analysis.judge_findings import judge_sections
-from annols.analysis.judges import EPSILON
+from annols.analysis import naming
+from annols.analysis.inference import methods
+from annols.analysis.judging.judge_findings import judge_sections
+from annols.analysis.judging.judges import EPSILON
 from annols.analysis.options import ReportOptions
-from annols.analysis.quality_findings import adjudication_section, excluded, gold_section, violations_sections, without
+from annols.analysis.raters.quality_findings import adjudication_section, excluded, gold_section, violations_sections, without
 from annols.analysis.results import Finding
-from annols.analysis.style_findings import adjudicated_sections, model_sections, rounds_section, style_sections
+from annols.analysis.by_style.style_findings import adjudicated_sections, model_sections, rounds_section, style_sections
 from annols.analysis.table import Source, Study, StudyTable
 from annols.definition import Definition
 from annols.report import paper, plots, render

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import results
-from annols.analysis.annotators import annotator_table
+from annols.analysis.raters.annotators import annotator_table
 from annols.analysis.results import SHOWN_ROWS, Finding, Table
 from annols.analysis.table import Study
 from annols.report.render import TABLES_DIR

@@ -39,7 +39,8 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import files
-from annols.analysis import detectable, methods, reliability
+from annols.analysis.inference import detectable, methods
+from annols.analysis.leaderboard import reliability
 from annols.analysis.results import Finding, Table, cell_text
 from annols.analysis.table import Study
 from annols.definition import Definition
@@ -438,7 +439,7 @@ RELIABILITY_COLUMNS = ["aspect", "systems", "split", "split-half r", "low", "hig
 
 
 def scores_block(tables: dict[str, Table], legend: Legend = NO_LEGEND) -> list[str]:
-    """The systems x aspects table of the main score (:func:`annols.analysis.scores.scores_section`)."""
+    """The systems x aspects table of the main score (:func:`annols.analysis.leaderboard.scores.scores_section`)."""
     if "scores" not in tables:
         return []
     table = tables["scores"]

@@ -4,7 +4,7 @@
 the server, decodes each annotator's latest submitted judgment of each study item with
 the definition's style (:func:`annols.styles.decode`), and keeps the items on which two
 annotators disagree by the style's rule (:func:`disagree`, built on the unit scores of
-:mod:`annols.analysis.quality`):
+:mod:`annols.analysis.raters.quality`):
 
 - choices, codes, ranks, special cases: any different value;
 - ratings: values further apart than ``tolerance``;
@@ -32,7 +32,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from annols.analysis.quality import score_item
+from annols.analysis.raters.quality import score_item
 from annols.definition import Definition, blinding
 from annols.errors import ServerError
 from annols.formats import original_annotator

@@ -8,7 +8,7 @@ stays off the server as every hidden judge does (:mod:`annols.study.hidden_judge
 items only the judge answered: the store beside the manifest keeps them (``pool.jsonl``, one line
 per item: key, data and systems in the input's order), pull copies them to the pull folder, and the
 report sets the judge's answers on them beside the humans' (judge-assisted estimates,
-:mod:`annols.analysis.ppi`). ``report --judge-pool INPUT`` reads such items from the input itself.
+:mod:`annols.analysis.judging.ppi`). ``report --judge-pool INPUT`` reads such items from the input itself.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def items_of(definition: Definition, inputs: Sequence[Path]) -> dict[str, list[s
     """Item -> its task keys (each once, in input order): a task is its own item but for the styles whose item
     holds several tasks (best-worst: an article's tuples; spans: a source's candidates), where an item is every
     task sharing a context, as the report's item unit has it."""
-    from annols.analysis import asked, sequential
+    from annols.analysis.by_style import asked
+    from annols.analysis.planning import sequential
 
     grouped = definition.style in sequential.BY_ITEM
     by_item: dict[str, dict[str, None]] = {}

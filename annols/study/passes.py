@@ -7,11 +7,11 @@ order (never chosen by their values), ``--batch`` a round, so that ``overlap`` m
 gives an item p x overlap annotators. Then pass 3, up to P.
 
 Re-opening an item must not rewrite what was already looked at: each pass has its own confidence sequence
-(:func:`annols.analysis.sequential.pass_series`, :func:`annols.analysis.sequential.by_pass`), over the items complete
-for it (every task of the item with p x overlap judgments), an item's observation its mean over its first p x overlap
-judgments in annotation order, at level alpha / (m x P). Folding the new judgments into pass 1's observations (the
-naive design) would change observations the sequence has already been looked at; docs/statistics.md shows what that
-costs.
+(:func:`annols.analysis.planning.sequential.pass_series`, :func:`annols.analysis.planning.sequential.by_pass`), over the
+items complete for it (every task of the item with p x overlap judgments), an item's observation its mean over its first
+p x overlap judgments in annotation order, at level alpha / (m x P). Folding the new judgments into pass 1's
+observations (the naive design) would change observations the sequence has already been looked at; docs/statistics.md
+shows what that costs.
 
 On the server, an item is re-opened by raising the ``overlap`` of each of its tasks
 (:meth:`annols.labelstudio.client.LabelStudioClient.reopen_task`): Label Studio then offers it again to annotators
@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import sequential
+from annols.analysis.planning import sequential
 from annols.errors import AnnolsError, OptionError
 from annols.labelstudio.client import LabelStudioClient
 
@@ -74,7 +74,7 @@ def reopened(rounds: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 def decide(found: list[dict[Key, pd.Series]], bound: float | dict[str, float], effect: float, eta: float, alpha: float,
            last: Mapping[str, Any], tests: int) -> list[sequential.Comparison]:  # fmt: skip
-    """Each comparison over the passes (``found``: :func:`annols.analysis.sequential.counted`'s series), the
+    """Each comparison over the passes (``found``: :func:`annols.analysis.planning.sequential.counted`'s series), the
     decisions of the last round (``last``) kept with their pass."""
     kept = {tuple(c["key"]): (c["decision"], int(c.get("pass", 1))) for c in last.get("comparisons", [])}
     return sequential.by_pass(found, bound, effect, eta, alpha, kept, tests)

@@ -2,7 +2,7 @@
 
 Each round reads the latest pull's judgments, decides what it can of the comparisons the
 study exists for (every pair of systems the input pool holds, per question) with
-anytime-valid confidence sequences over items (:mod:`annols.analysis.sequential`), and
+anytime-valid confidence sequences over items (:mod:`annols.analysis.planning.sequential`), and
 pushes the next batch of study items to the same project: items of the pool not pushed
 yet whose systems include an undecided pair, in a seeded random order (items stay a random
 sample of the pool for each comparison), those that bear on the most undecided comparisons
@@ -10,20 +10,20 @@ first. Push's resume by task key makes a repeated round safe. When every compari
 decided, the pool holds no item for the undecided ones, or ``budget`` study items are in
 the project, it pushes nothing and says why. With the goal ``best`` the comparisons the
 study exists for are those that decide which system is best
-(:func:`annols.analysis.sequential.relevant`): only items holding one of them are pushed,
+(:func:`annols.analysis.planning.sequential.relevant`): only items holding one of them are pushed,
 and the study is decided when none is undecided. For best-worst and spans an item is every
 task sharing a context (a pool's tuples; a source's candidates, a task each), as the report's
 tests have it: a round pushes whole items, and ``--batch`` and ``--budget`` count items.
 
 With ``pairs`` adaptive (a pairwise study of three systems or more, fixed at round 1), which pairs get the round's
-items is chosen by :func:`annols.analysis.pair_sampler.next_pairs` (the pairs whose Bradley-Terry order is least
-certain, with a floor of exploration) from the observations counted so far; each pair's items are still taken in
+items is chosen by :func:`annols.analysis.planning.pair_sampler.next_pairs` (the pairs whose Bradley-Terry order is
+least certain, with a floor of exploration) from the observations counted so far; each pair's items are still taken in
 the seeded order above. Re-opened items of a study of passes keep the seeded order.
 
 An item counts once complete: every one of its tasks holds ``overlap`` judgments (a study of passes: pass p's
 p x overlap), its observation then final, each task's first judgments in annotation order
-(:func:`annols.analysis.sequential.counted`). Items judged but not complete are waiting, left out; a round needs a
-complete item of the round before it.
+(:func:`annols.analysis.planning.sequential.counted`). Items judged but not complete are waiting, left out; a round
+needs a complete item of the round before it.
 
 With ``passes`` above 1 (:mod:`annols.study.passes`), once no new item can be pushed for the undecided
 comparisons, rounds re-open items already pushed for more annotators, each pass with its own confidence
@@ -52,8 +52,9 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import files, jsontext
-from annols.analysis import asked, pair_sampler, sequential
-from annols.analysis import plan as plan_lib
+from annols.analysis.by_style import asked
+from annols.analysis.planning import pair_sampler, sequential
+from annols.analysis.planning import plan as plan_lib
 from annols.definition import Definition, design
 from annols.errors import AnnolsError, OptionError
 from annols.formats import format_for
@@ -331,8 +332,8 @@ def goal_of(record: Path, first: dict[str, Any], asked: str | None) -> str:
 
 
 def error_cap_of(definition: Definition, record: Path, first: dict[str, Any], asked: float | None) -> float | None:
-    """The study's error cap (spans with weights, :func:`annols.analysis.sequential.error_cap`): fixed at round 1,
-    None for the default (the largest weight); a different one asked later is refused, as the decisions kept so
+    """The study's error cap (spans with weights, :func:`annols.analysis.planning.sequential.error_cap`): fixed at round
+    1, None for the default (the largest weight); a different one asked later is refused, as the decisions kept so
     far were made on the first."""
     if asked is not None:
         sequential.check_error_cap(definition, asked)
@@ -350,7 +351,7 @@ def pairs_of_study(definition: Definition, items: dict[str, tuple[str, ...]], re
                    asked: str | None) -> str:  # fmt: skip
     """How rounds spread their items over the pairs: fixed at round 1 (a record without it: uniform); another one
     asked later is refused, as the pairs sampled so far were chosen by the first. ``adaptive``
-    (:mod:`annols.analysis.pair_sampler`) takes a pairwise study of at least three systems."""
+    (:mod:`annols.analysis.planning.pair_sampler`) takes a pairwise study of at least three systems."""
     if asked is not None and asked not in PAIRS:
         raise OptionError("--pairs", f"one of {', '.join(PAIRS)}, not {asked!r}")
     if first:
@@ -368,9 +369,9 @@ def pairs_of_study(definition: Definition, items: dict[str, tuple[str, ...]], re
 
 
 def _adaptive(found: dict[Key, pd.Series]) -> Any:
-    """A chooser of items like :func:`_choose`, whose pairs :func:`annols.analysis.pair_sampler.next_pairs` picks
-    from the comparisons' counted observations so far (``found``: per question, an item's net share is a battle the
-    first system won (1 + net) / 2 of); each pair's items are taken in :func:`_choose`'s seeded order."""
+    """A chooser of items like :func:`_choose`, whose pairs :func:`annols.analysis.planning.pair_sampler.next_pairs`
+    picks from the comparisons' counted observations so far (``found``: per question, an item's net share is a battle
+    the first system won (1 + net) / 2 of); each pair's items are taken in :func:`_choose`'s seeded order."""
     battles: dict[str, list[pair_sampler.Battle]] = {}
     for (question, a, b), x in found.items():
         battles.setdefault(question, []).extend((a, b, (1 + float(v)) / 2) for v in x.to_numpy(float))

@@ -43,11 +43,12 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
-from annols.analysis import asked, sequential
-from annols.analysis import quality as scoring
+from annols.analysis.by_style import asked
+from annols.analysis.planning import sequential
+from annols.analysis.raters import quality as scoring
 from annols.analysis.options import ReportOptions
-from annols.analysis.quality_findings import span_controls
-from annols.analysis.span_agreement import TOKEN
+from annols.analysis.raters.quality_findings import span_controls
+from annols.analysis.raters.span_agreement import TOKEN
 from annols.analysis.table import (
     ANNOTATION_COLUMNS,
     COPY_BASE,
@@ -155,7 +156,7 @@ def read_judged(definition: Definition, sources: Sequence[Path]) -> tuple[pd.Dat
     """The judgments table of pulls with their hidden judges (``plan --pilot`` of a hybrid pilot), as the
     judge-assisted estimates read it, and the judges' annotator names ([] and the humans' rows when the pulls hold
     no judge)."""
-    from annols.analysis.judge_findings import assisted_frame
+    from annols.analysis.judging.judge_findings import assisted_frame
 
     table = read(definition, sources, only_judgments=True)
     if table.judges is None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis import sequential
+from annols.analysis.planning import sequential
 from annols.definition import Definition, design
 from annols.protocols import parse_definition
 from annols.styles.judgments import TIDY_COLUMNS, BestWorst, Judgment, Rating, Span, tidy

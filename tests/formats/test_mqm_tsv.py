@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annols.analysis import asked, imported
+from annols.analysis.by_style import asked
+from annols.analysis.protocol_tables import imported
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.formats import SourceTask, format_for

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from annols import report
-from annols.analysis.judges import EPSILON
+from annols.analysis.judging.judges import EPSILON
 from annols.definition import Definition
 from annols.report import ReportOptions, ReportResult
 from annols.study.table import read

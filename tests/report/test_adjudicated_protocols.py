@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from annols.analysis.style_findings import ADJUDICATED, PREFIX
+from annols.analysis.by_style.style_findings import ADJUDICATED, PREFIX
 from annols.protocols import load
 from annols.report import ReportOptions
 from tests.report import study

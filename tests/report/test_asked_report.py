@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from annols.analysis import asked
+from annols.analysis.by_style import asked
 from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
 from annols.protocols import parse_definition
 from annols.report import ReportOptions

@@ -142,7 +142,7 @@ def test_a_study_in_rounds_reads_one_observation_per_pool_the_paired_tests_diffe
     system's score minus the second's, equal to the count from the export."""
     import json
 
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
     from annols.study.table import read_judgments
 
     definition = examples.definition(NAME)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from annols.report import ReportOptions
-from tests.analysis.test_conclusions import items_detectable_brute
+from tests.analysis.leaderboard.test_conclusions import items_detectable_brute
 from tests.report import study
 from tests.report.build import build_report
 from tests.report.test_report_files import read_csv

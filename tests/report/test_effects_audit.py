@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from annols import protocols
-from annols.analysis import methods
+from annols.analysis.inference import methods
 from annols.analysis.results import Table
 from annols.protocols import parse_definition
 from annols.report import METHODS_LEAD, ReportOptions, ReportResult
@@ -223,7 +223,8 @@ def test_judges_on_codes_get_per_item_error_count_correlations(built: dict[str, 
 def test_the_protocols_through_spans_and_sentences_have_each_annotator_against_the_rest(
         tmp_path: Path, protocol: str, variant: str | None, generate: str, name: str, key: str) -> None:  # fmt: skip
     """qa-feedback and summary-flaws report spans, sentence-errors sentences, through tables of their own: each
-    has the per-annotator table too (its numbers: tests/analysis/test_spans_sentences.py, the same function)."""
+    has the per-annotator table too (its numbers: tests/analysis/by_style/test_spans_sentences.py, the same
+    function)."""
     pull = study.write_pull(tmp_path / "pull", getattr(study, generate)().tasks)
     result = build_report(protocols.load(protocol, variant), [pull], tmp_path / "report", ReportOptions(bootstrap=0))
     (table,) = [t.frame for s in result.sections for t in s.tables if t.name == name]

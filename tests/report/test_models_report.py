@@ -1,6 +1,6 @@
 """``annols report --models``: the annotator models' section for an own definition of every style
 and for the protocols with tables of their own (qa-feedback, summary-flaws, sentence-errors),
-from exports built here (no server). The numbers are tested in tests/analysis/test_models.py;
+from exports built here (no server). The numbers are tested in tests/analysis/raters/test_models.py;
 here every report gets the section, each table names every annotator, and without the option
 nothing changes."""
 

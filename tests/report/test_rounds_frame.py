@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from annols.analysis import sequential
+from annols.analysis.planning import sequential
 from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
 from annols.report import ReportOptions
 from annols.study.table import read_judgments

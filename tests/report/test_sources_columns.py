@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annols.analysis.quality_findings import without
+from annols.analysis.raters.quality_findings import without
 from annols.analysis.table import ANNOTATION_COLUMNS, annotators_of
 from annols.study.exports import load_annotators, read_export
 from annols.study.table import read_study, resolve

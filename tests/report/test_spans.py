@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from annols.analysis.span_agreement import SpanRows, _token_labels, agreement_table
+from annols.analysis.raters.span_agreement import SpanRows, _token_labels, agreement_table
 from tests.report import formulas
 
 TEXT = "a bb ccc dddd"  # tokens: a 0-1, bb 2-4, ccc 5-8, dddd 9-13

@@ -97,7 +97,7 @@ def test_a_hybrid_push_without_ppi_python_warns_before_sending(tmp_path: Path, m
                                                               ) -> None:  # fmt: skip
     """ppi-python missing (as where the extra is not installed): the warning comes first, before the push reaches
     the server (here none answers on port 9, so the connection error follows it)."""
-    from annols.analysis import ppi
+    from annols.analysis.judging import ppi
 
     monkeypatch.setattr(ppi, "available", lambda: False)
     code, err = push(tmp_path, "--human-share", "0.5", "--judge", str(judge(tmp_path, range(6))),

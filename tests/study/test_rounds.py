@@ -62,7 +62,7 @@ def test_a_ratings_study_whose_budget_is_spent_decides_and_pushes_nothing(
     13 items: next-round decides from the report's judgments table and, its budget spent, sends nothing (no client
     is needed) and records the round. With --overlap 3 the item one annotator judged alone is waiting: the
     comparisons count the 12 complete items."""
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
     from annols.study import manifest
 
     definition = planted.definition(planted.RATINGS)
@@ -109,7 +109,7 @@ def planted_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **given: obj
 def test_goal_best_is_recorded_concludes_per_question_and_a_changed_goal_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
     from annols.errors import OptionError
 
     result, _ = planted_rounds(tmp_path, monkeypatch, goal="best")
@@ -179,7 +179,7 @@ def test_a_best_worst_round_decides_the_clear_pairs_and_pushes_whole_items(
 ) -> None:
     """Twenty of forty items judged: A (best of every tuple it is in, but for a fifth of random answers) is decided
     above D on both aspects; the next batch is four whole items (all of each one's tuples), not yet pushed."""
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
     from tests.analysis import rounds_planted as rp
 
     tasks = rp.best_worst(40)
@@ -208,7 +208,7 @@ def test_a_spans_round_decides_the_clear_pair_of_esa_and_mqm(
     (MQM), is decided better than sys-b; nothing is pushed. (Fifteen were enough for the plug-in variance the
     exact betting sequence replaced; at 0.05 / 3 its bets gain at most about a third (ESA) or a half (MQM) of the
     wealth an item here, so it needs twenty to thirty.)"""
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
     from tests.analysis import rounds_planted as rp
 
     tasks, system_of = rp.esa(40) if name == "esa" else rp.mqm(40)[:2]
@@ -231,7 +231,7 @@ def test_an_mqm_studys_error_cap_is_fixed_at_round_one_recorded_and_a_different_
     """--error-cap 50: the error scores (sys-c's non-translation with a major: 30) are clipped at 50, not 25, the
     bound is 50, and the record keeps it; later rounds use it without the option, refuse another one in one line;
     a study without it records nothing new and keeps the largest weight."""
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
     from annols.errors import OptionError
     from tests.analysis import rounds_planted as rp
 
@@ -358,7 +358,7 @@ def test_a_later_pass_reads_its_own_items_and_keeps_the_earlier_ones(
     """One annotator an item, three passes: round 1 reads annotator a's judgments alone (pass 1) and re-opens the
     items; round 2's pull adds c's, judged later: pass 1 is unchanged (a's alone), pass 2 is the 12 items c judged,
     each the mean of a's and c's, and the round keeps round 1's overlaps on the server."""
-    from annols.analysis import sequential
+    from annols.analysis.planning import sequential
     from annols.study import manifest
     from tests.analysis import planted
 
@@ -517,9 +517,9 @@ FOUR = {f"p{i}": pair for i, pair in enumerate([("a", "b"), ("a", "c"), ("a", "d
 
 def test_adaptive_pairs_push_the_sampler_s_pairs_each_in_the_seeded_order_of_its_items() -> None:
     """The observations so far: a and b alike, both far above c and d. The adaptive chooser pushes items of the pairs
-    :func:`annols.analysis.pair_sampler.next_pairs` picks, as often as it picks them, each pair's items the first
-    unpushed ones of the uniform chooser's seeded order; never a pushed item, never a decided pair's."""
-    from annols.analysis import pair_sampler
+    :func:`annols.analysis.planning.pair_sampler.next_pairs` picks, as often as it picks them, each pair's items the
+    first unpushed ones of the uniform chooser's seeded order; never a pushed item, never a decided pair's."""
+    from annols.analysis.planning import pair_sampler
 
     found = {("q", "a", "b"): pd.Series([0.0, 1 / 3, -1 / 3, 0.0]), ("q", "a", "c"): pd.Series([1.0, 1.0, 1 / 3]),
              ("q", "a", "d"): pd.Series([1.0, 1.0, 1.0]), ("q", "b", "c"): pd.Series([1.0, 1 / 3, 1.0]),

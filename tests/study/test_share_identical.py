@@ -13,7 +13,7 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from annols import protocols
-from annols.analysis.spans import ALL_SYSTEMS
+from annols.analysis.by_style.spans import ALL_SYSTEMS
 from annols.errors import AnnolsError
 from annols.study import exports, push
 from annols.study.manifest import Keys, Shown, write_manifest
@@ -203,7 +203,7 @@ def test_annotator_models_fit_each_judgment_once_and_credit_every_system(tmp_pat
     not 9); the per-unit and per-system tables credit a shared task's labels to every system that wrote its text."""
     from crowdkit.aggregation import DawidSkene  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-    from annols.analysis import models
+    from annols.analysis.raters import models
     from tests.study.test_push_pull import invoke
 
     definition = tmp_path / "rated.toml"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from annols import protocols
-from annols.analysis import asked
+from annols.analysis.by_style import asked
 from annols.analysis.table import judgment_rows, target_text
 from annols.definition import fields
 from annols.protocols import config

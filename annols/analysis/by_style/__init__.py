@@ -1,0 +1,1 @@
+"""Per style and per question: each style's findings, and every question of a definition by system."""

@@ -1,0 +1,1 @@
+"""Sequential and plans: annols plan, studies in rounds, the adaptive pair sampler, null studies."""

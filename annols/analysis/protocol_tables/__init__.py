@@ -1,0 +1,1 @@
+"""Protocol additions: the shipped protocols' own tables, and imported judged records' scores."""

@@ -1,0 +1,272 @@
+"""Agreement over units (an item, or one output or row of an item) rated by several annotators.
+
+Every style's agreement table is built from the same two numbers per group of units:
+Fleiss' kappa over the units with the most common number of ratings (it needs the same
+number per unit) and Krippendorff's alpha over every unit with two or more. Where neither
+can be computed, :func:`why_not` gives the sentence the report shows instead.
+
+By the scale (``docs/statistics.md``, "Agreement"): :func:`weighted_kappa` (Cohen 1968, weights
+from the values), :func:`each_against_the_rest` (each annotator's answers paired with the
+others' on the same units) and :func:`system_agreement` (annotators' system scores correlated
+pair by pair) serve every style's tables and the judges' section.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+from scipy import stats as scipy_stats
+
+from annols.analysis import cells
+from annols.analysis.inference import stats
+from annols.analysis.results import percent
+
+ONE_ANNOTATOR = "each item has one annotator"
+ONE_CATEGORY = "only one category was used"
+NOTHING = "nothing was answered"
+COLUMNS = ["units (alpha)", "Krippendorff alpha", "units (Fleiss)", "ratings per unit", "Fleiss kappa"]
+
+
+def unit_counts(frame: pd.DataFrame, units: Sequence[str], value: str, categories: Sequence[Any]) -> np.ndarray:
+    """Units x categories: how many ratings each unit got in each category (categories in the order given)."""
+    if not len(frame):
+        return np.zeros((0, len(categories)), dtype=np.int64)
+    by_codes = cells.unit_counts(frame, units, value, categories)  # the same, with less memory
+    if by_codes is not None:
+        return by_codes
+    counts = frame.groupby([*units, value], observed=True).size().unstack(value)
+    return counts.reindex(columns=list(categories)).fillna(0).to_numpy(dtype=np.int64)
+
+
+def why_not(counts: np.ndarray) -> str:
+    """Why agreement over these units cannot be computed; "" when it can."""
+    if not len(counts):
+        return NOTHING
+    pairable = counts[counts.sum(axis=1) >= 2]
+    if not len(pairable):
+        return ONE_ANNOTATOR
+    if (pairable.sum(axis=0) > 0).sum() < 2:
+        return ONE_CATEGORY
+    return ""
+
+
+def shared_reason(counts: Sequence[np.ndarray]) -> str:
+    """Why no group's agreement can be computed, when every group lacks the data for it; else ""."""
+    return shared_reason_of([why_not(c) for c in counts])
+
+
+def shared_reason_of(found: Sequence[str]) -> str:
+    """:func:`shared_reason` from each group's :func:`why_not`, when the counts are not kept."""
+    if found and all(r in (ONE_ANNOTATOR, NOTHING) for r in found):
+        return ONE_ANNOTATOR if ONE_ANNOTATOR in found else NOTHING
+    return ""
+
+
+def fleiss_and_alpha(counts: np.ndarray, level: str = "nominal", domain: Any = None,
+                     fleiss: bool = True) -> list[Any]:  # fmt: skip
+    """[units (alpha), alpha, units (Fleiss), ratings per unit, Fleiss kappa] (:data:`COLUMNS`)."""
+    raters = counts.sum(axis=1) if len(counts) else np.zeros(0, dtype=np.int64)
+    pairable = raters[raters >= 2]
+    alpha = stats.krippendorff_alpha(counts, level, domain)
+    if not fleiss or not len(pairable):
+        return [len(pairable), alpha, 0, pd.NA, np.nan]
+    common = int(np.bincount(pairable).argmax())
+    full = counts[raters == common]
+    return [len(pairable), alpha, len(full), common, stats.fleiss_kappa(full)]
+
+
+def observed_and_chance(counts: np.ndarray) -> tuple[int, float, float, int, float]:
+    """Units x categories rating counts: (units with two or more ratings, the share of agreeing pairs of
+    ratings among them in %, Krippendorff's alpha (nominal), units with the most common number of ratings,
+    Fleiss' kappa over those)."""
+    raters = counts.sum(axis=1) if len(counts) else np.zeros(0)
+    pairable = counts[raters >= 2]
+    m = pairable.sum(axis=1)
+    agree = percent((pairable * (pairable - 1)).sum(), (m * (m - 1)).sum())
+    common = int(np.bincount(m.astype(int)).argmax()) if len(m) else 0
+    full = pairable[m == common] if common else pairable[:0]
+    return len(pairable), float(agree), stats.krippendorff_alpha(counts, "nominal"), len(full), stats.fleiss_kappa(full)
+
+
+def interval_alpha(units: np.ndarray, values: np.ndarray) -> float:
+    """Krippendorff's alpha with the interval metric, from each rating's unit (0..n-1) and value.
+
+    ``krippendorff.alpha`` builds units x values x values arrays, values being the distinct
+    numbers given: a slider's hundreds of values over thousands of units need gigabytes.
+    With the metric (c - k)^2 the coincidence sums have a closed form (Krippendorff 2011):
+    a unit's ordered pairs give sum (v_i - v_j)^2 = 2 (m S2 - S1^2) from its count m, sum
+    S1 and sum of squares S2, so D_o = sum_u 2 (m_u S2_u - S1_u^2) / (m_u - 1) / n and
+    D_e = 2 (n S2 - S1^2) / (n (n - 1)) over the n pairable values. Tested against
+    ``krippendorff.alpha`` and a computation from the coincidences.
+    """
+    units = np.asarray(units, dtype=np.int64)
+    values = np.asarray(values, dtype=float)
+    m = np.bincount(units) if len(units) else np.zeros(0, dtype=np.int64)
+    keep = m[units] >= 2
+    units, values = units[keep], values[keep]
+    values = values - values.mean() if len(values) else values  # alpha ignores a shift; sums stay small
+    n = len(values)
+    if n < 2:
+        return np.nan
+    m = np.bincount(units).astype(float)
+    s1, s2 = np.bincount(units, values), np.bincount(units, values**2)
+    pairable = m >= 2
+    observed = (2 * (m[pairable] * s2[pairable] - s1[pairable] ** 2) / (m[pairable] - 1)).sum() / n
+    expected = 2 * (n * (values**2).sum() - values.sum() ** 2) / (n * (n - 1))
+    return float(1 - observed / expected) if expected > 0 else np.nan
+
+
+def reasons(names: Sequence[str], counts: Sequence[np.ndarray]) -> list[str]:
+    """One sentence per group whose agreement is undefined, naming the group and why."""
+    return reasons_of(names, [why_not(c) for c in counts])
+
+
+def reasons_of(names: Sequence[str], found: Sequence[str]) -> list[str]:
+    """:func:`reasons` from each group's :func:`why_not`, when the counts are not kept."""
+    return [f"{name}: no agreement statistic, {reason}." for name, reason in zip(names, found, strict=True) if reason]
+
+
+def table_frame(rows: list[list[Any]], first: Sequence[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=[*first, *COLUMNS])
+    frame["ratings per unit"] = frame["ratings per unit"].astype("Int64")
+    return frame
+
+
+# --- by the scale: weighted kappa, each annotator against the rest, agreement on the systems --------------------
+
+NUMERIC_LEVELS = ("ordinal", "interval", "ratio")
+EACH_COLUMNS = ["annotator", "units", "pairs", "agreement %", "Cohen kappa", "Krippendorff alpha",
+                "Spearman (others' mean)"]  # fmt: skip
+SYSTEM_COLUMNS = ["annotators", "annotator pairs", "systems", "mean Kendall tau", "mean Spearman"]
+MIN_SYSTEMS = 3  # a pair of annotators' system scores correlate over at least this many systems
+EACH_NOTE = ("Each annotator against the others: every answer of the annotator paired with each other annotator's "
+             "answer on the same unit. Agreement % is the share of equal pairs; Cohen's kappa is over those pairs "
+             "(quadratic-weighted by the values' distances for numbers); Krippendorff's alpha at the question's "
+             "level over those pairs (each pair a unit); for numbers, Spearman's rho between the annotator's "
+             "answer and the others' mean answer on each unit.")
+SYSTEM_NOTE = (f"System-level agreement: each annotator's score of each system (over the items they judged), "
+               f"Kendall's tau-b and Spearman's rho between every pair of annotators over the systems both "
+               f"scored (at least {MIN_SYSTEMS}), averaged over the pairs (scipy).")
+
+
+def weighted_kappa(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, power: int = 2) -> float:
+    """Cohen's weighted kappa of two raters' numbers on the same units: 1 - sum(w O) / sum(w E), O the
+    observed and E the chance (product of margins) shares of each pair of values, with disagreement
+    weights w = |v_i - v_j|^power from the values themselves (2: quadratic, 1: linear; Cohen 1968).
+    With equally spaced values this is statsmodels' ``cohens_kappa(wt="quadratic")`` (tested); unlike
+    weights from category positions, a value nobody used does not shrink the distance across it.
+    Quadratic weights have a closed form (mean squared difference over its value under independence),
+    so a slider's hundreds of values need no values x values table."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not len(x) or len(np.unique(np.concatenate([x, y]))) < 2:
+        return np.nan
+    if power == 2:  # sum(w E) = E(X - Y)^2 for independent X, Y with the margins: no values x values table
+        chance = float(x.var() + y.var() + (x.mean() - y.mean()) ** 2)
+        return float(1 - np.mean((x - y) ** 2) / chance) if chance > 0 else np.nan
+    values = np.unique(np.concatenate([x, y]))
+    i, j = np.searchsorted(values, x), np.searchsorted(values, y)
+    observed = np.zeros((len(values), len(values)))
+    np.add.at(observed, (i, j), 1.0)
+    observed /= len(x)
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    weights = np.abs(values[:, None] - values[None, :]) ** power
+    chance = float((weights * expected).sum())
+    return float(1 - (weights * observed).sum() / chance) if chance > 0 else np.nan
+
+
+def pair_alpha(x: np.ndarray, y: np.ndarray, level: str) -> float:
+    """Krippendorff's alpha of pairs of answers, each pair one unit of two values (over the values given: a
+    value of the scale nobody gave changes no metric)."""
+    if level == "interval":
+        pairs = np.arange(len(x))
+        return interval_alpha(np.concatenate([pairs, pairs]), np.concatenate([x, y]).astype(float))
+    codes, values = pd.factorize(np.concatenate([x, y]), sort=True)  # sorted: numbers in their order
+    counts = np.zeros((len(x), len(values)), dtype=np.int64)
+    rows = np.arange(len(x))
+    np.add.at(counts, (rows, codes[: len(x)]), 1)
+    np.add.at(counts, (rows, codes[len(x) :]), 1)
+    domain = [float(v) for v in values] if level in NUMERIC_LEVELS else None
+    return stats.krippendorff_alpha(counts, level, domain)
+
+
+def cohen_or_weighted(x: np.ndarray, y: np.ndarray, level: str) -> float:
+    """Cohen's kappa of two raters' answers: quadratic-weighted for numbers (ordinal or interval), plain for codes."""
+    if level in NUMERIC_LEVELS:
+        return weighted_kappa(x.astype(float), y.astype(float))
+    values = sorted(set(x) | set(y), key=str)
+    index = {v: k for k, v in enumerate(values)}
+    table = np.zeros((len(values), len(values)))
+    np.add.at(table, ([index[v] for v in x], [index[v] for v in y]), 1)
+    return stats.cohens_kappa(table)
+
+
+def each_against_the_rest(frame: pd.DataFrame, level: str) -> list[list[Any]]:
+    """:data:`EACH_COLUMNS` rows, one per annotator, from (unit, annotator, value) rows (one answer per unit
+    and annotator): every answer of the annotator paired with each other annotator's answer on the same unit.
+    Agreement % is the share of equal pairs; Cohen's kappa (quadratic-weighted for numbers) and
+    Krippendorff's alpha at ``level`` are over those pairs; for numbers, Spearman's rho between the
+    annotator's answer and the mean of the others' on each unit."""
+    part = frame[["unit", "annotator", "value"]].drop_duplicates(["unit", "annotator"], keep="last")
+    who_code, names = pd.factorize(part["annotator"], sort=True)  # pairs of small integers, not of names
+    unit_code, _ = pd.factorize(part["unit"])
+    part = pd.DataFrame({"unit": unit_code, "annotator": who_code, "value": part["value"].to_numpy()})
+    pairs = part.merge(part, on="unit", suffixes=("", "_other"))
+    pairs = pairs[pairs["annotator"] != pairs["annotator_other"]]
+    numeric = level in NUMERIC_LEVELS
+    rows = []
+    for code, mine in pairs.groupby("annotator", sort=True):
+        x, y = mine["value"].to_numpy(), mine["value_other"].to_numpy()
+        rho = np.nan
+        if numeric:
+            per_unit = mine.groupby("unit", sort=False).agg(mine=("value", "first"), rest=("value_other", "mean"))
+            rho = correlation(per_unit["mine"], per_unit["rest"], "spearman")
+        rows.append([names[code], int(mine["unit"].nunique()), len(mine), float(percent((x == y).sum(), len(x))),
+                     cohen_or_weighted(x, y, level), pair_alpha(x, y, level), rho])  # fmt: skip
+    return rows
+
+
+def correlation(a: Any, b: Any, method: str) -> float:
+    """Pearson's r, Spearman's rho or Kendall's tau-b (scipy) of two equal-length series; nan with fewer than
+    two values or a constant one."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return np.nan
+    found = {"pearson": scipy_stats.pearsonr, "spearman": scipy_stats.spearmanr, "kendall": scipy_stats.kendalltau}
+    return float(found[method](x, y).statistic)
+
+
+def system_agreement(scores: pd.DataFrame) -> list[Any]:
+    """:data:`SYSTEM_COLUMNS` of an annotators x systems table of each annotator's system scores (nan where
+    an annotator scored no output of a system): Kendall's tau-b and Spearman's rho between every pair of
+    annotators over the systems both scored (at least :data:`MIN_SYSTEMS`), averaged over the pairs."""
+    systems = scores.shape[1]
+    taus, rhos = [], []
+    values = scores.to_numpy(dtype=float)
+    for i, j in itertools.combinations(range(len(values)), 2):
+        both = ~(np.isnan(values[i]) | np.isnan(values[j]))
+        if both.sum() >= MIN_SYSTEMS:
+            taus.append(correlation(values[i][both], values[j][both], "kendall"))
+            rhos.append(correlation(values[i][both], values[j][both], "spearman"))
+    return [len(values), len(taus), systems, _mean(taus), _mean(rhos)]
+
+
+def _mean(values: list[float]) -> float:
+    found = np.array(values, dtype=float)
+    return float(np.nanmean(found)) if len(found) and not np.isnan(found).all() else np.nan
+
+
+# push --share-identical: the rows of the judgments table that credit a shared task's judgment to another system
+# that produced the same text (annols.analysis.table), present only when there are such rows.
+COPY = "copy"
+
+
+def once(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without the rows that copy a judgment to another system (``COPY``): agreement between
+    annotators counts each judgment once."""
+    if COPY not in frame.columns:
+        return frame
+    return frame[~frame[COPY].to_numpy(dtype=bool)].reset_index(drop=True)

@@ -1,0 +1,130 @@
+"""The shared agreement helpers: the interval alpha against the krippendorff library and the coincidences,
+and the reasons a report gives where agreement cannot be computed."""
+
+from __future__ import annotations
+
+import random
+
+import krippendorff
+import numpy as np
+import pytest
+
+from annols.analysis.raters import agreement
+from tests.analysis import independent
+
+
+def test_interval_alpha_equals_the_library_and_the_coincidences() -> None:
+    rng = random.Random(9)
+    units: list[list[float]] = []
+    for _ in range(60):
+        truth = rng.uniform(0, 100)
+        units.append([round(truth + rng.gauss(0, 12), 1) for _ in range(rng.choice([1, 2, 3, 3]))])
+    unit = np.repeat(np.arange(len(units)), [len(u) for u in units])
+    values = np.array([v for u in units for v in u])
+    reliability = np.full((3, len(units)), np.nan)  # raters x units, as the library reads it
+    for j, u in enumerate(units):
+        reliability[: len(u), j] = u
+    library = krippendorff.alpha(reliability_data=reliability, level_of_measurement="interval")
+    found = agreement.interval_alpha(unit, values)
+    assert found == pytest.approx(library, rel=1e-9)
+    assert found == pytest.approx(independent.interval_alpha([u for u in units if len(u) >= 2]), rel=1e-9)
+    assert np.isnan(agreement.interval_alpha(np.arange(5), np.arange(5.0)))  # nothing pairable
+
+
+def test_reasons_where_agreement_cannot_be_computed() -> None:
+    assert agreement.why_not(np.zeros((0, 3), dtype=np.int64)) == "nothing was answered"
+    assert agreement.why_not(np.array([[1, 0], [0, 1]])) == "each item has one annotator"
+    assert agreement.why_not(np.array([[3, 0], [2, 0], [0, 1]])) == "only one category was used"
+    assert agreement.why_not(np.array([[2, 1], [0, 1]])) == ""
+    one = np.array([[1, 0]])
+    assert agreement.shared_reason([one, np.zeros((0, 2), dtype=np.int64)]) == "each item has one annotator"
+    assert agreement.shared_reason([one, np.array([[2, 0]])]) == ""  # one category is said per group, not shared
+    assert agreement.reasons(["x", "y"], [one, np.array([[2, 1]])]) == [
+        "x: no agreement statistic, each item has one annotator."]  # fmt: skip
+
+
+def test_observed_and_chance_agreement_of_nominal_counts_by_hand() -> None:
+    # Units x categories: a unit of one rating is not pairable; the others have 2, 2 and 3 ratings.
+    counts = np.array([[2, 0], [1, 1], [3, 0], [0, 1]])
+    units, observed, alpha, fleiss_units, kappa = agreement.observed_and_chance(counts)
+    assert (units, fleiss_units) == (3, 2)  # Fleiss over the units of the most common count (2)
+    assert observed == pytest.approx(100 * (2 + 0 + 6) / (2 + 2 + 6))  # agreeing ordered pairs of all pairs
+    # Krippendorff (nominal): coincidences o_00 = 2 + 0 + 3 = 5, o_01 = o_10 = 1, o_11 = 0; n = 7.
+    assert alpha == pytest.approx(1 - (7 - 1) * 2 / (6 * 1 * 2))
+    # Fleiss over [[2, 0], [1, 1]]: P = (1 + 0) / 2, p = (3/4, 1/4), Pe = 10/16.
+    assert kappa == pytest.approx((0.5 - 10 / 16) / (1 - 10 / 16))
+
+
+# --- by the scale: weighted kappa, each annotator against the rest, the systems ------------------------------
+
+
+def test_weighted_kappa_equals_statsmodels_on_an_equally_spaced_scale_and_uses_the_values_otherwise() -> None:
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    rng = random.Random(3)
+    a = [rng.randint(1, 5) for _ in range(80)]
+    b = [min(5, max(1, x + rng.choice([-1, 0, 0, 1, 2]))) for x in a]
+    table = np.zeros((5, 5))
+    for x, y in zip(a, b, strict=True):
+        table[x - 1, y - 1] += 1
+    assert agreement.weighted_kappa(a, b) == pytest.approx(cohens_kappa(table, wt="quadratic").kappa, rel=1e-12)
+    assert agreement.weighted_kappa(a, b, power=1) == pytest.approx(cohens_kappa(table, wt="linear").kappa,
+                                                                     rel=1e-12)  # fmt: skip
+    # by hand: two raters, values 1 and 3 only; weights (1 - 3)^2 = 4 off the diagonal
+    x, y = [1, 1, 3, 3], [1, 3, 3, 3]
+    observed = 4 * (1 / 4)  # one pair (1, 3) of four
+    expected = 4 * ((2 / 4) * (3 / 4) + (2 / 4) * (1 / 4))  # P(x=1)P(y=3) + P(x=3)P(y=1)
+    assert agreement.weighted_kappa(x, y) == pytest.approx(1 - observed / expected)
+    assert np.isnan(agreement.weighted_kappa([2, 2], [2, 2]))
+
+
+def test_pair_alpha_is_the_library_alpha_of_pairs_at_each_level() -> None:
+    rng = random.Random(4)
+    x = np.array([rng.randint(1, 5) for _ in range(40)], dtype=float)
+    y = np.clip(x + np.array([rng.choice([-1, 0, 1]) for _ in range(40)]), 1, 5)
+    for level in ("nominal", "ordinal", "interval"):
+        library = krippendorff.alpha(reliability_data=np.vstack([x, y]), level_of_measurement=level)
+        assert agreement.pair_alpha(x, y, level) == pytest.approx(library, rel=1e-9), level
+
+
+def test_each_annotator_against_the_rest_sees_an_offset_annotator_rank_alike() -> None:
+    import pandas as pd
+
+    rows = []
+    for unit in range(20):
+        truth = 1 + unit % 4
+        rows += [(unit, "a", truth), (unit, "b", truth), (unit, "c", truth + 1)]  # c: one point higher, same order
+    found = {r[0]: r for r in agreement.each_against_the_rest(pd.DataFrame(rows, columns=["unit", "annotator",
+                                                                                           "value"]), "ordinal")}
+    units, pairs, agree, _, alpha, rho = found["c"][1:]
+    assert (units, pairs, agree) == (20, 40, 0.0)
+    assert rho == pytest.approx(1.0) and alpha < 0.9
+    assert found["a"][1:4] == [20, 40, 50.0]  # equal to b on every unit, never to c
+    nominal = agreement.each_against_the_rest(pd.DataFrame([(0, "a", "x"), (0, "b", "x"), (1, "a", "x"), (1, "b", "y")],
+                                                           columns=["unit", "annotator", "value"]), "nominal")
+    assert nominal[0][:4] == ["a", 2, 2, 50.0] and np.isnan(nominal[0][-1])  # no Spearman for codes
+
+
+def test_system_agreement_averages_each_pair_of_annotators_over_the_systems_both_scored() -> None:
+    import pandas as pd
+    from scipy.stats import kendalltau, spearmanr
+
+    scores = pd.DataFrame({"s1": [1.0, 1.0, 3.0], "s2": [2.0, 2.5, 2.0], "s3": [3.0, 3.0, 1.0], "s4": [4.0, np.nan,
+                           np.nan]}, index=["a", "b", "c"])  # fmt: skip
+    annotators, pairs, systems, tau, rho = agreement.system_agreement(scores)
+    # a-b over s1..s3, a-c over s1..s3, b-c over s1..s3 (s4: only a)
+    expected_tau = np.mean([kendalltau([1, 2, 3], [1, 2.5, 3]).statistic, kendalltau([1, 2, 3], [3, 2, 1]).statistic,
+                            kendalltau([1, 2.5, 3], [3, 2, 1]).statistic])  # fmt: skip
+    expected_rho = np.mean([spearmanr([1, 2, 3], [1, 2.5, 3]).statistic, spearmanr([1, 2, 3], [3, 2, 1]).statistic,
+                            spearmanr([1, 2.5, 3], [3, 2, 1]).statistic])  # fmt: skip
+    assert (annotators, pairs, systems) == (3, 3, 4)
+    assert tau == pytest.approx(expected_tau) and rho == pytest.approx(expected_rho)
+
+
+def test_weighted_kappa_equals_the_formula_the_judge_tests_expect() -> None:
+    from tests.report import formulas
+
+    rng = random.Random(8)
+    pairs = [(float(rng.randint(1, 3)), float(rng.randint(1, 3))) for _ in range(25)]
+    found = agreement.weighted_kappa([a for a, _ in pairs], [b for _, b in pairs])
+    assert found == pytest.approx(formulas.weighted_kappa(pairs), rel=1e-12)
