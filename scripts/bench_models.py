@@ -26,8 +26,8 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annols.analysis.raters import models
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.raters import models
 from annols.styles.judgments import TIDY_COLUMNS
 
 LABELS = np.array(["1", "2", "3", "4", "5"], dtype=object)

@@ -48,8 +48,8 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import memory
 from annols.analysis.by_style import best_worst, pairwise, questions, ranking, ratings, sentences, spans
 from annols.analysis.leaderboard import conclusions, scores
-from annols.analysis.protocol_tables import qa_feedback, sentence_errors, summary_flaws
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.protocol_tables import qa_feedback, sentence_errors, summary_flaws
 from annols.analysis.results import Finding
 from annols.definition import Definition
 

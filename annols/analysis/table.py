@@ -33,8 +33,8 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
 from annols.analysis.by_style import asked
-from annols.analysis.raters import agreement
 from annols.analysis.naming import natural
+from annols.analysis.raters import agreement
 from annols.definition import Definition, fields
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask

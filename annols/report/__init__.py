@@ -30,13 +30,19 @@ from typing import Any
 
 from annols import __version__, files
 from annols.analysis import naming
+from annols.analysis.by_style.style_findings import adjudicated_sections, model_sections, rounds_section, style_sections
 from annols.analysis.inference import methods
 from annols.analysis.judging.judge_findings import judge_sections
 from annols.analysis.judging.judges import EPSILON
 from annols.analysis.options import ReportOptions
-from annols.analysis.raters.quality_findings import adjudication_section, excluded, gold_section, violations_sections, without
+from annols.analysis.raters.quality_findings import (
+    adjudication_section,
+    excluded,
+    gold_section,
+    violations_sections,
+    without,
+)
 from annols.analysis.results import Finding
-from annols.analysis.by_style.style_findings import adjudicated_sections, model_sections, rounds_section, style_sections
 from annols.analysis.table import Source, Study, StudyTable
 from annols.definition import Definition
 from annols.report import paper, plots, render

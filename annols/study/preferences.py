@@ -60,8 +60,8 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import files
-from annols.analysis.judging import arena as agreement_lib
 from annols.analysis.by_style.asked import unit_of
+from annols.analysis.judging import arena as agreement_lib
 from annols.definition import Definition, blinding
 from annols.errors import AnnolsError, DefinitionError, OptionError
 from annols.formats.answers import is_judge

@@ -44,9 +44,9 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
 from annols.analysis.by_style import asked
+from annols.analysis.options import ReportOptions
 from annols.analysis.planning import sequential
 from annols.analysis.raters import quality as scoring
-from annols.analysis.options import ReportOptions
 from annols.analysis.raters.quality_findings import span_controls
 from annols.analysis.raters.span_agreement import TOKEN
 from annols.analysis.table import (

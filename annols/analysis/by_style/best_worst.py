@@ -46,13 +46,13 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy.stats import spearmanr
 
-from annols.analysis.inference import detectable, sampled
-from annols.analysis.raters import agreement
-from annols.analysis.inference import intervals as bounded
 from annols.analysis.cells import UNIT
+from annols.analysis.inference import detectable, sampled
+from annols.analysis.inference import intervals as bounded
 from annols.analysis.naming import aspect_names, in_order
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.planning.plan import claim, claim_alone
+from annols.analysis.raters import agreement
 from annols.analysis.results import Estimates, Figure, Finding, Table, cell_text, intervals, percent
 
 ALPHA = 0.01  # the choice model's prior strength (choix's alpha)

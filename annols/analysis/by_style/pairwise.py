@@ -33,11 +33,18 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis.inference import detectable, item_tests, sampled, stats
-from annols.analysis.leaderboard import rankings
 from annols.analysis.inference import intervals as bounded
-from annols.analysis.raters.agreement import EACH_COLUMNS, EACH_NOTE, NOTHING, each_against_the_rest, shared_reason, why_not
+from annols.analysis.leaderboard import rankings
 from annols.analysis.naming import aspect_names, in_order
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.raters.agreement import (
+    EACH_COLUMNS,
+    EACH_NOTE,
+    NOTHING,
+    each_against_the_rest,
+    shared_reason,
+    why_not,
+)
 from annols.analysis.results import WIN_TIE_LOSS, Figure, Finding, Panel, Table, percent, stacked_bars
 
 OUTCOMES = ("win", "tie", "loss")

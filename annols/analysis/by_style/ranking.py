@@ -28,12 +28,12 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis.raters import agreement as shared
 from annols.analysis import cells
 from annols.analysis.inference import bootstrap, intervals, stats
-from annols.analysis.raters.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.naming import in_order, natural
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.raters import agreement as shared
+from annols.analysis.raters.agreement import NOTHING, ONE_ANNOTATOR
 from annols.analysis.results import Figure, Finding, Panel, Table, percent, stacked_bars
 
 AGREEMENT_NOTE = ("Kendall's W per sample over the annotators who ranked all of its outputs on the dimension "

@@ -40,11 +40,11 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import memory
 from annols.analysis import cells
-from annols.analysis.inference import bootstrap, detectable, intervals, sampled
-from annols.analysis.raters import agreement
 from annols.analysis.cells import UNIT
+from annols.analysis.inference import bootstrap, detectable, intervals, sampled
 from annols.analysis.naming import aspect_names, in_order
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.raters import agreement
 from annols.analysis.results import SHOWN_ROWS, Figure, Finding, Panel, Table, percent, stacked_bars
 
 TENTHS = 10

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
+from annols.analysis.naming import natural
 from annols.analysis.raters import agreement as agreement_lib
 from annols.analysis.raters import span_agreement
 from annols.analysis.raters.agreement import NOTHING, ONE_ANNOTATOR
-from annols.analysis.naming import natural
 from annols.analysis.results import Finding, Table, bars, percent
 
 ALL_SYSTEMS = "(all)"

@@ -30,10 +30,10 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols import analysis
 from annols.analysis.by_style import asked, best_worst
-from annols.analysis.raters import models
 from annols.analysis.by_style.by_system import sections as asked_sections
 from annols.analysis.naming import natural
 from annols.analysis.options import ReportOptions
+from annols.analysis.raters import models
 from annols.analysis.results import Finding, Table
 from annols.analysis.table import GOLD, KEPT, Answer, Study, StudyTable, judgment_rows, kept_mask
 

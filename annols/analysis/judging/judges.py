@@ -69,12 +69,12 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis.raters import agreement as agreement_lib
 from annols.analysis.by_style import best_worst
 from annols.analysis.inference import bootstrap, intervals
 from annols.analysis.judging import arena
 from annols.analysis.naming import natural_systems
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.raters import agreement as agreement_lib
 from annols.analysis.results import Finding, Table, percent
 from annols.formats.answers import is_judge
 

@@ -32,11 +32,11 @@ from annols import memory
 from annols.analysis.by_style import best_worst, pairwise, ranking, ratings
 from annols.analysis.inference import detectable, sampled
 from annols.analysis.leaderboard import rankings, reliability
+from annols.analysis.leaderboard.scores import PAIR_ROWS, adjacent
 from annols.analysis.naming import aspect_names
 from annols.analysis.options import AnalysisOptions
 from annols.analysis.planning.plan import claim, claim_alone
 from annols.analysis.results import Finding, Table, bars
-from annols.analysis.leaderboard.scores import PAIR_ROWS, adjacent
 
 DETECTABLE_NOTE = (
     "Per system pair and aspect: the test the report uses, its p after the report's correction, and the smallest "

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import results
+from annols.analysis.by_style.spans import EACH_NOTE, each_annotator
 from annols.analysis.raters import span_agreement
 from annols.analysis.results import Finding, Table, percent
-from annols.analysis.by_style.spans import EACH_NOTE, each_annotator
 from annols.definition import Definition
 from annols.formats.qa_feedback import CORRECTED, ERROR_LABELS, EVIDENCE, MISSING_LABELS, STORED_ERRORS, STORED_MISSING
 

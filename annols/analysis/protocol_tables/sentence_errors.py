@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis.raters import agreement as agreeing
 from annols.analysis import results
-from annols.analysis.results import Finding, Table, percent
 from annols.analysis.by_style.sentences import EACH_TEXT, HIDDEN, NO_SPECIAL, UNANSWERED, each_annotator
+from annols.analysis.raters import agreement as agreeing
+from annols.analysis.results import Finding, Table, percent
 from annols.definition import Definition
 from annols.formats.sentence_errors import JOIN, _column, _groups
 

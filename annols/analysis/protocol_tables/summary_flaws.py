@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis import results
+from annols.analysis.by_style.spans import EACH_NOTE, each_annotator
 from annols.analysis.raters import span_agreement
 from annols.analysis.results import Finding, Table, percent
-from annols.analysis.by_style.spans import EACH_NOTE, each_annotator
 from annols.definition import Definition
 from annols.formats.summary_flaws import names_for
 

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis.raters import quality as scoring
 from annols.analysis.options import ReportOptions
+from annols.analysis.raters import quality as scoring
 from annols.analysis.results import Finding, Table, percent
 from annols.analysis.table import ATTENTION, ATTENTION_ASPECT, GOLD, Study, StudyTable
 from annols.analysis.table import latest as latest_of

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from annols.analysis.by_style import best_worst
-from annols.analysis.planning import simulate
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.planning import simulate
 from annols.definition import design
 
 SYSTEMS = 5

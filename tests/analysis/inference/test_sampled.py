@@ -14,8 +14,8 @@ from scipy.stats import f, ttest_1samp
 from annols.analysis.by_style import ratings
 from annols.analysis.inference import detectable, item_tests, sampled
 from annols.analysis.leaderboard import conclusions
-from annols.analysis.planning import plan
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.planning import plan
 from annols.definition import Aspect
 
 

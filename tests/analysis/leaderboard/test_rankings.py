@@ -12,8 +12,8 @@ import pytest
 
 from annols.analysis.leaderboard import rankings
 from tests.analysis import planted
-from tests.analysis.run import OPTIONS, analyse
 from tests.analysis.by_style.test_pairwise import ASPECTS, outcomes
+from tests.analysis.run import OPTIONS, analyse
 
 
 @pytest.mark.parametrize(

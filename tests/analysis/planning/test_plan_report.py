@@ -12,8 +12,8 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from annols.analysis.by_style import ratings
-from annols.analysis.planning import plan, simulate
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.planning import plan, simulate
 from annols.definition import Aspect
 
 # (assumptions, items, annotators): the items' test where annotators do not vary, min F' where they do.

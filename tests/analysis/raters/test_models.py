@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
-from annols.analysis.raters import models
 from annols.analysis.options import AnalysisOptions
+from annols.analysis.raters import models
 from annols.styles.judgments import TIDY_COLUMNS, Answer, BestWorst, Judgment, Preference, Rank, Rating, Row, Span, tidy
 
 ITEMS = 150
