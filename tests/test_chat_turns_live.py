@@ -100,7 +100,7 @@ def test_turns_rated_in_one_task_pull_and_report(
                     for item in ("conv-1", "conv-2", "conv-3")]  # fmt: skip
         assert float(row["mean"]) == pytest.approx(np.mean(per_item), abs=1e-4)
     turns = {(r["aspect"], r["system"], r["turn"]): r for r in tables(report, "ratings_turns")}
-    assert turns[("Helpfulness", "model-x", "3")]["samples"] == "1"  # only conv-3 has a third turn
+    assert turns[("helpfulness", "model-x", "3")]["samples"] == "1"  # only conv-3 has a third turn
     agreement = {(r["aspect"], r["turn"]): r for r in tables(report, "ratings_agreement_turns")}
     for aspect in ("helpfulness", "correctness"):
         for turn in ("1", "2", "all"):

@@ -63,7 +63,7 @@ def test_systems_in_natural_order_in_every_table_that_lists_them(out: Path) -> N
 
 def test_one_compact_table_of_systems_by_aspect_near_the_top(out: Path) -> None:
     rows = read_csv(out / "tables" / "scores.csv")
-    aspects = [a.text for a in scaled.definition().spec.aspects]
+    aspects = [a.name for a in scaled.definition().spec.aspects]
     assert list(rows[0]) == ["system", *aspects]
     assert [r["system"] for r in rows] == sorted(scaled.SYSTEMS, key=number)
     for row in rows:
@@ -79,7 +79,7 @@ def test_one_compact_table_of_systems_by_aspect_near_the_top(out: Path) -> None:
 
 def test_tables_of_pairs_show_the_pairs_adjacent_in_rank_and_the_csv_keeps_all(out: Path) -> None:
     md = (out / "report.md").read_text(encoding="utf-8")
-    aspects = [a.text for a in scaled.definition().spec.aspects]
+    aspects = [a.name for a in scaled.definition().spec.aspects]
     pairs = len(scaled.SYSTEMS) * (len(scaled.SYSTEMS) - 1) // 2
     adjacent = len(scaled.SYSTEMS) - 1
     for name in ("ratings_paired_tests", "detectable", "reliability_order"):
@@ -158,7 +158,7 @@ def parse_rank(cell: str) -> tuple[int, int, int, str]:
 def test_16_systems_get_rank_intervals_and_letter_groups(out: Path) -> None:
     rows = read_csv(out / "tables" / "rankings.csv")
     tests = read_csv(out / "tables" / "detectable.csv")
-    aspects = [a.text for a in scaled.definition().spec.aspects]
+    aspects = [a.name for a in scaled.definition().spec.aspects]
     assert [r["system"] for r in rows] == sorted(scaled.SYSTEMS, key=number)
     assert list(rows[0]) == ["system", *aspects]
     for aspect in aspects:

@@ -43,7 +43,7 @@ def test_rounds_stop_when_the_comparison_is_decided(
     code, out, err = cli(label_studio, *rounds, cwd=tmp_path)
     assert code == 0, err
     assert "round 1: pushed 20 item(s) (20 new), 20 study items in the project" in out
-    assert "Fluency: bart vs pegasus: 0 items: undecided" in out
+    assert "fluency: bart vs pegasus: 0 items: undecided" in out
     project = client.find_project(title)
     assert project is not None and project.task_count == 20
     record = tmp_path / ".annols" / "rounds-decided.rounds.jsonl"
@@ -69,7 +69,7 @@ def test_rounds_stop_when_the_comparison_is_decided(
     # 16 items for bart, 4 for pegasus: mean 0.6, the interval still holds 0: round 3 pushes 20 more.
     code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
     assert code == 0, err
-    assert "Fluency: bart vs pegasus: 20 items, mean +0.600" in out and "undecided" in out
+    assert "fluency: bart vs pegasus: 20 items, mean +0.600" in out and "undecided" in out
     assert "round 3: pushed 20 item(s) (20 new), 40 study items in the project" in out
     rows = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
     assert [r["round"] for r in rows] == [1, 2, 3] and rows[1]["reason"] == "budget"
@@ -79,7 +79,7 @@ def test_rounds_stop_when_the_comparison_is_decided(
     assert cli(label_studio, *pull, cwd=tmp_path)[0] == 0
     code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
     assert code == 0, err
-    assert "Fluency: bart vs pegasus: 40 items, mean +0.600" in out and "first better" in out
+    assert "fluency: bart vs pegasus: 40 items, mean +0.600" in out and "first better" in out
     assert "round 4: nothing pushed: every comparison is decided (40 study items, 40 judgments)" in out
     assert client.find_project(title).task_count == 40  # type: ignore[union-attr]
 
@@ -135,9 +135,9 @@ def test_goal_best_stops_when_the_best_system_is_known(
         judge(client, manifest_dir, title, user, pushed,
               lambda _, key, shown: "a" if "a" in shown else ("b" if sum(map(ord, key)) % 2 else "c"))  # fmt: skip
         assert cli(label_studio, "pull", str(definition), "--project", title, "-o", str(pulled), cwd=tmp_path)[0] == 0
-    assert "Fluency: best: a" in out
+    assert "fluency: best: a" in out
     assert "nothing pushed: the comparisons that decide the best system are decided" in out
-    assert "Fluency: b vs c:" in out and out.split("Fluency: b vs c:")[1].split("\n")[0].endswith("undecided")
+    assert "fluency: b vs c:" in out and out.split("fluency: b vs c:")[1].split("\n")[0].endswith("undecided")
     recorded = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
     assert all(r["goal"] == "best" for r in recorded) and recorded[-1]["reason"] == "best"
     assert recorded[-1]["items"] < 60  # b against c's remaining items were never pushed
@@ -205,7 +205,7 @@ def test_a_second_pass_reopens_items_on_the_server_and_decides(
     # Pass 1 (12 wins, 4 losses, 4 ties over 20 items) is undecided and the pool is exhausted: pass 2 re-opens.
     code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
     assert code == 0, err
-    assert "Fluency: bart vs pegasus: 20 items, mean +0.400" in out and "undecided (pass 1)" in out
+    assert "fluency: bart vs pegasus: 20 items, mean +0.400" in out and "undecided (pass 1)" in out
     assert "round 2: re-opened 20 task(s) for 2 annotators each (pass 2), 20 study items in the project" in out
     assert set(overlaps(project.id).values()) == {2}
     assert offered(first, project.id) is None and offered(second, project.id) in overlaps(project.id)
@@ -228,7 +228,7 @@ def test_a_second_pass_reopens_items_on_the_server_and_decides(
     assert cli(label_studio, *pull, cwd=tmp_path)[0] == 0
     code, out, err = cli(label_studio, *rounds, "--pull", str(pulled), cwd=tmp_path)
     assert code == 0, err
-    assert "Fluency: bart vs pegasus: 20 items, mean +0.800" in out and "first better (pass 2)" in out
+    assert "fluency: bart vs pegasus: 20 items, mean +0.800" in out and "first better (pass 2)" in out
     assert "round 3: nothing pushed: every comparison is decided (20 study items, 40 judgments)" in out
     assert set(overlaps(project.id).values()) == {2}
     rows = [json.loads(line) for line in record.read_text("utf-8").splitlines()]

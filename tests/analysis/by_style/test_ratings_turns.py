@@ -31,7 +31,6 @@ from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "examples" / "chat-per-turn.toml"
 ASPECTS = ("helpfulness", "correctness")
-TEXTS = {"helpfulness": "Helpfulness", "correctness": "Correctness"}
 SYSTEMS = ("model-x", "model-y")
 ANNOTATORS = ("a", "b", "c")
 ITEMS, TURNS = 12, 3
@@ -118,7 +117,7 @@ def planted(seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame, dict[tuple[int, 
                         noise = rng.choice([-2, -1, 0, 1, 2]) if annotator == "c" else rng.choice([0, 0, 0, 1])
                         score = min(5, max(1, base + noise))
                         given[(item, system, turn, aspect, annotator)] = score
-                        judgments.append(Rating(TEXTS[aspect], "conversation", system, float(score), str(score),
+                        judgments.append(Rating(aspect, "conversation", system, float(score), str(score),
                                                 turn=turn))  # fmt: skip
                 judged.append((uid, key, annotator))
                 rows += [[uid, key, annotator, *row, f"item-{item}"] for row in tidy(judgments)]
@@ -138,13 +137,13 @@ def test_the_item_is_the_unit_of_means_and_tests(analysed: tuple[Analysed, dict]
     for aspect in ASPECTS:
         means = {}
         for system in SYSTEMS:
-            row = result.row("ratings_summary", aspect=TEXTS[aspect], system=system)
+            row = result.row("ratings_summary", aspect=aspect, system=system)
             per_item = [np.mean([v for (i, s, _, a, _), v in given.items() if (i, s, a) == (item, system, aspect)])
                         for item in range(ITEMS)]  # fmt: skip
             assert row["samples"] == ITEMS and row["ratings"] == ITEMS * TURNS * len(ANNOTATORS)
             assert row["mean"] == pytest.approx(np.mean(per_item))
             means[system] = per_item
-        test = result.row("ratings_paired_tests", aspect=TEXTS[aspect], system="model-x", opponent="model-y")
+        test = result.row("ratings_paired_tests", aspect=aspect, system="model-x", opponent="model-y")
         differences = np.round(np.subtract(means["model-x"], means["model-y"]), 12)
         assert test["samples"] == ITEMS
         assert test["p (Wilcoxon)"] == pytest.approx(stats.wilcoxon(differences[differences != 0]).pvalue, rel=1e-9)
@@ -155,13 +154,13 @@ def test_a_table_per_turn_position(analysed: tuple[Analysed, dict]) -> None:
     for aspect in ASPECTS:
         for system in SYSTEMS:
             for turn in range(1, TURNS + 1):
-                row = result.row("ratings_turns", aspect=TEXTS[aspect], system=system, turn=turn)
+                row = result.row("ratings_turns", aspect=aspect, system=system, turn=turn)
                 values = [[v for (i, s, t, a, _), v in given.items() if (i, s, t, a) == (item, system, turn, aspect)]
                           for item in range(ITEMS)]  # fmt: skip
                 assert row["samples"] == ITEMS and row["ratings"] == ITEMS * len(ANNOTATORS)
                 assert row["mean"] == pytest.approx(np.mean([np.mean(v) for v in values]))
             if system == "model-x":
-                test = result.row("ratings_turn_paired_tests", aspect=TEXTS[aspect], system=system,
+                test = result.row("ratings_turn_paired_tests", aspect=aspect, system=system,
                                   opponent="model-y", turn=turn)  # fmt: skip
                 means = {s: [np.mean([v for (i, s2, t, a, _), v in given.items() if (i, s2, t, a) ==
                                       (item, s, turn, aspect)]) for item in range(ITEMS)] for s in SYSTEMS}  # fmt: skip
@@ -183,11 +182,11 @@ def alpha_of(given: dict[tuple[int, str, int, str, str], int], aspect: str, turn
 def test_agreement_per_turn_and_overall_equals_krippendorff(analysed: tuple[Analysed, dict]) -> None:
     result, given = analysed
     for aspect in ASPECTS:
-        overall = result.row("ratings_agreement", aspect=TEXTS[aspect])
+        overall = result.row("ratings_agreement", aspect=aspect)
         assert overall["units (alpha)"] == ITEMS * len(SYSTEMS) * TURNS  # a unit per system's turn of an item
         assert overall["Krippendorff alpha"] == pytest.approx(alpha_of(given, aspect, None, "ordinal"))
         for turn in [*range(1, TURNS + 1), None]:
-            row = result.row("ratings_agreement_turns", aspect=TEXTS[aspect], turn="all" if turn is None else str(turn))
+            row = result.row("ratings_agreement_turns", aspect=aspect, turn="all" if turn is None else str(turn))
             assert row["units (alpha)"] == ITEMS * len(SYSTEMS) * (TURNS if turn is None else 1)
             assert row["Krippendorff alpha"] == pytest.approx(alpha_of(given, aspect, turn, "ordinal"))
             assert row["Krippendorff alpha (interval)"] == pytest.approx(alpha_of(given, aspect, turn, "interval"))

@@ -13,7 +13,7 @@ from annols.analysis import cells
 from annols.analysis.by_style import asked, questions
 from annols.styles.judgments import TIDY_COLUMNS, Span, tidy
 
-MQM = Path(__file__).resolve().parents[2] / "examples" / "mqm.toml"
+MQM = Path(__file__).resolve().parents[3] / "examples" / "mqm.toml"
 
 
 def frame(judged: dict[tuple[str, str, str], list[Span]]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -170,7 +170,7 @@ def test_the_error_score_of_spans_with_weights_is_estimated_per_item_against_the
     judge, averaged per item (a source: its candidates' tasks), is the PPI++ mean of ppi-python."""
     from annols import protocols
 
-    spec = protocols.load(str(Path(__file__).resolve().parents[2] / "examples" / "mqm.toml")).spec
+    spec = protocols.load(str(Path(__file__).resolve().parents[3] / "examples" / "mqm.toml")).spec
     rng = np.random.default_rng(5)
     rows, judged, scores = [], [], {}  # scores[(rater, item, system)]: the planted error score
     marks = list(MQM_WEIGHT)
