@@ -61,6 +61,11 @@ def test_systems_in_natural_order_in_every_table_that_lists_them(out: Path) -> N
         assert pairs == expected, name
 
 
+def _text(name: str) -> str:
+    """The aspect's text, which the plant keys its ratings by (the tables name it by its name)."""
+    return next(a.text for a in scaled.definition().spec.aspects if a.name == name)
+
+
 def test_one_compact_table_of_systems_by_aspect_near_the_top(out: Path) -> None:
     rows = read_csv(out / "tables" / "scores.csv")
     aspects = [a.name for a in scaled.definition().spec.aspects]
@@ -68,7 +73,7 @@ def test_one_compact_table_of_systems_by_aspect_near_the_top(out: Path) -> None:
     assert [r["system"] for r in rows] == sorted(scaled.SYSTEMS, key=number)
     for row in rows:
         for aspect in aspects:
-            values = PLANTED[(row["system"], aspect)]
+            values = PLANTED[(row["system"], _text(aspect))]
             assert float(row[aspect]) == pytest.approx(sum(values) / len(values), abs=5e-5)
     md = (out / "report.md").read_text(encoding="utf-8")
     sections = [line for line in md.splitlines() if line.startswith("## ")]
@@ -163,7 +168,7 @@ def test_16_systems_get_rank_intervals_and_letter_groups(out: Path) -> None:
     assert list(rows[0]) == ["system", *aspects]
     for aspect in aspects:
         parsed = {r["system"]: parse_rank(r[aspect]) for r in rows}
-        means = {s: sum(PLANTED[(s, aspect)]) / len(PLANTED[(s, aspect)]) for s in scaled.SYSTEMS}
+        means = {s: sum(PLANTED[(s, _text(aspect))]) / len(PLANTED[(s, _text(aspect))]) for s in scaled.SYSTEMS}
         for s, (rank, low, high, letters) in parsed.items():
             assert 1 <= low <= rank <= high <= 16 and letters
             assert rank == 1 + sum(m > means[s] for m in means.values())  # ranked by the planted ratings' means
