@@ -108,7 +108,7 @@ def test_turns_rated_in_one_task_pull_and_report(
             matrix = np.array([[given[(i, s, t, aspect, n)] for (i, s, t) in units] for n in (0, 1)], dtype=float)
             expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal",
                                           value_domain=[1, 2, 3, 4, 5])  # fmt: skip
-            row = agreement[(aspect.capitalize(), turn)]
+            row = agreement[(aspect, turn)]
             assert int(row["units (alpha)"]) == len(units)
             assert float(row["Krippendorff alpha"]) == pytest.approx(expected, abs=1e-4)
 

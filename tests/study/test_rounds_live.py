@@ -151,7 +151,7 @@ def test_goal_best_stops_when_the_best_system_is_known(
                          str(record), "--bootstrap", "0")  # fmt: skip
     assert code == 0, err
     md = (report / "report.md").read_text("utf-8")
-    assert "Goal: the best system." in md and "Conclusion: Fluency: best: a." in md
+    assert "Goal: the best system." in md and "Conclusion: fluency: best: a." in md
     assert "the comparisons that decide the best system were decided" in md and "the stopping saved" in md
 
 
