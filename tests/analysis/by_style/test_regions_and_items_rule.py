@@ -3,8 +3,6 @@ score is the items rule's: each item's mean over its judgments, then the mean ov
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
@@ -12,8 +10,9 @@ from annols import protocols
 from annols.analysis import cells
 from annols.analysis.by_style import asked, questions
 from annols.styles.judgments import TIDY_COLUMNS, Span, tidy
+from tests.conftest import ROOT
 
-MQM = Path(__file__).resolve().parents[3] / "examples" / "mqm.toml"
+MQM = ROOT / "examples" / "mqm.toml"
 
 
 def frame(judged: dict[tuple[str, str, str], list[Span]]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -5,7 +5,6 @@ unit for every kind of judgment, and the gain it states."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,6 +16,7 @@ from click.testing import CliRunner
 from annols.analysis.judging import ppi
 from annols.cli import main
 from annols.formats.answers import is_judge
+from tests.conftest import ROOT
 
 Z = 1.959963984540054  # the normal quantile of a 95% interval
 
@@ -170,7 +170,7 @@ def test_the_error_score_of_spans_with_weights_is_estimated_per_item_against_the
     judge, averaged per item (a source: its candidates' tasks), is the PPI++ mean of ppi-python."""
     from annols import protocols
 
-    spec = protocols.load(str(Path(__file__).resolve().parents[3] / "examples" / "mqm.toml")).spec
+    spec = protocols.load(str(ROOT / "examples" / "mqm.toml")).spec
     rng = np.random.default_rng(5)
     rows, judged, scores = [], [], {}  # scores[(rater, item, system)]: the planted error score
     marks = list(MQM_WEIGHT)

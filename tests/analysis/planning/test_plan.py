@@ -20,6 +20,7 @@ from annols.analysis.inference import detectable, item_tests
 from annols.analysis.planning import plan
 from annols.cli import main
 from annols.study.table import read, read_judgments
+from tests.conftest import ROOT
 from tests.report import study
 
 
@@ -204,7 +205,7 @@ def test_annotators_taste_alone_has_no_power_and_every_design_is_unsafe() -> Non
 def test_plan_answers_both_claims_for_an_ordinary_ratings_study() -> None:
     """Issue 41: the SummEval example at effect 0.2 marked every design unsafe and recommended nothing. Now each
     claim gets the cheapest design whose own test reaches the power at its level, or what it would take."""
-    example = Path(__file__).resolve().parents[3] / "examples" / "summeval-ratings.toml"
+    example = ROOT / "examples" / "summeval-ratings.toml"
     result = CliRunner().invoke(main, ["plan", str(example), "--effect", "0.2", "--simulations", "100",
                                        "--items", "200,400,800"])  # fmt: skip
     assert result.exit_code == 0, result.output
