@@ -428,21 +428,12 @@ def agreement_section(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Fin
     rows, found = [], []  # each aspect's why_not, not its counts (16 MB an aspect at 100,000 tasks)
     each, on_systems = [], []
     parts = {key: part for (key,), part in cells.groups(frame, ["aspect"])}  # slices of the sorted rows, no copies
-    domain = None if slider else [float(a.code) for a in spec.answers]
     units = ["task_key", "system", *(["turn"] if "turn" in frame.columns else [])]  # per turn: a system's turn
     for aspect in aspects:
         part = parts.get(aspect, frame.iloc[:0])
-        unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[units]))
-        values = part["rating"].to_numpy(dtype=float)
-        interval = agreement.interval_alpha(unit, values)
-        if slider:
-            counts = _same_or_not(unit, values)
-            row = [int((counts.sum(axis=1) >= 2).sum()), interval, 0, pd.NA, np.nan]
-        else:
-            counts = agreement.unit_counts(part, units, "code", [str(a.code) for a in spec.answers])
-            row = agreement.fleiss_and_alpha(counts, level, domain)
+        unit, values, row, counts = _agreement_row(part, units, spec)
         found.append(agreement.why_not(counts))
-        rows.append([aspect, level, *row, *([] if slider else [interval])])
+        rows.append([aspect, level, *row])
         del counts
         answers = pd.DataFrame({"unit": unit, "annotator": np.asarray(part["annotator"], dtype=object),
                                 "value": values})  # fmt: skip
@@ -484,30 +475,37 @@ def turn_agreement(frame: pd.DataFrame, spec: Any, aspects: list[str]) -> Table:
     of one sample."""
     slider = spec.scale == "slider"
     level = "interval" if slider else "ordinal"
-    codes = [str(a.code) for a in spec.answers]
-    domain = None if slider else [float(c) for c in codes]
     rows = []
     for aspect in aspects:
         mine = frame[frame["aspect"].to_numpy() == aspect]
         turns = [int(t) for t in sorted(mine["turn"].dropna().unique())]
         for turn in [*turns, None]:
             part = mine if turn is None else mine[mine["turn"].to_numpy() == turn]
-            unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[["task_key", "system", "turn"]]))
-            values = part["rating"].to_numpy(dtype=float)
-            interval = agreement.interval_alpha(unit, values)
-            if slider:
-                counts = _same_or_not(unit, values)
-                row = [int((counts.sum(axis=1) >= 2).sum()), interval, 0, pd.NA, np.nan]
-            else:
-                row = agreement.fleiss_and_alpha(agreement.unit_counts(part, ["task_key", "system", "turn"], "code",
-                                                                       codes), level, domain)  # fmt: skip
-            rows.append([aspect, "all" if turn is None else str(turn), level, *row, *([] if slider else [interval])])
+            row = _agreement_row(part, ["task_key", "system", "turn"], spec)[2]
+            rows.append([aspect, "all" if turn is None else str(turn), level, *row])
     table = agreement.table_frame([r[:3 + len(agreement.COLUMNS)] for r in rows], ["aspect", "turn", "level"])
     if not slider:
         table.insert(table.columns.get_loc("Krippendorff alpha") + 1, "Krippendorff alpha (interval)",
                      [r[-1] for r in rows])  # fmt: skip
     return Table("ratings_agreement_turns", "Agreement per aspect and turn position (unit: a system's turn of one "
                  "sample; all: every turn)", table)  # fmt: skip
+
+
+def _agreement_row(part: pd.DataFrame, units: list[str], spec: Any) -> tuple[np.ndarray, np.ndarray, list[Any],
+                                                                             np.ndarray]:
+    """One row of an agreement table over ``part`` (the ratings of one aspect, a unit per distinct ``units``):
+    the unit codes, the ratings, the row (agreement.COLUMNS; a scale of codes adds the interval alpha) and the
+    units' counts that agreement.why_not reads. Krippendorff's alpha is interval for a slider (no Fleiss' kappa:
+    no categories), ordinal for a scale of codes."""
+    unit, _ = pd.factorize(pd.MultiIndex.from_frame(part[units]))
+    values = part["rating"].to_numpy(dtype=float)
+    interval = agreement.interval_alpha(unit, values)
+    if spec.scale == "slider":
+        counts = _same_or_not(unit, values)
+        return unit, values, [int((counts.sum(axis=1) >= 2).sum()), interval, 0, pd.NA, np.nan], counts
+    codes = [str(a.code) for a in spec.answers]
+    counts = agreement.unit_counts(part, units, "code", codes)
+    return unit, values, [*agreement.fleiss_and_alpha(counts, "ordinal", [float(c) for c in codes]), interval], counts
 
 
 def _same_or_not(unit: np.ndarray, values: np.ndarray) -> np.ndarray:
