@@ -8,7 +8,8 @@ pull's findings.csv, and streams each export once, keeping while it streams the 
 every submitted annotation the analyses read: the style's judgments table, the protocol's
 rule violations, the judgments on gold items and attention checks (scored), the judges'
 answers on the same tasks, the judgments on adjudicated items. ``report``, ``status
---pull``, ``next-round`` and ``plan --pilot`` read through it.
+--pull``, ``next-round``, ``plan --pilot`` and ``adjudicate`` (the project's export staged
+as a pull folder) read through it.
 
 Reading one or several pulls into one study: annotations, items, and who counts where.
 

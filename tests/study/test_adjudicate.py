@@ -197,3 +197,20 @@ def test_the_manifest_rows_say_the_roles(tmp_path: Path) -> None:
     items, keys = through_table(definition, tasks, Rules())
     gold = {t["meta"]["annols_key"] for t in tasks[:3]}
     assert found.items == items - 3 and found.keys == [k for k in keys if k not in gold]
+
+
+def test_ratings_per_turn_are_compared_turn_by_turn(tmp_path: Path) -> None:
+    """A deliberate difference from the old path: two annotators who differ on the first turn only disagree (the
+    decoded judgments' unit was (aspect, system), so the last turn's rating hid the first's)."""
+    from annols.definition.blinding import META_KEY, META_SYSTEMS, encode_systems
+    from tests.analysis.by_style.test_ratings_turns import EXAMPLE, conversation, result
+
+    definition = protocols.load(str(EXAMPLE))
+    scores = {"a": {("helpfulness", 0): 2, ("helpfulness", 1): 4}, "b": {("helpfulness", 0): 5, ("helpfulness", 1): 4}}
+    tasks = [{"id": 1, "data": {"conversation": conversation(2)}, "annotations": [
+        {"id": 10 + n, "completed_by": uid, "result": result(scores["ab"[n]]), "created_at": "2024-05-01T10:00:00Z",
+         "was_cancelled": False} for n, uid in enumerate((1, 2))],
+        "meta": {META_KEY: "chat-per-turn:0001", META_SYSTEMS: encode_systems(("model-x",))}}]  # fmt: skip
+    assert through_table(definition, tasks, Rules()) == (1, ["chat-per-turn:0001"])
+    assert old_path(definition, tasks, tmp_path / "old", Rules()) == (1, [])
+    assert through_table(definition, tasks, Rules(tolerance=3.0)) == (1, [])
