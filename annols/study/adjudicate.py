@@ -1,9 +1,12 @@
 """Adjudication: the items annotators disagree on, in a project of their own, settled by one person.
 
-``annols adjudicate PROTOCOL --project P --into "P adjudication"`` reads project P from
-the server, decodes each annotator's latest submitted judgment of each study item with
-the definition's style (:func:`annols.styles.decode`), and keeps the items on which two
-annotators disagree by the style's rule (:func:`disagree`, built on the unit scores of
+``annols adjudicate PROTOCOL --project P --into "P adjudication"`` exports project P from
+the server into a pull folder of its own (a temporary one: the export, its annotators, the
+project and the manifest's blinding rows, as ``annols pull`` writes them), reads it with the
+one reader of pull folders (:func:`annols.study.table.read`: each annotator's latest
+submitted judgment of each study item, decoded by the definition's style), and keeps the
+items on which two annotators disagree by the style's rule
+(:func:`annols.analysis.raters.quality_findings.disagreements`, built on the unit scores of
 :mod:`annols.analysis.raters.quality`):
 
 - choices, codes, ranks, special cases: any different value;
@@ -11,7 +14,8 @@ annotators disagree by the style's rule (:func:`disagree`, built on the unit sco
 - spans: F1 of exact (label, start, end) matches under ``span_f1``.
 
 Text answers (free text) are not compared. Gold items and attention checks are never
-adjudicated.
+adjudicated. What the reader refuses, adjudicate refuses: an export whose task keys name
+another protocol.
 
 Each kept item goes into the adjudication project (created with the protocol's own config
 and guideline, or reused when it exists with that config) as the same task: its data and
@@ -26,13 +30,14 @@ writes the protocol's own result files; every annotation of a task marked
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+import tempfile
 from dataclasses import dataclass, field
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from annols.analysis.raters.quality import score_item
+from annols import files
+from annols.analysis.raters.quality_findings import Disagreements, Rules, disagreements
 from annols.definition import Definition, blinding
 from annols.errors import ServerError
 from annols.formats import original_annotator
@@ -40,18 +45,10 @@ from annols.labelstudio.client import LabelStudioClient, Project
 from annols.protocols import config
 from annols.study import manifest
 from annols.study.roles import STUDY
-from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import Judgment
 
 META_ADJUDICATION = "annols_adjudication"  # the same names as annols.study.pull reads
 ADJUDICATED = "adjudicated"
-
-
-@dataclass(frozen=True)
-class Rules:
-    tolerance: float = 0.0  # ratings this close agree
-    span_f1: float = 1.0  # spans agree when the F1 of their exact matches reaches this
 
 
 @dataclass
@@ -74,37 +71,31 @@ def latest(task: ExportedTask) -> dict[str, ExportedAnnotation]:
     return out
 
 
-def _span_controls(definition: Definition) -> list[str]:
-    if definition.style != "spans":
-        return []
-    from annols.styles.spans import span_controls
+def disagreeing(definition: Definition, project: Project, url: str, raws: list[dict[str, Any]],
+                users: dict[int, str], rows: dict[str, dict[str, Any]], rules: Rules | None = None
+                ) -> Disagreements:  # fmt: skip
+    """The disagreements of the project's export ``raws``, read as a pull folder of it: the export, its
+    annotators, the project and the manifest's ``rows`` (their blinding, as pull writes it) in a temporary
+    folder (owner-only, removed after) read by :func:`annols.study.table.read`."""
+    from annols.study import exports
+    from annols.study.pull import ProtocolMismatch
+    from annols.study.table import read
 
-    return list(span_controls(definition.spec))
-
-
-def disagree(definition: Definition, judgments: Sequence[Sequence[Judgment]], rules: Rules = Rules()) -> bool:
-    """Whether any two of these judgments of one item disagree by the style's rule."""
-    controls = _span_controls(definition)
-    for a, b in combinations(judgments, 2):
-        for aspect, score in score_item(a, b, rules.tolerance, controls).items():
-            if score < (rules.span_f1 if aspect in controls else 1.0) - 1e-9:
-                return True
-    return False
-
-
-def disagreements(
-    definition: Definition, tasks: Iterable[ExportedTask], rules: Rules = Rules()
-) -> Iterable[tuple[ExportedTask, dict[str, ExportedAnnotation]]]:
-    """(task, annotator -> annotation) of each study item its annotators disagree on."""
-    for task in tasks:
-        if task.role != STUDY:
-            continue
-        by_annotator = latest(task)
-        if len(by_annotator) < 2:
-            continue
-        judged = [decode(definition, task, a) for a in by_annotator.values()]
-        if disagree(definition, judged, rules):
-            yield task, by_annotator
+    with tempfile.TemporaryDirectory(prefix="annols-adjudicate-") as staging:
+        folder = Path(staging)
+        users_json = json.dumps({str(k): v for k, v in sorted(users.items())})
+        settings = {"title": project.title, "id": project.id, "url": url, "protocol": definition.name,
+                    "variant": definition.variant}  # fmt: skip
+        files.write_text(folder / exports.EXPORT_FILE, json.dumps(raws, ensure_ascii=False), private=True)
+        files.write_text(folder / exports.ANNOTATORS_FILE, users_json, private=True)
+        files.write_text(folder / exports.PROJECT_FILE, json.dumps(settings, ensure_ascii=False), private=True)
+        if rows:
+            exports.write_blinding(folder, rows.values())
+        try:
+            table = read(definition, [folder], only_judgments=True, with_judges=False)
+        except ProtocolMismatch as e:  # found in the task keys of the export staged here: name the project
+            raise ProtocolMismatch.of_project(project.title, e.found, e.wanted, e.task) from None
+        return disagreements(table, rules or Rules())
 
 
 def adjudication_task(raw: dict[str, Any], annotations: dict[str, ExportedAnnotation]) -> dict[str, Any]:
@@ -125,7 +116,7 @@ def adjudicate(
     definition: Definition,
     title: str,
     into: str,
-    rules: Rules = Rules(),
+    rules: Rules | None = None,
     manifest_dir: Path | None = None,
 ) -> AdjudicationReport:
     """Put the disagreements of project ``title`` into project ``into`` (created or reused).
@@ -135,6 +126,7 @@ def adjudicate(
     its pull unblinds them as the study's."""
     from annols.study.exports import exported_task
     from annols.study.pull import check_project_protocol
+    from annols.study.table import item_key
 
     source = client.find_project(title)
     if source is None:
@@ -150,6 +142,7 @@ def adjudicate(
     rows = manifest.rows_by_key(study)
     blind = {int(r["task_id"]): r for r in rows.values() if isinstance(r.get("task_id"), int)} if rows else None
     tasks = [exported_task(raw, users, blind) for raw in raws]
+    found = disagreeing(definition, source, client.url, raws, users, rows, rules)  # before anything is created
     wanted = config.label_config(definition)
     target = client.find_project(into)
     created = False
@@ -160,10 +153,13 @@ def adjudicate(
                           "into another --into")  # fmt: skip
     present = {str(meta.get(blinding.META_KEY)) for _, meta in client.task_meta(target.id)}
     sent = {key: manifest.server_key(row) for key, row in rows.items()}  # the tasks' keys on the server
-    report = AdjudicationReport(target, created)
-    report.items = sum(1 for t in tasks if t.role == STUDY and len(latest(t)) >= 2)
+    keys = set(found.keys)
+    report = AdjudicationReport(target, created, items=found.items)
     new: list[dict[str, Any]] = []
-    for task, judged in disagreements(definition, tasks, rules):
+    for task in tasks:  # in the export's order: the items the reader found, each built from the server's task
+        judged = latest(task)
+        if task.role != STUDY or len(judged) < 2 or item_key(task, 0) not in keys:
+            continue
         report.disagreements += 1
         report.keys.append(task.key)
         if sent.get(task.key, task.key) in present:

@@ -8,7 +8,8 @@ pull's findings.csv, and streams each export once, keeping while it streams the 
 every submitted annotation the analyses read: the style's judgments table, the protocol's
 rule violations, the judgments on gold items and attention checks (scored), the judges'
 answers on the same tasks, the judgments on adjudicated items. ``report``, ``status
---pull``, ``next-round`` and ``plan --pilot`` read through it.
+--pull``, ``next-round``, ``plan --pilot`` and ``adjudicate`` (the project's export staged
+as a pull folder) read through it.
 
 Reading one or several pulls into one study: annotations, items, and who counts where.
 
@@ -377,7 +378,7 @@ def read_study(sources: Sequence[Source], add: AddAnnotation, overlap_option: in
     sharing: dict[str, int] = {}  # push --share-identical: key -> systems its task stands for
     for index, source in enumerate(sources):
         for task in read_export(source.export, load_annotators(source.export)):
-            key = _item_key(task, index)
+            key = item_key(task, index)
             if key != task.key:
                 task = dataclasses.replace(task, key=key)
             if task.share:  # push --share-identical: the judgments just read, credited to another system too
@@ -450,7 +451,7 @@ def _seconds(value: Any) -> float:
     return float(pd.to_numeric(pd.Series([value], dtype=object), errors="coerce").astype("float64").iloc[0])
 
 
-def _item_key(task: ExportedTask, index: int) -> str:
+def item_key(task: ExportedTask, index: int) -> str:
     """The task's key; a task pushed without annols (no key in meta) is only itself, in its source."""
     if task.key == f"task-{task.id}":
         return f"source-{index + 1}:{task.key}"

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import combinations
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.styles.judgments import Answer, Judgment, Preference, Rank, Rating, Row, Span
+from annols.styles.judgments import LOSS, TIE, WIN, Answer, Judgment, Preference, Rank, Rating, Row, Span
 
 Unit = tuple[str, tuple[Any, ...]]  # (aspect, what else names the unit)
 
@@ -65,14 +66,22 @@ def span_f1(known: set[tuple[Any, ...]], given: set[tuple[Any, ...]]) -> float:
     return 2 * hits / (len(known) + len(given))
 
 
+Units = tuple[dict[Unit, Any], dict[str, set[tuple[Any, ...]]]]  # exact-match units -> value; control -> spans
+
+
 def score_item(known: Sequence[Judgment], given: Sequence[Judgment], tolerance: float = 0.0,
                span_controls: Iterable[str] = ()) -> dict[str, float]:  # fmt: skip
     """Aspect -> mean score of its units, for one annotator's judgment of one item.
 
     ``span_controls``: labels controls scored even when neither side marked a span there.
     """
-    known_values, known_spans = _exact(known)
-    given_values, given_spans = _exact(given)
+    return score_units(_exact(known), _exact(given), tolerance, span_controls)
+
+
+def score_units(known: Units, given: Units, tolerance: float = 0.0, span_controls: Iterable[str] = ()
+                ) -> dict[str, float]:  # fmt: skip
+    """:func:`score_item` of two judgments' units (:func:`_exact`, or :func:`row_units` of the judgments table)."""
+    (known_values, known_spans), (given_values, given_spans) = known, given
     per_aspect: dict[str, list[float]] = defaultdict(list)
     for unit in sorted(set(known_values) | set(given_values), key=repr):
         a, b = known_values.get(unit), given_values.get(unit)
@@ -86,6 +95,50 @@ def score_item(known: Sequence[Judgment], given: Sequence[Judgment], tolerance: 
     for control in sorted({*known_spans, *given_spans, *span_controls}):
         per_aspect[control].append(span_f1(known_spans.get(control, set()), given_spans.get(control, set())))
     return {aspect: sum(scores) / len(scores) for aspect, scores in per_aspect.items()}
+
+
+def row_units(rows: Iterable[Sequence[Any]]) -> Units:
+    """The units of one annotation's rows of the judgments table (:mod:`annols.analysis.table`), each row
+    (kind, question, system, opponent, value, row, start, end): what :func:`_exact` makes of its judgments.
+
+    A preference's winner is its system (``win``), its opponent (``loss``) or ``tie``; choices and a sentence
+    row's cells are the sorted codes of their rows. Two readings differ from the judgments': a rating per turn
+    is a unit per turn (the judgments' unit holds the last turn's), and a span in a conversation's message is at
+    its offsets in the conversation's text (the judgments' at those in its message)."""
+    values: dict[Unit, Any] = {}
+    spans: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
+    codes: dict[Unit, list[Any]] = defaultdict(list)
+    for kind, question, system, opponent, value, row, start, end in rows:
+        if kind == "preference":
+            values[(question, ())] = system if value == WIN else opponent if value == LOSS else TIE
+        elif kind == "rank":
+            values[(question, (system,))] = value
+        elif kind == "rating":
+            values[(question, (system,) if row == "" else (system, row))] = value
+        elif kind == "choice":
+            codes[(question, (system,))].append(value)
+        elif kind == "row":
+            values[("special", (row,))] = value
+        elif kind == "cell":
+            codes[(question, (row,))].append(value)
+        elif kind == "span":
+            spans[question].add((value, str(start), str(end)))
+    values.update({unit: tuple(sorted(found)) for unit, found in codes.items()})
+    return values, spans
+
+
+UNIT_KINDS = ("preference", "rank", "rating", "choice", "row", "cell", "span")  # the kinds row_units reads
+
+
+def disagree(units: Sequence[Units], tolerance: float = 0.0, min_span_f1: float = 1.0,
+             span_controls: Sequence[str] = ()) -> bool:  # fmt: skip
+    """Whether any two annotators' units of one item disagree: a unit's score under 1 (ratings: further apart
+    than ``tolerance``), a spans control's F1 under ``min_span_f1``."""
+    for a, b in combinations(units, 2):
+        for aspect, score in score_units(a, b, tolerance, span_controls).items():
+            if score < (min_span_f1 if aspect in span_controls else 1.0) - 1e-9:
+                return True
+    return False
 
 
 OVERALL = "all"

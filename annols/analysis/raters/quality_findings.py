@@ -12,24 +12,76 @@ Adjudication (``annols report --adjudicated DIR``): one submitted judgment per i
 ``adjudicated``. Agreement is the unit score of :func:`annols.analysis.raters.quality.score_item` (the rule adjudication
 uses to find disagreements): before, the mean over an item's other annotators of the score between the two;
 after, the score against the verdict; each averaged over the annotator's adjudicated items.
+
+Disagreements (``annols adjudicate``, :func:`disagreements`): the study items two of whose annotators' counted
+judgments disagree by the same unit scores, read from the judgments table
+(:func:`annols.analysis.raters.quality.row_units`): choices, codes, ranks, special cases when they differ; ratings
+further apart than ``tolerance``; spans when the F1 of their exact (label, start, end) matches is under ``span_f1``.
+Text answers are not compared; gold items and attention checks are no study items.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
 from annols.analysis.options import ReportOptions
 from annols.analysis.raters import quality as scoring
 from annols.analysis.results import Finding, Table, percent
-from annols.analysis.table import ATTENTION, ATTENTION_ASPECT, GOLD, Study, StudyTable
+from annols.analysis.table import ATTENTION, ATTENTION_ASPECT, COPY, GOLD, Study, StudyTable
 from annols.analysis.table import latest as latest_of
 from annols.definition import Definition
 from annols.styles import decode
 from annols.styles.judgments import Judgment
 
 FLAGGED = "flagged"
+
+
+@dataclass(frozen=True)
+class Rules:
+    """When two judgments of an item disagree (``annols adjudicate``)."""
+
+    tolerance: float = 0.0  # ratings this close agree
+    span_f1: float = 1.0  # spans agree when the F1 of their exact matches reaches this
+
+
+@dataclass
+class Disagreements:
+    items: int = 0  # study items with two or more annotators
+    keys: list[str] = field(default_factory=list)  # the items' keys whose annotators disagree, in key order
+
+
+_UNIT_COLUMNS = ["kind", "question", "system", "opponent", "value", "row", "start", "end"]
+
+
+def disagreements(table: StudyTable, rules: Rules = Rules()) -> Disagreements:
+    """The study items (of two or more annotators) on which two annotators' counted judgments disagree by
+    ``rules``: :func:`annols.analysis.raters.quality.disagree` of each annotator's units of the judgments table
+    (an annotation without rows, an empty one, has no units: it disagrees with any that has some)."""
+    study = table.study
+    kept = study.kept
+    uids_of: dict[str, list[int]] = defaultdict(list)
+    for key, uid in zip(kept["task_key"].astype(str), kept["uid"].astype(int), strict=True):
+        uids_of[key].append(uid)
+    judged = {key: uids for key, uids in uids_of.items() if len(uids) >= 2}
+    frame = table.judgments.frame(study)
+    if COPY in frame.columns:  # push --share-identical: a judgment credited to another system too is the same one
+        frame = frame[~frame[COPY].astype(bool)]
+    frame = frame[frame["kind"].isin(scoring.UNIT_KINDS) & frame["task_key"].astype(str).isin(list(judged))]
+    rows: dict[int, list[tuple[object, ...]]] = defaultdict(list)
+    columns = [frame[c].astype(object).tolist() for c in _UNIT_COLUMNS]
+    for uid, *row in zip(frame["uid"].astype(int).tolist(), *columns, strict=True):
+        rows[uid].append(tuple(row))
+    controls = span_controls(table.definition)
+    found = Disagreements(items=len(judged))
+    for key in sorted(judged):
+        units = [scoring.row_units(rows.get(uid, [])) for uid in judged[key]]
+        if scoring.disagree(units, rules.tolerance, rules.span_f1, controls):
+            found.keys.append(key)
+    return found
 
 
 def span_controls(definition: Definition) -> list[str]:
