@@ -56,10 +56,11 @@ from annols.formats import (
     Violation,
     arena,
     content_key,
+    decoded_annotations,
     mqm_tsv,
     original_annotator,
 )
-from annols.formats.answers import answer_items, controls, is_judge, place_span
+from annols.formats.answers import answer_items, controls, is_judge, place_span, refusal
 from annols.protocols import config
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -304,18 +305,15 @@ class GenericFormat:
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         """``<name>.jsonl``: one line per submitted annotation with its judgments, systems unblinded
-        (:mod:`annols.styles.judgments`), beside the task's data and the raw result (nothing is lost)."""
-        from annols.styles import decode  # the styles import this package: import on use
-
+        (:mod:`annols.styles.judgments`), beside the task's data and the raw result (nothing is lost); an answer
+        decode cannot read is in the raw result only, and ``check`` names it."""
         path = out_dir / f"{definition.name}.jsonl"
         with files.atomic_open(path) as f:
             for task in tasks:
-                for a in task.annotations:
-                    if a.cancelled:
-                        continue
+                for a, decoded in decoded_annotations(task, definition):
                     judged = [{"kind": j.kind, **{k: v for k, v in asdict(j).items() if k != "kind"
                                                   and not (k in ("turn", "message") and v is None)}}
-                              for j in decode(definition, task, a)]  # fmt: skip
+                              for j in decoded]  # fmt: skip
                     line = {"key": task.key, "task_id": task.id, "annotator": a.annotator, "annotation_id": a.id,
                             "systems": list(task.systems), "judgments": judged, "data": task.data,
                             "result": a.result}  # fmt: skip
@@ -323,7 +321,75 @@ class GenericFormat:
         return [path]
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
+        """Answers the style's decode cannot read (``<name>.jsonl`` holds no judgment of them)."""
+        return unread_answers(task, annotation, definition)
+
+
+def unread_answers(task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
+    """An "unreadable-answer" per task-level choice or number control answered in a way the style's decode leaves
+    out of the judgments: two codes for a single choice, a code the config does not offer, a number off its
+    scale. A control whose answer the config refuses is confirmed by decoding the annotation without it: when
+    the judgments stay the same, decode read nothing of it (so what decode does read, a choice by its shown
+    text, is never named). Per-span and per-turn answers are the styles' own and not checked here."""
+    from annols.styles import decode  # the styles import this package: import on use
+
+    known = _controls_of(definition)
+    given: dict[str, list[Any]] = {}
+    for item in annotation.result:
+        value = item.get("value") if isinstance(item, dict) else None
+        if not isinstance(value, dict) or "start" in value or "startOffset" in value:
+            continue  # per-region
+        kind = item.get("type")
+        control = known.get(str(item.get("from_name")))
+        if control is None or control.per_region or kind not in ("choices", "number") or control.kind != kind:
+            continue
+        if kind == "choices":
+            chosen = value.get("choices") or []
+            given.setdefault(control.name, []).extend([chosen] if isinstance(chosen, str) else chosen)
+        else:
+            given.setdefault(control.name, []).append(value.get("number"))
+    refused = []
+    for name, values in given.items():
+        control = known[name]
+        if not values or _plain(control, values):
+            continue
+        problem = refusal(control, values if control.kind == "choices" or len(values) > 1 else values[0])
+        if problem:
+            refused.append((name, problem, values))
+    if not refused:
         return []
+    judged = decode(definition, task, annotation)
+    out = []
+    for name, problem, values in refused:
+        rest = [i for i in annotation.result if not (isinstance(i, dict) and i.get("from_name") == name)]
+        if decode(definition, task, replace(annotation, result=rest)) == judged:
+            shown = ", ".join(str(v) for v in values)
+            out.append(Violation(task.key, annotation.annotator, "unreadable-answer",
+                                 f"{name}: {shown} ({problem}); left out of the judgments"))  # fmt: skip
+    return out
+
+
+def _plain(control: Any, values: list[Any]) -> bool:
+    """The common well-formed answer, accepted without :func:`refusal`: one offered code, one number on the scale."""
+    if len(values) != 1:
+        return False
+    value = values[0]
+    if control.kind == "choices":
+        return isinstance(value, str) and value in control.codes
+    return type(value) in (int, float) and control.low <= value <= control.high
+
+
+_CONTROLS: dict[int, tuple[Definition, dict[str, Any]]] = {}
+
+
+def _controls_of(definition: Definition) -> dict[str, Any]:
+    """The config's controls (:func:`annols.formats.answers.controls`), read once per definition."""
+    kept = _CONTROLS.get(id(definition))
+    if kept is None or kept[0] is not definition:
+        if len(_CONTROLS) > 16:
+            _CONTROLS.clear()
+        kept = _CONTROLS[id(definition)] = (definition, controls(definition))
+    return kept[1]
 
 
 class _Judgments:
