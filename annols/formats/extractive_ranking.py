@@ -41,7 +41,9 @@ Existing judgments (an extension of the sheet, e.g. for round trips): columns he
 
 Results: ``extractive-ranking.csv`` and ``extractive-ranking.xlsx``, one row per task in
 task order: url, reference, each system's original cell (header: the system name), then
-per annotator, dimension and system the rank as an integer, headed
+per annotator, dimension and system the rank as an integer (as the ranking style decodes it:
+a cell with two ranks, a rank off 1..N or an item that is no choice is left empty, and
+``check`` names it in violations.csv), headed
 ``<annotator>:<dimension>:<system>`` (the same header the reader accepts; an imported
 study's annotator by the name the input gave, not ``...@annotators.annols.local``). The systems
 and annotators (the columns) are only known once every task has been seen, and the tasks

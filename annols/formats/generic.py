@@ -334,25 +334,37 @@ def unread_answers(task: ExportedTask, annotation: ExportedAnnotation, definitio
     from annols.styles import decode  # the styles import this package: import on use
 
     known = _controls_of(definition)
+    odd: set[str] = set()  # controls answered in a way other than one plain answer: read again below
+    seen: set[str] = set()
+    for item in annotation.result:
+        name = item.get("from_name") if type(item) is dict else None
+        control = known.get(name) if type(name) is str else None
+        if control is None:
+            continue
+        value = item.get("value")
+        if type(value) is not dict or item.get("type") != control.kind or "start" in value or "startOffset" in value:
+            continue  # not a task-level choice or number (per-region answers are the styles' own)
+        chosen = value.get("choices")
+        if control.name in seen or not ((type(chosen) is list and len(chosen) == 1 and chosen[0] in control.codes)
+                                        or _plain(control, value)):  # fmt: skip
+            odd.add(control.name)
+        seen.add(control.name)
+    if not odd:
+        return []
     given: dict[str, list[Any]] = {}
     for item in annotation.result:
-        value = item.get("value") if isinstance(item, dict) else None
-        if not isinstance(value, dict) or "start" in value or "startOffset" in value:
-            continue  # per-region
-        kind = item.get("type")
-        control = known.get(str(item.get("from_name")))
-        if control is None or control.per_region or kind not in ("choices", "number") or control.kind != kind:
-            continue
-        if kind == "choices":
-            chosen = value.get("choices") or []
-            given.setdefault(control.name, []).extend([chosen] if isinstance(chosen, str) else chosen)
-        else:
-            given.setdefault(control.name, []).append(value.get("number"))
+        name = item.get("from_name") if isinstance(item, dict) else None
+        if name in odd and type(value := item.get("value")) is dict and item.get("type") == known[name].kind:
+            if known[name].kind == "choices":
+                chosen = value.get("choices") or []
+                given.setdefault(name, []).extend([chosen] if isinstance(chosen, str) else chosen)
+            else:
+                given.setdefault(name, []).append(value.get("number"))
     refused = []
     for name, values in given.items():
         control = known[name]
-        if not values or _plain(control, values):
-            continue
+        if not values:
+            continue  # an empty choice: unanswered
         problem = refusal(control, values if control.kind == "choices" or len(values) > 1 else values[0])
         if problem:
             refused.append((name, problem, values))
@@ -369,26 +381,30 @@ def unread_answers(task: ExportedTask, annotation: ExportedAnnotation, definitio
     return out
 
 
-def _plain(control: Any, values: list[Any]) -> bool:
-    """The common well-formed answer, accepted without :func:`refusal`: one offered code, one number on the scale."""
-    if len(values) != 1:
+def _plain(control: Any, value: dict[str, Any]) -> bool:
+    """The common well-formed answer, accepted without :func:`refusal`: offered codes (one for a single choice),
+    a number on the scale."""
+    if control.kind == "number":
+        number = value.get("number")
+        return type(number) in (int, float) and control.low <= number <= control.high
+    chosen = value.get("choices")
+    if type(chosen) is not list or not chosen or (len(chosen) > 1 and not control.multiple):
         return False
-    value = values[0]
-    if control.kind == "choices":
-        return isinstance(value, str) and value in control.codes
-    return type(value) in (int, float) and control.low <= value <= control.high
+    return control.dynamic or all(c in control.codes for c in chosen)
 
 
 _CONTROLS: dict[int, tuple[Definition, dict[str, Any]]] = {}
 
 
 def _controls_of(definition: Definition) -> dict[str, Any]:
-    """The config's controls (:func:`annols.formats.answers.controls`), read once per definition."""
+    """The config's task-level choice and number controls (:func:`annols.formats.answers.controls`), read once per
+    definition."""
     kept = _CONTROLS.get(id(definition))
     if kept is None or kept[0] is not definition:
         if len(_CONTROLS) > 16:
             _CONTROLS.clear()
-        kept = _CONTROLS[id(definition)] = (definition, controls(definition))
+        kept = _CONTROLS[id(definition)] = (definition, {n: c for n, c in controls(definition).items()
+                                                         if c.kind in ("choices", "number") and not c.per_region})
     return kept[1]
 
 

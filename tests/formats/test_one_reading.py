@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,13 @@ from openpyxl import load_workbook  # type: ignore[import-untyped, unused-ignore
 
 from annols import protocols
 from annols.definition import Definition
+from annols.formats import format_for
 from annols.protocols import load_definition
 from annols.study import pull
 from annols.study.push import build_tasks
+from annols.styles.answers import ExportedAnnotation, ExportedTask
 from tests.conftest import ROOT
+from tests.formats.seed004_fixture import DIMENSIONS, LETTERS, cells, make_seed004_study
 
 PAIRWISE_INPUT = Path(protocols.__file__).parent / "examples" / "input" / "pairwise-aspects"
 RANKING_INPUT = Path(protocols.__file__).parent / "examples" / "input" / "extractive-ranking.csv"
@@ -227,3 +231,33 @@ def test_groups_names_a_score_off_the_slider(tmp_path: Path) -> None:
     assert len([j for j in first["judgments"] if j["kind"] == "rating"]) == len(cells) - 1
     assert violations(out) == [("a@x.org", "unreadable-answer",
                                 f"{cells[0]}: 150 (150 is off the scale 0 to 100); left out of the judgments")]
+
+
+def test_the_seed004_sheets_leave_a_cell_decode_cannot_read_empty(tmp_path: Path) -> None:
+    """The annotators' vertical copies written back: the malformed cells empty, every other cell as given."""
+    study = make_seed004_study(tmp_path / "etc", layout="published")
+    definition = protocols.load("extractive-ranking")
+    fmt = format_for(definition)
+    tasks = list(fmt.read(study.inputs, definition))
+    exported = [ExportedTask(id=i, key=t.key, data=t.data, systems=t.systems, source_systems=t.systems,
+                             annotations=tuple(ExportedAnnotation(id=i * 10 + j, annotator=a.annotator, result=a.result)
+                                               for j, a in enumerate(t.annotations)))
+                for i, t in enumerate(tasks, start=1)]  # fmt: skip
+    first = exported[0].annotations[0]
+    twice, off = first.result[0]["from_name"], first.result[1]["from_name"]
+    bad = change(change(first.result, twice, choice(twice, "1", "2")), off, choice(off, "9"))
+    exported[0] = replace(exported[0], annotations=(replace(first, result=bad), *exported[0].annotations[1:]))
+    out = tmp_path / "out"
+    fmt.write_results(exported, definition, out)
+    copy = study.copies[first.annotator]
+    before, after = cells(copy), cells(out / copy.name)
+    assert set(before) - set(after) == {_coordinate(twice), _coordinate(off)}  # before: "1; 2" and 9 written
+    assert {k: v for k, v in before.items() if k in after} == after
+    assert [v.rule for v in fmt.check(exported[0], exported[0].annotations[0], definition)] == [
+        "one-rank-per-cell", "rank-in-range"]
+
+
+def _coordinate(cell: str) -> str:
+    """Where case 1 holds a rank cell in the published layout: rows 4-7 are A-D, columns C-E the dimensions."""
+    dimension, letter = cell.rsplit("_", 1)
+    return f"{'CDE'[DIMENSIONS.index(dimension)]}{4 + LETTERS.index(letter.upper())}"
