@@ -39,11 +39,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+
+if TYPE_CHECKING:  # the styles import this package
+    from annols.styles.judgments import Judgment
 
 
 @dataclass(frozen=True)
@@ -270,3 +273,13 @@ def _own_format(definition: Definition) -> str:
     if definition.style == "ratings" and getattr(definition.spec, "groups", None) is not None:
         return "groups"
     return "generic"
+
+
+def decoded_annotations(task: ExportedTask, definition: Definition) -> list[tuple[ExportedAnnotation, list[Judgment]]]:
+    """Each submitted (not cancelled) annotation of a task, in export order, with its judgments as the style
+    decodes them (:func:`annols.styles.decode`): the one reading of an annotation every result file is written
+    from. What decode cannot read (two answers to one question, an unknown code) is no judgment: the files leave
+    it out and the format's ``check`` names it in violations.csv."""
+    from annols.styles import decode  # the styles import this package: import on use
+
+    return [(a, decode(definition, task, a)) for a in task.annotations if not a.cancelled]

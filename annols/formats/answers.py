@@ -168,6 +168,20 @@ def _item(control: Control, value: Any, fail: Any, origin: str = "judge") -> dic
     return {**base, "type": "textarea", "value": {"text": [value]}}
 
 
+def refusal(control: Control, value: Any) -> str:
+    """Why ``value`` is no answer ``control`` accepts (a code it does not offer, two codes for one choice, a number
+    off its scale), in words; "" when it is one."""
+
+    def fail(problem: str) -> ValueError:
+        return ValueError(problem)
+
+    try:
+        _item(control, value, fail)
+    except ValueError as e:
+        return str(e)
+    return ""
+
+
 def _spans(value: Any, known: dict[str, Control], fail: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
     labels = [c for c in known.values() if c.kind == "labels"]
     if not labels:

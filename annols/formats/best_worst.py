@@ -10,7 +10,7 @@ the same input always gives the same tasks and keys. A task's data holds the con
 ``{candidate}_1`` .. ``{candidate}_N``; its systems are the candidates' ids, shuffled per
 task at push from ``--seed`` like every blinded style. Results are the generic format's
 (``<name>.jsonl`` with each annotation's judgments, unblinded); ``validate`` flags a
-tuple whose best and worst are the same candidate.
+tuple whose best and worst are the same candidate, and answers decode cannot read.
 
 A study made elsewhere brings its own tuples: a file whose records hold the tuple fields
 ``{candidate}_1`` .. ``{candidate}_N`` (and ``systems``, the candidates' ids in that order)
@@ -28,7 +28,7 @@ from annols.definition import Definition, design
 from annols.errors import InputError
 from annols.formats import SourcePrediction, SourceTask, Violation, content_key
 from annols.formats.generic import FORMAT as GENERIC
-from annols.formats.generic import iter_records
+from annols.formats.generic import iter_records, unread_answers
 from annols.formats.pools import read_pools
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -88,11 +88,12 @@ class BestWorstFormat:
         return GENERIC.write_results(tasks, definition, out_dir)
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
-        """A best and a worst that are the same candidate (Label Studio cannot refuse it)."""
+        """A best and a worst that are the same candidate (Label Studio cannot refuse it), and answers decode
+        cannot read (:func:`annols.formats.generic.unread_answers`: two bests, a letter not in the tuple)."""
         from annols.styles import decode
         from annols.styles.judgments import BestWorst  # the styles import this package: import on use
 
-        out = []
+        out = unread_answers(task, annotation, definition)
         for j in decode(definition, task, annotation):
             if isinstance(j, BestWorst) and j.best == j.worst:
                 out.append(Violation(task.key, annotation.annotator, "best-differs-from-worst",

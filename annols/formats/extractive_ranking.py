@@ -41,7 +41,9 @@ Existing judgments (an extension of the sheet, e.g. for round trips): columns he
 
 Results: ``extractive-ranking.csv`` and ``extractive-ranking.xlsx``, one row per task in
 task order: url, reference, each system's original cell (header: the system name), then
-per annotator, dimension and system the rank as an integer, headed
+per annotator, dimension and system the rank as an integer (as the ranking style decodes it:
+a cell with two ranks, a rank off 1..N or an item that is no choice is left empty, and
+``check`` names it in violations.csv), headed
 ``<annotator>:<dimension>:<system>`` (the same header the reader accepts; an imported
 study's annotator by the name the input gave, not ``...@annotators.annols.local``). The systems
 and annotators (the columns) are only known once every task has been seen, and the tasks
@@ -79,11 +81,13 @@ from annols.formats import (
     SourceTask,
     Violation,
     content_key,
+    decoded_annotations,
     no_predictions,
     original_annotator,
     ranking_sheet,
 )
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Rank, choices_by_name
 from annols.styles.ranking import RankingSpec
 
 NAME = "extractive-ranking"
@@ -304,18 +308,12 @@ def _read(path: Path, spec: RankingSpec) -> Iterator[SourceTask]:
 # ---------------------------------------------------------------- results
 
 
-def parse_result(result: Iterable[dict[str, Any]], spec: RankingSpec) -> dict[tuple[str, int], list[str]]:
-    """Rank codes per (dimension, position index), from result items in any order and with any ids."""
-    cells = {spec.cell(d, p): (d.name, i) for d in spec.dimensions for i, p in enumerate(spec.positions)}
-    found: dict[tuple[str, int], list[str]] = {}
-    for item in result:
-        cell = cells.get(str(item.get("from_name", ""))) if isinstance(item, dict) else None
-        value = item.get("value") if cell else None
-        if cell is None or not isinstance(value, dict):
-            continue
-        choices = value.get("choices", [])
-        found.setdefault(cell, []).extend(str(c) for c in ([choices] if isinstance(choices, str) else choices))
-    return found
+def parse_result(result: Sequence[dict[str, Any]], spec: RankingSpec) -> dict[tuple[str, int], list[str]]:
+    """Rank codes per (dimension, position index), from result items in any order and with any ids, read as
+    the ranking style's decode reads them (task-level ``choices``: :func:`annols.styles.judgments.choices_by_name`)."""
+    given = choices_by_name(result)
+    return {(d.name, i): given[spec.cell(d, p)] for d in spec.dimensions for i, p in enumerate(spec.positions)
+            if spec.cell(d, p) in given}  # fmt: skip
 
 
 def shown_systems(task: ExportedTask, spec: RankingSpec) -> tuple[str, ...]:
@@ -343,37 +341,44 @@ def _raw_cells(task: ExportedTask, shown: tuple[str, ...], spec: RankingSpec) ->
     return cells
 
 
-def _spool_row(task: ExportedTask, spec: RankingSpec) -> dict[str, Any]:
+def _ranks(task: ExportedTask, definition: Definition) -> dict[str, list[Rank]]:
+    """Each annotator's ranks (an imported study's annotator by the name the input gave), from their first
+    submitted annotation, as the ranking style decodes them: a cell it cannot read (two ranks, a rank off
+    1..N) has none, so it is left empty; ``check`` names it in violations.csv."""
+    out: dict[str, list[Rank]] = {}
+    for annotation, judged in decoded_annotations(task, definition):
+        out.setdefault(original_annotator(annotation.annotator), [j for j in judged if isinstance(j, Rank)])
+    return out
+
+
+def _spool_row(task: ExportedTask, definition: Definition) -> dict[str, Any]:
     """One task's row, unblinded: raw cells and ranks per annotator, dimension and system."""
+    spec: RankingSpec = definition.spec
     shown = shown_systems(task, spec)
     ranks: dict[str, dict[str, dict[str, list[str]]]] = {}
-    for annotation in task.annotations:
-        name = original_annotator(annotation.annotator)  # an imported study's annotators as named in the input
-        if annotation.cancelled or name in ranks:
-            continue  # one row per task: an annotator's first submitted annotation
+    for name, judged in _ranks(task, definition).items():
         table = ranks[name] = {}
-        for (dimension, i), codes in parse_result(annotation.result, spec).items():
-            table.setdefault(dimension, {})[shown[i]] = codes
+        for j in judged:
+            table.setdefault(j.dimension, {})[j.system] = [str(j.rank)]
     return {"url": task.data.get("url", ""), "reference": task.data.get("reference", ""),
             "raw": _raw_cells(task, shown, spec), "ranks": ranks}  # fmt: skip
 
 
-def _written_case(task: ExportedTask, spec: RankingSpec) -> ranking_sheet.WrittenCase:
+def _written_case(task: ExportedTask, definition: Definition) -> ranking_sheet.WrittenCase:
     """A task read from a vertical sheet, its ranks by annotator and letter (the input's order)."""
+    spec: RankingSpec = definition.spec
     shown = shown_systems(task, spec)
     source = task.source_systems if len(task.source_systems) == len(spec.positions) else shown
     raw = task.data.get("raw")
     outputs = [str(c) for c in raw] if isinstance(raw, list) and len(raw) == len(spec.positions) else [
         SEPARATOR.join(str(task.data.get(spec.field(p), "")).split("\n")) for p in spec.positions]  # fmt: skip
     ranks: dict[str, dict[tuple[str, int], list[str]]] = {}
-    for annotation in task.annotations:
-        name = original_annotator(annotation.annotator)
-        if annotation.cancelled or name in ranks:
-            continue
+    for name, judged in _ranks(task, definition).items():
         table = ranks[name] = {}
-        for (dimension, i), codes in parse_result(annotation.result, spec).items():
+        for j in judged:
+            i = spec.positions.index(j.position)
             letter = source.index(shown[i]) if shown[i] in source else i
-            table[(dimension, letter)] = codes
+            table[(j.dimension, letter)] = [str(j.rank)]
     return ranking_sheet.WrittenCase(
         number=int(task.data["case"]), sample=task.data.get("sample"), url=str(task.data.get("url", "")),
         reference=str(task.data.get("reference", "")), outputs=outputs, ranks=ranks,
@@ -427,17 +432,27 @@ def _write(spool: Iterable[str], header: list[str], csv_path: Path, xlsx_path: P
 # ---------------------------------------------------------------- checks
 
 
-def check_result(result: Iterable[dict[str, Any]], spec: RankingSpec) -> list[tuple[str, str]]:
-    """The rules of the sheet the server does not check, as (rule, what was found)."""
+def check_result(result: Sequence[dict[str, Any]], spec: RankingSpec) -> list[tuple[str, str]]:
+    """The rules of the sheet the server does not check, as (rule, what was found).
+
+    A cell's items decode cannot read as a rank (not a task-level ``choices`` item) are "unreadable-answer":
+    the result files leave the cell empty, as they do a cell with two ranks or a rank off 1..N."""
     cells = parse_result(result, spec)
+    names = {spec.cell(d, p) for d in spec.dimensions for p in spec.positions}
+    unread: dict[str, str] = {}
+    for item in result:
+        name = str(item.get("from_name", "")) if isinstance(item, dict) else ""
+        if name in names and not choices_by_name([item]):
+            unread.setdefault(name, f"{name}: a {item.get('type') or 'typeless'} item, not a choice of rank "
+                              f"({jsontext.dumps(item.get('value'), ensure_ascii=False)[:60]})")  # fmt: skip
     top = len(spec.positions)
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str]] = [("unreadable-answer", what) for what in unread.values()]
     missing = []
     for d in spec.dimensions:
         for i, p in enumerate(spec.positions):
             codes = cells.get((d.name, i), [])
             name = spec.cell(d, p)
-            if not codes:
+            if not codes and name not in unread:
                 missing.append(name)
             if len(codes) > 1:
                 found.append(("one-rank-per-cell", f"{name} has {len(codes)} ranks: {JOIN.join(codes)}"))
@@ -532,9 +547,9 @@ class ExtractiveRankingFormat:
         sheet_annotators: dict[str, None] = {}
         with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
             for task in tasks:
-                row = _spool_row(task, spec)
+                row = _spool_row(task, definition)
                 if "case" in task.data:
-                    case = _written_case(task, spec)
+                    case = _written_case(task, definition)
                     cases.append(case)
                     stems.setdefault(str(task.data.get("sheet") or NAME))
                     sheet_annotators.update(dict.fromkeys(case.ranks))

@@ -56,10 +56,11 @@ from annols.formats import (
     Violation,
     arena,
     content_key,
+    decoded_annotations,
     mqm_tsv,
     original_annotator,
 )
-from annols.formats.answers import answer_items, controls, is_judge, place_span
+from annols.formats.answers import answer_items, controls, is_judge, place_span, refusal
 from annols.protocols import config
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -304,18 +305,15 @@ class GenericFormat:
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         """``<name>.jsonl``: one line per submitted annotation with its judgments, systems unblinded
-        (:mod:`annols.styles.judgments`), beside the task's data and the raw result (nothing is lost)."""
-        from annols.styles import decode  # the styles import this package: import on use
-
+        (:mod:`annols.styles.judgments`), beside the task's data and the raw result (nothing is lost); an answer
+        decode cannot read is in the raw result only, and ``check`` names it."""
         path = out_dir / f"{definition.name}.jsonl"
         with files.atomic_open(path) as f:
             for task in tasks:
-                for a in task.annotations:
-                    if a.cancelled:
-                        continue
+                for a, decoded in decoded_annotations(task, definition):
                     judged = [{"kind": j.kind, **{k: v for k, v in asdict(j).items() if k != "kind"
                                                   and not (k in ("turn", "message") and v is None)}}
-                              for j in decode(definition, task, a)]  # fmt: skip
+                              for j in decoded]  # fmt: skip
                     line = {"key": task.key, "task_id": task.id, "annotator": a.annotator, "annotation_id": a.id,
                             "systems": list(task.systems), "judgments": judged, "data": task.data,
                             "result": a.result}  # fmt: skip
@@ -323,7 +321,91 @@ class GenericFormat:
         return [path]
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
+        """Answers the style's decode cannot read (``<name>.jsonl`` holds no judgment of them)."""
+        return unread_answers(task, annotation, definition)
+
+
+def unread_answers(task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
+    """An "unreadable-answer" per task-level choice or number control answered in a way the style's decode leaves
+    out of the judgments: two codes for a single choice, a code the config does not offer, a number off its
+    scale. A control whose answer the config refuses is confirmed by decoding the annotation without it: when
+    the judgments stay the same, decode read nothing of it (so what decode does read, a choice by its shown
+    text, is never named). Per-span and per-turn answers are the styles' own and not checked here."""
+    from annols.styles import decode  # the styles import this package: import on use
+
+    known = _controls_of(definition)
+    odd: set[str] = set()  # controls answered in a way other than one plain answer: read again below
+    seen: set[str] = set()
+    for item in annotation.result:
+        name = item.get("from_name") if type(item) is dict else None
+        control = known.get(name) if type(name) is str else None
+        if control is None:
+            continue
+        value = item.get("value")
+        if type(value) is not dict or item.get("type") != control.kind or "start" in value or "startOffset" in value:
+            continue  # not a task-level choice or number (per-region answers are the styles' own)
+        chosen = value.get("choices")
+        if control.name in seen or not ((type(chosen) is list and len(chosen) == 1 and chosen[0] in control.codes)
+                                        or _plain(control, value)):  # fmt: skip
+            odd.add(control.name)
+        seen.add(control.name)
+    if not odd:
         return []
+    given: dict[str, list[Any]] = {}
+    for item in annotation.result:
+        name = item.get("from_name") if isinstance(item, dict) else None
+        if name in odd and type(value := item.get("value")) is dict and item.get("type") == known[name].kind:
+            if known[name].kind == "choices":
+                chosen = value.get("choices") or []
+                given.setdefault(name, []).extend([chosen] if isinstance(chosen, str) else chosen)
+            else:
+                given.setdefault(name, []).append(value.get("number"))
+    refused = []
+    for name, values in given.items():
+        control = known[name]
+        if not values:
+            continue  # an empty choice: unanswered
+        problem = refusal(control, values if control.kind == "choices" or len(values) > 1 else values[0])
+        if problem:
+            refused.append((name, problem, values))
+    if not refused:
+        return []
+    judged = decode(definition, task, annotation)
+    out = []
+    for name, problem, values in refused:
+        rest = [i for i in annotation.result if not (isinstance(i, dict) and i.get("from_name") == name)]
+        if decode(definition, task, replace(annotation, result=rest)) == judged:
+            shown = ", ".join(str(v) for v in values)
+            out.append(Violation(task.key, annotation.annotator, "unreadable-answer",
+                                 f"{name}: {shown} ({problem}); left out of the judgments"))  # fmt: skip
+    return out
+
+
+def _plain(control: Any, value: dict[str, Any]) -> bool:
+    """The common well-formed answer, accepted without :func:`refusal`: offered codes (one for a single choice),
+    a number on the scale."""
+    if control.kind == "number":
+        number = value.get("number")
+        return type(number) in (int, float) and control.low <= number <= control.high
+    chosen = value.get("choices")
+    if type(chosen) is not list or not chosen or (len(chosen) > 1 and not control.multiple):
+        return False
+    return control.dynamic or all(c in control.codes for c in chosen)
+
+
+_CONTROLS: dict[int, tuple[Definition, dict[str, Any]]] = {}
+
+
+def _controls_of(definition: Definition) -> dict[str, Any]:
+    """The config's task-level choice and number controls (:func:`annols.formats.answers.controls`), read once per
+    definition."""
+    kept = _CONTROLS.get(id(definition))
+    if kept is None or kept[0] is not definition:
+        if len(_CONTROLS) > 16:
+            _CONTROLS.clear()
+        kept = _CONTROLS[id(definition)] = (definition, {n: c for n, c in controls(definition).items()
+                                                         if c.kind in ("choices", "number") and not c.per_region})
+    return kept[1]
 
 
 class _Judgments:

@@ -41,6 +41,7 @@ from annols.definition import Definition, design
 from annols.errors import InputError
 from annols.formats import SourcePrediction, SourceTask, Violation, content_key
 from annols.formats.generic import FORMAT as GENERIC
+from annols.formats.generic import unread_answers
 from annols.formats.pools import Member, read_pools
 from annols.protocols import config
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -96,7 +97,7 @@ class GroupsFormat:
         return GENERIC.write_results(tasks, definition, out_dir)
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
-        return []
+        return unread_answers(task, annotation, definition)
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:

@@ -65,9 +65,10 @@ need no remapping; seed-layout tasks are never swapped, so this is the study's o
   defaults (one line, ``", "`` and ``": "`` separators, ASCII escapes), no final newline.
 - ``judgments.csv``: ``sample, annotator, aspect, system_1, system_2, value, winner``, one
   row per task x annotator x aspect; ``aspect`` in the seed's wording, ``annotator`` the
-  folder name, ``value`` as given (empty if unanswered, several joined by ``,``; the
-  ``.txt`` file writes the same after the colon), ``winner`` the winning system or ``tie``
-  (empty when the aspect has no valid answer: ``check`` reports those). Tasks without
+  folder name, ``value`` the code as the pairwise style decodes it (the ``.txt`` file writes
+  the same after the colon), ``winner`` the winning system or ``tie``; both empty when the
+  aspect has no judgment: unanswered, or unreadable (two answers, a code not the seed's),
+  which ``check`` names in violations.csv. Tasks without
   system names get empty system columns and ``summary #1`` / ``summary #2`` as winner.
 """
 
@@ -92,9 +93,11 @@ from annols.formats import (
     SourceTask,
     Violation,
     content_key,
+    decoded_annotations,
     no_predictions,
 )
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Judgment, Preference, choices_by_name
 
 RULE = "=" * 70
 MARKER = "index_marker.json"
@@ -507,23 +510,17 @@ def canonical_text(texts: dict[str, str], answers: dict[str, str], lay: Layout) 
     return "".join(parts)
 
 
-def choices_by_aspect(result: Iterable[dict[str, Any]], lay: Layout) -> dict[str, list[str]]:
-    """Every choice given per from_name, as codes (a choice's shown text maps back to its code)."""
-    found: dict[str, list[str]] = {}
-    for item in result:
-        if item.get("type") != "choices" or "from_name" not in item:
-            continue
-        value = item.get("value")
-        choices = value.get("choices", []) if isinstance(value, dict) else []
-        codes = [lay.code_of_text.get(str(c), str(c)) for c in choices]
-        found.setdefault(str(item["from_name"]), []).extend(codes)
-    return found
+def choices_by_aspect(result: Sequence[dict[str, Any]], lay: Layout) -> dict[str, list[str]]:
+    """Every choice given per from_name, as codes (a choice's shown text maps back to its code), read as the
+    pairwise style's decode reads them (:func:`annols.styles.judgments.choices_by_name`)."""
+    return {name: [lay.code_of_text.get(c, c) for c in codes] for name, codes in choices_by_name(result).items()}
 
 
-def _answer_values(result: list[dict[str, Any]], lay: Layout) -> dict[str, str]:
-    """Aspect -> the value to write: the code, "" if unanswered, all given joined by ',' if several."""
-    given = choices_by_aspect(result, lay)
-    return {name: ",".join(given.get(name, [])) for name, _ in lay.aspects}
+def _answer_values(judged: Iterable[Judgment], lay: Layout) -> dict[str, str]:
+    """Aspect -> the value to write: the code of the annotation's preference on it, as the style decodes it;
+    "" where it has none (unanswered, or unreadable: two answers, an unknown code; ``check`` names it)."""
+    codes = {j.aspect: j.code for j in judged if isinstance(j, Preference)}
+    return {name: codes.get(name, "") for name, _ in lay.aspects}
 
 
 def folder_name(annotator: str) -> str:
@@ -537,23 +534,23 @@ def _safe(name: str) -> str:
     return f"_{name}" if not name or name.startswith(".") else name
 
 
-def _latest(annotations: Iterable[ExportedAnnotation]) -> dict[str, ExportedAnnotation]:
-    latest: dict[str, ExportedAnnotation] = {}
-    for a in annotations:
-        if a.cancelled:
-            continue
+def _latest(decoded: Iterable[tuple[ExportedAnnotation, list[Judgment]]]) -> dict[str, list[Judgment]]:
+    """Each annotator's judgments of their latest submitted annotation."""
+    latest: dict[str, tuple[ExportedAnnotation, list[Judgment]]] = {}
+    for a, judged in decoded:
         kept = latest.get(a.annotator)
-        if kept is None or (a.created_at, a.id) > (kept.created_at, kept.id):
-            latest[a.annotator] = a
-    return latest
+        if kept is None or (a.created_at, a.id) > (kept[0].created_at, kept[0].id):
+            latest[a.annotator] = (a, judged)
+    return {annotator: judged for annotator, (_, judged) in latest.items()}
 
 
 class _ResultWriter:
     """Writes one task at a time; only the small index marker waits for the end, to be sorted."""
 
-    def __init__(self, out_dir: Path, lay: Layout, csv_file: Any) -> None:
+    def __init__(self, out_dir: Path, definition: Definition, csv_file: Any) -> None:
         self.out_dir = out_dir
-        self.lay = lay
+        self.definition = definition
+        self.lay = layout(definition)
         self.rows = csv.writer(csv_file, lineterminator="\n")
         self.rows.writerow(_CSV_COLUMNS)
         self.marker: list[dict[str, Any]] = []
@@ -597,9 +594,9 @@ class _ResultWriter:
         sample, texts = self.sample(task), self.texts(task)
         systems = (task.systems[0], task.systems[1]) if len(task.systems) == 2 else ("", "")
         self.marker.append({"sample": sample, "summary #1": systems[0], "summary #2": systems[1]})
-        for annotator, annotation in _latest(task.annotations).items():
+        for annotator, judged in _latest(decoded_annotations(task, self.definition)).items():
             folder = self.folder(annotator)
-            answers = _answer_values(annotation.result, self.lay)
+            answers = _answer_values(judged, self.lay)
             path = self.out_dir / folder / f"{sample}.txt"
             write_text(path, canonical_text(texts, answers, self.lay))
             self.paths.append(path)
@@ -683,11 +680,10 @@ class PairwiseAspectsFormat:
         raise no_predictions(self.name, paths)
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
-        lay = layout(definition)
         out_dir = Path(out_dir)
         csv_path = out_dir / "judgments.csv"
         with atomic_open(csv_path) as f:
-            writer = _ResultWriter(out_dir, lay, f)
+            writer = _ResultWriter(out_dir, definition, f)
             for task in tasks:
                 writer.write(task)
         return [*writer.paths, csv_path, writer.write_marker()]

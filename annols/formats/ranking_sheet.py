@@ -34,7 +34,8 @@ dimensions (a later ``Case N`` row holds them or nothing), letters that are not
 its positions, a rank that is not a whole number 1..4, and copies whose texts differ.
 
 Writing gives each annotator's sheet back in the same layout, cell for cell
-(:func:`write_sheets`): unanswered cells empty, and what reading saw kept in the task data
+(:func:`write_sheets`): unanswered cells empty (and cells whose rank the style's decode cannot read),
+and what reading saw kept in the task data
 as ``layout`` (:func:`layout`), so that pull and convert need nothing but the export:
 ``{"headers": whether this case's row carried the headers (in the first sheet given, the
 distributed one when it is among the inputs), "ranks": {annotator: how that copy stored
@@ -390,8 +391,8 @@ def _numbers(case: WrittenCase, annotator: str) -> Any:
 
 
 def rank_cell(codes: list[str] | None, number: bool = True) -> int | str | None:
-    """A rank cell: the rank as an integer (``number``) or as text; two answers (a violation) kept as text,
-    nothing invented."""
+    """A rank cell: the rank as an integer (``number``) or as text; empty for no rank (the writers give only the
+    ranks the ranking style decodes: a cell with two ranks or one off 1..N is empty, named in violations.csv)."""
     if not codes:
         return None
     if number and len(codes) == 1 and codes[0].isdigit():
