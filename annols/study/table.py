@@ -9,7 +9,8 @@ every submitted annotation the analyses read: the style's judgments table, the p
 rule violations, the judgments on gold items and attention checks (scored), the judges'
 answers on the same tasks, the judgments on adjudicated items. ``report``, ``status
 --pull``, ``next-round``, ``plan --pilot`` and ``adjudicate`` (the project's export staged
-as a pull folder) read through it.
+as a pull folder) read through it; ``pull`` counts each task by the same reading of a task
+(:func:`annols.study.exports.task_reading`).
 
 Reading one or several pulls into one study: annotations, items, and who counts where.
 
