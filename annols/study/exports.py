@@ -127,7 +127,7 @@ def credited(task: ExportedTask, row: dict[str, Any] | None) -> Iterator[Exporte
         yield dataclasses.replace(task, systems=shown, source_systems=shown if task.source_systems else (), share=n)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)  # not frozen: made once a task, on the hot path of pull and the reader
 class TaskReading:
     """One exported task as the study table reads it (:func:`annols.study.table.read_study`) and pull counts it
     (:func:`annols.study.pull.convert`): the one reading of a task, so that the two cannot count otherwise.
@@ -161,19 +161,22 @@ def task_reading(task: ExportedTask, index: int = 0) -> TaskReading:
     key = item_key(task, index)
     if key != task.key:
         task = dataclasses.replace(task, key=key)
-    seen: set[tuple[int, str, str]] = set()
-    kept = []
-    for a in task.annotations:
-        if a.source != "human":
-            continue
-        if a.id:
-            ident = (a.id, a.annotator, a.created_at)
-            if ident in seen:
+    annotations = task.annotations
+    if len(annotations) > 1 or (annotations and annotations[0].source != "human"):
+        seen: set[tuple[int, str, str]] = set()
+        kept = []
+        for a in annotations:
+            if a.source != "human":
                 continue
-            seen.add(ident)
-        kept.append(a)
+            if a.id:
+                ident = (a.id, a.annotator, a.created_at)
+                if ident in seen:
+                    continue
+                seen.add(ident)
+            kept.append(a)
+        annotations = tuple(kept)
     counted = not task.share
-    return TaskReading(task, counted, counted and task.role == roles.STUDY, tuple(kept))
+    return TaskReading(task, counted, counted and task.role == roles.STUDY, annotations)
 
 
 def item_key(task: ExportedTask, index: int) -> str:
