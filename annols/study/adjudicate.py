@@ -124,9 +124,8 @@ def adjudicate(
     With ``manifest_dir``, the study's manifest says each task's systems and role (the server
     holds neither), and the tasks added to ``into`` go into its own manifest there, so that
     its pull unblinds them as the study's."""
-    from annols.study.exports import exported_task
+    from annols.study.exports import exported_task, item_key
     from annols.study.pull import check_project_protocol
-    from annols.study.table import item_key
 
     source = client.find_project(title)
     if source is None:

@@ -127,6 +127,65 @@ def credited(task: ExportedTask, row: dict[str, Any] | None) -> Iterator[Exporte
         yield dataclasses.replace(task, systems=shown, source_systems=shown if task.source_systems else (), share=n)
 
 
+@dataclasses.dataclass(slots=True)  # not frozen: made once a task, on the hot path of pull and the reader
+class TaskReading:
+    """One exported task as the study table reads it (:func:`annols.study.table.read_study`) and pull counts it
+    (:func:`annols.study.pull.convert`): the one reading of a task, so that the two cannot count otherwise.
+
+    ``task``: the task under its item key (:func:`item_key`); ``counted``: a task of the export (a copy of
+    ``push --share-identical``, credited to another system, is not: its judgments count once); ``item``: a study
+    item (gold items and attention checks are none); ``annotations``: the annotators' (a judge's answers set
+    beside them are not), submitted and cancelled, in the export's order, each once (the same id, annotator and
+    time seen again on the task is dropped)."""
+
+    task: ExportedTask
+    counted: bool
+    item: bool
+    annotations: tuple[ExportedAnnotation, ...]
+
+    @property
+    def submitted(self) -> int:
+        return sum(not a.cancelled for a in self.annotations)
+
+    @property
+    def cancelled(self) -> int:
+        return sum(a.cancelled for a in self.annotations)
+
+
+def task_reading(task: ExportedTask, index: int = 0) -> TaskReading:
+    """The reading of one task of source ``index`` (a pull folder or export among those read together).
+
+    What needs every task stays with the reader of the whole study: an annotation seen on an earlier task or
+    source (a project pulled twice) and each annotator's latest judgment of an item
+    (:func:`annols.analysis.table.kept_mask`)."""
+    key = item_key(task, index)
+    if key != task.key:
+        task = dataclasses.replace(task, key=key)
+    annotations = task.annotations
+    if len(annotations) > 1 or (annotations and annotations[0].source != "human"):
+        seen: set[tuple[int, str, str]] = set()
+        kept = []
+        for a in annotations:
+            if a.source != "human":
+                continue
+            if a.id:
+                ident = (a.id, a.annotator, a.created_at)
+                if ident in seen:
+                    continue
+                seen.add(ident)
+            kept.append(a)
+        annotations = tuple(kept)
+    counted = not task.share
+    return TaskReading(task, counted, counted and task.role == roles.STUDY, annotations)
+
+
+def item_key(task: ExportedTask, index: int) -> str:
+    """The task's key; a task pushed without annols (no key in meta) is only itself, in its source."""
+    if task.key == f"task-{task.id}":
+        return f"source-{index + 1}:{task.key}"
+    return task.key
+
+
 def _read_warnings(value: Any) -> tuple[str, ...]:
     return tuple(str(w) for w in value) if isinstance(value, list) else ()
 

@@ -47,6 +47,7 @@ from annols.study.exports import (
     load_annotators,
     load_blinding,
     read_export,
+    task_reading,
     tasks_from,
     write_blinding,
 )
@@ -589,26 +590,24 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         def tapped() -> Iterator[ExportedTask]:
             nonlocal violations
             for task in tasks:
+                reading = task_reading(task)  # counted as the study table reads it (annols.study.table)
                 entry = None
                 if log is not None:
                     entry = TaskRows(task.id, tidy_file.written, violations_file.written, violations,
-                                     kept=not task.share and task.role == roles.STUDY)  # fmt: skip
+                                     kept=reading.item)  # fmt: skip
                     log.append(entry)
                 tidy.writerows(_tidy_lists(task, definition, system_of))
-                if task.share:  # a shared task's copy for another system: its judgments are counted once
+                if not reading.counted:  # a shared task's copy for another system: its judgments are counted once
                     _close(entry, tidy_file, violations_file, violations)
                     yield task
                     continue
                 totals[0] += 1
+                totals[1] += reading.submitted
+                totals[2] += reading.cancelled
                 warnings.extend(task.read_warnings)
-                for a in task.annotations:
-                    if a.source == "human":
-                        totals[2 if a.cancelled else 1] += 1
-                        if entry is not None:
-                            entry.cancelled += a.cancelled
-                            entry.annotations += not a.cancelled
-                    if entry is not None and not a.cancelled:
-                        entry.records += 1
+                if entry is not None:
+                    entry.annotations, entry.cancelled = reading.submitted, reading.cancelled
+                    entry.records = sum(not a.cancelled for a in task.annotations)  # the format's: judges' too
                 for v in check_export((task,), definition, fmt):
                     checks.writerow([v.task_key, v.annotator, v.rule, v.found])
                     violations += 1

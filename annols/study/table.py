@@ -9,7 +9,8 @@ every submitted annotation the analyses read: the style's judgments table, the p
 rule violations, the judgments on gold items and attention checks (scored), the judges'
 answers on the same tasks, the judgments on adjudicated items. ``report``, ``status
 --pull``, ``next-round``, ``plan --pilot`` and ``adjudicate`` (the project's export staged
-as a pull folder) read through it.
+as a pull folder) read through it; ``pull`` counts each task by the same reading of a task
+(:func:`annols.study.exports.task_reading`).
 
 Reading one or several pulls into one study: annotations, items, and who counts where.
 
@@ -33,7 +34,6 @@ several sources takes the largest of their overlaps.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from array import array
 from collections.abc import Callable, Sequence
@@ -72,7 +72,7 @@ from annols.errors import InputError
 from annols.formats import format_for
 from annols.study import attention, exports, hidden_judges, hybrid, rounds
 from annols.study import findings as checks
-from annols.study.exports import EXPORT_FILE, PROJECT_FILE, load_annotators, read_export
+from annols.study.exports import EXPORT_FILE, PROJECT_FILE, load_annotators, read_export, task_reading
 from annols.study.gold import gold_items
 from annols.study.judges import Judges, record_id
 from annols.study.manifest import NoManifest
@@ -377,24 +377,23 @@ def read_study(sources: Sequence[Source], add: AddAnnotation, overlap_option: in
     source_tasks = [0] * len(sources)
     sharing: dict[str, int] = {}  # push --share-identical: key -> systems its task stands for
     for index, source in enumerate(sources):
-        for task in read_export(source.export, load_annotators(source.export)):
-            key = item_key(task, index)
-            if key != task.key:
-                task = dataclasses.replace(task, key=key)
-            if task.share:  # push --share-identical: the judgments just read, credited to another system too
+        for exported in read_export(source.export, load_annotators(source.export)):
+            reading = task_reading(exported, index)  # as pull counts it: key, item, the annotators' annotations
+            task, key = reading.task, reading.task.key
+            if not reading.counted:  # push --share-identical: the judgments just read, credited to another system
                 sharing[key] = max(sharing.get(key, 0), task.share + 1)
-                for a in task.annotations:
+                for a in reading.annotations:
                     if not a.cancelled and a.id in first:
                         add(task, a, first[a.id])
                 continue
             source_tasks[index] += 1
-            if task.role == "study":  # gold items and attention checks are no items of the study
+            if reading.item:  # gold items and attention checks are no items of the study
                 at = item_at.setdefault(key, len(item_ids))
                 if at == len(item_ids):
                     item_ids.append(task.id)
                     item_sources.append(0)
                 item_sources[at] |= 1 << index
-            for a in task.annotations:
+            for a in reading.annotations:  # seen on an earlier task or source (a project pulled twice): once
                 uid = len(cancelled)
                 if a.id:
                     row = first.setdefault(a.id, uid)
@@ -449,13 +448,6 @@ def _seconds(value: Any) -> float:
     if value is None:
         return float("nan")
     return float(pd.to_numeric(pd.Series([value], dtype=object), errors="coerce").astype("float64").iloc[0])
-
-
-def item_key(task: ExportedTask, index: int) -> str:
-    """The task's key; a task pushed without annols (no key in meta) is only itself, in its source."""
-    if task.key == f"task-{task.id}":
-        return f"source-{index + 1}:{task.key}"
-    return task.key
 
 
 def _overlap(source: Source, option: int | None, seen_max: int) -> tuple[int, str]:

@@ -27,10 +27,9 @@ from annols.analysis.raters.quality_findings import Rules, span_controls
 from annols.definition import Definition
 from annols.labelstudio.client import Project
 from annols.study.adjudicate import disagreeing, latest
-from annols.study.exports import read_export
+from annols.study.exports import item_key, read_export
 from annols.study.pull import ProtocolMismatch
 from annols.study.roles import STUDY
-from annols.study.table import item_key
 from annols.styles import decode
 from annols.styles.judgments import Judgment
 from tests.report import study
