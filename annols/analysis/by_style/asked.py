@@ -157,6 +157,9 @@ def cramers_v(table: np.ndarray) -> float:
     return float(stats.contingency.association(table.astype(np.int64), method="cramer"))
 
 
+NO_V_INTERVAL = ("No interval for Cramér's V: V is 0 when the answer does not depend on the system and above 0 in "
+                 "every resample, so a bootstrap interval cannot cover that case, and with few items V is biased "
+                 "upward; the permutation p-value is the test of no association.")
 PERMUTATIONS = 1999  # resamples of the permutation test of association (exact below that many arrangements)
 
 
@@ -167,9 +170,9 @@ def chi_square_statistic(table: np.ndarray) -> float:
 
 
 def association(frame: pd.DataFrame, q: Question, reps: int = 0, seed: int = 0, stream: int = 0) -> pd.DataFrame:
-    """The test of association between system and answer over items, with its effect size, Cramér's V, and V's
-    95% percentile bootstrap interval resampling items (``default_rng([seed, 7, stream])``, ``reps`` resamples;
-    nan without).
+    """The test of association between system and answer over items, with its effect size, Cramér's V; no
+    interval for V (``CI low`` and ``CI high`` empty, :data:`NO_V_INTERVAL` says why; ``reps`` is kept for the
+    callers and unused).
 
     Each item gives one answer per system (its judgments' most common code); the items where every system of
     the table has an answer are kept. An item's answers are paired, not independent samples (a guideline that
@@ -205,14 +208,7 @@ def association(frame: pd.DataFrame, q: Question, reps: int = 0, seed: int = 0, 
                                         alternative="greater", n_resamples=PERMUTATIONS,
                                         random_state=np.random.default_rng([seed, 8, stream]))  # fmt: skip
         statistic, p = chi_square_statistic(table), float(result.pvalue)
-    low = high = np.nan
-    if reps > 0 and test:
-        rng = np.random.default_rng([seed, 7, stream])
-        # A resample of items: each system's answers at the drawn items.
-        drawn = rng.integers(0, coded.shape[1], size=(reps, coded.shape[1]))  # type: ignore[union-attr]
-        found = [cramers_v(np.stack([np.bincount(values[d], minlength=len(codes)) for values in coded]))  # type: ignore[union-attr]
-                 for d in drawn]  # fmt: skip
-        low, high = np.nanpercentile(found, [2.5, 97.5]) if np.isfinite(found).any() else (np.nan, np.nan)
+    low = high = np.nan  # no interval for V (NO_V_INTERVAL says why): the columns stay, empty
     v = cramers_v(table) if test else np.nan
     return pd.DataFrame([[q.name, int(table.sum()), len(systems), len(codes), test,
                           float(statistic), v, float(low), float(high), float(p)]], columns=ASSOCIATION_COLUMNS)

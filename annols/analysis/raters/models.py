@@ -30,8 +30,9 @@ Per question (each row's ``question``; a best-worst aspect is two, its best and 
 worst), each model's fit gives every unit a posterior label and its probability, and
 every annotator a competence: Dawid-Skene's accuracy (its confusion matrix's diagonal
 weighted by the class priors), MACE's probability of not spamming. The competence's
-interval resamples units (percentile bootstrap) with the posteriors held fixed: the
-expected accuracy of the annotator's labels under the model's posterior (refitting per
+interval is the betting interval of a bounded mean (:func:`annols.analysis.inference.intervals.betting`)
+over the annotator's units of each unit's expected agreement, in 0 to 1, with the posteriors held
+fixed: the expected accuracy of the annotator's labels under the model's posterior (refitting per
 resample would cost a fit each). With ``known`` labels (gold units), Dawid-Skene is fitted
 with them fixed, and each method's accuracy on them is reported.
 """
@@ -46,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
-from annols.analysis.inference import bootstrap
+from annols.analysis.inference import intervals
 from annols.analysis.raters import agreement
 from annols.analysis.results import Finding, Table
 
@@ -227,7 +228,6 @@ def fit_question(data: pd.DataFrame, question: str, *, known: Mapping[str, str] 
         ds_skill[worker] = float(sum(priors[c] * errors.loc[c, c] for c in priors.index
                                      if c in errors.index and c in errors.columns))  # fmt: skip
     mace_skill = dict(zip(workers, mace.spamming_[:, 1], strict=True))  # column 0: spamming, 1: knowing
-    rng = np.random.default_rng(seed)
     table = []
     for worker, part in frame.groupby("worker", sort=True):
         row: list[Any] = [worker, len(part)]
@@ -237,7 +237,9 @@ def fit_question(data: pd.DataFrame, question: str, *, known: Mapping[str, str] 
             matrix = probas.loc[part["task"]].to_numpy()
             agreed = np.array([matrix[i, cols[label]] if label in cols else 0.0
                                for i, label in enumerate(part["label"].astype(str))])  # fmt: skip
-            lo, hi = bootstrap.ratio(np.column_stack([agreed, np.ones(len(agreed))]), reps, rng)
+            # Each unit's expected agreement lies in [0, 1]: the betting interval of a bounded mean (#41; the
+            # percentile bootstrap it replaces covered 0.73-0.77 of the planted accuracy at 10 items).
+            lo, hi = intervals.betting(agreed, 0.0, 1.0) if reps > 0 and len(agreed) else (np.nan, np.nan)
             row += [skill[worker], lo, hi]
         table.append(row)
     annotators = pd.DataFrame(table, columns=["annotator", "units", "Dawid-Skene", "Dawid-Skene low",
@@ -351,7 +353,8 @@ def sections(tidy: pd.DataFrame, options: Any, *, tokens: Mapping[str, tuple[np.
         "Dawid-Skene and MACE (crowd-kit) fitted to every categorical answer; ranks and scale codes as "
         "categories (neither model knows an order). Competence: Dawid-Skene's accuracy (its confusion "
         "matrix's diagonal weighted by the class priors), MACE's probability of not spamming; the interval "
-        "resamples units with the posteriors held fixed (the expected accuracy of the annotator's labels).",
+        "is the betting interval of the expected accuracy of the annotator's labels over its units (each in 0 to "
+        "1), the posteriors held fixed.",
         verdict,
     ]
     out = [Table("models_competence", "Annotator competence", competence),

@@ -7,10 +7,12 @@ from __future__ import annotations
 import gc
 import math
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from annols.analysis.by_style import ratings
 from annols.analysis.judging import ceiling, ppi
@@ -95,14 +97,22 @@ PRINTED = {"ratings": {"ratings_summary: mean", "ratings_summary: median", "rati
            "ranks": {"rankings: rank first", "rankings: rank second", "rankings: rank third"},
            "judges": {"judges_correlation: bias"},
            "error score": {"error_score_paired_tests: CI (A - B)"},
-           "alt-test": {"judges_alt_test: advantage"}}  # fmt: skip
+           "alt-test": {"judges_alt_test: advantage"},
+           "association": {"q_association: Cramér's V (A - B)", "q_association: Cramér's V (none)"},
+           "models": {"models_competence: Dawid-Skene low/high", "models_competence: MACE low/high"},
+           "judge error score": {f"judge_assisted: {i} ({e})" for i in ("humans", "PPI++")
+                                 for e in ("systems", "A - B")}}  # fmt: skip
+REFUSED = {"ratings_summary: median", "q_association: Cramér's V (A - B)", "q_association: Cramér's V (none)",
+           "models_competence: Dawid-Skene low/high", "models_competence: MACE low/high"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("plant", "top", "items", "annotators"),
                          [("ratings", 0.9, 25, 1), ("pairwise", 0.9, 10, 1), ("pairwise", 0.5, 25, 1),
                           ("ranking", 0.9, 10, 1), ("ranking", 0.7, 25, 3), ("best-worst", 0.9, 25, 1),
                           ("ranks", 0.9, 10, 1), ("judges", 0.9, 10, 1), ("judges", 0.7, 25, 3),
-                          ("error score", 0.9, 25, 1), ("alt-test", 0.9, 10, 3)])  # fmt: skip
+                          ("error score", 0.9, 25, 1), ("alt-test", 0.9, 10, 3), ("association", 0.9, 10, 3),
+                          ("models", 0.9, 10, 1), ("judge error score", 0.9, 10, 1),
+                          ("judge error score", 0.9, 25, 1)])  # fmt: skip
 def test_every_other_printed_interval_covers_at_the_ceiling(plant: str, top: float, items: int,
                                                             annotators: int) -> None:  # fmt: skip
     """The report's own tables on the ceiling plants (scripts/ceiling_coverage.py --table printed runs them all):
@@ -119,8 +129,13 @@ def test_every_other_printed_interval_covers_at_the_ceiling(plant: str, top: flo
             assert c.coverage >= 0.93 - 3 * math.sqrt(0.93 * 0.07 / c.printed), c
             assert c.narrowest > 0 or plant == "ranks", c  # a rank interval is a set of ranks: {1} is one rank
         else:
-            # only a median is ever refused (and the alternative annotator test below three annotators)
-            assert c.interval == "ratings_summary: median", c
+            # only a median is ever refused, Cramér's V's interval always (the section says why), the annotator
+            # models' below two annotators (nothing is fitted), the alternative annotator test's below three
+            assert c.interval in REFUSED, c
+    if plant == "association":  # never printed: V is 0 with no association, a resample's V never is
+        assert all(c.printed == 0 for c in found), found
+    if plant == "models":
+        assert all(c.printed == 0 for c in found), found  # one annotator: no model fitted
     if plant in ("pairwise", "ranking", "best-worst") and items == 10 and top == 0.9:  # the CLT's failure these fix
         assert min(c.clt for c in found) < 0.85 and max(c.clt_zero for c in found) > 0, found
 
@@ -154,3 +169,67 @@ def test_the_ratings_section_and_headline_say_which_medians_have_no_interval() -
     section = result.section("Ratings")
     [line] = [t for t in section.text if t.startswith("No median interval for")]
     assert section.summary == [line] and "coherence" in line and "a point is not a 95% interval" in line
+
+
+def test_the_association_truth_is_the_v_of_a_large_studys_table() -> None:
+    """:func:`ceiling.association_truth` (exact, from the beta's moments) against an independent computation: the
+    Cramér's V, by scipy, of the item-answers table of one seeded study of 20,000 items a system."""
+    from annols.analysis.by_style import asked
+
+    q = SimpleNamespace(name=ceiling.QUESTION, all_choices=[SimpleNamespace(code=c) for c in ceiling.ANSWERS])
+    for annotators in (1, 3):
+        frame = ceiling.association_plant(np.random.default_rng(7), 20_000, annotators, 0.7)
+        answers = asked.item_answers(frame[frame["system"].isin(["A", "B"])], q)  # type: ignore[arg-type]
+        table = pd.crosstab(answers["system"], answers["value"]).to_numpy()
+        v = float(stats.contingency.association(table, method="cramer"))
+        assert abs(v - ceiling.association_truth(0.7, annotators)) < 0.02, (annotators, v)
+        shares = answers[answers["system"] == "A"]["value"].value_counts(normalize=True)
+        assert np.allclose(shares.reindex(ceiling.ANSWERS).to_numpy(), ceiling.item_answer_shares(0.7, annotators),
+                           atol=0.01)  # fmt: skip
+
+
+def test_the_association_table_prints_no_interval_for_v_and_the_section_says_why() -> None:
+    from annols.analysis.by_style import asked, by_system
+    from annols.definition import Choice, Question
+
+    frame = ceiling.association_plant(np.random.default_rng(3), 25, 3, 0.7)
+    frame = frame[frame["system"] != "A2"].assign(uid=lambda f: f["unit"] + f["annotator"] + f["system"])
+    q = Question(ceiling.QUESTION, "How good?", choices=tuple(Choice(c, c) for c in ceiling.ANSWERS),
+                 per="candidate")  # fmt: skip
+    [finding] = by_system.choice_sections(frame, SimpleNamespace(questions=(q,)), AnalysisOptions(seed=1))
+    row = finding.tables[1].frame.iloc[0]
+    assert row["Cramér's V"] > 0 and math.isnan(row["CI low"]) and math.isnan(row["CI high"])
+    assert asked.NO_V_INTERVAL in finding.text
+
+
+def test_the_annotator_models_interval_is_the_betting_interval_of_the_expected_agreement() -> None:
+    """The competence interval against an independent computation: crowd-kit's Dawid-Skene posteriors, each of the
+    annotator's units' posterior probability of its label, and the betting interval of their mean in [0, 1]."""
+    from crowdkit.aggregation import DawidSkene  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    from annols.analysis.inference import intervals
+    from annols.analysis.raters import models
+
+    frame = ceiling.models_plant(np.random.default_rng(5), 25, 3, 0.7)
+    fit = models.fit_question(frame, ceiling.QUESTION, reps=10, seed=1).annotators.set_index("annotator")
+    tasks = frame.rename(columns={"unit": "task", "annotator": "worker"})[["task", "worker", "label"]]
+    tasks = tasks.sort_values(["task", "worker"], kind="stable").reset_index(drop=True)
+    probas = DawidSkene(n_iter=models.DS_ITERATIONS).fit(tasks).probas_
+    for worker, part in tasks.groupby("worker"):
+        agreed = [probas.loc[t, label] for t, label in zip(part["task"], part["label"], strict=True)]
+        low, high = intervals.betting(np.array(agreed), 0.0, 1.0)
+        assert fit.loc[worker, "Dawid-Skene low"] == pytest.approx(low)
+        assert fit.loc[worker, "Dawid-Skene high"] == pytest.approx(high)
+        assert 0 <= low < high <= 1
+
+
+def test_the_judge_assisted_error_score_takes_the_range_seen() -> None:
+    """No bound is known for an error score: its judge-assisted intervals are bounded, 0 to the largest score seen,
+    said in the interval column and in the headline's lines; an all-clean study still gets an interval of width."""
+    frame = ceiling.judge_error_score_plant(np.random.default_rng(2), 10, 1, 0.9)
+    table = ppi.estimates(frame, [ceiling.JUDGE], lambda n: n == ceiling.JUDGE)
+    assert (table["interval"] == ppi.SEEN).all() and (table["humans high"] > table["humans low"]).all()
+    assert any("error scores" in line and "largest" in line for line in ppi.interval_lines(table))
+    clean = frame.assign(value=0.0)
+    table = ppi.estimates(clean, [ceiling.JUDGE], lambda n: n == ceiling.JUDGE)
+    assert (table["humans high"] - table["humans low"] > 0.1).all()
