@@ -104,6 +104,7 @@ PRINTED = {"ratings": {"ratings_summary: mean", "ratings_summary: median", "rati
                                  for e in ("systems", "A - B")}}  # fmt: skip
 REFUSED = {"ratings_summary: median", "q_association: Cramér's V (A - B)", "q_association: Cramér's V (none)",
            "models_competence: Dawid-Skene low/high", "models_competence: MACE low/high"}  # fmt: skip
+# (Cramér's V: no test and no V where the items' answers use one code; models: nothing fitted below two annotators)
 
 
 @pytest.mark.parametrize(("plant", "top", "items", "annotators"),
@@ -129,11 +130,10 @@ def test_every_other_printed_interval_covers_at_the_ceiling(plant: str, top: flo
             assert c.coverage >= 0.93 - 3 * math.sqrt(0.93 * 0.07 / c.printed), c
             assert c.narrowest > 0 or plant == "ranks", c  # a rank interval is a set of ranks: {1} is one rank
         else:
-            # only a median is ever refused, Cramér's V's interval always (the section says why), the annotator
-            # models' below two annotators (nothing is fitted), the alternative annotator test's below three
+            # only a median is ever refused, Cramér's V where the answers use one code (no test, the section says
+            # so), the annotator models' below two annotators (nothing is fitted), the alternative annotator
+            # test's below three
             assert c.interval in REFUSED, c
-    if plant == "association":  # never printed: V is 0 with no association, a resample's V never is
-        assert all(c.printed == 0 for c in found), found
     if plant == "models":
         assert all(c.printed == 0 for c in found), found  # one annotator: no model fitted
     if plant in ("pairwise", "ranking", "best-worst") and items == 10 and top == 0.9:  # the CLT's failure these fix
@@ -188,18 +188,43 @@ def test_the_association_truth_is_the_v_of_a_large_studys_table() -> None:
                            atol=0.01)  # fmt: skip
 
 
-def test_the_association_table_prints_no_interval_for_v_and_the_section_says_why() -> None:
+def test_the_association_interval_holds_zero_and_the_section_says_how_it_is_built() -> None:
+    """V's interval: the least and largest V over the box of Bonferroni betting intervals. Checked against an
+    independent computation (the box's corners by brute force over a grid of each share's interval), it holds
+    the study's V, and it holds 0 on a study where the answer does not depend on the system."""
     from annols.analysis.by_style import asked, by_system
     from annols.definition import Choice, Question
 
     frame = ceiling.association_plant(np.random.default_rng(3), 25, 3, 0.7)
-    frame = frame[frame["system"] != "A2"].assign(uid=lambda f: f["unit"] + f["annotator"] + f["system"])
     q = Question(ceiling.QUESTION, "How good?", choices=tuple(Choice(c, c) for c in ceiling.ANSWERS),
                  per="candidate")  # fmt: skip
-    [finding] = by_system.choice_sections(frame, SimpleNamespace(questions=(q,)), AnalysisOptions(seed=1))
+    pair = frame[frame["system"] != "A2"].assign(uid=lambda f: f["unit"] + f["annotator"] + f["system"])
+    [finding] = by_system.choice_sections(pair, SimpleNamespace(questions=(q,)), AnalysisOptions(seed=1))
     row = finding.tables[1].frame.iloc[0]
-    assert row["Cramér's V"] > 0 and math.isnan(row["CI low"]) and math.isnan(row["CI high"])
-    assert asked.NO_V_INTERVAL in finding.text
+    assert 0 <= row["CI low"] <= row["Cramér's V"] <= row["CI high"] <= 1
+    assert any("can hold 0" in line for line in finding.text)
+    twin = frame[frame["system"] != "B"]
+    assert asked.association(twin, q, 10, 1).iloc[0]["CI low"] == 0.0  # type: ignore[arg-type]
+    # Independent, for two systems: V^2 = 1/2 sum over codes of D^2 / M, D = p_A - p_B and M = p_A + p_B (at least
+    # |D|), with D's and M's betting intervals of the items' values (in -2 to 2 and 0 to 2) at the same level.
+    from annols.analysis.inference import intervals
+
+    wide = asked.item_answers(pair, q).pivot(index=asked.UNIT, columns="system", values="value")  # type: ignore[arg-type]
+    coded = np.stack([pd.Categorical(wide[s], categories=list(ceiling.ANSWERS)).codes for s in ("A", "B")])
+    used = [c for c in range(3) if (coded == c).any()]
+    level = 0.05 / (2 * len(used) + len(used))
+    least = largest = 0.0
+    for c in used:
+        hit = (coded == c).astype(float)
+        d_low, d_high = intervals.betting(hit[0] - hit[1], -2.0, 2.0, alpha=level)
+        m_low, m_high = intervals.betting(hit.sum(axis=0), 0.0, 2.0, alpha=level)
+        near = 0.0 if d_low <= 0 <= d_high else min(abs(d_low), abs(d_high))
+        far = max(abs(d_low), abs(d_high))
+        least += near**2 / m_high / 2
+        largest += (min(far**2 / m_low, far) if m_low > 0 else far) / 2
+    low, high = asked.v_interval(coded, 3)
+    assert (low, high) == pytest.approx((math.sqrt(least), math.sqrt(min(largest, 1.0))), abs=1e-6)
+    assert (low, high) == pytest.approx((row["CI low"], row["CI high"]))
 
 
 def test_the_annotator_models_interval_is_the_betting_interval_of_the_expected_agreement() -> None:
