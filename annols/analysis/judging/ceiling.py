@@ -501,8 +501,9 @@ PLANTS.update({"ranks": ranks_plant, "bradley-terry": bt_plant, "judges": judges
 # association: the truth 0). models: a choice question on units (item, system): the true label "yes" with chance
 # ``top`` (A) or ``top - GAP`` (B), else "partly" or "no"; annotator k labels a unit right with chance
 # :data:`ACCURACIES` [k], else one of the two wrong labels at random; through
-# :func:`annols.analysis.raters.models.fit_question` (Dawid-Skene and MACE, the competence interval); truth each
-# annotator's planted accuracy (with one annotator nothing is fitted: the section says why, counted as not printed).
+# :func:`annols.analysis.raters.models.fit_question` (Dawid-Skene and MACE, the competence interval: no longer
+# printed, it held the truth 0.67-0.87 at 50-100 items); truth each annotator's planted accuracy (with one annotator
+# nothing is fitted: the section says why, counted as not printed).
 # judge error score: the error score plant's humans (the error score of :func:`error_score_plant`) and a judge on
 # those items and :data:`JUDGE_ONLY` x as many more (clean with chance p^0.8 where the humans' is p: lenient, tied to
 # the humans through the item), through the report's judge-assisted estimates (:func:`annols.analysis.judging.ppi

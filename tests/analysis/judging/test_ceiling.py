@@ -227,25 +227,16 @@ def test_the_association_interval_holds_zero_and_the_section_says_how_it_is_buil
     assert (low, high) == pytest.approx((row["CI low"], row["CI high"]))
 
 
-def test_the_annotator_models_interval_is_the_betting_interval_of_the_expected_agreement() -> None:
-    """The competence interval against an independent computation: crowd-kit's Dawid-Skene posteriors, each of the
-    annotator's units' posterior probability of its label, and the betting interval of their mean in [0, 1]."""
-    from crowdkit.aggregation import DawidSkene  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-    from annols.analysis.inference import intervals
+def test_the_annotator_models_print_no_competence_interval_and_say_why() -> None:
+    """With the posteriors held fixed, the competence interval was one for the model's own expected accuracy: on
+    the models plant (betting over the units' expected agreement) it held the planted accuracy 0.67-0.87 at 50-100
+    items (scripts/ceiling_coverage.py; a fit costs seconds, too slow for this size). It is not printed."""
     from annols.analysis.raters import models
 
     frame = ceiling.models_plant(np.random.default_rng(5), 25, 3, 0.7)
-    fit = models.fit_question(frame, ceiling.QUESTION, reps=10, seed=1).annotators.set_index("annotator")
-    tasks = frame.rename(columns={"unit": "task", "annotator": "worker"})[["task", "worker", "label"]]
-    tasks = tasks.sort_values(["task", "worker"], kind="stable").reset_index(drop=True)
-    probas = DawidSkene(n_iter=models.DS_ITERATIONS).fit(tasks).probas_
-    for worker, part in tasks.groupby("worker"):
-        agreed = [probas.loc[t, label] for t, label in zip(part["task"], part["label"], strict=True)]
-        low, high = intervals.betting(np.array(agreed), 0.0, 1.0)
-        assert fit.loc[worker, "Dawid-Skene low"] == pytest.approx(low)
-        assert fit.loc[worker, "Dawid-Skene high"] == pytest.approx(high)
-        assert 0 <= low < high <= 1
+    fit = models.fit_question(frame, ceiling.QUESTION, reps=10, seed=1).annotators
+    assert fit[["Dawid-Skene low", "Dawid-Skene high", "MACE low", "MACE high"]].isna().all().all()
+    assert fit["Dawid-Skene"].between(0, 1).all()  # the section's text: tests/analysis/raters/test_models.py
 
 
 def test_the_judge_assisted_error_score_takes_the_range_seen() -> None:
