@@ -71,14 +71,19 @@ def choice_sections(frame: pd.DataFrame, spec: Any, options: AnalysisOptions | N
         if q.multiple:
             text.append("No test of association: several answers may be chosen.")
         else:
-            text.append("Test of association between system and answer over items: each item's answer for a "
-                        "system is its judgments' most common code (ties: the code listed first), items where "
-                        "every system has an answer; Pearson's chi-square statistic, its p-value from "
-                        "permutations of the systems within each item (an item's answers are paired, not "
-                        "independent samples). Effect size: Cramér's V (0 none, 1 the answer follows the "
-                        "system), with its 95% percentile bootstrap interval resampling items.")  # fmt: skip
-            tables.append(Table(f"q_{q.name}_association", f"{q.name}: system and answer over items",
-                                asked.association(frame, q, options.bootstrap, options.seed, n)))  # fmt: skip
+            text += ["Test of association between system and answer over items: each item's answer for a "
+                     "system is its judgments' most common code (ties: the code listed first), items where "
+                     "every system has an answer; Pearson's chi-square statistic, its p-value from "
+                     "permutations of the systems within each item (an item's answers are paired, not "
+                     "independent samples). Effect size: Cramér's V (0 none, 1 the answer follows the "
+                     "system), with a 95% interval that holds at any number of items and can hold 0: the "
+                     "least and the largest V allowed by betting intervals of each system's and answer's share, "
+                     "Bonferroni over them (wide with few items)."]  # fmt: skip
+            found = asked.association(frame, q, options.bootstrap, options.seed, n)
+            if not found["test"].iloc[0]:
+                text.append(f"No test of association for {q.name}, no Cramér's V and no interval: the items' answers "
+                            "use one code, or one system answered.")  # fmt: skip
+            tables.append(Table(f"q_{q.name}_association", f"{q.name}: system and answer over items", found))
         out.append(Finding(f"Question {q.name} (choice, per candidate)", text, tables))
     return out
 

@@ -74,7 +74,8 @@ METHODS = (
     Method("choice questions per candidate", "the item (its judgments' most common answer for each system)",
            "Pearson's chi-square statistic of system and answer, its p-value from permutations of the systems "
            "within each item (an item's answers are paired)", "none: one test per question", "Cramér's V",
-           ITEMS_BOOTSTRAP,
+           "its 95% interval, the least and largest V over betting intervals of each system's and answer's share "
+           "(Waudby-Smith & Ramdas 2024; Bonferroni over them): it holds with few items and can hold 0",
            ("q_*_association",), ("efron1993",)),
     Method("judges", "the question's unit (an item's answer) of each annotator with two or more others",
            "the alternative annotator test: per annotator, a one-sided one-sample t-test that the judge's advantage "

@@ -240,6 +240,8 @@ def _found(plant: str, frame: pd.DataFrame, top: float, seed: int) -> list[Found
     options = AnalysisOptions(seed=seed, bootstrap=OPTIONS_BOOTSTRAP)
     if plant in ("ranks", "bradley-terry", "judges", "error score", "alt-test"):
         return _found_more(plant, frame, top, options)
+    if plant in ("association", "models", "judge error score"):
+        return _found_third(plant, frame, top, options)
     out = []
     if plant == "ratings":
         truths = truth(top)
@@ -486,3 +488,160 @@ def alt_test_truth(top: float) -> float:
 
 PLANTS.update({"ranks": ranks_plant, "bradley-terry": bt_plant, "judges": judges_plant,
                "error score": error_score_plant, "alt-test": judges_plant})  # fmt: skip
+
+
+# --- the intervals first planted in #41's third pass: Cramér's V, the annotator models, the judge-assisted error score
+#
+# association: a choice question asked per candidate (answers "yes", "partly", "no", listed in that order), two
+# systems; a judgment is "yes" with its item's chance (beta, mean ``top`` for A and ``top - GAP`` for B,
+# concentration 4), else "partly" or "no" (even chances); an item's answer for a system is its judgments' most common
+# code (ties to the code listed first, as the report takes it). Through the report's own test of association
+# (:func:`annols.analysis.by_style.asked.association`) twice a study: A against B (the truth Cramér's V of the
+# population's system x item-answer table, :func:`association_truth`), and A against a twin of A drawn alike (no
+# association: the truth 0). models: a choice question on units (item, system): the true label "yes" with chance
+# ``top`` (A) or ``top - GAP`` (B), else "partly" or "no"; annotator k labels a unit right with chance
+# :data:`ACCURACIES` [k], else one of the two wrong labels at random; through
+# :func:`annols.analysis.raters.models.fit_question` (Dawid-Skene and MACE, the competence interval: no longer
+# printed, it held the truth 0.67-0.87 at 50-100 items); truth each annotator's planted accuracy (with one annotator
+# nothing is fitted: the section says why, counted as not printed).
+# judge error score: the error score plant's humans (the error score of :func:`error_score_plant`) and a judge on
+# those items and :data:`JUDGE_ONLY` x as many more (clean with chance p^0.8 where the humans' is p: lenient, tied to
+# the humans through the item), through the report's judge-assisted estimates (:func:`annols.analysis.judging.ppi
+# .estimates`, the error score's range as the report knows it); truth each system's expected error score
+# ``(1 - mean) x 2 x 1.8`` and the difference.
+
+ANSWERS = ("yes", "partly", "no")
+ACCURACIES = (0.9, 0.8, 0.7)
+PLANT_TOPS.update({"association": (0.9, 0.7), "models": (0.9, 0.7), "judge error score": (0.9, 0.7)})
+
+
+def _choices(rng: np.random.Generator, chance: np.ndarray, raters: int) -> np.ndarray:
+    """items x raters answers: "yes" with each item's chance, else "partly" or "no"."""
+    top = rng.random((len(chance), raters)) < chance[:, None]
+    return np.where(top, ANSWERS[0], rng.choice(np.array(ANSWERS[1:]), size=(len(chance), raters)))
+
+
+def association_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Judgments rows of systems A, B and A's twin "A2" (drawn as A) on one choice question."""
+    rows = []
+    for system, mean in (("A", top), ("B", top - GAP), ("A2", top)):
+        answers = _choices(rng, _chances(rng, mean, items), annotators)
+        rows += [("choice", QUESTION, f"i{i:03d}", system, f"a{a}", answers[i, a])
+                 for i in range(items) for a in range(annotators)]  # fmt: skip
+    return pd.DataFrame(rows, columns=["kind", "question", "unit", "system", "annotator", "value"])
+
+
+def item_answer_shares(mean: float, annotators: int) -> np.ndarray:
+    """P(an item's answer is yes, partly, no) when its judgments are "yes" with chance p ~ beta(4 mean, 4 (1 - mean)),
+    else "partly" or "no" at even chances, and its answer is their most common code, ties to the first listed:
+    exact, summing over every arrangement of the judgments with the beta's moments."""
+    import itertools
+
+    from scipy.special import betaln
+
+    a, b = mean * CONCENTRATION, (1 - mean) * CONCENTRATION
+    shares = np.zeros(len(ANSWERS))
+    for drawn in itertools.product(range(len(ANSWERS)), repeat=annotators):
+        counts = np.bincount(drawn, minlength=len(ANSWERS))
+        k = int(counts[0])  # "yes": p each; the others (1 - p) / 2 each
+        moment = math.exp(betaln(a + k, b + annotators - k) - betaln(a, b))
+        shares[int(np.argmax(counts))] += moment * 0.5 ** (annotators - k)  # argmax: ties to the first listed
+    return shares
+
+
+def association_truth(top: float, annotators: int) -> float:
+    """Cramér's V of the population's systems x item-answers table (A and B, as many items each)."""
+    from annols.analysis.by_style import asked
+
+    table = np.stack([item_answer_shares(top, annotators), item_answer_shares(top - GAP, annotators)]) / 2
+    return math.sqrt(asked.chi_square_statistic(table))  # n = 1, min(rows, columns) - 1 = 1
+
+
+def models_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """The annotator models' rows (unit, annotator, label, system) of one choice question; the true labels in
+    ``truth`` (unit: label)."""
+    rows = []
+    for system, mean in (("A", top), ("B", top - GAP)):
+        true = np.where(rng.random(items) < mean, ANSWERS[0], rng.choice(np.array(ANSWERS[1:]), size=items))
+        for a in range(annotators):
+            right = rng.random(items) < ACCURACIES[a]
+            wrong = np.array([rng.choice([c for c in ANSWERS if c != t]) for t in true])
+            label = np.where(right, true, wrong)
+            rows += [(f"i{i:03d} | {QUESTION} | {system}", f"a{a}", label[i], system) for i in range(items)]
+    return pd.DataFrame(rows, columns=["unit", "annotator", "label", "system"])
+
+
+def judge_error_score_plant(rng: np.random.Generator, items: int, annotators: int, top: float) -> pd.DataFrame:
+    """Error scores of A and B by the humans (on ``items`` items) and the judge (on those and :data:`JUDGE_ONLY` x
+    as many more), as the judge-assisted estimates read them (rows of kind error score)."""
+    total = items * (1 + JUDGE_ONLY)
+
+    def score(clean: float) -> float:
+        if rng.random() < clean:
+            return 0.0
+        return float(np.where(rng.random(1 + rng.poisson(1.0)) < MAJOR_SHARE, MAJOR, MINOR).sum())
+
+    rows = []
+    for system, mean in (("A", top), ("B", top - GAP)):
+        chance = _chances(rng, mean, total)
+        rows += [(f"i{i:03d}", JUDGE, system, score(chance[i] ** JUDGE_LEAN)) for i in range(total)]
+        rows += [(f"i{i:03d}", f"a{a}", system, score(chance[i])) for i in range(items) for a in range(annotators)]
+    frame = pd.DataFrame(rows, columns=["task_key", "annotator", "system", "value"])
+    return frame.assign(kind=ppi.ERROR_SCORE, question="error score", opponent="")
+
+
+def judge_error_score_truth(top: float) -> dict[str, float]:
+    a, b = (1 - top) * 2 * ERRORS_MEAN, (1 - top + GAP) * 2 * ERRORS_MEAN
+    return {"A": a, "B": b, "A - B": a - b}
+
+
+def _found_third(plant: str, frame: pd.DataFrame, top: float, options: Any) -> list[Found]:
+    from types import SimpleNamespace
+
+    from annols.analysis.by_style import asked
+    from annols.analysis.raters import models
+
+    out: list[Found] = []
+    nan = math.nan
+    if plant == "association":
+        annotators = frame["annotator"].nunique()
+        q = SimpleNamespace(name=QUESTION, all_choices=[SimpleNamespace(code=c) for c in ANSWERS])
+        for name, pair, true in (("A - B", ("A", "B"), association_truth(top, annotators)),
+                                 ("none", ("A", "A2"), 0.0)):  # fmt: skip
+            row = asked.association(frame[frame["system"].isin(pair)], q, options.bootstrap,  # type: ignore[arg-type]
+                                    options.seed).iloc[0]  # fmt: skip
+            out.append((f"q_association: Cramér's V ({name})", true, row["CI low"], row["CI high"], nan, nan))
+    elif plant == "models":
+        truths = {f"a{k}": acc for k, acc in enumerate(ACCURACIES)}
+        if not models.fittable(frame):  # one annotator: "No categorical answer with two annotators ..."
+            for method in ("Dawid-Skene", "MACE"):
+                out += [(f"models_competence: {method} low/high", truths[a], nan, nan, nan, nan)
+                        for a in frame["annotator"].unique()]  # fmt: skip
+            return out
+        fit = models.fit_question(frame, QUESTION, reps=options.bootstrap, seed=options.seed)
+        labels = fit.units.set_index("unit")
+        for method in ("Dawid-Skene", "MACE"):
+            for row in fit.annotators.itertuples(index=False):
+                mine = frame[frame["annotator"] == row.annotator]
+                agreed = (mine["label"].to_numpy() == labels.loc[mine["unit"], method].to_numpy()).astype(float)
+                found = fit.annotators.set_index("annotator").loc[row.annotator]
+                out.append((f"models_competence: {method} low/high", truths[str(row.annotator)],
+                            found[f"{method} low"], found[f"{method} high"], *intervals.clt(agreed)))  # fmt: skip
+    else:
+        truths = judge_error_score_truth(top)
+        table = ppi.estimates(frame, [JUDGE], _is_judge)
+        values = ppi.per_item(ppi.item_values(frame[frame["annotator"] != JUDGE]))
+        by_item = values.pivot(index="task_key", columns="system", values="value")
+        for row in table.to_dict("records"):
+            target = str(row["estimate"])
+            kind = "A - B" if target == "A - B" else "systems"
+            y = (by_item["A"] - by_item["B"]) if kind == "A - B" else by_item[target]
+            clt = intervals.clt(y.to_numpy())
+            for name in ("humans", "PPI++"):
+                out.append((f"judge_assisted: {name} ({kind})", truths[target], row[f"{name} low"],
+                            row[f"{name} high"], *clt))  # fmt: skip
+    return out
+
+
+PLANTS.update({"association": association_plant, "models": models_plant,
+               "judge error score": judge_error_score_plant})  # fmt: skip

@@ -327,6 +327,9 @@ def ranges_of(definition: Any) -> dict[str, tuple[float, float]]:
     return out
 
 
+SEEN = "bounded, range seen"  # the interval column of an error score's: its range 0 to the largest seen
+
+
 def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: float = ALPHA,
               ranges: dict[str, tuple[float, float]] | None = None) -> pd.DataFrame:  # fmt: skip
     """Every system score and difference as PPI++ beside humans only (:data:`COLUMNS`), per judge; rows only where
@@ -337,6 +340,7 @@ def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: 
     rows = []
     humans = per_item(values[~values["annotator"].map(is_judge).astype(bool)])
     systems = humans.groupby("question")["system"].nunique().to_dict() if len(humans) else {}
+    seen = values.groupby("question")["value"].max().to_dict() if len(values) else {}
     for name in judges:
         judge = per_item(values[values["annotator"] == name])
         for question, measure, target, h, j in _targets(humans, judge):
@@ -346,6 +350,12 @@ def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: 
                 continue
             y, f = h[both].to_numpy(dtype=float), j[both].to_numpy(dtype=float)
             bounds = value_range(question, measure, int(systems.get(question, 0)), ranges)
+            kind = "bounded" if bounds is not None else "CLT"
+            if bounds is None and measure == MEASURES[ERROR_SCORE]:
+                # No bound is known for an error score: 0 to the largest seen (humans' and judges', at least 1), as
+                # the error score's own tables take it (#41: the CLT interval covered 0.89 at 25 items, 90 % clean, one
+                # annotator).
+                bounds, kind = (0.0, max(float(seen.get(question, 0.0)), 1.0)), SEEN
             if bounds is not None and " - " in target:
                 bounds = (bounds[0] - bounds[1], bounds[1] - bounds[0])
             e = estimate(y, f, j[alone].to_numpy(), alpha, bounds)
@@ -355,7 +365,7 @@ def estimates(frame: pd.DataFrame, judges: Sequence[str], is_judge: Any, alpha: 
             predicted = math.sqrt(variance_factor(max(r, 0.0), e.n, e.unlabeled)) if math.isfinite(r) else math.nan
             rows.append([name, question, measure, target, e.n, e.unlabeled, e.human, e.human_low, e.human_high,
                          e.point, e.low, e.high, e.lam, e.width_ratio, e.effective, r, predicted,
-                         "bounded" if bounds is not None else "CLT"])  # fmt: skip
+                         kind])  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -364,11 +374,15 @@ def interval_lines(table: pd.DataFrame) -> list[str]:
     if not len(table):
         return []
     lines = []
-    bounded = table["interval"] == "bounded"
+    bounded = table["interval"].isin(["bounded", SEEN])
     if bounded.any():
         lines.append(f"{int(bounded.sum())} of {len(table)} estimates have bounded 95% intervals (betting, "
                      "Waudby-Smith & Ramdas 2024: they hold at any number of items and at a ceiling of the scale, "
                      "and are wider than a CLT interval with few items).")  # fmt: skip
+    seen = table["interval"] == SEEN
+    if seen.any():
+        lines.append(f"{int(seen.sum())} of them are error scores, which have no bound known beforehand: their "
+                     "range is taken as 0 to the largest error score seen.")  # fmt: skip
     if (~bounded).any():
         lines.append(f"{int((~bounded).sum())} of {len(table)} estimates are on a scale of unknown range (CLT "
                      "intervals, which may cover less than 95% with few items or at a ceiling).")  # fmt: skip
@@ -411,7 +425,9 @@ def table(frame: pd.DataFrame) -> Table:
         "items with humans, lambda power-tuned in [0, 1] (ppi-python). Interval 'bounded': the scale's range "
         "is known, and both intervals are betting intervals for bounded means (Waudby-Smith & Ramdas 2024; "
         "PPI++: the rectifier's at 4% plus lambda x the judge-only mean's at 1%, the humans' own where that "
-        "is wider); 'CLT': ppi-python's CLT intervals (none where the humans' values are all equal). Width "
+        "is wider); 'bounded, range seen': the same for an error score, its range 0 to the largest score seen "
+        "(no bound is known beforehand); 'CLT': ppi-python's CLT intervals (none where the humans' values are all "
+        "equal). Width "
         "ratio: PPI++ interval over the humans' (below 1: the judge helped). Worth human items: items with humans x "
         "(humans' variance / PPI++ variance). Judge r: the judge's correlation with the humans' per-item value "
         "on their items; predicted width ratio: sqrt(1 - r^2 N / (n + N)), what plan --judge-correlation "

@@ -13,6 +13,7 @@ import ppi_py  # type: ignore[import-untyped, unused-ignore]
 import pytest
 from click.testing import CliRunner
 
+from annols.analysis.inference import intervals
 from annols.analysis.judging import ppi
 from annols.cli import main
 from annols.formats.answers import is_judge
@@ -167,7 +168,8 @@ MQM_WEIGHT = {("Accuracy", "major"): 5.0, ("Accuracy", "minor"): 1.0, ("Fluency/
 
 def test_the_error_score_of_spans_with_weights_is_estimated_per_item_against_the_library() -> None:
     """MQM: each judged candidate's error score (its spans' weights, 0 without spans) from the humans and from the
-    judge, averaged per item (a source: its candidates' tasks), is the PPI++ mean of ppi-python."""
+    judge, averaged per item (a source: its candidates' tasks), is the PPI++ mean of ppi-python, its intervals the
+    betting ones with the range 0 to the largest score seen."""
     from annols import protocols
 
     spec = protocols.load(str(ROOT / "examples" / "mqm.toml")).spec
@@ -204,7 +206,6 @@ def test_the_error_score_of_spans_with_weights_is_estimated_per_item_against_the
                          for i in items])  # fmt: skip
 
     humans, alone = range(6), range(6, 16)
-    compared = 0
     for target, sign in (("A", 0), ("B", 0), ("A - B", 1)):
         if sign:
             y = per_item(None, "A", humans) - per_item(None, "B", humans)
@@ -216,15 +217,21 @@ def test_the_error_score_of_spans_with_weights_is_estimated_per_item_against_the
         row = got.loc[target]
         assert (row["items with humans"], row["judge-only items"]) == (6, 10)
         assert row["humans"] == pytest.approx(float(y.mean()), abs=1e-12)
+        # No bound is known for an error score: the range 0 to the largest score seen (#41), betting intervals.
+        top = max(max(scores.values()), 1.0)
+        bounds = (-top, top) if sign else (0.0, top)
+        assert row["interval"] == ppi.SEEN
+        h_low, h_high = intervals.betting(y, *bounds)
+        assert (row["humans low"], row["humans high"]) == pytest.approx((h_low, h_high), abs=1e-12)
         lam = ppi.tuned_lambda(y, f, fu)
-        low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=lam)
-        if float(high[0] - low[0]) <= float(np.subtract(*ppi_py.classical_mean_ci(y, alpha=0.05)[::-1])):
-            assert (row["PPI++ low"], row["PPI++ high"]) == pytest.approx((float(low[0]), float(high[0])), abs=1e-9)
+        low, high = intervals.ppi(y, f, fu, lam, *bounds)
+        if high - low <= h_high - h_low:  # the library's PPI++ point with its lambda, the bounded interval
+            assert (row["PPI++ low"], row["PPI++ high"]) == pytest.approx((low, high), abs=1e-9)
             point = float(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)[0])
             assert row["PPI++"] == pytest.approx(point, abs=1e-9)
-            compared += 1
+        else:  # the humans' own
+            assert (row["PPI++"], row["PPI++ low"], row["PPI++ high"]) == pytest.approx((y.mean(), h_low, h_high))
         assert row["width ratio"] <= 1 + 1e-9
-    assert compared >= 2  # the library's lambda (not the guard's) on most of them
 
 
 def test_no_estimate_without_judge_only_items() -> None:

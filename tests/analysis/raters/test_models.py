@@ -200,7 +200,8 @@ def test_models_find_the_random_annotator_and_match_or_beat_majority(style: str)
         ours = fit.units.set_index("unit")["Dawid-Skene"]
         same = float(np.mean([ours[k] == v for k, v in labels.items()]))
         assert same >= 0.97, same
-        assert (competence["Dawid-Skene low"] <= competence["Dawid-Skene high"]).all()
+        # No competence interval (#41: with the posteriors held fixed it missed the true accuracy on ceiling plants).
+        assert competence[["Dawid-Skene low", "Dawid-Skene high", "MACE low", "MACE high"]].isna().all().all()
 
 
 def test_majority_vote_equals_an_independent_count_and_ties_go_to_the_first_label() -> None:
@@ -221,6 +222,7 @@ def test_known_labels_are_scored_and_the_report_section_says_whether_a_conclusio
     assert acc["majority"] == pytest.approx(np.mean([mv[k] == v for k, v in known.items()]))
     assert acc["Dawid-Skene"] == 1.0  # fixed to the known labels while fitting
     assert any(line.startswith(("No conclusion changes", "Conclusions that change")) for line in section.text)
+    assert models.NO_INTERVAL in section.text  # the competence's low and high are empty: it says why
 
 
 def test_slider_values_are_not_categories() -> None:
