@@ -25,7 +25,13 @@ A format module exposes one object, ``FORMAT``, with:
   them (:func:`annols.study.judges.reframe`); otherwise judged tasks keep the input's order;
 - optionally ``joins``: result file name -> :data:`Join`, for every file ``write_results``
   writes, when the files of consecutive runs of tasks, written apart, can be joined into
-  the files of all of them. ``convert`` then converts a large export in parts side by side.
+  the files of all of them. ``convert`` then converts a large export in parts side by side;
+- optionally ``record_spans(name, f)`` and ``splice(name, runs, out)`` (and ``renumbered``): every
+  file ``write_results`` writes is one record per judgment in task order; ``record_spans`` says
+  where each record lies, ``splice`` writes the file of byte ranges of such files (runs of whole
+  records), byte for byte what ``write_results`` writes of them, renumbering the records of the
+  files named in ``renumbered``. A re-pull then copies the records of the unchanged tasks from the
+  earlier pull's files (:func:`annols.study.pull.convert`'s ``keep``).
 
 Formats are pure: no network, no printing.
 """
