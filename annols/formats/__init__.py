@@ -47,6 +47,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from annols import files
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -192,6 +193,22 @@ def append_bytes(out: IO[bytes], part: Path, start: int = 0, end: int | None = N
         while left > 0 and (chunk := f.read(min(_COPY, left))):
             out.write(chunk)
             left -= len(chunk)
+
+
+def line_spans(f: IO[bytes], at: int = 0) -> Iterator[tuple[int, int]]:
+    """Where each line of ``f`` (read from byte ``at`` on) lies, ``[start, end)``; ValueError if the last one does
+    not end with a newline (a file cut short). A format's ``record_spans`` of a file of one record a line."""
+    for line in f:
+        if not line.endswith(b"\n"):
+            raise ValueError(f"{getattr(f, 'name', 'a file')} does not end with a newline")
+        yield at, at + len(line)
+        at += len(line)
+
+
+def splice_concatenated(runs: Iterable[tuple[IO[bytes], int, int]], out: IO[bytes]) -> None:
+    """A format's ``splice`` of a file of records one after another (JSONL): the ranges one after another."""
+    for source, start, end in runs:
+        files.copy_range(out, source, start, end)
 
 
 def join_concatenated(first: Path, rest: Sequence[Path]) -> None:

@@ -66,7 +66,9 @@ from annols.formats import (
     append_bytes,
     content_key,
     join_concatenated,
+    line_spans,
     no_predictions,
+    splice_concatenated,
 )
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -845,10 +847,7 @@ class QaFeedbackFormat:
         ValueError if it is not a file write_results wrote. A record of qa-feedback.json starts with the
         four bytes before its entry (``[\\n  `` or ``,\\n  ``); one of the annotators' table is its line."""
         if name == RESULT_FILES[0]:
-            at = 0
-            for line in f:
-                yield at, at + len(line)
-                at += len(line)
+            yield from line_spans(f)
         elif name == RESULT_FILES[1]:
             at = 0
             for entry in _entries(f):
@@ -857,10 +856,7 @@ class QaFeedbackFormat:
         elif name == RESULT_FILES[2]:
             if f.readline() != _ANNOTATORS_HEADER:
                 raise ValueError(f"{name} does not start with its header")
-            at = len(_ANNOTATORS_HEADER)
-            for line in f:
-                yield at, at + len(line)
-                at += len(line)
+            yield from line_spans(f, len(_ANNOTATORS_HEADER))
         else:
             raise ValueError(f"{name} is not a result file of {NAME}")
 
@@ -869,8 +865,7 @@ class QaFeedbackFormat:
         them, each a run of whole records), byte for byte write_results's of them; ValueError if a range does
         not hold what it should."""
         if name == RESULT_FILES[0]:
-            for source, start, end in runs:
-                copy_range(out, source, start, end)
+            splice_concatenated(runs, out)
         elif name == RESULT_FILES[1]:
             empty = True
             for source, start, end in runs:

@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 from annols.labelstudio import incremental
+from annols.protocols import load_definition
 from annols.study import pull
 from annols.study.exports import write_blinding
+from annols.study.push import build_tasks
+from tests.formats.test_generic_judgments import RATINGS, ratings_row, write_csv
 from tests.study.test_pull_parts import DEV, load, raw_export, write_export
 
 
@@ -108,6 +111,7 @@ def test_a_re_pull_of_a_re_pull_keeps_what_the_first_kept(tmp_path: Path) -> Non
     third = convert(export, tmp_path / "third", pull.Keep(second, unchanged, segments))
     full = convert(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
     assert third.kept == len(later) - 2
+    assert (third.counts, third.violations) == (full.counts, full.violations)
     assert files_of(tmp_path / "third") == files_of(tmp_path / "full")
     assert (tmp_path / "third" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
 
@@ -140,3 +144,50 @@ def test_what_cannot_be_kept_is_converted_in_full(tmp_path: Path) -> None:
     # A task said unchanged that the earlier pull did not convert: nothing kept rather than a wrong file.
     assert convert(export, tmp_path / "c", pull.Keep(earlier, unchanged | {10**6}, segments)).kept == 0
     assert files_of(tmp_path / "c") == files_of(full)
+
+
+def test_the_generic_format_keeps_its_lines_too(tmp_path: Path) -> None:
+    """A user's own definition (the generic JSONL out): a re-pull copies the unchanged tasks' lines, byte for byte
+    a full pull's."""
+    definition = load_definition(RATINGS)
+    rows = [ratings_row(doc, a, value=doc) for doc in range(14) for a in ("A", "B")]
+    tasks = []
+    for key, _systems, task, repeat in build_tasks(definition, [write_csv(tmp_path / "in.csv", rows)],
+                                                   with_annotations=True):  # fmt: skip
+        if repeat:
+            continue
+        task_id = len(tasks) + 1
+        tasks.append({"id": task_id,  # in the order of Label Studio's export (its id and annotations first)
+                      "annotations": [{"id": task_id * 10 + i, "completed_by": 1 + i, "result": a["result"],
+                                       "was_cancelled": False, "lead_time": 1.5, "task": task_id,
+                                       "created_at": "2026-11-21T10:00:00Z"}
+                                      for i, a in enumerate(task["annotations"])],
+                      "drafts": [], "predictions": [], "data": task["data"],
+                      "meta": {**task["meta"], "annols_key": key}, "created_at": "2026-11-21T09:00:00Z"})  # fmt: skip
+    assert len(tasks) == 14 and all(len(t["annotations"]) == 2 for t in tasks)
+    users = {1: "a@x", 2: "b@x", 7: "c@x"}
+
+    def run(export: Path, out: Path, keep: pull.Keep) -> pull.ConvertReport:
+        out.mkdir(parents=True, exist_ok=True)
+        return pull.convert(export, definition, out, users, keep=keep)
+
+    earlier = tmp_path / "earlier"
+    run(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert (earlier / pull.ROWS_FILE).exists()
+    now = copy.deepcopy(tasks)
+    now[0]["annotations"].append({**now[0]["annotations"][0], "id": 9001, "completed_by": 7})  # one more line
+    now[5]["annotations"][1]["result"] = now[5]["annotations"][1]["result"][:2]  # a shorter line
+    now[9]["annotations"] = []
+    del now[11]
+    touched = {now[i]["id"] for i in (0, 5, 9)}
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    kept = run(export, tmp_path / "kept", pull.Keep(earlier, frozenset(t for t, _, _ in segments
+                                                                       if t not in touched), segments))  # fmt: skip
+    full = run(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert kept.kept == len(now) - 3
+    assert (kept.counts, kept.violations) == (full.counts, full.violations)
+    name = f"{definition.name}.jsonl"
+    for n in (name, "results.csv", "violations.csv", pull.ROWS_FILE):
+        assert (tmp_path / "kept" / n).read_bytes() == (tmp_path / "full" / n).read_bytes(), n
+    assert (tmp_path / "kept" / name).read_bytes().count(b"\n") == 2 * len(now) - 2 + 1
