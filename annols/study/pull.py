@@ -509,8 +509,9 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
             return None
         written = []
         try:
-            for name, size in [*((n, i) for i, n in enumerate(own)), (RESULTS_FILE, "results"),
-                               (VIOLATIONS_FILE, "violations")]:  # fmt: skip
+            every: list[tuple[str, int | str]] = [*((n, i) for i, n in enumerate(own)), (RESULTS_FILE, "results"),
+                                                  (VIOLATIONS_FILE, "violations")]  # fmt: skip
+            for name, size in every:
                 if isinstance(size, int):
                     at_old, at_new = _starts(earlier_log, size, bases[size]), _starts(log, size, new_bases[size])
                 else:
