@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import os
 import shutil
 import tempfile
@@ -53,6 +54,38 @@ def private_folder(folder: Path) -> None:
         info = folder.stat()
         if info.st_mode & 0o077 and info.st_uid == os.getuid():
             os.chmod(folder, PRIVATE_FOLDER)
+
+
+_KERNEL_COPY = 1 << 16  # from this many bytes a range is copied by the kernel (copy_file_range), where it can
+_CHUNK = 1 << 20
+
+
+def copy_range(out: IO[bytes], source: IO[bytes], start: int, end: int) -> None:
+    """Bytes ``[start, end)`` of the open file ``source`` onto ``out`` (a binary file written from its end, as
+    :func:`atomic_open` gives one); ValueError if ``source`` ends before ``end``. A long range is copied inside the
+    kernel where the system can (no pass through this process), else read and written a chunk at a time."""
+    left = end - start
+    if left >= _KERNEL_COPY and hasattr(os, "copy_file_range"):
+        out.flush()
+        try:
+            while left > 0:
+                done = os.copy_file_range(source.fileno(), out.fileno(), left, start)
+                if done == 0:
+                    raise ValueError(f"{getattr(source, 'name', 'a file')} ends before byte {end}")
+                start += done
+                left -= done
+        except OSError as e:  # not between these files (another file system, a pipe): copied in chunks
+            if e.errno not in (errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EBADF):
+                raise
+        finally:
+            out.seek(0, os.SEEK_END)  # the writer's own idea of its position, after the kernel's writes
+    source.seek(start)
+    while left > 0:
+        chunk = source.read(min(_CHUNK, left))
+        if not chunk:
+            raise ValueError(f"{getattr(source, 'name', 'a file')} ends before byte {end}")
+        out.write(chunk)
+        left -= len(chunk)
 
 
 @contextlib.contextmanager

@@ -122,3 +122,25 @@ def test_every_file_holding_the_secret_or_the_systems_is_owner_only(tmp_path) ->
 
     kept = hidden_judges.store(protocols.load("extractive-ranking"), [judge], store, 7, "Study")
     assert _mode(store) == 0o700 and all(_mode(p) == 0o600 for p in [*kept, store / hidden_judges.PROJECT_FILE])
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_copy_range_copies_the_bytes_asked_for_between_writes(tmp_path, monkeypatch, kernel) -> None:
+    """Ranges long enough for the kernel's copy and short ones, between the writer's own writes, in order."""
+    if not kernel:
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    data = os.urandom(3 * files._KERNEL_COPY + 123)
+    (tmp_path / "source").write_bytes(data)
+    with open(tmp_path / "source", "rb") as source, files.atomic_open(tmp_path / "out", "wb") as out:
+        out.write(b"head")
+        files.copy_range(out, source, 10, 10 + 2 * files._KERNEL_COPY)  # long: the kernel's, where it can
+        out.write(b"|")
+        files.copy_range(out, source, 5, 9)  # short: read and written
+        files.copy_range(out, source, len(data) - files._KERNEL_COPY, len(data))
+        with pytest.raises(ValueError, match="ends before byte"):
+            files.copy_range(out, source, len(data) - 10, len(data) + files._KERNEL_COPY)
+    got = (tmp_path / "out").read_bytes()
+    expected = (b"head" + data[10 : 10 + 2 * files._KERNEL_COPY] + b"|" + data[5:9]
+                + data[len(data) - files._KERNEL_COPY :])  # fmt: skip
+    assert got[: len(expected)] == expected
+    assert got[len(expected) :] == data[len(data) - 10 :]  # what there was of the range cut short

@@ -25,7 +25,13 @@ A format module exposes one object, ``FORMAT``, with:
   them (:func:`annols.study.judges.reframe`); otherwise judged tasks keep the input's order;
 - optionally ``joins``: result file name -> :data:`Join`, for every file ``write_results``
   writes, when the files of consecutive runs of tasks, written apart, can be joined into
-  the files of all of them. ``convert`` then converts a large export in parts side by side.
+  the files of all of them. ``convert`` then converts a large export in parts side by side;
+- optionally ``record_spans(name, f)`` and ``splice(name, runs, out)`` (and ``renumbered``): every
+  file ``write_results`` writes is one record per judgment in task order; ``record_spans`` says
+  where each record lies, ``splice`` writes the file of byte ranges of such files (runs of whole
+  records), byte for byte what ``write_results`` writes of them, renumbering the records of the
+  files named in ``renumbered``. A re-pull then copies the records of the unchanged tasks from the
+  earlier pull's files (:func:`annols.study.pull.convert`'s ``keep``).
 
 Formats are pure: no network, no printing.
 """
@@ -41,6 +47,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from annols import files
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.styles.answers import ExportedAnnotation, ExportedTask
@@ -189,6 +196,22 @@ def append_bytes(out: IO[bytes], part: Path, start: int = 0, end: int | None = N
         while left > 0 and (chunk := f.read(min(_COPY, left))):
             out.write(chunk)
             left -= len(chunk)
+
+
+def line_spans(f: IO[bytes], at: int = 0) -> Iterator[tuple[int, int]]:
+    """Where each line of ``f`` (read from byte ``at`` on) lies, ``[start, end)``; ValueError if the last one does
+    not end with a newline (a file cut short). A format's ``record_spans`` of a file of one record a line."""
+    for line in f:
+        if not line.endswith(b"\n"):
+            raise ValueError(f"{getattr(f, 'name', 'a file')} does not end with a newline")
+        yield at, at + len(line)
+        at += len(line)
+
+
+def splice_concatenated(runs: Iterable[tuple[IO[bytes], int, int]], out: IO[bytes]) -> None:
+    """A format's ``splice`` of a file of records one after another (JSONL): the ranges one after another."""
+    for source, start, end in runs:
+        files.copy_range(out, source, start, end)
 
 
 def join_concatenated(first: Path, rest: Sequence[Path]) -> None:

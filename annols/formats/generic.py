@@ -42,7 +42,7 @@ import json
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from annols import files, jsontext
 from annols.definition import Definition, Pane, blinding
@@ -57,8 +57,10 @@ from annols.formats import (
     arena,
     content_key,
     decoded_annotations,
+    line_spans,
     mqm_tsv,
     original_annotator,
+    splice_concatenated,
 )
 from annols.formats.answers import answer_items, controls, is_judge, place_span, refusal
 from annols.protocols import config
@@ -319,6 +321,16 @@ class GenericFormat:
                             "result": a.result}  # fmt: skip
                     f.write(jsontext.dumps(line, ensure_ascii=False) + "\n")
         return [path]
+
+    # Its one file is a line per judgment (a non-cancelled annotation), in task order: a re-pull copies the lines of
+    # the tasks that did not change from the earlier pull's file (annols.study.pull).
+    def record_spans(self, name: str, f: IO[bytes]) -> Iterator[tuple[int, int]]:
+        """Where each line of the result file ``name`` (open as ``f``) lies."""
+        return line_spans(f)
+
+    def splice(self, name: str, runs: Iterable[tuple[IO[bytes], int, int]], out: IO[bytes]) -> None:
+        """The result file of the lines in ``runs`` (byte ranges of whole lines), as write_results writes them."""
+        splice_concatenated(runs, out)
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
         """Answers the style's decode cannot read (``<name>.jsonl`` holds no judgment of them)."""

@@ -56,7 +56,7 @@ from typing import IO, Any, ClassVar
 from annols import jsontext
 from annols.definition import Definition
 from annols.errors import InputError
-from annols.files import atomic_open
+from annols.files import atomic_open, copy_range
 from annols.formats import (
     Join,
     SourceAnnotation,
@@ -66,7 +66,9 @@ from annols.formats import (
     append_bytes,
     content_key,
     join_concatenated,
+    line_spans,
     no_predictions,
+    splice_concatenated,
 )
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 
@@ -835,34 +837,60 @@ class QaFeedbackFormat:
     }
 
     # Each result file is one record per judgment (a non-cancelled annotation of a study item), in the order
-    # write_results writes them: a re-pull keeps the records of the tasks that did not change (annols.study.pull).
-    def records(self, name: str, f: IO[bytes]) -> Iterator[bytes]:
-        """The records of result file ``name`` (open as ``f``), each as assemble takes it back; ValueError if
-        it is not a file write_results wrote."""
+    # write_results writes them: a re-pull keeps the records of the tasks that did not change (annols.study.pull),
+    # copied as byte ranges of the earlier pull's files.
+    # Files whose records say where they are (a line number): their bytes change with the records before them.
+    renumbered: ClassVar[frozenset[str]] = frozenset({RESULT_FILES[2]})
+
+    def record_spans(self, name: str, f: IO[bytes]) -> Iterator[tuple[int, int]]:
+        """Where each record of result file ``name`` (open as ``f``) lies, ``[start, end)``, one after another;
+        ValueError if it is not a file write_results wrote. A record of qa-feedback.json starts with the
+        four bytes before its entry (``[\\n  `` or ``,\\n  ``); one of the annotators' table is its line."""
         if name == RESULT_FILES[0]:
-            yield from f
+            yield from line_spans(f)
         elif name == RESULT_FILES[1]:
-            yield from _entries(f)
+            at = 0
+            for entry in _entries(f):
+                yield at, at + 4 + len(entry)
+                at += 4 + len(entry)
         elif name == RESULT_FILES[2]:
             if f.readline() != _ANNOTATORS_HEADER:
                 raise ValueError(f"{name} does not start with its header")
-            for line in f:
-                yield line[line.index(b",") :]  # without the line number: renumbered
+            yield from line_spans(f, len(_ANNOTATORS_HEADER))
         else:
             raise ValueError(f"{name} is not a result file of {NAME}")
 
-    def assemble(self, name: str, records: Iterable[bytes], out: IO[bytes]) -> None:
-        """Result file ``name`` of ``records`` (:meth:`records`), byte for byte write_results's."""
+    def splice(self, name: str, runs: Iterable[tuple[IO[bytes], int, int]], out: IO[bytes]) -> None:
+        """Result file ``name`` of the records in ``runs`` (byte ranges of such files as :meth:`record_spans` finds
+        them, each a run of whole records), byte for byte write_results's of them; ValueError if a range does
+        not hold what it should."""
         if name == RESULT_FILES[0]:
-            out.writelines(records)
+            splice_concatenated(runs, out)
         elif name == RESULT_FILES[1]:
-            count = 0
-            for count, record in enumerate(records, start=1):
-                out.write((b"[\n  " if count == 1 else b",\n  ") + record)
-            out.write(b"\n]" if count else b"[]")
-        else:
+            empty = True
+            for source, start, end in runs:
+                if start == end:
+                    continue
+                source.seek(start)
+                if source.read(4) not in (b"[\n  ", b",\n  "):
+                    raise ValueError(f"{name}: no entry at byte {start}")
+                out.write(b"[\n  " if empty else b",\n  ")
+                copy_range(out, source, start + 4, end)
+                empty = False
+            out.write(b"[]" if empty else b"\n]")
+        elif name == RESULT_FILES[2]:
             out.write(_ANNOTATORS_HEADER)
-            out.writelines(b"%d%s" % (n, r) for n, r in enumerate(records, start=1))
+            line = 0
+            for source, start, end in runs:  # the lines numbered anew: a few bytes each
+                source.seek(start)
+                data = source.read(end - start)
+                if len(data) != end - start or (data and not data.endswith(b"\n")):
+                    raise ValueError(f"{name}: bytes {start}-{end} are not whole lines")
+                for row in data.splitlines(keepends=True):
+                    line += 1
+                    out.write(b"%d%s" % (line, row[row.index(b",") :]))
+        else:
+            raise ValueError(f"{name} is not a result file of {NAME}")
 
     def read(self, paths: Sequence[Path], definition: Definition) -> Iterator[SourceTask]:
         for path in paths:

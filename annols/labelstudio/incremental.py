@@ -147,15 +147,10 @@ def write_spliced(out: Path, pieces: Iterable[tuple[Path, int, int]], sep: bytes
                     f.write(sep)
                 if source not in handles:
                     handles[source] = open(source, "rb")  # noqa: SIM115 - closed below
-                src = handles[source]
-                src.seek(start)
-                left = end - start
-                while left:
-                    block = src.read(min(left, _CHUNK))
-                    if not block:
-                        raise ExportShape(f"{source} is shorter than its index")
-                    f.write(block)
-                    left -= len(block)
+                try:
+                    files.copy_range(f, handles[source], start, end)
+                except ValueError:
+                    raise ExportShape(f"{source} is shorter than its index") from None
             f.write(b"]")
     finally:
         for h in handles.values():

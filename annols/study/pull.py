@@ -14,7 +14,6 @@ import bisect
 import codecs
 import csv
 import hashlib
-import itertools
 import json
 import mmap
 import multiprocessing
@@ -327,7 +326,7 @@ def convert(
     if judges:
         tasks = map(judges.with_judges, same_protocol(read_export(export, users), definition, export))
         return _convert_tasks(tasks, definition, out_dir, fmt)  # the caller checks judges.check_used()
-    log: list[TaskRows] | None = [] if keep is not None and hasattr(fmt, "records") else None
+    log: list[TaskRows] | None = [] if keep is not None and hasattr(fmt, "splice") else None
     if keep is not None and log is not None and keep.unchanged:
         kept = _convert_keeping(export, definition, out_dir, users, fmt, keep)
         if kept is not None:
@@ -340,22 +339,23 @@ def convert(
             log.clear()
         report = _convert_tasks(same_protocol(read_export(export, users), definition, export), definition, out_dir,
                                 fmt, log)  # fmt: skip
-    if log is not None and all(t.kept for t in log):
-        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, out_dir))
+    if log is not None and all(t.kept for t in log) and (bases := _spans(fmt, out_dir, report, log)) is not None:
+        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, out_dir), bases)
     return report
 
 
 # --- keeping the result rows of unchanged tasks -------------------------------------------------
 
 ROWS_FILE = ".annols-rows.json"  # in a pull folder: what each task wrote to each result file (for the next re-pull)
-ROWS_VERSION = 1  # raise it when a format's records or results.csv's rows of a task are written otherwise
+ROWS_VERSION = 2  # raise it when a format's records or results.csv's rows of a task are written otherwise
 
 
 @dataclass
 class TaskRows:
     """What converting one task wrote: its bytes of results.csv and violations.csv, its rows of violations.csv, its
-    records of the format's files (one a judgment), its counts and input warnings; ``kept``: whether a re-pull
-    may keep them (a study item, not a shared copy)."""
+    records of the format's files (one a judgment) and their bytes in each of them (``sizes``, in the files' order
+    but for the two CSV files), its counts and input warnings; ``kept``: whether a re-pull may keep them (a study
+    item, not a shared copy)."""
 
     id: int
     results: int = 0
@@ -366,10 +366,11 @@ class TaskRows:
     cancelled: int = 0
     warnings: tuple[str, ...] = ()
     kept: bool = True
+    sizes: list[int] = field(default_factory=list)
 
     def row(self) -> list[Any]:
         return [self.id, self.results, self.violations, self.violation_rows, self.records, self.annotations,
-                self.cancelled, list(self.warnings)]  # fmt: skip
+                self.cancelled, list(self.warnings), self.sizes]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -390,16 +391,61 @@ def _rows_context(definition: Definition, fmt: Format, out_dir: Path) -> str:
     return hashlib.sha256(json.dumps(key, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
 
 
-def _write_rows_index(out_dir: Path, report: ConvertReport, log: list[TaskRows], context: str) -> None:
+def _write_rows_index(out_dir: Path, report: ConvertReport, log: list[TaskRows], context: str,
+                      bases: list[int]) -> None:  # fmt: skip
+    """``bases``: where the first record of each of the format's files starts (its header before it)."""
     index = {"version": ROWS_VERSION, "context": context,
              "files": {str(p.relative_to(out_dir)): p.stat().st_size for p in report.files},
-             "tasks": [t.row() for t in log]}  # fmt: skip
+             "bases": bases, "tasks": [t.row() for t in log]}  # fmt: skip
     files.write_text(out_dir / ROWS_FILE, json.dumps(index, separators=(",", ":")) + "\n")
 
 
-def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[TaskRows]] | None:
-    """The earlier pull's rows index (the result files' names, the tasks' rows), if it is of this context and its
-    files are the sizes it wrote; else None."""
+def _own_files(names: Iterable[str]) -> list[str]:
+    """The format's own result files of a convert's files (named relative to its folder), in their order."""
+    return [n for n in names if n not in (RESULTS_FILE, VIOLATIONS_FILE)]
+
+
+def _spans(fmt: Format, out_dir: Path, report: ConvertReport, log: list[TaskRows],
+           only: list[int] | None = None) -> list[int] | None:  # fmt: skip
+    """Each task's bytes in each of the format's files (``sizes`` of ``log``'s entries, read from the files the
+    convert into ``out_dir`` wrote, its records in task order) and where each file's records start; None if a
+    file is not one record after another as many as the tasks wrote (no index then: a re-pull converts all).
+    ``only``: those of these files (their places among the format's files) and no other, the sizes there."""
+    bases = []
+    if only is None:
+        for t in log:
+            t.sizes = []
+    try:
+        for i, name in enumerate(_own_files(str(p.relative_to(out_dir)) for p in report.files)):
+            if only is not None and i not in only:
+                continue
+            with open(out_dir / name, "rb") as f:
+                spans = fmt.record_spans(name, f)  # type: ignore[attr-defined]
+                base = at = None
+                for t in log:
+                    size = 0
+                    for _ in range(t.records):
+                        start, end = next(spans)
+                        if at is not None and start != at:
+                            return None
+                        base = start if base is None else base
+                        size += end - start
+                        at = end
+                    if only is None:
+                        t.sizes.append(size)
+                    else:
+                        t.sizes[i] = size
+                if next(spans, None) is not None:
+                    return None
+                bases.append(0 if base is None else base)
+    except (OSError, ValueError, StopIteration):
+        return None
+    return bases
+
+
+def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[int], list[TaskRows]] | None:
+    """The earlier pull's rows index (the result files' names, where the records of the format's own files start,
+    the tasks' rows), if it is of this context and its files are the sizes it wrote; else None."""
     try:
         index = json.loads((folder / ROWS_FILE).read_text("utf-8"))
         if index.get("version") != ROWS_VERSION or index.get("context") != context:
@@ -407,29 +453,35 @@ def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[TaskRo
         sizes = index["files"]
         if any((folder / name).stat().st_size != size for name, size in sizes.items()):
             return None
+        bases = [int(b) for b in index["bases"]]
         tasks = [TaskRows(int(t[0]), int(t[1]), int(t[2]), int(t[3]), int(t[4]), int(t[5]), int(t[6]),
-                          tuple(str(w) for w in t[7])) for t in index["tasks"]]  # fmt: skip
-        return list(sizes), tasks
+                          tuple(str(w) for w in t[7]), sizes=[int(n) for n in t[8]])
+                 for t in index["tasks"]]  # fmt: skip
+        own = len(_own_files(sizes))
+        if len(bases) != own or any(len(t.sizes) != own for t in tasks):
+            return None
+        return list(sizes), bases, tasks
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
 
 
 def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users: dict[int, str], fmt: Format,
                      keep: Keep) -> ConvertReport | None:  # fmt: skip
-    """``convert`` of only the tasks not in ``keep.unchanged``, the others' rows taken from the earlier pull's files;
-    None (nothing written) where that cannot be done as converting every task would."""
+    """``convert`` of only the tasks not in ``keep.unchanged``, the others' rows copied from the earlier pull's files
+    as byte ranges (runs of tasks); None where that cannot be done as converting every task would (the caller
+    then converts every task, writing every file anew)."""
     context = _rows_context(definition, fmt, out_dir)
     found = _read_rows_index(keep.folder, context)
     if found is None:
         return None
-    names, earlier_log = found
+    names, bases, earlier_log = found
     earlier = {t.id: t for t in earlier_log}
     if any(t not in earlier for t in keep.unchanged):
         return None
     blind = _changed_blinding(export, keep)
     if blind is not None and any(isinstance(r.get("shares"), list) for r in blind.values()):
         return None  # (an unchanged task has none: the earlier pull's index is of tasks converted once each)
-    own = [n for n in names if n not in (RESULTS_FILE, VIOLATIONS_FILE)]
+    own = _own_files(names)
     with tempfile.TemporaryDirectory(prefix=".annols-changed-", dir=out_dir) as tmp:
         changed_dir = Path(tmp)
         log: list[TaskRows] = []
@@ -449,36 +501,37 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
         done = _convert_tasks(same_protocol(changed(), definition, export), definition, changed_dir, fmt, log)
         if not all(t.kept for t in log) or sorted(str(p.relative_to(changed_dir)) for p in done.files) != sorted(names):
             return None
+        new_bases = _spans(fmt, changed_dir, done, log)
+        if new_bases is None:
+            return None
         new = {t.id: t for t in log}
         order = [earlier[t] if t in keep.unchanged else new[t] for t, _, _ in keep.segments]
         if len(new) + sum(1 for t, _, _ in keep.segments if t in keep.unchanged) != len(order):
             return None
         written = []
         try:
-            for name in own:
+            every: list[tuple[str, int | str]] = [*((n, i) for i, n in enumerate(own)), (RESULTS_FILE, "results"),
+                                                  (VIOLATIONS_FILE, "violations")]  # fmt: skip
+            for name, size in every:
+                if isinstance(size, int):
+                    at_old, at_new = _starts(earlier_log, size, bases[size]), _starts(log, size, new_bases[size])
+                else:
+                    with open(changed_dir / name, "rb") as f:
+                        header = len(f.readline())
+                    if (keep.folder / name).stat().st_size != header + sum(getattr(t, size) for t in earlier_log):
+                        raise _NotKept
+                    at_old, at_new = _starts(earlier_log, size, header), _starts(log, size, header)
                 with open(keep.folder / name, "rb") as old_f, open(changed_dir / name, "rb") as new_f, \
                         files.atomic_open(out_dir / name, "wb") as out:  # fmt: skip
-                    old = _Records(fmt.records(name, old_f))  # type: ignore[attr-defined]
-                    now = _Records(fmt.records(name, new_f))  # type: ignore[attr-defined]
-                    fmt.assemble(name, _picked(order, keep.unchanged, earlier_log, old, now), out)  # type: ignore[attr-defined]
-                    old.rest()  # every record read: each file had the records its tasks wrote
-                    now.rest()
-                written.append(out_dir / name)
-            for name, size in ((RESULTS_FILE, "results"), (VIOLATIONS_FILE, "violations")):
-                with open(changed_dir / name, "rb") as f:
-                    header = len(f.readline())
-                if (keep.folder / name).stat().st_size != header + sum(getattr(t, size) for t in earlier_log):
-                    raise _NotKept
-                at_old, at_new = _starts(earlier_log, size, header), _starts(log, size, header)
-                with open(keep.folder / name, "rb") as old_f, open(changed_dir / name, "rb") as new_f, \
-                        files.atomic_open(out_dir / name, "wb") as out:  # fmt: skip
-                    out.write(new_f.read(header))
-                    for t in order:
-                        source, at = (old_f, at_old) if t.id in keep.unchanged else (new_f, at_new)
-                        length = getattr(t, size)
-                        source.seek(at[t.id])
-                        if length and out.write(source.read(length)) != length:
-                            raise _NotKept
+                    runs = _runs(order, keep.unchanged, size, (old_f, at_old), (new_f, at_new))
+                    if isinstance(size, int):
+                        fmt.splice(name, runs, out)  # type: ignore[attr-defined]
+                    else:
+                        out.write(new_f.read(header))
+                        for source, start, end in runs:
+                            files.copy_range(out, source, start, end)
+                if isinstance(size, int):
+                    written.append(out_dir / name)
         except (ValueError, OSError, _NotKept):
             return None  # the caller converts every task (and writes every file anew)
     report = ConvertReport(
@@ -488,7 +541,15 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
         input_warnings=tuple(w for t in order for w in t.warnings),
         kept=len(order) - len(log),
     )
-    _write_rows_index(out_dir, report, order, context)
+    renumbered = [i for i, name in enumerate(own) if name in getattr(fmt, "renumbered", ())]
+    # Their records' bytes as the assembled files hold them (a line number longer or shorter).
+    if renumbered and _spans(fmt, out_dir, report, order, renumbered) is None:
+        return None  # the caller converts every task, writing every file anew
+    # Where each file's records start: as the file of a full pull says (0 for a file without records).
+    firsts = [next((t for t in order if t.sizes[i]), None) for i in range(len(own))]
+    _write_rows_index(out_dir, report, order, context, [
+        0 if t is None else (bases if t.id in keep.unchanged else new_bases)[i] for i, t in enumerate(firsts)
+    ])  # fmt: skip
     return report
 
 
@@ -512,49 +573,37 @@ class _NotKept(Exception):
     """A result file of the earlier pull or of the changed tasks holds other records than its index says."""
 
 
-class _Records:
-    """A result file's records, read in order (``take``), each task's as many as it wrote."""
-
-    def __init__(self, records: Iterator[bytes]) -> None:
-        self._records = records
-
-    def take(self, count: int) -> list[bytes]:
-        out = list(itertools.islice(self._records, count))
-        if len(out) != count:
-            raise _NotKept
-        return out
-
-    def rest(self) -> None:
-        if next(self._records, None) is not None:
-            raise _NotKept
+Source = tuple[IO[bytes], dict[int, int]]  # a result file, open, and where each task's bytes start in it
 
 
-def _picked(order: list[TaskRows], unchanged: frozenset[int], earlier: list[TaskRows], old: _Records,
-            now: _Records) -> Iterator[bytes]:  # fmt: skip
-    """The records of the tasks in ``order``: an unchanged task's from the earlier file (skipping those of the
-    earlier tasks not kept), a changed one's from the file of the changed tasks."""
-    ahead = iter(earlier)
+def _runs(order: list[TaskRows], unchanged: frozenset[int], size: int | str, old: Source, new: Source
+          ) -> Iterator[tuple[IO[bytes], int, int]]:  # fmt: skip
+    """The byte ranges of the tasks in ``order`` (an unchanged one's in the earlier file ``old``, a changed one's in
+    the file of the changed tasks ``new``), those next to each other in one file as one range. ``size``: the
+    index of the file in a task's ``sizes``, or the field of its bytes (results, violations)."""
+    run: list[Any] = []
     for t in order:
-        if t.id in unchanged:
-            for e in ahead:
-                got = old.take(e.records)
-                if e.id == t.id:
-                    yield from got
-                    break
-            else:
-                raise _NotKept
-        else:
-            yield from now.take(t.records)
-    for e in ahead:
-        old.take(e.records)
+        f, at = old if t.id in unchanged else new
+        length = t.sizes[size] if isinstance(size, int) else getattr(t, size)
+        if not length:
+            continue
+        start = at[t.id]
+        if run and run[0] is f and run[2] == start:
+            run[2] = start + length
+            continue
+        if run:
+            yield run[0], run[1], run[2]
+        run = [f, start, start + length]
+    if run:
+        yield run[0], run[1], run[2]
 
 
-def _starts(log: list[TaskRows], field: str, base: int) -> dict[int, int]:
-    """Task id -> where its rows (``field``: their count or bytes) start, the tasks' one after another from ``base``."""
+def _starts(log: list[TaskRows], size: int | str, base: int) -> dict[int, int]:
+    """Task id -> where its bytes (``size``: as in :func:`_runs`) start, the tasks' one after another from ``base``."""
     out = {}
     for t in log:
         out[t.id] = base
-        base += getattr(t, field)
+        base += t.sizes[size] if isinstance(size, int) else getattr(t, size)
     return out
 
 

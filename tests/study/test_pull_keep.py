@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 from annols.labelstudio import incremental
+from annols.protocols import load_definition
 from annols.study import pull
 from annols.study.exports import write_blinding
+from annols.study.push import build_tasks
+from tests.formats.test_generic_judgments import RATINGS, ratings_row, write_csv
 from tests.study.test_pull_parts import DEV, load, raw_export, write_export
 
 
@@ -28,16 +31,26 @@ def files_of(folder: Path) -> dict[str, bytes]:
     return found
 
 
+CORRECTED = {"id": "c", "from_name": "corrected_prediction", "to_name": "prediction", "type": "textarea",
+             "value": {"text": ["A corrected answer, much longer than the one it corrects. " * 20]}, "origin": "manual"}
+
+
 def changed(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], set[int]]:
-    """The tasks after annotators worked: a new judgment, a skip, an edit, a judgment gone, a task deleted."""
+    """The tasks after annotators worked: a new judgment, a skip, an edit, a judgment gone, a task deleted; the
+    first task's record made longer (the first entry of qa-feedback.json), a record made shorter, the last task's
+    judgment gone."""
     now = copy.deepcopy(tasks)
     first = now[1]["annotations"][0]
     now[1]["annotations"].append({**first, "id": 9001, "completed_by": 7})
     now[4]["annotations"].append({**first, "id": 9002, "completed_by": 7, "was_cancelled": True, "result": []})
     now[6]["annotations"][0]["result"] = now[2]["annotations"][0]["result"]
     now[8]["annotations"] = []
+    now[0]["annotations"][0]["result"] = [*(r for r in now[0]["annotations"][0]["result"]
+                                            if r.get("from_name") != CORRECTED["from_name"]), CORRECTED]
+    now[12]["annotations"][0]["result"] = []
+    now[-1]["annotations"] = []
     del now[10]
-    return now, {now[i]["id"] for i in (1, 4, 6, 8)}
+    return now, {now[i]["id"] for i in (0, 1, 4, 6, 8, 11, len(now) - 1)}
 
 
 @pytest.mark.parametrize(("workers", "blinded"), [(1, False), (2, False), (1, True)])
@@ -61,13 +74,46 @@ def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_byte_for_byte(tmp_path: Pat
     unchanged = frozenset(t for t, _, _ in segments if t not in touched)
     kept = convert(export, tmp_path / "kept", pull.Keep(earlier, unchanged, segments))
     full = convert(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
-    assert kept.kept == len(now) - 4
+    assert kept.kept == len(now) - len(touched)
     assert files_of(tmp_path / "kept") == files_of(tmp_path / "full")
     assert (tmp_path / "kept" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
     assert (kept.counts, kept.violations, kept.input_warnings) == (full.counts, full.violations, full.input_warnings)
     assert [p.name for p in kept.files] == [p.name for p in full.files]
     if blinded:
         assert b"key 2," in (tmp_path / "kept" / "results.csv").read_bytes()
+    # The changes the test means: records longer and shorter, one more, none (the index's bytes per task and file).
+    after = {t[0]: t for t in json.loads((tmp_path / "kept" / pull.ROWS_FILE).read_text("utf-8"))["tasks"]}
+    before = {t[0]: t for t in index["tasks"]}
+    jsonl = 0  # qa-feedback.jsonl's place among the format's files
+    assert after[now[0]["id"]][8][jsonl] > before[now[0]["id"]][8][jsonl] > 0
+    assert 0 < after[now[11]["id"]][8][jsonl] < before[now[11]["id"]][8][jsonl]
+    assert (after[now[1]["id"]][4], after[now[-1]["id"]][4], after[now[-1]["id"]][8]) == (2, 0, [0, 0, 0])
+    assert tasks[10]["id"] not in after
+
+
+def test_a_re_pull_of_a_re_pull_keeps_what_the_first_kept(tmp_path: Path) -> None:
+    """The index a re-pull writes (its renumbered lines' bytes counted anew) serves the next re-pull."""
+    tasks = raw_export("qa-feedback", [DEV])
+    earlier = tmp_path / "earlier"
+    convert(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    now, touched = changed(tasks)
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    second = tmp_path / "second"
+    convert(export, second, pull.Keep(earlier, frozenset(t for t, _, _ in segments if t not in touched), segments))
+
+    later = copy.deepcopy(now)  # an annotation added before every other one: every later line number moves
+    later[2]["annotations"].append({**later[2]["annotations"][0], "id": 9101, "completed_by": 7})
+    later[-2]["annotations"][0]["result"] = []
+    export = write_export(tmp_path / "later.json", later)
+    segments = incremental.index_export(export)
+    unchanged = frozenset(t for t, _, _ in segments if t not in {later[2]["id"], later[-2]["id"]})
+    third = convert(export, tmp_path / "third", pull.Keep(second, unchanged, segments))
+    full = convert(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert third.kept == len(later) - 2
+    assert (third.counts, third.violations) == (full.counts, full.violations)
+    assert files_of(tmp_path / "third") == files_of(tmp_path / "full")
+    assert (tmp_path / "third" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
 
 
 def test_what_cannot_be_kept_is_converted_in_full(tmp_path: Path) -> None:
@@ -98,3 +144,50 @@ def test_what_cannot_be_kept_is_converted_in_full(tmp_path: Path) -> None:
     # A task said unchanged that the earlier pull did not convert: nothing kept rather than a wrong file.
     assert convert(export, tmp_path / "c", pull.Keep(earlier, unchanged | {10**6}, segments)).kept == 0
     assert files_of(tmp_path / "c") == files_of(full)
+
+
+def test_the_generic_format_keeps_its_lines_too(tmp_path: Path) -> None:
+    """A user's own definition (the generic JSONL out): a re-pull copies the unchanged tasks' lines, byte for byte
+    a full pull's."""
+    definition = load_definition(RATINGS)
+    rows = [ratings_row(doc, a, value=doc) for doc in range(14) for a in ("A", "B")]
+    tasks = []
+    for key, _systems, task, repeat in build_tasks(definition, [write_csv(tmp_path / "in.csv", rows)],
+                                                   with_annotations=True):  # fmt: skip
+        if repeat:
+            continue
+        task_id = len(tasks) + 1
+        tasks.append({"id": task_id,  # in the order of Label Studio's export (its id and annotations first)
+                      "annotations": [{"id": task_id * 10 + i, "completed_by": 1 + i, "result": a["result"],
+                                       "was_cancelled": False, "lead_time": 1.5, "task": task_id,
+                                       "created_at": "2026-11-21T10:00:00Z"}
+                                      for i, a in enumerate(task["annotations"])],
+                      "drafts": [], "predictions": [], "data": task["data"],
+                      "meta": {**task["meta"], "annols_key": key}, "created_at": "2026-11-21T09:00:00Z"})  # fmt: skip
+    assert len(tasks) == 14 and all(len(t["annotations"]) == 2 for t in tasks)
+    users = {1: "a@x", 2: "b@x", 7: "c@x"}
+
+    def run(export: Path, out: Path, keep: pull.Keep) -> pull.ConvertReport:
+        out.mkdir(parents=True, exist_ok=True)
+        return pull.convert(export, definition, out, users, keep=keep)
+
+    earlier = tmp_path / "earlier"
+    run(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert (earlier / pull.ROWS_FILE).exists()
+    now = copy.deepcopy(tasks)
+    now[0]["annotations"].append({**now[0]["annotations"][0], "id": 9001, "completed_by": 7})  # one more line
+    now[5]["annotations"][1]["result"] = now[5]["annotations"][1]["result"][:2]  # a shorter line
+    now[9]["annotations"] = []
+    del now[11]
+    touched = {now[i]["id"] for i in (0, 5, 9)}
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    kept = run(export, tmp_path / "kept", pull.Keep(earlier, frozenset(t for t, _, _ in segments
+                                                                       if t not in touched), segments))  # fmt: skip
+    full = run(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert kept.kept == len(now) - 3
+    assert (kept.counts, kept.violations) == (full.counts, full.violations)
+    name = f"{definition.name}.jsonl"
+    for n in (name, "results.csv", "violations.csv", pull.ROWS_FILE):
+        assert (tmp_path / "kept" / n).read_bytes() == (tmp_path / "full" / n).read_bytes(), n
+    assert (tmp_path / "kept" / name).read_bytes().count(b"\n") == 2 * len(now) - 2 + 1
