@@ -22,7 +22,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -386,7 +386,8 @@ class Keep:
 def _rows_context(definition: Definition, fmt: Format, out_dir: Path) -> str:
     """What, beside a task's bytes, its blinding line and the names of the users it holds (:func:`_untouched`), its
     result rows depend on."""
-    key = [ROWS_VERSION, repr(definition), fmt.name, (out_dir / PROJECT_FILE).exists()
+    # The definition as read, not where from: the same protocol read from another checkout converts alike.
+    key = [ROWS_VERSION, repr(replace(definition, source="")), fmt.name, (out_dir / PROJECT_FILE).exists()
            and json.loads((out_dir / PROJECT_FILE).read_text("utf-8")).get(BLIND_ONLY, False)]  # fmt: skip
     return hashlib.sha256(json.dumps(key, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
 

@@ -16,6 +16,7 @@ from annols.protocols import load_definition
 from annols.study import pull
 from annols.study.exports import write_blinding
 from annols.study.push import build_tasks
+from tests.conftest import ROOT
 from tests.formats.test_generic_judgments import RATINGS, ratings_row, write_csv
 from tests.study.test_pull_parts import DEV, load, raw_export, write_export
 
@@ -191,3 +192,22 @@ def test_the_generic_format_keeps_its_lines_too(tmp_path: Path) -> None:
     for n in (name, "results.csv", "violations.csv", pull.ROWS_FILE):
         assert (tmp_path / "kept" / n).read_bytes() == (tmp_path / "full" / n).read_bytes(), n
     assert (tmp_path / "kept" / name).read_bytes().count(b"\n") == 2 * len(now) - 2 + 1
+
+
+def test_the_rows_index_holds_for_the_same_definition_read_from_another_place(tmp_path: Path) -> None:
+    """A re-pull run from another checkout (the definition file elsewhere) keeps the earlier pull's rows; a
+    definition that reads otherwise does not."""
+    text = (ROOT / "examples" / "summeval-ratings.toml").read_text("utf-8")
+    paths = []
+    for place in ("one", "two"):
+        (tmp_path / place).mkdir()
+        paths.append(tmp_path / place / "summeval-ratings.toml")
+        paths[-1].write_text(text, "utf-8")
+    first, second = (load_definition(p) for p in paths)
+    assert first.source != second.source
+    out = tmp_path / "pull"
+    out.mkdir()
+    fmt = pull.format_for(first)
+    assert pull._rows_context(first, fmt, out) == pull._rows_context(second, fmt, out)
+    (tmp_path / "three.toml").write_text(text.replace('name = "', 'name = "other-', 1), "utf-8")
+    assert pull._rows_context(load_definition(tmp_path / "three.toml"), fmt, out) != pull._rows_context(first, fmt, out)
