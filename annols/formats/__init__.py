@@ -43,7 +43,9 @@ from typing import IO, Any, Protocol
 
 from annols.definition import Definition
 from annols.errors import InputError
+from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Judgment
 
 
 @dataclass(frozen=True)
@@ -270,3 +272,10 @@ def _own_format(definition: Definition) -> str:
     if definition.style == "ratings" and getattr(definition.spec, "groups", None) is not None:
         return "groups"
     return "generic"
+
+
+def decoded_annotations(task: ExportedTask, definition: Definition) -> list[tuple[ExportedAnnotation, list[Judgment]]]:
+    """Each submitted (not cancelled) annotation of a task with its judgments, as the definition's style decodes
+    them (:func:`annols.styles.decode`): what a format writes its result files from. What decode reads no judgment
+    from is left out; the format's ``check`` names it (violations.csv)."""
+    return [(a, decode(definition, task, a)) for a in task.annotations if not a.cancelled]
