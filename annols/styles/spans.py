@@ -262,7 +262,8 @@ def decode(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
             links.setdefault(source, []).append(to)
         elif kind in ("choices", "textarea") and region and item.get("from_name") not in controls:
             value = item.get("value") or {}
-            given = value.get("choices") if kind == "choices" else ["\n".join(str(t) for t in value.get("text") or [])]
+            written = "\n".join(str(t) for t in _listed(value.get("text")))
+            given = _listed(value.get("choices")) if kind == "choices" else [written]
             if given:
                 answers.setdefault(region, {})[str(item.get("from_name"))] = tuple(str(g) for g in given)
     out: list[judgments.Judgment] = []
@@ -290,6 +291,11 @@ def decode(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
     none = none_question(spec)
     questions = (none, *spec.questions) if none else spec.questions
     return out + judgments.question_answers(questions, annotation.result, system)
+
+
+def _listed(value: Any) -> list[Any]:
+    """An answer's choices or texts as a list: a lone string (which the editor does not write) is one."""
+    return [value] if isinstance(value, str) else list(value or [])
 
 
 def _offset(value: Any) -> int | None:
