@@ -45,7 +45,8 @@ def test_summary_flaws_leaves_out_an_unlabelled_region_and_one_without_whole_off
         {**region, "id": "good", "value": {"start": 0, "end": len(word), "text": word, "labels": ["Irrelevant"]}},
         # Read before as a span without a label ("Span 2: <word>") and as one at offsets -1 with the region's text.
         {**region, "id": "bare", "value": {"start": 0, "end": len(word), "text": word, "labels": []}},
-        {**region, "id": "words", "value": {"start": "zero", "end": len(word), "text": "elsewhere", "labels": ["Incoherent"]}},
+        {**region, "id": "words", "value": {"start": "zero", "end": len(word), "text": "elsewhere",
+                                            "labels": ["Incoherent"]}},
     ]  # fmt: skip
     out, violations = converted(tmp_path, "summary-flaws", tasks)
 
