@@ -277,5 +277,14 @@ def _own_format(definition: Definition) -> str:
 def decoded_annotations(task: ExportedTask, definition: Definition) -> list[tuple[ExportedAnnotation, list[Judgment]]]:
     """Each submitted (not cancelled) annotation of a task with its judgments, as the definition's style decodes
     them (:func:`annols.styles.decode`): what a format writes its result files from. What decode reads no judgment
-    from is left out; the format's ``check`` names it (violations.csv)."""
-    return [(a, decode(definition, task, a)) for a in task.annotations if not a.cancelled]
+    from is left out; the format's ``check`` names it (violations.csv).
+
+    Remembered for the last task: a conversion checks each annotation of a task, then writes the task."""
+    if _DECODED and _DECODED[0][0] is task and _DECODED[0][1] is definition:
+        return _DECODED[0][2]
+    decoded = [(a, decode(definition, task, a)) for a in task.annotations if not a.cancelled]
+    _DECODED[:] = [(task, definition, decoded)]
+    return decoded
+
+
+_DECODED: list[tuple[ExportedTask, Definition, list[tuple[ExportedAnnotation, list[Judgment]]]]] = []

@@ -561,16 +561,13 @@ class _Parsed:
     extra: list[_Region] = field(default_factory=list)  # a region's second label (or item): not read
 
 
-_PARSED: list[tuple[ExportedAnnotation, _Parsed]] = []  # the last annotation read
 _SHIPPED: list[Definition] = []  # the shipped protocol's definition, once loaded
 
 
 def _parsed(task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> _Parsed:
-    """The annotation read through its style (:func:`annols.styles.decode`), remembered for the last annotation:
-    conversion checks and writes each annotation in turn."""
-    if not _PARSED or _PARSED[0][0] is not annotation:
-        _PARSED[:] = [(annotation, parse_judgments(decode(definition, task, annotation)))]
-    return _PARSED[0][1]
+    """The annotation read through its style (:func:`annols.formats.decoded_annotations`: decoded once per task)."""
+    judgments = next((j for a, j in decoded_annotations(task, definition) if a is annotation), None)
+    return parse_judgments(decode(definition, task, annotation) if judgments is None else judgments)
 
 
 def parse_judgments(judgments: Iterable[Judgment]) -> _Parsed:

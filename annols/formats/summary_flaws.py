@@ -580,7 +580,6 @@ class Judgment:
 
 
 _NAMES: list[tuple[Definition, Names]] = []  # the last definition's names: checked once per annotation
-_DECODED: list[tuple[ExportedAnnotation, list[Any]]] = []  # the last annotation decoded
 
 
 def _names(definition: Definition) -> Names:
@@ -591,11 +590,9 @@ def _names(definition: Definition) -> Names:
 
 
 def _decoded(task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Any]:
-    """The annotation's judgments (:func:`annols.styles.decode`), remembered for the last annotation: conversion
-    checks and writes each annotation in turn."""
-    if not _DECODED or _DECODED[0][0] is not annotation:
-        _DECODED[:] = [(annotation, decode(definition, task, annotation))]
-    return _DECODED[0][1]
+    """The annotation's judgments (:func:`annols.formats.decoded_annotations`: decoded once per task)."""
+    return next((j for a, j in decoded_annotations(task, definition) if a is annotation), None) \
+        or decode(definition, task, annotation)  # fmt: skip
 
 
 def judgment(judgments: Iterable[Any], names: Names) -> Judgment:
