@@ -312,9 +312,8 @@ def _unread(result: Sequence[dict[str, Any]], spec: SentencesSpec) -> list[tuple
         if match is None:
             continue
         expected = "textarea" if match[1] == spec.explanation.name else "choices"
-        read = [item] if item.get("type") == expected and isinstance(item.get("value"), dict) else []
-        read = choices_by_name(read) if expected == "choices" else texts_by_name(read)
-        if not read:
+        items = [item] if item.get("type") == expected and isinstance(item.get("value"), dict) else []
+        if not (choices_by_name(items) if expected == "choices" else texts_by_name(items)):
             what = f"{match[0]} is a {item.get('type')!r} result with value {_shown(item.get('value'))}"
             out.append(("unreadable-answer", f"row {match[2]}: {what}, read as no answer (expected {expected})"))
     return out
