@@ -564,10 +564,17 @@ class _Parsed:
 _SHIPPED: list[Definition] = []  # the shipped protocol's definition, once loaded
 
 
+_PARSED: list[tuple[ExportedAnnotation, _Parsed]] = []  # the last annotation read
+
+
 def _parsed(task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> _Parsed:
-    """The annotation read through its style (:func:`annols.formats.decoded_annotations`: decoded once per task)."""
-    judgments = next((j for a, j in decoded_annotations(task, definition) if a is annotation), None)
-    return parse_judgments(decode(definition, task, annotation) if judgments is None else judgments)
+    """The annotation read through its style (:func:`annols.formats.decoded_annotations`: decoded once per task),
+    remembered for the last annotation: conversion checks and writes each annotation in turn."""
+    if not _PARSED or _PARSED[0][0] is not annotation:
+        judgments = next((j for a, j in decoded_annotations(task, definition) if a is annotation), None)
+        judged = decode(definition, task, annotation) if judgments is None else judgments
+        _PARSED[:] = [(annotation, parse_judgments(judged))]
+    return _PARSED[0][1]
 
 
 def parse_judgments(judgments: Iterable[Judgment]) -> _Parsed:
@@ -872,8 +879,8 @@ class QaFeedbackFormat:
             line = 0
             array.write("[")
             for task in tasks:
-                for annotation, judgments in decoded_annotations(task, definition):
-                    record = rebuild_record(task, feedback(task.data, parse_judgments(judgments)))
+                for annotation, _ in decoded_annotations(task, definition):
+                    record = rebuild_record(task, feedback(task.data, _parsed(task, annotation, definition)))
                     line += 1
                     jsonl.write(jsontext.dumps(record, ensure_ascii=False) + "\n")
                     indented = jsontext.dumps(record, indent=2).replace("\n", "\n  ")  # strings hold no raw newline

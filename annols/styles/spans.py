@@ -337,14 +337,11 @@ def unread(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
             continue
         value = item.get("value") or {}
         region = str(item.get("id", ""))
-        labels = value.get("labels") or value.get("paragraphlabels") or []
-        first, last = _offset(value.get("start", 0)), _offset(value.get("end", 0))
-        what = f"{control} region {region!r} {_shown(value.get('text', ''))}"
-        if not labels:
-            out.append(("unreadable-span", f"{what} has no label"))
-        elif first is None or last is None:
-            out.append(("unreadable-span", f"{what} has offsets {value.get('start')!r}-{value.get('end')!r}, "
-                        "not whole numbers"))  # fmt: skip
+        if not (value.get("labels") or value.get("paragraphlabels")):
+            out.append(("unreadable-span", f"{control} region {region!r} {_shown(value.get('text', ''))} has no label"))
+        elif _offset(value.get("start", 0)) is None or _offset(value.get("end", 0)) is None:
+            out.append(("unreadable-span", f"{control} region {region!r} {_shown(value.get('text', ''))} has offsets "
+                        f"{value.get('start')!r}-{value.get('end')!r}, not whole numbers"))  # fmt: skip
         else:
             spans.add(region)
     for item in annotation.result:
