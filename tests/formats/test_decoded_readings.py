@@ -124,3 +124,17 @@ def test_qa_feedback_reads_a_region_s_first_label_and_names_the_second(tmp_path:
     assert [e["error type"] for e in record["feedback"]["errors"]][:2] == ["Irrelevant", "Irrelevant"]
     assert len(record["feedback"]["errors"]) == 4
     assert rules(violations, key_of(task)).count("one-label-per-region") == 1
+
+
+def test_a_relation_drawn_pointing_left_links_its_to_region_to_its_from_region(tmp_path: Path) -> None:
+    tasks = raw_export("qa-feedback", [DEV])
+    task = tasks[1]
+    relation = next(item for item in task["annotations"][0]["result"] if item.get("type") == "relation")
+    written, before = converted(tmp_path / "right", "qa-feedback", tasks)
+    relation.update({"from_id": "rep1", "to_id": "err4", "direction": "left"})  # the same arrow, drawn the other way
+    flipped, violations = converted(tmp_path / "left", "qa-feedback", tasks)
+    assert (flipped / "qa-feedback.jsonl").read_bytes() == (written / "qa-feedback.jsonl").read_bytes()
+    assert violations == before
+    exported = list(read_export(tmp_path / "left" / "export.json", {1: "a@x"}))[1]
+    spans = {s.region: s for s in decode(load("qa-feedback"), exported, exported.annotations[0]) if isinstance(s, Span)}
+    assert spans["err4"].links == ("rep1",) and spans["rep1"].links == ()
