@@ -280,7 +280,7 @@ def decode(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
                                           answers.get(region, {}), tuple(links.get(region, ())), message=message)
                            for label in labels)  # fmt: skip
             continue
-        first, last = _offset(value.get("start", 0)), _offset(value.get("end", 0))
+        first, last = _offset(value.get("start")), _offset(value.get("end"))
         if first is None or last is None:
             continue  # offsets that are no whole numbers: no span (unread names it)
         # a paragraphs pane: paragraph indexes (as strings), the end inclusive
@@ -300,7 +300,7 @@ def _listed(value: Any) -> list[Any]:
 
 def _offset(value: Any) -> int | None:
     """An offset or paragraph index as exported (a number, or its digits as a string); None when it is no
-    whole number (true/false, a fraction, words, null)."""
+    whole number (missing, true/false, a fraction, words, null): a region without offsets is no span, none guessed."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -339,7 +339,7 @@ def unread(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
         region = str(item.get("id", ""))
         if not (value.get("labels") or value.get("paragraphlabels")):
             out.append(("unreadable-span", f"{control} region {region!r} {_shown(value.get('text', ''))} has no label"))
-        elif _offset(value.get("start", 0)) is None or _offset(value.get("end", 0)) is None:
+        elif _offset(value.get("start")) is None or _offset(value.get("end")) is None:
             out.append(("unreadable-span", f"{control} region {region!r} {_shown(value.get('text', ''))} has offsets "
                         f"{value.get('start')!r}-{value.get('end')!r}, not whole numbers"))  # fmt: skip
         else:
