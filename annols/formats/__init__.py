@@ -45,15 +45,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any, Protocol
 
 from annols import files
 from annols.definition import Definition
 from annols.errors import InputError
+from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-
-if TYPE_CHECKING:  # the styles import this package
-    from annols.styles.judgments import Judgment
+from annols.styles.judgments import Judgment
 
 
 @dataclass(frozen=True)
@@ -299,10 +298,16 @@ def _own_format(definition: Definition) -> str:
 
 
 def decoded_annotations(task: ExportedTask, definition: Definition) -> list[tuple[ExportedAnnotation, list[Judgment]]]:
-    """Each submitted (not cancelled) annotation of a task, in export order, with its judgments as the style
-    decodes them (:func:`annols.styles.decode`): the one reading of an annotation every result file is written
-    from. What decode cannot read (two answers to one question, an unknown code) is no judgment: the files leave
-    it out and the format's ``check`` names it in violations.csv."""
-    from annols.styles import decode  # the styles import this package: import on use
+    """Each submitted (not cancelled) annotation of a task with its judgments, as the definition's style decodes
+    them (:func:`annols.styles.decode`): what a format writes its result files from. What decode reads no judgment
+    from is left out; the format's ``check`` names it (violations.csv).
 
-    return [(a, decode(definition, task, a)) for a in task.annotations if not a.cancelled]
+    Remembered for the last task: a conversion checks each annotation of a task, then writes the task."""
+    if _DECODED and _DECODED[0][0] is task and _DECODED[0][1] is definition:
+        return _DECODED[0][2]
+    decoded = [(a, decode(definition, task, a)) for a in task.annotations if not a.cancelled]
+    _DECODED[:] = [(task, definition, decoded)]
+    return decoded
+
+
+_DECODED: list[tuple[ExportedTask, Definition, list[tuple[ExportedAnnotation, list[Judgment]]]]] = []

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
-from annols import jsontext
+from annols import jsontext, protocols
 from annols.definition import Definition
 from annols.errors import InputError
 from annols.files import atomic_open, copy_range
@@ -65,12 +65,16 @@ from annols.formats import (
     Violation,
     append_bytes,
     content_key,
+    decoded_annotations,
     join_concatenated,
     line_spans,
     no_predictions,
     splice_concatenated,
 )
+from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Answer, Judgment, Span
+from annols.styles.spans import unread
 
 NAME = "qa-feedback"
 ANNOTATOR = "original"  # the dataset has one annotator per record and no annotator ids
@@ -554,74 +558,56 @@ class _Parsed:
     paragraphs: list[_Region] = field(default_factory=list)  # paragraphlabels, result order
     evidence: dict[str, list[str]] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
-    relations: list[tuple[str, str]] = field(default_factory=list)
+    relations: list[tuple[str, str]] = field(default_factory=list)  # (from region, to region)
     corrected: str = ""
+    extra: list[_Region] = field(default_factory=list)  # a region's second label (or item): not read
 
 
-def _as_int(value: Any) -> int:
-    """An offset or item index; -1 when unusable (reported by check())."""
-    if isinstance(value, bool):
-        return -1
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value))
-    except ValueError:
-        return -1
+_SHIPPED: list[Definition] = []  # the shipped protocol's definition, once loaded
 
 
-def _texts(value: dict[str, Any]) -> str:
-    texts = value.get("text")
-    if isinstance(texts, str):
-        return texts
-    return "\n".join(t for t in texts if isinstance(t, str)) if isinstance(texts, list) else ""
+_PARSED: list[tuple[ExportedAnnotation, _Parsed]] = []  # the last annotation read
 
 
-def _first_label(value: dict[str, Any], key: str) -> str:
-    labels = value.get(key)
-    return labels[0] if isinstance(labels, list) and labels and isinstance(labels[0], str) else ""
-
-
-_PARSED: list[tuple[Iterable[Any], _Parsed]] = []  # the last result parsed
-
-
-def _parsed(result: Iterable[Any]) -> _Parsed:
-    """_parse, remembered for the last result: conversion checks and writes each annotation in turn."""
-    if not _PARSED or _PARSED[0][0] is not result:
-        _PARSED[:] = [(result, _parse(result))]
+def _parsed(task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> _Parsed:
+    """The annotation read through its style (:func:`annols.formats.decoded_annotations`: decoded once per task),
+    remembered for the last annotation: conversion checks and writes each annotation in turn."""
+    if not _PARSED or _PARSED[0][0] is not annotation:
+        judgments = next((j for a, j in decoded_annotations(task, definition) if a is annotation), None)
+        judged = decode(definition, task, annotation) if judgments is None else judgments
+        _PARSED[:] = [(annotation, parse_judgments(judged))]
     return _PARSED[0][1]
 
 
-def _parse(result: Iterable[Any]) -> _Parsed:
+def parse_judgments(judgments: Iterable[Judgment]) -> _Parsed:
+    """An annotation's judgments (its spans style's decode) in the protocol's terms, in result order.
+
+    A region decode reads no span from (no label, offsets that are no whole numbers) is not here, nor a per-span
+    answer or relation of no labelled span: check names them (``unreadable-span``, ``-answer``, ``-link``).
+    Of a region with two labels (or two items of one id) the first is read, as the report's tables read it; the
+    rest are ``extra``, and check names them (``one-label-per-region``)."""
     parsed = _Parsed()
     seen: set[tuple[str, str]] = set()
-    for position, item in enumerate(result):
-        if not isinstance(item, dict):
+    for position, j in enumerate(judgments):
+        if isinstance(j, Answer):
+            if j.question == CORRECTED:
+                parsed.corrected = j.text
             continue
-        if item.get("type") == "relation":
-            ends = (str(item.get("from_id")), str(item.get("to_id")))
-            parsed.relations.append(ends[::-1] if item.get("direction") == "left" else ends)
+        if not isinstance(j, Span) or j.message is not None:
             continue
-        value = item.get("value")
-        if not isinstance(value, dict):
+        if (j.region, j.control) in seen:
+            parsed.extra.append(_Region(j.region, position, j.label, int(j.start), int(j.end), j.text))
             continue
-        id_, from_name, type_ = str(item.get("id", "")), item.get("from_name"), item.get("type")
-        if (id_, str(from_name)) in seen:
-            continue
-        seen.add((id_, str(from_name)))
-        start, end, text = _as_int(value.get("start")), _as_int(value.get("end")), str(value.get("text", ""))
-        if from_name == ERRORS and type_ == "labels":
-            parsed.spans.append(_Region(id_, position, _first_label(value, "labels"), start, end, text))
-        elif from_name == PASSAGE_LABELS and type_ == "paragraphlabels":
-            label = _first_label(value, "paragraphlabels")
-            parsed.paragraphs.append(_Region(id_, position, label, start, end, _texts(value)))
-        elif from_name == EVIDENCE and type_ == "choices":
-            choices = value.get("choices")
-            parsed.evidence[id_] = [c for c in choices if isinstance(c, str)] if isinstance(choices, list) else []
-        elif from_name == NOTE and type_ == "textarea":
-            parsed.notes[id_] = _texts(value)
-        elif from_name == CORRECTED and type_ == "textarea" and not parsed.corrected:
-            parsed.corrected = _texts(value)
+        seen.add((j.region, j.control))
+        parsed.relations += [(j.region, to) for to in j.links]
+        if j.control == ERRORS:
+            parsed.spans.append(_Region(j.region, position, j.label, int(j.start), int(j.end), j.text))
+            if j.answers.get(EVIDENCE):
+                parsed.evidence[j.region] = list(j.answers[EVIDENCE])
+            if j.answers.get(NOTE):
+                parsed.notes[j.region] = "\n".join(j.answers[NOTE])
+        elif j.control == PASSAGE_LABELS:  # paragraph indexes: decode's end is one past the last, ours the last
+            parsed.paragraphs.append(_Region(j.region, position, j.label, int(j.start), int(j.end) - 1, j.text))
     return parsed
 
 
@@ -713,9 +699,20 @@ def _explanation(span: _Region, parsed: _Parsed, links: dict[str, list[_Region]]
     return ""
 
 
-def feedback_from_result(data: dict[str, Any], result: Iterable[Any]) -> dict[str, Any]:
-    """The QA-Feedback ``feedback`` object of one annotation, in the dataset's key order."""
-    parsed = _parsed(result)
+def feedback_from_result(data: dict[str, Any], result: list[dict[str, Any]],
+                         definition: Definition | None = None) -> dict[str, Any]:  # fmt: skip
+    """The QA-Feedback ``feedback`` object of one annotation's result on a task with ``data``, read through the
+    style of ``definition`` (the shipped qa-feedback protocol when None)."""
+    if definition is None:
+        _SHIPPED[:] = _SHIPPED or [protocols.load(NAME)]
+        definition = _SHIPPED[0]
+    task = ExportedTask(id=0, key="", data=data, systems=(), annotations=())
+    return feedback(data, parse_judgments(decode(definition, task, ExportedAnnotation(id=0, annotator="",
+                                                                                    result=result))))  # fmt: skip
+
+
+def feedback(data: dict[str, Any], parsed: _Parsed) -> dict[str, Any]:
+    """The QA-Feedback ``feedback`` object of one annotation (:func:`parse_judgments`), in the dataset's key order."""
     prediction = data.get("prediction", "")
     items = data.get("passages", [])
     links = _repeated_links(parsed)
@@ -910,10 +907,8 @@ class QaFeedbackFormat:
             line = 0
             array.write("[")
             for task in tasks:
-                for annotation in task.annotations:
-                    if annotation.cancelled:
-                        continue
-                    record = rebuild_record(task, feedback_from_result(task.data, annotation.result))
+                for annotation, _ in decoded_annotations(task, definition):
+                    record = rebuild_record(task, feedback(task.data, _parsed(task, annotation, definition)))
                     line += 1
                     jsonl.write(jsontext.dumps(record, ensure_ascii=False) + "\n")
                     indented = jsontext.dumps(record, indent=2).replace("\n", "\n  ")  # strings hold no raw newline
@@ -923,9 +918,11 @@ class QaFeedbackFormat:
         return paths
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
-        parsed = _parsed(annotation.result)
+        parsed = _parsed(task, annotation, definition)
         items = task.data.get("passages", [])
-        found: list[tuple[str, str]] = []
+        found: list[tuple[str, str]] = unread(definition.spec, task, annotation)
+        found += [("one-label-per-region", f"{_rule_text(r)}: a second label (or item) of region {r.id!r}, not read")
+                  for r in parsed.extra]  # fmt: skip
         found += _check_evidence(parsed, items)
         found += _check_repetitive(parsed)
         found += _check_missing(parsed, items)

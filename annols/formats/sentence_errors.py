@@ -63,12 +63,14 @@ from annols.formats import (
     Violation,
     content_key,
     csv_header,
+    decoded_annotations,
     fit_row,
     join_concatenated,
     join_csv,
     no_predictions,
 )
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.judgments import Row, choices_by_name, texts_by_name
 from annols.styles.sentences import SentencesSpec
 
 NAME = "sentence-errors"
@@ -278,21 +280,48 @@ def _item(name: str, n: int, kind: str, value: dict[str, Any]) -> dict[str, Any]
 # ---------------------------------------------------------------- results
 
 
-def parse_result(result: Iterable[dict[str, Any]], spec: SentencesSpec) -> Answers:
-    """Answers per row and question, from result items in any order and with any ids."""
-    names = [spec.special.name, *(q.name for q in spec.columns), spec.explanation.name]
-    pattern = re.compile(rf"^({'|'.join(map(re.escape, names))})_(\d+)$")
+def parse_result(result: Sequence[dict[str, Any]], spec: SentencesSpec) -> Answers:
+    """Answers per row and question, read as the sentences style's decode reads them (task-level ``choices`` and
+    ``textarea`` items, :func:`annols.styles.judgments.choices_by_name`), in any order and with any ids; unlike
+    decode, a special case's hidden answers are kept, for check to name."""
+    pattern = _row_control(spec)
     answers: Answers = {}
+    for name, codes in choices_by_name(result).items():
+        match = pattern.match(name)
+        if match and match[1] != spec.explanation.name:
+            answers.setdefault(int(match[2]), {})[match[1]] = list(codes)
+    for name, text in texts_by_name(result).items():
+        match = pattern.match(name)
+        if match and match[1] == spec.explanation.name:
+            answers.setdefault(int(match[2]), {})[match[1]] = [text]
+    return answers
+
+
+def _row_control(spec: SentencesSpec) -> re.Pattern[str]:
+    names = [spec.special.name, *(q.name for q in spec.columns), spec.explanation.name]
+    return re.compile(rf"^({'|'.join(map(re.escape, names))})_(\d+)$")
+
+
+def _unread(result: Sequence[dict[str, Any]], spec: SentencesSpec) -> list[tuple[str, str]]:
+    """Items of a row's controls decode reads no answer from: another type than the control's (``choices``, the
+    explanation's ``textarea``), a per-region value, or no value."""
+    pattern = _row_control(spec)
+    out = []
     for item in result:
         match = pattern.match(str(item.get("from_name", ""))) if isinstance(item, dict) else None
-        value = item.get("value") if match else None
-        if match is None or not isinstance(value, dict):
+        if match is None:
             continue
-        found = value.get("text" if match[1] == spec.explanation.name else "choices", [])
-        found = [found] if isinstance(found, str) else found
-        row = answers.setdefault(int(match[2]), {})
-        row.setdefault(match[1], []).extend(str(x) for x in found)
-    return answers
+        expected = "textarea" if match[1] == spec.explanation.name else "choices"
+        items = [item] if item.get("type") == expected and isinstance(item.get("value"), dict) else []
+        if not (choices_by_name(items) if expected == "choices" else texts_by_name(items)):
+            what = f"{match[0]} is a {item.get('type')!r} result with value {_shown(item.get('value'))}"
+            out.append(("unreadable-answer", f"row {match[2]}: {what}, read as no answer (expected {expected})"))
+    return out
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _groups(question: Question) -> dict[str, str]:
@@ -307,7 +336,9 @@ def _column(spec: SentencesSpec, name: str) -> Question:
 
 
 def result_rows(tasks: Iterable[ExportedTask], definition: Definition) -> Iterator[dict[str, Any]]:
-    """The answer table, one row per task x submitted annotation x sentence row."""
+    """The answer table, one row per task x submitted annotation x sentence row, from the annotations' judgments
+    (:func:`annols.formats.decoded_annotations`): a row shows what the annotator saw when submitting (a special
+    case hides, and its :class:`~annols.styles.judgments.Row` empties, the other columns)."""
     spec: SentencesSpec = definition.spec
     groups = _groups(_column(spec, "meaning"))
     for task in tasks:
@@ -315,27 +346,22 @@ def result_rows(tasks: Iterable[ExportedTask], definition: Definition) -> Iterat
         record = record if isinstance(record, dict) else {}
         variant = definition.variant or str(record.get("variant", ""))
         record_id = record.get("id")
-        for annotation in task.annotations:
-            if annotation.cancelled:
-                continue
-            answers = parse_result(annotation.result, spec)
-            for n in range(1, spec.rows + 1):
-                row = answers.get(n, {})
-                special = row.get(spec.special.name, [])
-                # A special case hides the rest in the editor: write what the annotator saw.
-                shown = {} if special else row
-                meanings = shown.get("meaning", [])
+        for annotation, judgments in decoded_annotations(task, definition):
+            for row in judgments:
+                if not isinstance(row, Row):
+                    continue
+                meanings = row.columns.get("meaning", ())
                 yield {
                     "task": task.key,
                     "annotator": annotation.annotator,
                     "variant": variant,
-                    "sentence": n,
-                    "text": str(task.data.get(f"sentence_{n}", "")),
-                    "special_case": JOIN.join(special),
-                    "mapping": JOIN.join(shown.get("mapping", [])),
+                    "sentence": row.row,
+                    "text": str(task.data.get(f"sentence_{row.row}", "")),
+                    "special_case": row.special,
+                    "mapping": JOIN.join(row.columns.get("mapping", ())),
                     "meaning_group": JOIN.join(groups.get(m, "") for m in meanings),
                     "meaning": JOIN.join(meanings),
-                    "explanation": "\n".join(shown.get(spec.explanation.name, [])),
+                    "explanation": row.explanation,
                     "record_id": "" if record_id is None else record_id,
                 }
 
@@ -371,9 +397,10 @@ def _check_row(n: int, row: dict[str, list[str]], spec: SentencesSpec) -> list[t
     return found
 
 
-def check_result(result: Iterable[dict[str, Any]], spec: SentencesSpec) -> list[tuple[str, str]]:
+def check_result(result: Sequence[dict[str, Any]], spec: SentencesSpec) -> list[tuple[str, str]]:
     answers = parse_result(result, spec)
-    found = [("unknown-answer", f"row {n}: there is no such row (the project has {spec.rows})")
+    found = _unread(result, spec)
+    found += [("unknown-answer", f"row {n}: there is no such row (the project has {spec.rows})")
              for n in sorted(answers) if not 1 <= n <= spec.rows]  # fmt: skip
     for n in range(1, spec.rows + 1):
         found += _check_row(n, answers.get(n, {}), spec)

@@ -65,11 +65,15 @@ from annols.formats import (
     Violation,
     content_key,
     csv_header,
+    decoded_annotations,
     fit_row,
     join_concatenated,
     join_separated,
 )
+from annols.styles import decode
+from annols.styles import judgments as styles_judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
+from annols.styles.spans import unread
 
 NAME = "summary-flaws"
 #: The regex the code consuming the original blocks parses span lines with.
@@ -557,9 +561,10 @@ def _source_task(record: _Record, names: Names) -> SourceTask:
 
 @dataclass(frozen=True)
 class Span:
-    """A labels region as exported: offsets, the region's own text, its label ("" if none)."""
+    """A span as its style decodes it: offsets as exported (possibly outside the summary), the region's own text,
+    its label."""
 
-    start: int  # -1 when the region has no usable offsets
+    start: int
     end: int
     text: str
     label: str
@@ -575,7 +580,6 @@ class Judgment:
 
 
 _NAMES: list[tuple[Definition, Names]] = []  # the last definition's names: checked once per annotation
-_JUDGED: list[tuple[Sequence[dict[str, Any]], Names, Judgment]] = []  # the last result judged
 
 
 def _names(definition: Definition) -> Names:
@@ -585,37 +589,30 @@ def _names(definition: Definition) -> Names:
     return _NAMES[0][1]
 
 
-def _judged(result: Sequence[dict[str, Any]], names: Names) -> Judgment:
-    """judgment, remembered for the last result: conversion checks and writes each annotation in turn."""
-    if not _JUDGED or _JUDGED[0][0] is not result or _JUDGED[0][1] is not names:
-        _JUDGED[:] = [(result, names, judgment(result, names))]
-    return _JUDGED[0][2]
+def _decoded(task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Any]:
+    """The annotation's judgments (:func:`annols.formats.decoded_annotations`: decoded once per task)."""
+    return next((j for a, j in decoded_annotations(task, definition) if a is annotation), None) \
+        or decode(definition, task, annotation)  # fmt: skip
 
 
-def judgment(result: Sequence[dict[str, Any]], names: Names) -> Judgment:
+def judgment(judgments: Iterable[Any], names: Names) -> Judgment:
+    """What an annotation's judgments (its style's decode) say in the protocol's terms: the spans of the flaws
+    control by start offset, "None identified" ticked, the first answer to the question that is one of its codes.
+    A region decode reads no span from (no label, offsets that are no whole numbers) is not here:
+    check names it (``unreadable-span``)."""
     spans: list[Span] = []
     none_identified = False
     missing: str | None = None
-    for item in result:
-        value = item.get("value") or {}
-        if item.get("type") == "labels" and item.get("from_name") == names.flaws:
-            labels = value.get("labels") or [""]
-            start, end = _offset(value.get("start")), _offset(value.get("end"))
-            spans += [Span(start, end, str(value.get("text", "")), str(label)) for label in labels]
-        elif item.get("from_name") == names.none_name:
-            none_identified = none_identified or names.none_answer in (value.get("choices") or [])
-        elif item.get("from_name") == names.question:
-            answers = [c for c in value.get("choices") or [] if c in names.answers]
+    for j in judgments:
+        if isinstance(j, styles_judgments.Span) and j.control == names.flaws:
+            spans.append(Span(int(j.start), int(j.end), j.text, j.label))
+        elif isinstance(j, styles_judgments.Answer) and j.question == names.none_name:
+            none_identified = none_identified or names.none_answer in j.codes
+        elif isinstance(j, styles_judgments.Answer) and j.question == names.question:
+            answers = [c for c in j.codes if c in names.answers]
             missing = answers[0] if answers else None
     spans.sort(key=lambda s: (s.start, s.end, s.label))
     return Judgment(tuple(spans), none_identified, missing)
-
-
-def _offset(value: Any) -> int:
-    try:
-        return int(value) if not isinstance(value, bool) else -1
-    except (TypeError, ValueError):
-        return -1
 
 
 def _valid(span: Span, summary: str) -> bool:
@@ -685,23 +682,22 @@ class SummaryFlawsFormat:
             text, lines = (stack.enter_context(atomic_open(p)) for p in paths)
             first = True
             for task in tasks:
-                for annotation in task.annotations:
-                    if annotation.cancelled:
-                        continue
-                    found = _judged(annotation.result, names)
+                for annotation, judgments in decoded_annotations(task, definition):
+                    found = judgment(judgments, names)
                     text.write(("" if first else "\n\n") + entry(task, annotation, found, names))
                     lines.write(jsontext.dumps(_json_line(task, annotation, found, names), ensure_ascii=False) + "\n")
                     first = False
         return paths
 
     def check(self, task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
-        """spans-xor-none, missing-info-answered, span-text-matches, overlapping-spans (a skipped task has none)."""
+        """unreadable-span (-answer, -link), spans-xor-none, missing-info-answered, span-text-matches,
+        overlapping-spans, span-parses-back (a skipped task has none)."""
         if annotation.cancelled:
             return []
         names = _names(definition)
-        found = _judged(annotation.result, names)
+        found = judgment(_decoded(task, annotation, definition), names)
         summary = str(task.data.get(names.summary, ""))
-        problems = _xor_none(found, names) + _unanswered(found, names)
+        problems = unread(definition.spec, task, annotation) + _xor_none(found, names) + _unanswered(found, names)
         problems += _mismatched(found, summary) + _overlapping(found) + _parses_back(found, summary, names)
         return [Violation(task.key, annotation.annotator, rule, what) for rule, what in problems]
 

@@ -347,7 +347,10 @@ def convert(
 # --- keeping the result rows of unchanged tasks -------------------------------------------------
 
 ROWS_FILE = ".annols-rows.json"  # in a pull folder: what each task wrote to each result file (for the next re-pull)
-ROWS_VERSION = 2  # raise it when a format's records or results.csv's rows of a task are written otherwise
+# Raise it when a format's records or results.csv's rows of a task are written otherwise. 2: records kept as byte
+# ranges, and the span and sentence formats write from the judgments decode reads (a malformed region is read one
+# way everywhere).
+ROWS_VERSION = 2
 
 
 @dataclass

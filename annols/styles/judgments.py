@@ -214,12 +214,14 @@ def _listed(value: Any) -> list[Any]:
 
 
 def texts_by_name(result: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """from_name -> the text written, for task-level (not per-region) text areas."""
+    """from_name -> the text written, for task-level (not per-region) text areas; the texts of two items of one
+    control (which the editor does not make) one after the other, a line break between them."""
     out: dict[str, str] = {}
     for item in result:
         if item.get("type") == "textarea" and not _per_region(item):
-            text = "\n".join(str(t) for t in (item.get("value") or {}).get("text") or [])
-            out[str(item.get("from_name"))] = out.get(str(item.get("from_name")), "") + text
+            text = "\n".join(str(t) for t in _listed((item.get("value") or {}).get("text") or []))
+            name = str(item.get("from_name"))
+            out[name] = out[name] + "\n" + text if name in out else text
     return out
 
 

@@ -258,10 +258,12 @@ def decode(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
     for item in annotation.result:
         kind, region = item.get("type"), str(item.get("id", ""))
         if kind == "relation":
-            links.setdefault(str(item.get("from_id")), []).append(str(item.get("to_id")))
+            source, to = _relation_ends(item)
+            links.setdefault(source, []).append(to)
         elif kind in ("choices", "textarea") and region and item.get("from_name") not in controls:
             value = item.get("value") or {}
-            given = value.get("choices") if kind == "choices" else ["\n".join(str(t) for t in value.get("text") or [])]
+            written = "\n".join(str(t) for t in _listed(value.get("text")))
+            given = _listed(value.get("choices")) if kind == "choices" else [written]
             if given:
                 answers.setdefault(region, {})[str(item.get("from_name"))] = tuple(str(g) for g in given)
     out: list[judgments.Judgment] = []
@@ -278,16 +280,86 @@ def decode(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) 
                                           answers.get(region, {}), tuple(links.get(region, ())), message=message)
                            for label in labels)  # fmt: skip
             continue
-        if "startOffset" in value:  # a paragraphs pane: paragraph indexes, as strings
-            start, end = int(value.get("start", 0)), int(value.get("end", 0)) + 1
-        else:
-            start, end = int(value.get("start", 0)), int(value.get("end", 0))
+        first, last = _offset(value.get("start")), _offset(value.get("end"))
+        if first is None or last is None:
+            continue  # offsets that are no whole numbers: no span (unread names it)
+        # a paragraphs pane: paragraph indexes (as strings), the end inclusive
+        start, end = (first, last + 1) if "startOffset" in value else (first, last)
         for label in labels:
             out.append(judgments.Span(control, str(label), start, end, str(value.get("text", "")), region, system,
                                       answers.get(region, {}), tuple(links.get(region, ()))))  # fmt: skip
     none = none_question(spec)
     questions = (none, *spec.questions) if none else spec.questions
     return out + judgments.question_answers(questions, annotation.result, system)
+
+
+def _listed(value: Any) -> list[Any]:
+    """An answer's choices or texts as a list: a lone string (which the editor does not write) is one."""
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def _offset(value: Any) -> int | None:
+    """An offset or paragraph index as exported (a number, or its digits as a string); None when it is no
+    whole number (missing, true/false, a fraction, words, null): a region without offsets is no span, none guessed."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _relation_ends(item: dict[str, Any]) -> tuple[str, str]:
+    """(from region, to region) of a relation: a relation drawn pointing left (``direction: "left"``) goes
+    from its ``to_id`` to its ``from_id``."""
+    ends = (str(item.get("from_id")), str(item.get("to_id")))
+    return (ends[1], ends[0]) if item.get("direction") == "left" else ends
+
+
+def unread(spec: SpansSpec, task: ExportedTask, annotation: ExportedAnnotation) -> list[tuple[str, str]]:
+    """(rule, what was there) for each part of an annotation's result :func:`decode` reads no judgment from:
+
+    - ``unreadable-span``: a region of a labels control without a label, or with offsets that are no whole
+      numbers;
+    - ``unreadable-answer``: a per-span answer on a region that is no labelled span;
+    - ``unreadable-link``: a relation from or to a region that is no labelled span.
+
+    The formats name these in violations.csv and leave them out of their result files, as every table does."""
+    controls = span_controls(spec)
+    asked = {q.name for q in spec.span_questions}  # the per-span questions
+    asked |= {label.question.name for labels in controls.values() for label in labels if label.question}
+    spans: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for item in annotation.result:
+        control = str(item.get("from_name", ""))
+        if control not in controls or item.get("type") == "relation":
+            continue
+        value = item.get("value") or {}
+        region = str(item.get("id", ""))
+        if not (value.get("labels") or value.get("paragraphlabels")):
+            out.append(("unreadable-span", f"{control} region {region!r} {_shown(value.get('text', ''))} has no label"))
+        elif _offset(value.get("start")) is None or _offset(value.get("end")) is None:
+            out.append(("unreadable-span", f"{control} region {region!r} {_shown(value.get('text', ''))} has offsets "
+                        f"{value.get('start')!r}-{value.get('end')!r}, not whole numbers"))  # fmt: skip
+        else:
+            spans.add(region)
+    for item in annotation.result:
+        kind, region = item.get("type"), str(item.get("id", ""))
+        if kind == "relation":
+            source, to = _relation_ends(item)
+            lost = [r for r in (source, to) if r not in spans]
+            if lost:
+                out.append(("unreadable-link", f"relation {source!r} -> {to!r}: no labelled span {lost[0]!r}"))
+        elif kind in ("choices", "textarea") and item.get("from_name") in asked and region not in spans:
+            out.append(("unreadable-answer", f"{item.get('from_name')} answer on region {region!r}, which is no "
+                        "labelled span"))  # fmt: skip
+    return out
+
+
+def _shown(text: Any) -> str:
+    text = str(text)
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def _in_messages(messages: Any, value: dict[str, Any]) -> list[tuple[int, int, int, str]]:
