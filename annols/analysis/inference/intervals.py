@@ -23,6 +23,9 @@ The wealth depends on the items' order; the interval averages the final wealth o
 seeded orders of the items (an average of such wealths has expectation 1 too, so Markov still holds),
 which makes it depend on the items and the seed only. The candidates are a grid over the range, refined at
 each end (a resolution of 1/10,000 of the range); the interval is rounded outward to the grid (never narrower).
+The ends are those of every candidate of both grids tested, but only the candidates no certificate rules out are
+computed (:class:`_Test`: the wealth of the gambler betting up never grows with m, so where it alone passes
+1 / alpha every smaller m is rejected too), at most :data:`CHUNK` values at a time.
 
 PPI++ (:func:`ppi`): the estimate is ``lambda x mean(judge on judge-only items) + mean(humans - lambda x
 judge on items with humans)``, two independent means of bounded values; its bounded interval is the sum
@@ -134,9 +137,17 @@ class _Test:
     ``1 + min(b_i, c / m) (x_i - m)`` is positive (at least 1 - c) and never grows with m (for m below b_i / c
     it is ``1 + b_i (x_i - m)``, above it ``1 - c + c x_i / m``), so the gambler betting up has a wealth that never
     grows with m, the one betting down one that never shrinks, in each order and so in their average; the hedged
-    wealth is at least either half. The kept set need not be an interval (the caps bend the factors, so their
-    product need not be convex in m as it is without caps), so nothing beyond a certificate is skipped. The margin
-    covers the rounding of the sums of logs (relative 1e-11 at a million items)."""
+    wealth is at least either half (in floats too: the halves are added as the wealth adds them).
+
+    Is the kept set an interval, so that the search could stop at its first rejected candidate each side? Without
+    the caps each factor is positive and affine in m, all of one gambler's falling (the other's rising), and a
+    product of positive convex functions all falling (or all rising) is convex, so the hedged wealth is convex in m
+    and the set below 1 / alpha an interval (the argument of Waudby-Smith & Ramdas for their hedged process). With
+    the caps, above m = c / b_i the factor is ``1 - c + c x_i / m``, whose slope at that kink, ``-x_i b_i^2 / c``,
+    is steeper than the ``-b_i`` before it when x_i > c / b_i: the factor, and the wealth, need not be convex, and
+    the set need not be an interval. So nothing is skipped on that argument, only by a certificate (each side's
+    monotone half), which holds with the caps. The margin covers the rounding of the sums of logs (relative about
+    1e-11 at a million items)."""
 
     def __init__(self, evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]], alpha: float,
                  certified: bool, n: int) -> None:  # fmt: skip
