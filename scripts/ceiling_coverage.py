@@ -145,8 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plant", action="append",
                         help="printed table: run only this plant's rows, keep the others' (repeatable)")
     args = parser.parse_args(argv)
-    for module in ("best_worst", "by_system", "ceiling", "item_tests", "judges", "pairwise", "ranking", "rankings",
-                   "ratings"):  # loaded, then frozen  # fmt: skip
+    for module in ("by_style.best_worst", "by_style.by_system", "judging.ceiling", "inference.item_tests",
+                   "judging.judges", "by_style.pairwise", "by_style.ranking", "leaderboard.rankings",
+                   "by_style.ratings"):  # loaded, then frozen  # fmt: skip
         importlib.import_module(f"annols.analysis.{module}")
 
     gc.freeze()  # the report's Holm correction (statsmodels) calls gc.collect: leave the loaded modules out of it
