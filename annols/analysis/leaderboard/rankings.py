@@ -24,8 +24,10 @@ cannot tell apart.
   operations whatever the number of judgments, which a bootstrap of a thousand fits needs.
   choix has no tie parameter (Davidson's model, which annols fitted by hand before), so a
   tie counts as half a win for each system, as Chatbot Arena counts them (Chiang et al.
-  2024). Strengths are exp(theta) / sum exp(theta) (they sum to 1); their intervals and the
-  ranks' resample the items (``default_rng([seed, 4, aspect index])``).
+  2024). Strengths are exp(theta) / sum exp(theta) (they sum to 1). Their intervals are the least and most each
+  strength can be within the pairs' simultaneous betting intervals of win shares (:func:`bt_bounds`): the
+  percentile bootstrap they had covered 0.54-0.71 at 10 items where a system often never lost. The ranks'
+  intervals resample the items (``default_rng([seed, 4, aspect index])``).
 """
 
 from __future__ import annotations
