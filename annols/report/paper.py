@@ -544,9 +544,11 @@ def methods_block(definition: Definition, study: Study, tables: dict[str, Table]
         text.append(CITE_MARK.sub(lambda m: f"\\citep{{{m.group(1)}}}", escape(used)))
     if "pairwise_bradley_terry" in tables and tables["pairwise_bradley_terry"].frame["strength"].notna().any():
         text.append("System strengths were also fitted by the Bradley-Terry model \\citep{bradley1952} (a tie as "
-                    "half a win for each system), with 95\\% intervals of strengths and ranks by the bootstrap over "
-                    "items \\citep{efron1993} and groups of systems the tests cannot tell apart by a compact letter "
-                    "display \\citep{piepho2004}.")  # fmt: skip
+                    "half a win for each system), with simultaneous 95\\% intervals of strengths from the pairs' "
+                    "betting confidence intervals of win shares (Waudby-Smith and Ramdas, 2024; Bonferroni over "
+                    "the pairs), 95\\% intervals of ranks by the bootstrap over items \\citep{efron1993}, and "
+                    "groups of systems the tests cannot tell apart by a compact letter display "
+                    "\\citep{piepho2004}.")  # fmt: skip
     if "detectable" in tables and len(tables["detectable"].frame):
         frame = tables["detectable"].frame
         finite = frame["detectable difference"][frame["detectable difference"].abs() < float("inf")].dropna()

@@ -107,15 +107,20 @@ def sections(tidy: pd.DataFrame, spec: Any, options: AnalysisOptions) -> list[Fi
     systems = set(frame["system"]) | set(frame["opponent"])
     if len(systems) > 2:
         tests = detectable.pairwise_table(signs.frame)
+        strengths = bradley_terry(frame, aspects, tests, options)
+        refused = rankings.no_strength_interval(strengths.frame)
         out.append(Finding(
             "Bradley-Terry with ties",
             ["Bradley-Terry strengths by maximum likelihood over all judgments of an aspect (choix), a tie "
-             "counting as half a win for each system; strengths sum to 1 per aspect. Intervals (95%): percentile "
-             f"bootstrap over items, {options.bootstrap} resamples, seed {options.seed}; the rank interval is "
-             "that of each resample's rank (1 is best). Group: systems sharing a letter cannot be told apart by "
-             "the sign test, Holm-corrected across every pair of the aspect (compact letter display, Piepho "
-             "2004)."],
-            [bradley_terry(frame, aspects, tests, options)],
+             "counting as half a win for each system; strengths sum to 1 per aspect. Strength intervals (95%, "
+             "simultaneous): each compared pair's betting interval of its share of half-wins (items as the unit, "
+             "Bonferroni over the pairs) bounds the pair's difference of log strengths; a strength's interval is "
+             "the least and most it can be within all those bounds (finite where a system never lost). Rank "
+             f"intervals (95%): percentile bootstrap over items, {options.bootstrap} resamples, seed "
+             f"{options.seed}, of each resample's rank (1 is best). Group: systems sharing a letter cannot be told "
+             "apart by the sign test, Holm-corrected across every pair of the aspect (compact letter display, "
+             "Piepho 2004).", *refused],
+            [strengths], [], refused,
         ))  # fmt: skip
     return out
 

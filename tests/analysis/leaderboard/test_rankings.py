@@ -1,10 +1,12 @@
 """Intervals on every ranking: compact letters against hand-worked cases (Piepho 2004), Bradley-Terry strengths
-and their bootstrap intervals against choix called directly on the same resamples of a fixed planted study, and
-rank intervals against a plain recomputation."""
+against choix called directly, their intervals (the pairs' betting intervals' strengths) against a linear
+programme, and the rank intervals against choix on the same bootstrap resamples, on a fixed planted study; rank
+intervals against a plain recomputation."""
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import choix
 import numpy as np
@@ -61,6 +63,48 @@ def test_bradley_terry_closed_form_for_two_systems(monkeypatch: pytest.MonkeyPat
     assert strength[0] / strength[1] == pytest.approx(2.5, rel=1e-6) and strength.sum() == pytest.approx(1)
 
 
+def polytope_strengths(per_item: dict[str, np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The strength intervals recomputed another way: each compared pair's betting interval of its half-win share
+    (items as the unit, 0.05 over the compared pairs), then each strength's extremes by linear programming (scipy's
+    HiGHS, not shortest paths): the largest t_m - t_k subject to logit(low) <= t_i - t_j <= logit(high) for every
+    compared pair, s_k = 1 / (1 + sum exp(t_m - t_k)) at its smallest, and the smallest at its largest."""
+    from scipy.optimize import linprog
+    from scipy.special import logit
+
+    from annols.analysis.inference import intervals
+
+    matrices = list(per_item.values())
+    compared = [(i, j) for i, j in itertools.combinations(range(k), 2) if sum(m[i, j] + m[j, i] for m in matrices)]
+    rows, limits = [], []
+    for i, j in compared:
+        num = [m[i, j] for m in matrices if m[i, j] + m[j, i]]  # a tie is already half a win each way here
+        den = [m[i, j] + m[j, i] for m in matrices if m[i, j] + m[j, i]]
+        lo, hi = intervals.betting_ratio(num, den, 0.0, 1.0, 0.05 / len(compared), OPTIONS.seed)
+        for sign, limit in ((1.0, logit(hi)), (-1.0, -logit(lo))):  # sign x (t_i - t_j) <= limit
+            if np.isfinite(limit):
+                row = np.zeros(k)
+                row[i], row[j] = sign, -sign
+                rows.append(row)
+                limits.append(limit)
+
+    def largest(k_: int, m: int) -> float:  # max t_m - t_k, t_k fixed at 0
+        c = np.zeros(k)
+        c[m] = -1.0
+        pin = np.zeros((1, k))
+        pin[0, k_] = 1.0
+        found = linprog(c, A_ub=np.array(rows) if rows else None, b_ub=np.array(limits) if rows else None,
+                        A_eq=pin, b_eq=[0.0], bounds=[(None, None)] * k)  # fmt: skip
+        return math.inf if found.status == 3 else -found.fun  # 3: unbounded
+
+    low, high = np.zeros(k), np.zeros(k)
+    for k_ in range(k):
+        above = [largest(k_, m) for m in range(k) if m != k_]
+        below = [-largest(m, k_) for m in range(k) if m != k_]  # the smallest t_m - t_k
+        low[k_] = 1 / (1 + sum(math.exp(min(x, 700)) if x != math.inf else math.inf for x in above))
+        high[k_] = 1 / (1 + sum(math.exp(x) for x in below))
+    return low, high
+
+
 def test_bradley_terry_and_its_intervals_equal_choix_on_the_planted_study() -> None:
     study = planted.pairwise()
     result = analyse(planted.PAIRWISE, study)
@@ -93,7 +137,7 @@ def test_bradley_terry_and_its_intervals_equal_choix_on_the_planted_study() -> N
         rng = np.random.default_rng([OPTIONS.seed, 4, a])
         draws = rng.integers(0, len(items), size=(OPTIONS.bootstrap, len(items)))  # one chunk at this size
         drawn = np.array([fit(sum(per_item[items[k]] for k in row)) for row in draws])
-        low, high = np.percentile(drawn, [2.5, 97.5], axis=0)
+        low, high = polytope_strengths(per_item, len(systems))
         ranks = np.array([[1 + sum(o > s for o in row) for s in row] for row in drawn])
         mine = table[table["aspect"] == aspect].set_index("system")
         for s, k in at.items():
@@ -144,3 +188,25 @@ def test_bounded_rank_sets_are_what_the_pairs_betting_intervals_allow() -> None:
     assert table.loc["A", "rank high"] <= 2 and table.loc["C", "rank low"] >= 3  # 30 items tell the halves apart
     unbounded = rankings.table(scores, no_tests, seed=3, reps=0, bounds=(1.0, 5.0))
     assert unbounded["rank low"].isna().all()  # --bootstrap 0: no interval, bounded or not
+
+
+def test_a_cycle_the_model_cannot_fit_gets_no_strength_interval_and_says_why() -> None:
+    """A beats B, B beats C and C beats A on every item: the pairs' intervals allow no Bradley-Terry strengths (a
+    negative cycle), so no strength interval is printed and the line for the section and the headline names the
+    aspect; a system that never lost still gets a finite interval (a strength is at most 1)."""
+    import pandas as pd
+
+    rows = [("q", s, o, f"i{i:02d}", "a0", "win") for i in range(30) for s, o in (("A", "B"), ("B", "C"), ("C", "A"))]
+    cycle = pd.DataFrame(rows, columns=["aspect", "system", "opponent", "task_key", "annotator", "outcome"])
+    no_tests = pd.DataFrame(columns=["aspect", "system", "opponent", "p (corrected)"])
+    table = rankings.bradley_terry(cycle, ["q"], no_tests, seed=1, reps=50)
+    assert table["strength"].notna().all() and table["strength CI low"].isna().all()
+    assert table["strength CI high"].isna().all() and table["rank low"].notna().all()
+    [line] = rankings.no_strength_interval(table)
+    assert line.startswith("No strength interval for q: ") and "contradict the model" in line
+    rows = [("q", s, o, f"i{i:02d}", "a0", "win") for i in range(30) for s, o in (("A", "B"), ("B", "C"), ("A", "C"))]
+    order = pd.DataFrame(rows, columns=cycle.columns)  # A never lost, C never won
+    ordered = rankings.bradley_terry(order, ["q"], no_tests, seed=1, reps=50).set_index("system")
+    assert rankings.no_strength_interval(ordered.reset_index()) == []
+    assert 0 < ordered.loc["C", "strength CI high"] < 1 and ordered.loc["C", "strength CI low"] == 0
+    assert 0 < ordered.loc["A", "strength CI low"] < ordered.loc["A", "strength CI high"] == 1
