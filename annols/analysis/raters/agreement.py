@@ -212,22 +212,29 @@ def each_against_the_rest(frame: pd.DataFrame, level: str) -> list[list[Any]]:
     annotator's answer and the mean of the others' on each unit."""
     unit, _ = pd.factorize(frame["unit"], use_na_sentinel=False)
     who, names = pd.factorize(frame["annotator"], sort=True)  # pairs of small integers, not of names
+    value = frame["value"].to_numpy()
     # one answer per unit and annotator (the last), as drop_duplicates(["unit", "annotator"], keep="last")
-    last = ~pd.Series(unit.astype(np.int64) * (len(names) + 1) + who + 1).duplicated(keep="last").to_numpy()
-    unit, who, value = unit[last], who[last], frame["value"].to_numpy()[last]
+    last = ~pd.Series(unit * (len(names) + 1) + who + 1).duplicated(keep="last").to_numpy()
+    if not last.all():
+        unit, who, value = unit[last], who[last], value[last]
+    del last
+    unit, who = unit.astype(np.int32), who.astype(np.int32)  # row numbers: int32 halves these arrays
     # Each answer's unit's answers, as part.merge(part, on="unit") orders them (the left rows in their order,
     # each with its unit's rows in theirs), built an annotator at a time: no table of every pair (at 100,000
     # tasks the merge of a ratings aspect held about 200 MB of pairs and names).
-    by_unit = np.argsort(unit, kind="stable")
-    size = np.bincount(unit) if len(unit) else np.zeros(0, dtype=np.int64)
-    start = np.cumsum(size) - size
+    by_unit = np.argsort(unit, kind="stable").astype(np.int32)
+    size = np.bincount(unit).astype(np.int32) if len(unit) else np.zeros(0, dtype=np.int32)
+    start = np.cumsum(size, dtype=np.int32) - size
     numeric = level in NUMERIC_LEVELS
     rows = []
     for code in np.unique(who):
-        left = np.flatnonzero(who == code)
+        left = np.flatnonzero(who == code).astype(np.int32)
         many = size[unit[left]]
-        offset = np.arange(int(many.sum())) - np.repeat(np.cumsum(many) - many, many)
-        right = by_unit[np.repeat(start[unit[left]], many) + offset]
+        place = np.arange(int(many.sum()), dtype=np.int32)  # each pair's place among its unit's answers
+        place -= np.repeat(np.cumsum(many, dtype=np.int32) - many, many)
+        place += np.repeat(start[unit[left]], many)
+        right = by_unit[place]
+        del place
         left = np.repeat(left, many)
         other = who[right] != code
         left, right = left[other], right[other]

@@ -7,6 +7,7 @@ import random
 
 import krippendorff
 import numpy as np
+import pandas as pd
 import pytest
 
 from annols.analysis.raters import agreement
@@ -105,11 +106,9 @@ def test_each_annotator_against_the_rest_sees_an_offset_annotator_rank_alike() -
     assert nominal[0][:4] == ["a", 2, 2, 50.0] and np.isnan(nominal[0][-1])  # no Spearman for codes
 
 
-def _each_by_merge(frame: "pd.DataFrame", level: str) -> list[list[object]]:
+def _each_by_merge(frame: pd.DataFrame, level: str) -> list[list[object]]:
     """each_against_the_rest as it was written before it built its pairs an annotator at a time: every pair
     of answers on a unit from a merge of the answers with themselves (kept here as the reference)."""
-    import pandas as pd
-
     part = frame[["unit", "annotator", "value"]].drop_duplicates(["unit", "annotator"], keep="last")
     who_code, names = pd.factorize(part["annotator"], sort=True)
     unit_code, _ = pd.factorize(part["unit"])
@@ -131,8 +130,6 @@ def _each_by_merge(frame: "pd.DataFrame", level: str) -> list[list[object]]:
 
 @pytest.mark.parametrize("kind", ["codes", "numbers", "words", "tuples"])
 def test_each_against_the_rest_gives_the_rows_of_a_merge_of_every_pair_to_the_bit(kind: str) -> None:
-    import pandas as pd
-
     rng = np.random.default_rng(["codes", "numbers", "words", "tuples"].index(kind))
     for _ in range(40):
         n = int(rng.integers(0, 150))
