@@ -76,7 +76,9 @@ def krippendorff_alpha(value_counts: np.ndarray, level: str = "nominal", value_d
     counts = np.asarray(value_counts, dtype=np.int64)
     if counts.ndim != 2 or counts.shape[1] < 2:
         return NAN
-    counts = counts[counts.sum(axis=1) >= 2]
+    pairable = counts.sum(axis=1) >= 2
+    if not pairable.all():  # no copy when every unit is pairable (a pair alpha's 800,000 pairs: 32 MB)
+        counts = counts[pairable]
     if counts.shape[0] == 0:
         return NAN
     if counts.shape[0] <= DIRECT_UNITS:

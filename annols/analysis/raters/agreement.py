@@ -210,21 +210,43 @@ def each_against_the_rest(frame: pd.DataFrame, level: str) -> list[list[Any]]:
     Agreement % is the share of equal pairs; Cohen's kappa (quadratic-weighted for numbers) and
     Krippendorff's alpha at ``level`` are over those pairs; for numbers, Spearman's rho between the
     annotator's answer and the mean of the others' on each unit."""
-    part = frame[["unit", "annotator", "value"]].drop_duplicates(["unit", "annotator"], keep="last")
-    who_code, names = pd.factorize(part["annotator"], sort=True)  # pairs of small integers, not of names
-    unit_code, _ = pd.factorize(part["unit"])
-    part = pd.DataFrame({"unit": unit_code, "annotator": who_code, "value": part["value"].to_numpy()})
-    pairs = part.merge(part, on="unit", suffixes=("", "_other"))
-    pairs = pairs[pairs["annotator"] != pairs["annotator_other"]]
+    unit, _ = pd.factorize(frame["unit"], use_na_sentinel=False)
+    who, names = pd.factorize(frame["annotator"], sort=True)  # pairs of small integers, not of names
+    value = frame["value"].to_numpy()
+    # one answer per unit and annotator (the last), as drop_duplicates(["unit", "annotator"], keep="last")
+    last = ~pd.Series(unit * (len(names) + 1) + who + 1).duplicated(keep="last").to_numpy()
+    if not last.all():
+        unit, who, value = unit[last], who[last], value[last]
+    del last
+    unit, who = unit.astype(np.int32), who.astype(np.int32)  # row numbers: int32 halves these arrays
+    # Each answer's unit's answers, as part.merge(part, on="unit") orders them (the left rows in their order,
+    # each with its unit's rows in theirs), built an annotator at a time: no table of every pair (at 100,000
+    # tasks the merge of a ratings aspect held about 200 MB of pairs and names).
+    by_unit = np.argsort(unit, kind="stable").astype(np.int32)
+    size = np.bincount(unit).astype(np.int32) if len(unit) else np.zeros(0, dtype=np.int32)
+    start = np.cumsum(size, dtype=np.int32) - size
     numeric = level in NUMERIC_LEVELS
     rows = []
-    for code, mine in pairs.groupby("annotator", sort=True):
-        x, y = mine["value"].to_numpy(), mine["value_other"].to_numpy()
+    for code in np.unique(who):
+        left = np.flatnonzero(who == code).astype(np.int32)
+        many = size[unit[left]]
+        place = np.arange(int(many.sum()), dtype=np.int32)  # each pair's place among its unit's answers
+        place -= np.repeat(np.cumsum(many, dtype=np.int32) - many, many)
+        place += np.repeat(start[unit[left]], many)
+        right = by_unit[place]
+        del place
+        left = np.repeat(left, many)
+        other = who[right] != code
+        left, right = left[other], right[other]
+        if not len(left):
+            continue
+        x, y = value[left], value[right]
         rho = np.nan
         if numeric:
+            mine = pd.DataFrame({"unit": unit[left], "value": x, "value_other": y})
             per_unit = mine.groupby("unit", sort=False).agg(mine=("value", "first"), rest=("value_other", "mean"))
             rho = correlation(per_unit["mine"], per_unit["rest"], "spearman")
-        rows.append([names[code], int(mine["unit"].nunique()), len(mine), float(percent((x == y).sum(), len(x))),
+        rows.append([names[code], len(np.unique(unit[left])), len(x), float(percent((x == y).sum(), len(x))),
                      cohen_or_weighted(x, y, level), pair_alpha(x, y, level), rho])  # fmt: skip
     return rows
 

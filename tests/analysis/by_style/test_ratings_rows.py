@@ -162,3 +162,18 @@ def test_compact_ratings_are_the_same_numbers_in_a_smaller_type(values: list[str
     assert len(compact) > 1000
     np.testing.assert_array_equal(compact["rating"].to_numpy(dtype=float), wide["rating"].to_numpy(dtype=float))
     pd.testing.assert_frame_equal(compact.drop(columns="rating"), wide.drop(columns="rating"))
+
+
+def test_agreement_units_are_numbered_as_a_factorized_multiindex_numbers_them() -> None:
+    """``ratings._unit_codes`` combines each column's codes into one integer; the reference is what it
+    replaced, ``pd.factorize(pd.MultiIndex.from_frame(...))`` (units numbered as they first appear), with
+    categorical and plain columns, turns with and without missing ones, and no rows."""
+    rng = np.random.default_rng(4)
+    for trial in range(60):
+        n = int(rng.integers(0, 200))
+        turn = rng.choice([1.0, 2.0, np.nan], n) if trial % 2 else rng.integers(1, 4, n)
+        frame = pd.DataFrame({"task_key": pd.Categorical(rng.choice(["t2", "t1", "t3"], n), ["t3", "t1", "t2", "t4"]),
+                              "system": rng.choice(["x", "", "y"], n).astype(object), "turn": turn})  # fmt: skip
+        for units in (["task_key", "system"], ["task_key", "system", "turn"]):
+            expected = pd.factorize(pd.MultiIndex.from_frame(frame[units]))[0]
+            np.testing.assert_array_equal(ratings._unit_codes(frame, units), expected)

@@ -7,6 +7,7 @@ import random
 
 import krippendorff
 import numpy as np
+import pandas as pd
 import pytest
 
 from annols.analysis.raters import agreement
@@ -103,6 +104,47 @@ def test_each_annotator_against_the_rest_sees_an_offset_annotator_rank_alike() -
     nominal = agreement.each_against_the_rest(pd.DataFrame([(0, "a", "x"), (0, "b", "x"), (1, "a", "x"), (1, "b", "y")],
                                                            columns=["unit", "annotator", "value"]), "nominal")
     assert nominal[0][:4] == ["a", 2, 2, 50.0] and np.isnan(nominal[0][-1])  # no Spearman for codes
+
+
+def _each_by_merge(frame: pd.DataFrame, level: str) -> list[list[object]]:
+    """each_against_the_rest as it was written before it built its pairs an annotator at a time: every pair
+    of answers on a unit from a merge of the answers with themselves (kept here as the reference)."""
+    part = frame[["unit", "annotator", "value"]].drop_duplicates(["unit", "annotator"], keep="last")
+    who_code, names = pd.factorize(part["annotator"], sort=True)
+    unit_code, _ = pd.factorize(part["unit"])
+    part = pd.DataFrame({"unit": unit_code, "annotator": who_code, "value": part["value"].to_numpy()})
+    pairs = part.merge(part, on="unit", suffixes=("", "_other"))
+    pairs = pairs[pairs["annotator"] != pairs["annotator_other"]]
+    rows: list[list[object]] = []
+    for code, mine in pairs.groupby("annotator", sort=True):
+        x, y = mine["value"].to_numpy(), mine["value_other"].to_numpy()
+        rho = np.nan
+        if level in agreement.NUMERIC_LEVELS:
+            per_unit = mine.groupby("unit", sort=False).agg(mine=("value", "first"), rest=("value_other", "mean"))
+            rho = agreement.correlation(per_unit["mine"], per_unit["rest"], "spearman")
+        rows.append([names[code], int(mine["unit"].nunique()), len(mine),
+                     float(agreement.percent((x == y).sum(), len(x))), agreement.cohen_or_weighted(x, y, level),
+                     agreement.pair_alpha(x, y, level), rho])  # fmt: skip
+    return rows
+
+
+@pytest.mark.parametrize("kind", ["codes", "numbers", "words", "tuples"])
+def test_each_against_the_rest_gives_the_rows_of_a_merge_of_every_pair_to_the_bit(kind: str) -> None:
+    rng = np.random.default_rng(["codes", "numbers", "words", "tuples"].index(kind))
+    for _ in range(40):
+        n = int(rng.integers(0, 150))
+        units = rng.integers(0, int(rng.integers(1, 30)), n)  # duplicates of a unit and annotator included
+        value = {"codes": rng.integers(1, 6, n), "numbers": rng.normal(size=n).round(2),
+                 "words": rng.choice(["x", "y", "z"], n).astype(object), "tuples": rng.integers(0, 3, n)}[kind]
+        unit = [(f"t{u}", u % 3) for u in units] if kind == "tuples" else units
+        frame = pd.DataFrame({"unit": unit, "annotator": rng.choice(["b", "a", "d", "c"][: rng.integers(1, 5)], n),
+                              "value": value})  # fmt: skip
+        for level in ["nominal"] if kind == "words" else ["nominal", "ordinal", "interval"]:
+            found, expected = agreement.each_against_the_rest(frame, level), _each_by_merge(frame, level)
+            assert len(found) == len(expected)
+            for row, want in zip(found, expected, strict=True):
+                assert row[:4] == want[:4]
+                np.testing.assert_array_equal(np.array(row[4:], dtype=float), np.array(want[4:], dtype=float))
 
 
 def test_system_agreement_averages_each_pair_of_annotators_over_the_systems_both_scored() -> None:
