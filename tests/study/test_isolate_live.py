@@ -39,6 +39,7 @@ from annols.labelstudio import server, users
 from annols.labelstudio.client import LabelStudioClient
 from annols.study import hidden_judges, isolate, manifest
 from annols.study.exports import ANNOTATORS_FILE, PROJECT_FILE
+from annols.study.pull import ROWS_FILE
 from tests.browser.conftest import VIEWPORT, Annotator, LabelingView
 from tests.conftest import LiveServer
 from tests.definition.test_definition import MINIMAL
@@ -476,7 +477,9 @@ _RUN_COLUMNS = {"task_id", "annotation_id", "created_at", "lead_time", "project 
 # Not result files: Label Studio's raw export (ids, timestamps, each server's layout; the merge writes it
 # anew), the incremental pull's mark of one server (an isolated pull keeps one per instance, under
 # instances/) and those per-instance pull folders themselves, which shared mode has no counterpart of.
-_NOT_COMPARED = {"export.json", "pull-state.json", isolate.INSTANCES_DIR}
+# The rows index is a pull's cache for its next re-pull (the server's task ids, each task's bytes): a shared
+# pull keeps one, a merge of instances does not.
+_NOT_COMPARED = {"export.json", "pull-state.json", ROWS_FILE, isolate.INSTANCES_DIR}
 def _prefers(email: str, record: int) -> str:
     """The system an annotator prefers in a record: fixed per (annotator, record), not per shown position."""
     if email == ANN:
