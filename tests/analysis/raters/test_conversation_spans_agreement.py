@@ -139,3 +139,47 @@ def test_the_report_counts_the_same_words_in_the_same_message_as_a_match(tmp_pat
     assert abs(float(row["exact F1"]) - 2 * 1 / 6) < 1e-4 and abs(float(row["overlap F1"]) - 1 / 3) < 1e-4
     alone = agreement(pull_folder(tmp_path / "pair", [task(2, SAME, (3, 3))]), tmp_path / "pair-report")
     assert (alone["exact matches"], float(alone["exact F1"]), float(alone["overlap F1"])) == ("1", 1.0, 1.0)
+
+
+def gold_pull(tmp_path: Path) -> tuple[Path, Path]:
+    """A pull whose one task is a gold item (A marks the gold's words, "apples" in message 3; B the same offsets in
+    message 1), and the expert's pull of it: the gold judgment."""
+    from annols.study.roles import GOLD, META_TAG, encode_tag
+
+    gold_task = task(2, SAME, (3, 1))
+    gold_task["meta"][META_TAG] = encode_tag(SAME, GOLD)
+    pull = pull_folder(tmp_path / "pull", [gold_task])
+    expert = {**gold_task, "annotations": [{**gold_task["annotations"][0], "completed_by": 99}]}
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "gold" / "export.json").write_text(json.dumps([expert]), encoding="utf-8")
+    return pull, tmp_path / "gold"
+
+
+def test_gold_scores_the_same_offsets_in_another_message_as_wrong(tmp_path: Path) -> None:
+    from annols.analysis.options import ReportOptions
+    from annols.analysis.raters.quality_findings import gold_scores
+
+    pull, gold = gold_pull(tmp_path)
+    table = read(protocols.load(str(EXAMPLE)), [pull], ReportOptions(gold=(gold,)))
+    scores = gold_scores(table)
+    found = dict(zip(scores["annotator"], scores["score"], strict=True))
+    assert found == {USERS[1]: 1.0, USERS[2]: 0.0}
+
+
+def test_adjudication_agreement_scores_the_same_offsets_in_another_message_as_no_match(tmp_path: Path) -> None:
+    from annols.analysis.options import ReportOptions
+    from annols.analysis.raters.quality_findings import adjudication_section
+
+    pull = pull_folder(tmp_path / "pull", [task(2, SAME, (3, 1))])  # A: message 3, B: message 1
+    verdict = task(2, SAME, (3,))
+    verdict["meta"]["annols_adjudication"] = 1
+    verdict["annotations"][0]["completed_by"] = 99
+    (tmp_path / "adjudicated").mkdir()
+    (tmp_path / "adjudicated" / "export.json").write_text(json.dumps([verdict]), encoding="utf-8")
+    options = ReportOptions(adjudicated=(tmp_path / "adjudicated",))
+    section = adjudication_section(read(protocols.load(str(EXAMPLE)), [pull], options), options)
+    assert section is not None
+    frame = section.tables[0].frame.set_index("annotator")
+    assert frame.loc[USERS[1], "agreement with the verdict (after)"] == 1.0
+    assert frame.loc[USERS[2], "agreement with the verdict (after)"] == 0.0
+    assert frame.loc[USERS[1], "agreement with the others (before)"] == 0.0
