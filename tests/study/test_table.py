@@ -193,3 +193,56 @@ def test_the_comparison_sees_a_change_to_any_attribute(path: str, tmp_path: Path
     CHANGES[path](second)
     with pytest.raises(AssertionError):
         assert_equal_tables(first, second)
+
+
+def test_report_and_plan_pilot_read_the_pull_through_the_one_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The two commands that read a pull folder offline go through :func:`annols.study.table.read` (spied here) and
+    through nothing else that reads the folder's export: ``annols report`` once, ``annols plan --pilot`` for its
+    judgments (``read_judgments``) and for a judge in the pilot (``read_judged``). ``status --pull``, ``next-round
+    --pull``, ``adjudicate`` and ``pull`` need a server: test_adjudicate.py spies ``read`` the same way, and
+    test_rounds.py and test_pull_counts_table.py hold ``next-round`` and ``pull`` to ``read_judgments`` and
+    ``task_reading``."""
+    from click.testing import CliRunner
+
+    import annols.study.exports as exports_module
+    import annols.study.table as table_module
+    from annols.cli import main
+    from tests.analysis.planning.test_plan_pilot import definition as pilot_definition
+    from tests.analysis.planning.test_plan_pilot import planted_pilot
+
+    d, toml = pilot_definition(tmp_path)
+    planted_pilot(tmp_path / "pull", d, 0.0, seed=5)
+    real_read, real_export = table_module.read, exports_module.read_export
+    reads: list[list[Path]] = []
+    exports_read: list[Path] = []
+
+    def spying(definition: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append([Path(s) for s in sources])
+        return real_read(definition, sources, *args, **kwargs)
+
+    def export_spying(path: Path, *args: Any, **kwargs: Any) -> Any:
+        exports_read.append(Path(path))
+        return real_export(path, *args, **kwargs)
+
+    monkeypatch.setattr(table_module, "read", spying)
+    monkeypatch.setattr(table_module, "read_export", export_spying)  # the reader's own streaming of each export
+    monkeypatch.setattr(exports_module, "read_export", export_spying)  # anything else that would stream it
+    result = CliRunner().invoke(main, ["report", str(toml), str(tmp_path / "pull"), "-o", str(tmp_path / "report"),
+                                       "--bootstrap", "0"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert reads == [[tmp_path / "pull"]]
+    reads.clear()
+    result = CliRunner().invoke(main, ["plan", str(toml), "--pilot", str(tmp_path / "pull"), "--effect", "3",
+                                       "--items", "25", "--annotators", "3", "--simulations", "20"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert reads == [[tmp_path / "pull"], [tmp_path / "pull"]]  # the judgments, then any judge in the pilot (once)
+    # every streaming of the export went through the reader: as many as reads (one source each), besides the
+    # protocol check's first look (check_export_protocol stops at the first task annols pushed)
+    assert set(exports_read) == {tmp_path / "pull" / "export.json"}
+    # read_judged of a pilot without a judge: the humans' rows of the one table it read, as read_judgments gives them
+    reads.clear()
+    frame, names = table_module.read_judged(d, [tmp_path / "pull"])
+    assert names == [] and reads == [[tmp_path / "pull"]]
+    pd.testing.assert_frame_equal(frame, table_module.read_judgments(d, [tmp_path / "pull"])[0])
