@@ -198,9 +198,9 @@ def test_the_comparison_sees_a_change_to_any_attribute(path: str, tmp_path: Path
 def test_report_and_plan_pilot_read_the_pull_through_the_one_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The two commands that read a pull folder offline go through :func:`annols.study.table.read` (spied here) and
-    through nothing else that reads the folder's export: ``annols report`` once, ``annols plan --pilot`` for its
-    judgments (``read_judgments``) and for a judge in the pilot (``read_judged``). ``status --pull``, ``next-round
+    """The two commands that read a pull folder offline go through :func:`annols.study.table.read` (spied here, and
+    the export streams it makes): ``annols report`` once, ``annols plan --pilot`` for its judgments
+    (``read_judgments``) and for a judge in the pilot (``read_judged``). ``status --pull``, ``next-round
     --pull``, ``adjudicate`` and ``pull`` need a server: test_adjudicate.py spies ``read`` the same way, and
     test_rounds.py and test_pull_counts_table.py hold ``next-round`` and ``pull`` to ``read_judgments`` and
     ``task_reading``."""
@@ -228,19 +228,19 @@ def test_report_and_plan_pilot_read_the_pull_through_the_one_reader(
 
     monkeypatch.setattr(table_module, "read", spying)
     monkeypatch.setattr(table_module, "read_export", export_spying)  # the reader's own streaming of each export
-    monkeypatch.setattr(exports_module, "read_export", export_spying)  # anything else that would stream it
+    monkeypatch.setattr(exports_module, "read_export", export_spying)  # a module that imports it when it runs
     result = CliRunner().invoke(main, ["report", str(toml), str(tmp_path / "pull"), "-o", str(tmp_path / "report"),
                                        "--bootstrap", "0"])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert reads == [[tmp_path / "pull"]]
+    assert exports_read == [tmp_path / "pull" / "export.json"]  # the reader streamed the export once
     reads.clear()
+    exports_read.clear()
     result = CliRunner().invoke(main, ["plan", str(toml), "--pilot", str(tmp_path / "pull"), "--effect", "3",
                                        "--items", "25", "--annotators", "3", "--simulations", "20"])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert reads == [[tmp_path / "pull"], [tmp_path / "pull"]]  # the judgments, then any judge in the pilot (once)
-    # every streaming of the export went through the reader: as many as reads (one source each), besides the
-    # protocol check's first look (check_export_protocol stops at the first task annols pushed)
-    assert set(exports_read) == {tmp_path / "pull" / "export.json"}
+    assert exports_read == [tmp_path / "pull" / "export.json"] * 2  # once a read
     # read_judged of a pilot without a judge: the humans' rows of the one table it read, as read_judgments gives them
     reads.clear()
     frame, names = table_module.read_judged(d, [tmp_path / "pull"])
