@@ -144,7 +144,11 @@ def read(definition: Definition, sources: Sequence[Path], options: ReportOptions
 def read_judgments(definition: Definition, sources: Sequence[Path], rounds: bool = False) -> tuple[pd.DataFrame, str]:
     """The judgments table of pulls (a pilot's, for ``annols plan --pilot``) as the report reads it, and the
     pulls named for errors; ``rounds``: as a study in rounds reads it (:meth:`Judgments.rounds_frame`)."""
-    table = read(definition, sources, only_judgments=True, with_judges=False)
+    return _judgments_of(read(definition, sources, only_judgments=True, with_judges=False), rounds)
+
+
+def _judgments_of(table: StudyTable, rounds: bool = False) -> tuple[pd.DataFrame, str]:
+    """:func:`read_judgments` of a table read."""
     study = table.study
     if table.blind:
         raise InputError(study.sources[0].given, "", "", "a blind-only pull names no systems: pull again with the "
@@ -160,8 +164,8 @@ def read_judged(definition: Definition, sources: Sequence[Path]) -> tuple[pd.Dat
     from annols.analysis.judging.judge_findings import assisted_frame
 
     table = read(definition, sources, only_judgments=True)
-    if table.judges is None:
-        return read_judgments(definition, sources)[0], []
+    if table.judges is None:  # the humans' rows of the table read (the pulls are not read again)
+        return _judgments_of(table)[0], []
     return assisted_frame(table), table.judges.names  # r on the estimates' items and scores (MQM's error score)
 
 

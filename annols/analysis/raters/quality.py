@@ -12,7 +12,7 @@ rank        dimension x system                  1 if the same rank
 rating      aspect x candidate's system         1 if within ``tolerance`` of the known value
 answer      question (x system)                 1 if the same codes (text answers: not scored)
 row         special case and each column, x row 1 if the same special case / codes
-span        labels control                      F1 of (label, start, end); 1 when both are empty
+span        labels control                      F1 of (label, start, end[, message]); 1 when both are empty
 ==========  ==================================  ==============================================
 
 A unit either side holds only one of them counts 0 (a missing answer is a wrong one). An
@@ -54,12 +54,14 @@ def _exact(judgments: Iterable[Judgment]) -> tuple[dict[Unit, Any], dict[str, se
                 if codes:
                     values[(column, (j.row,))] = tuple(sorted(codes))
         elif isinstance(j, Span):
-            spans[j.control].add((j.label, str(j.start), str(j.end)))
+            # a conversation's span: its offsets are in its message, so the message is part of where it is
+            where = (str(j.start), str(j.end)) if j.message is None else (str(j.start), str(j.end), j.message)
+            spans[j.control].add((j.label, *where))
     return values, spans
 
 
 def span_f1(known: set[tuple[Any, ...]], given: set[tuple[Any, ...]]) -> float:
-    """F1 of exact span matches (label, start, end); 1.0 when neither marks a span."""
+    """F1 of exact span matches (label, start, end, and a conversation's message); 1.0 when neither marks a span."""
     if not known and not given:
         return 1.0
     hits = len(known & given)
@@ -104,7 +106,8 @@ def row_units(rows: Iterable[Sequence[Any]]) -> Units:
     A preference's winner is its system (``win``), its opponent (``loss``) or ``tie``; choices and a sentence
     row's cells are the sorted codes of their rows. Two readings differ from the judgments': a rating per turn
     is a unit per turn (the judgments' unit holds the last turn's), and a span in a conversation's message is at
-    its offsets in the conversation's text (the judgments' at those in its message)."""
+    its offsets in the conversation's text (the judgments' at those in its message, with the message: either way a
+    span in another message at the same offsets is another span)."""
     values: dict[Unit, Any] = {}
     spans: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
     codes: dict[Unit, list[Any]] = defaultdict(list)
