@@ -42,6 +42,7 @@ from annols.study.exports import (
     BLINDING_FILE,
     EXPORT_FILE,
     PROJECT_FILE,
+    credited,
     exported_task,
     load_annotators,
     load_blinding,
@@ -349,16 +350,19 @@ def convert(
 ROWS_FILE = ".annols-rows.json"  # in a pull folder: what each task wrote to each result file (for the next re-pull)
 # Raise it when a format's records or results.csv's rows of a task are written otherwise. 2: records kept as byte
 # ranges, and the span and sentence formats write from the judgments decode reads (a malformed region is read one
-# way everywhere).
-ROWS_VERSION = 2
+# way everywhere). 3: a task's rows include its shared copies' (push --share-identical), and a gold item's or
+# attention check's records are in the files under gold/ (``apart``).
+ROWS_VERSION = 3
 
 
 @dataclass
 class TaskRows:
     """What converting one task wrote: its bytes of results.csv and violations.csv, its rows of violations.csv, its
     records of the format's files (one a judgment) and their bytes in each of them (``sizes``, in the files' order
-    but for the two CSV files), its counts and input warnings; ``kept``: whether a re-pull may keep them (a study
-    item, not a shared copy)."""
+    but for the two CSV files), its counts and input warnings; ``apart``: a gold item or attention check, whose
+    records are in the format's files under gold/ (a study item's in the others); ``kept``: whether a re-pull may
+    keep them. A task shared by several systems (``push --share-identical``) is one entry with its copies: they are
+    converted from its bytes and its blinding line alone, so they are kept with it or converted with it."""
 
     id: int
     results: int = 0
@@ -370,10 +374,21 @@ class TaskRows:
     warnings: tuple[str, ...] = ()
     kept: bool = True
     sizes: list[int] = field(default_factory=list)
+    apart: bool = False
 
     def row(self) -> list[Any]:
         return [self.id, self.results, self.violations, self.violation_rows, self.records, self.annotations,
-                self.cancelled, list(self.warnings), self.sizes]  # fmt: skip
+                self.cancelled, list(self.warnings), self.sizes, self.apart]  # fmt: skip
+
+    def records_in(self, name: str) -> int:
+        """Its records in the format's file ``name`` (relative to the pull folder)."""
+        return self.records if self.apart == _in_gold(name) else 0
+
+
+def _in_gold(name: str) -> bool:
+    """Whether a result file (named relative to its pull folder) is one of gold items' and attention checks'."""
+    parts = Path(name).parts
+    return len(parts) > 1 and parts[0] == GOLD_DIR
 
 
 @dataclass(frozen=True)
@@ -424,11 +439,11 @@ def _spans(fmt: Format, out_dir: Path, report: ConvertReport, log: list[TaskRows
             if only is not None and i not in only:
                 continue
             with open(out_dir / name, "rb") as f:
-                spans = fmt.record_spans(name, f)  # type: ignore[attr-defined]
+                spans = fmt.record_spans(Path(name).name, f)  # type: ignore[attr-defined]
                 base = at = None
                 for t in log:
                     size = 0
-                    for _ in range(t.records):
+                    for _ in range(t.records_in(name)):
                         start, end = next(spans)
                         if at is not None and start != at:
                             return None
@@ -459,7 +474,7 @@ def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[int], 
             return None
         bases = [int(b) for b in index["bases"]]
         tasks = [TaskRows(int(t[0]), int(t[1]), int(t[2]), int(t[3]), int(t[4]), int(t[5]), int(t[6]),
-                          tuple(str(w) for w in t[7]), sizes=[int(n) for n in t[8]])
+                          tuple(str(w) for w in t[7]), sizes=[int(n) for n in t[8]], apart=bool(t[9]))
                  for t in index["tasks"]]  # fmt: skip
         own = len(_own_files(sizes))
         if len(bases) != own or any(len(t.sizes) != own for t in tasks):
@@ -483,8 +498,6 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
     if any(t not in earlier for t in keep.unchanged):
         return None
     blind = _changed_blinding(export, keep)
-    if blind is not None and any(isinstance(r.get("shares"), list) for r in blind.values()):
-        return None  # (an unchanged task has none: the earlier pull's index is of tasks converted once each)
     own = _own_files(names)
     with tempfile.TemporaryDirectory(prefix=".annols-changed-", dir=out_dir) as tmp:
         changed_dir = Path(tmp)
@@ -500,9 +513,19 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
                         raw = json.loads(f.read(end - start))
                     except ValueError as e:
                         raise InputError(export, f"task {n + 1}", "", f"not a Label Studio JSON export ({e})") from None
-                    yield exported_task(raw, users, blind)  # shares refused above: each task once
+                    task = exported_task(raw, users, blind)
+                    if blind is not None:  # as read_export reads it: a shared task's copies after it
+                        yield from credited(task, blind.get(task.id))
+                    else:
+                        yield task
 
         done = _convert_tasks(same_protocol(changed(), definition, export), definition, changed_dir, fmt, log)
+        gold = [n for n in own if _in_gold(n)]
+        if gold and not any(t.apart for t in log) and not (changed_dir / GOLD_DIR).exists():
+            # No changed task is a gold item or attention check: their files, empty, to splice the kept ones into.
+            apart = fmt.write_results([], definition, changed_dir / GOLD_DIR)
+            mine = done.files[: len(done.files) - 2]
+            done = replace(done, files=[*mine, *apart, *done.files[len(mine) :]])
         if not all(t.kept for t in log) or sorted(str(p.relative_to(changed_dir)) for p in done.files) != sorted(names):
             return None
         new_bases = _spans(fmt, changed_dir, done, log)
@@ -512,6 +535,8 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
         order = [earlier[t] if t in keep.unchanged else new[t] for t, _, _ in keep.segments]
         if len(new) + sum(1 for t, _, _ in keep.segments if t in keep.unchanged) != len(order):
             return None
+        if gold and not any(t.apart for t in order):
+            return None  # the gold items and attention checks gone: a full pull writes no gold/
         written = []
         try:
             every: list[tuple[str, int | str]] = [*((n, i) for i, n in enumerate(own)), (RESULTS_FILE, "results"),
@@ -525,11 +550,12 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
                     if (keep.folder / name).stat().st_size != header + sum(getattr(t, size) for t in earlier_log):
                         raise _NotKept
                     at_old, at_new = _starts(earlier_log, size, header), _starts(log, size, header)
+                (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
                 with open(keep.folder / name, "rb") as old_f, open(changed_dir / name, "rb") as new_f, \
                         files.atomic_open(out_dir / name, "wb") as out:  # fmt: skip
                     runs = _runs(order, keep.unchanged, size, (old_f, at_old), (new_f, at_new))
                     if isinstance(size, int):
-                        fmt.splice(name, runs, out)  # type: ignore[attr-defined]
+                        fmt.splice(Path(name).name, runs, out)  # type: ignore[attr-defined]
                     else:
                         out.write(new_f.read(header))
                         for source, start, end in runs:
@@ -545,7 +571,7 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
         input_warnings=tuple(w for t in order for w in t.warnings),
         kept=len(order) - len(log),
     )
-    renumbered = [i for i, name in enumerate(own) if name in getattr(fmt, "renumbered", ())]
+    renumbered = [i for i, name in enumerate(own) if Path(name).name in getattr(fmt, "renumbered", ())]
     # Their records' bytes as the assembled files hold them (a line number longer or shorter).
     if renumbered and _spans(fmt, out_dir, report, order, renumbered) is None:
         return None  # the caller converts every task, writing every file anew
@@ -644,16 +670,24 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
             nonlocal violations
             for task in tasks:
                 reading = task_reading(task)  # counted as the study table reads it (annols.study.table)
+                if not reading.counted:  # a shared task's copy for another system: its judgments are counted once
+                    before = tidy_file.written
+                    tidy.writerows(_tidy_lists(task, definition, system_of))
+                    if log is not None:  # its rows are its task's, right before it (read_export's order)
+                        owner = log[-1] if log and log[-1].id == task.id else None
+                        if owner is None or owner.apart:  # (push shares study items only)
+                            log.append(TaskRows(task.id, kept=False))
+                        else:
+                            owner.results += tidy_file.written - before
+                            owner.records += sum(not a.cancelled for a in task.annotations)
+                    yield task
+                    continue
                 entry = None
                 if log is not None:
                     entry = TaskRows(task.id, tidy_file.written, violations_file.written, violations,
-                                     kept=reading.item)  # fmt: skip
+                                     apart=not reading.item)  # fmt: skip
                     log.append(entry)
                 tidy.writerows(_tidy_lists(task, definition, system_of))
-                if not reading.counted:  # a shared task's copy for another system: its judgments are counted once
-                    _close(entry, tidy_file, violations_file, violations)
-                    yield task
-                    continue
                 totals[0] += 1
                 totals[1] += reading.submitted
                 totals[2] += reading.cancelled

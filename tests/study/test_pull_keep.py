@@ -211,3 +211,69 @@ def test_the_rows_index_holds_for_the_same_definition_read_from_another_place(tm
     assert pull._rows_context(first, fmt, out) == pull._rows_context(second, fmt, out)
     (tmp_path / "three.toml").write_text(text.replace('name = "', 'name = "other-', 1), "utf-8")
     assert pull._rows_context(load_definition(tmp_path / "three.toml"), fmt, out) != pull._rows_context(first, fmt, out)
+
+
+def tree_of(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (gold/ too) but the rows index, by its path in it."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != pull.ROWS_FILE}  # fmt: skip
+
+
+# Which task of the planted study each case changes (its place in the export).
+ROLES_CHANGED = {"a study item": 1, "a gold item": 3, "an attention check": 7, "a shared task": 5}
+
+
+def roles_blinding(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Blinding rows of a study with a gold item, an attention check and two tasks shared by the records of
+    identical outputs (push --share-identical: by two systems, and by three)."""
+    rows: list[dict[str, Any]] = [{"task_id": t["id"], "key": f"key {t['id']}", "systems": ["sys-a"],
+                                   "role": "study"} for t in tasks]  # fmt: skip
+    rows[3]["role"], rows[7]["role"] = "gold", "attention"
+    rows[5]["shares"] = [["sys-a"], ["sys-b"]]
+    rows[9]["shares"] = [["sys-a"], ["sys-c"], ["sys-b"]]
+    return rows
+
+
+@pytest.mark.parametrize("case", list(ROLES_CHANGED))
+def test_a_re_pull_keeps_gold_items_attention_checks_and_shared_tasks(
+    tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gold items and attention checks (their records in gold/) and a task shared by several systems (its copies
+    with it) are kept as study items are: only the changed task is converted (with its copies), and every file,
+    gold/'s too, is byte for byte a full pull's."""
+    tasks = raw_export("qa-feedback", [DEV])
+    write_blinding(tmp_path, roles_blinding(tasks))  # beside the exports: roles and shares from it
+    earlier = tmp_path / "earlier"
+    first = convert(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert first.kept == 0 and (earlier / pull.ROWS_FILE).exists()
+    assert (earlier / pull.GOLD_DIR / "qa-feedback-annotators.csv").exists()
+
+    now = copy.deepcopy(tasks)  # one more judgment of the task, every later line of the annotators' tables renumbered
+    at = ROLES_CHANGED[case]
+    now[at]["annotations"].append({**now[at]["annotations"][0], "id": 9001, "completed_by": 7})
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    read = []
+    real = pull.task_reading
+
+    def counted(task: Any, index: int = 0) -> Any:
+        read.append(task.id)
+        return real(task, index)
+
+    monkeypatch.setattr(pull, "task_reading", counted)
+    kept = convert(export, tmp_path / "kept", pull.Keep(earlier, frozenset(t["id"] for t in now) - {now[at]["id"]},
+                                                       segments))  # fmt: skip
+    assert read == [now[at]["id"]] * (2 if case == "a shared task" else 1)  # the task (and its copy) alone
+    assert kept.kept == len(now) - 1
+    read.clear()
+    full = convert(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert len(read) == len(now) + 1 + 2  # a full pull reads every task and the shared ones' copies
+    assert tree_of(tmp_path / "kept") == tree_of(tmp_path / "full")
+    assert (tmp_path / "kept" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
+    assert (kept.counts, kept.violations, kept.input_warnings) == (full.counts, full.violations, full.input_warnings)
+    names = [[str(p.relative_to(tmp_path / which)) for p in r.files] for which, r in (("kept", kept), ("full", full))]
+    assert names[0] == names[1]
+    gold = (tmp_path / "full" / pull.GOLD_DIR / "qa-feedback-annotators.csv").read_text("utf-8")
+    assert "key 4," in gold and "key 8," in gold and "key 4," not in (tmp_path / "full" / "qa-feedback-annotators.csv"
+                                                                       ).read_text("utf-8")  # fmt: skip
+    assert ",sys-c," in (tmp_path / "full" / "results.csv").read_text("utf-8")  # a shared task's copy's rows
