@@ -315,7 +315,9 @@ def convert(
     not be a run of whole tasks (the split is found by pattern), it is converted in one.
 
     ``judges`` (:mod:`annols.study.hidden_judges`) are added to the tasks they answered as annotators
-    ``judge:<name>``; they are not counted among the annotations (the server's counts).
+    ``judge:<name>``; they are not counted among the annotations (the server's counts). The caller checks
+    ``judges.check_used()``: the answers of a task kept from the earlier pull are marked used too. With judges, the
+    export is converted in one (not in parts).
     """
     if users is None:
         users = load_annotators(export)
@@ -324,24 +326,21 @@ def convert(
     if workers is None:
         large = export.is_file() and export.stat().st_size >= PARALLEL_BYTES
         workers = min(_cpus(), MAX_WORKERS) if large else 1
-    if judges:
-        tasks = map(judges.with_judges, same_protocol(read_export(export, users), definition, export))
-        return _convert_tasks(tasks, definition, out_dir, fmt)  # the caller checks judges.check_used()
     log: list[TaskRows] | None = [] if keep is not None and hasattr(fmt, "splice") else None
     if keep is not None and log is not None and keep.unchanged:
-        kept = _convert_keeping(export, definition, out_dir, users, fmt, keep)
+        kept = _convert_keeping(export, definition, out_dir, users, fmt, keep, judges)
         if kept is not None:
             return kept
     report = None
-    if joins and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+    if joins and workers > 1 and not judges and "fork" in multiprocessing.get_all_start_methods():
         report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers, log)
     if report is None:
         if log is not None:
             log.clear()
         report = _convert_tasks(same_protocol(read_export(export, users), definition, export), definition, out_dir,
-                                fmt, log)  # fmt: skip
+                                fmt, log, judges)  # fmt: skip
     if log is not None and all(t.kept for t in log) and (bases := _spans(fmt, out_dir, report, log)) is not None:
-        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, out_dir), bases)
+        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, out_dir, judges), bases)
     return report
 
 
@@ -351,7 +350,8 @@ ROWS_FILE = ".annols-rows.json"  # in a pull folder: what each task wrote to eac
 # Raise it when a format's records or results.csv's rows of a task are written otherwise. 2: records kept as byte
 # ranges, and the span and sentence formats write from the judgments decode reads (a malformed region is read one
 # way everywhere). 3: a task's rows include its shared copies' (push --share-identical), and a gold item's or
-# attention check's records are in the files under gold/ (``apart``).
+# attention check's records are in the files under gold/ (``apart``), and the numbers of the hidden judges'
+# answers set beside it (``judged``).
 ROWS_VERSION = 3
 
 
@@ -362,7 +362,8 @@ class TaskRows:
     but for the two CSV files), its counts and input warnings; ``apart``: a gold item or attention check, whose
     records are in the format's files under gold/ (a study item's in the others); ``kept``: whether a re-pull may
     keep them. A task shared by several systems (``push --share-identical``) is one entry with its copies: they are
-    converted from its bytes and its blinding line alone, so they are kept with it or converted with it."""
+    converted from its bytes and its blinding line alone, so they are kept with it or converted with it.
+    ``judged``: the numbers of the hidden judges' answers set beside it (:meth:`Judges.numbers`)."""
 
     id: int
     results: int = 0
@@ -375,10 +376,11 @@ class TaskRows:
     kept: bool = True
     sizes: list[int] = field(default_factory=list)
     apart: bool = False
+    judged: list[int] = field(default_factory=list)
 
     def row(self) -> list[Any]:
         return [self.id, self.results, self.violations, self.violation_rows, self.records, self.annotations,
-                self.cancelled, list(self.warnings), self.sizes, self.apart]  # fmt: skip
+                self.cancelled, list(self.warnings), self.sizes, self.apart, self.judged]  # fmt: skip
 
     def records_in(self, name: str) -> int:
         """Its records in the format's file ``name`` (relative to the pull folder)."""
@@ -401,12 +403,14 @@ class Keep:
     segments: list[tuple[int, int, int]]
 
 
-def _rows_context(definition: Definition, fmt: Format, out_dir: Path) -> str:
+def _rows_context(definition: Definition, fmt: Format, out_dir: Path, judges: Judges | None = None) -> str:
     """What, beside a task's bytes, its blinding line and the names of the users it holds (:func:`_untouched`), its
-    result rows depend on."""
+    result rows depend on: the definition, the format, a blind-only pull, the hidden judges' answers (every one: an
+    answer's number is its annotation's id, so a line added anywhere may change any task's rows)."""
     # The definition as read, not where from: the same protocol read from another checkout converts alike.
     key = [ROWS_VERSION, repr(replace(definition, source="")), fmt.name, (out_dir / PROJECT_FILE).exists()
-           and json.loads((out_dir / PROJECT_FILE).read_text("utf-8")).get(BLIND_ONLY, False)]  # fmt: skip
+           and json.loads((out_dir / PROJECT_FILE).read_text("utf-8")).get(BLIND_ONLY, False),
+           judges.digest() if judges else ""]  # fmt: skip
     return hashlib.sha256(json.dumps(key, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
 
 
@@ -474,7 +478,8 @@ def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[int], 
             return None
         bases = [int(b) for b in index["bases"]]
         tasks = [TaskRows(int(t[0]), int(t[1]), int(t[2]), int(t[3]), int(t[4]), int(t[5]), int(t[6]),
-                          tuple(str(w) for w in t[7]), sizes=[int(n) for n in t[8]], apart=bool(t[9]))
+                          tuple(str(w) for w in t[7]), sizes=[int(n) for n in t[8]], apart=bool(t[9]),
+                          judged=[int(n) for n in t[10]])
                  for t in index["tasks"]]  # fmt: skip
         own = len(_own_files(sizes))
         if len(bases) != own or any(len(t.sizes) != own for t in tasks):
@@ -485,11 +490,11 @@ def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[int], 
 
 
 def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users: dict[int, str], fmt: Format,
-                     keep: Keep) -> ConvertReport | None:  # fmt: skip
+                     keep: Keep, judges: Judges | None = None) -> ConvertReport | None:  # fmt: skip
     """``convert`` of only the tasks not in ``keep.unchanged``, the others' rows copied from the earlier pull's files
     as byte ranges (runs of tasks); None where that cannot be done as converting every task would (the caller
     then converts every task, writing every file anew)."""
-    context = _rows_context(definition, fmt, out_dir)
+    context = _rows_context(definition, fmt, out_dir, judges)
     found = _read_rows_index(keep.folder, context)
     if found is None:
         return None
@@ -519,7 +524,7 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
                     else:
                         yield task
 
-        done = _convert_tasks(same_protocol(changed(), definition, export), definition, changed_dir, fmt, log)
+        done = _convert_tasks(same_protocol(changed(), definition, export), definition, changed_dir, fmt, log, judges)
         gold = [n for n in own if _in_gold(n)]
         if gold and not any(t.apart for t in log) and not (changed_dir / GOLD_DIR).exists():
             # No changed task is a gold item or attention check: their files, empty, to splice the kept ones into.
@@ -564,6 +569,8 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
                     written.append(out_dir / name)
         except (ValueError, OSError, _NotKept):
             return None  # the caller converts every task (and writes every file anew)
+    if judges:  # the kept tasks' answers met them (in the earlier pull, under the same answers)
+        judges.mark_used(n for t in order if t.id in keep.unchanged for n in t.judged)
     report = ConvertReport(
         counts=Counts(len(order), sum(t.annotations for t in order), sum(t.cancelled for t in order)),
         files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
@@ -649,8 +656,8 @@ def _cpus() -> int:
 
 
 def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path, fmt: Format,
-                   log: list[TaskRows] | None = None) -> ConvertReport:  # fmt: skip
-    """``log``: gets what each task wrote (:class:`TaskRows`)."""
+                   log: list[TaskRows] | None = None, judges: Judges | None = None) -> ConvertReport:  # fmt: skip
+    """``log``: gets what each task wrote (:class:`TaskRows`); ``judges``: set beside the tasks they answered."""
     totals = [0, 0, 0]  # tasks, annotations, cancelled
     violations = 0
     warnings: list[str] = []
@@ -669,6 +676,8 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         def tapped() -> Iterator[ExportedTask]:
             nonlocal violations
             for task in tasks:
+                if judges:
+                    task = judges.with_judges(task)
                 reading = task_reading(task)  # counted as the study table reads it (annols.study.table)
                 if not reading.counted:  # a shared task's copy for another system: its judgments are counted once
                     before = tidy_file.written
@@ -685,7 +694,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
                 entry = None
                 if log is not None:
                     entry = TaskRows(task.id, tidy_file.written, violations_file.written, violations,
-                                     apart=not reading.item)  # fmt: skip
+                                     apart=not reading.item, judged=judges.numbers(task) if judges else [])
                     log.append(entry)
                 tidy.writerows(_tidy_lists(task, definition, system_of))
                 totals[0] += 1

@@ -277,3 +277,58 @@ def test_a_re_pull_keeps_gold_items_attention_checks_and_shared_tasks(
     assert "key 4," in gold and "key 8," in gold and "key 4," not in (tmp_path / "full" / "qa-feedback-annotators.csv"
                                                                        ).read_text("utf-8")  # fmt: skip
     assert ",sys-c," in (tmp_path / "full" / "results.csv").read_text("utf-8")  # a shared task's copy's rows
+
+
+def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_with_hidden_judges(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hidden judges set beside the tasks (pull's judge store): a re-pull converts only the changed task, its judge
+    answers set beside it again and the kept tasks' marked used; the files are a full pull's. Another judge file
+    (an answer changed) converts every task."""
+    from annols.study.judges import Judges
+    from tests.report import study
+    from tests.report.test_judges_read_report import lower_judge, write_study
+    from tests.report.test_style_reports import definition_of
+
+    definition = definition_of("ratings")
+    tasks = [{"id": t["id"], "annotations": t["annotations"], **t}  # in the order of Label Studio's export
+             for t in json.loads((write_study(tmp_path) / "export.json").read_text("utf-8"))]  # fmt: skip
+    judge_file = lower_judge(tmp_path)
+    users = {uid: email for email, uid in study.USER_IDS.items()}
+
+    def run(export: Path, out: Path, keep: pull.Keep) -> pull.ConvertReport:
+        out.mkdir(parents=True, exist_ok=True)
+        judges = Judges.read(definition, [judge_file])
+        report = pull.convert(export, definition, out, users, judges=judges, keep=keep)
+        assert judges.check_used() == []  # every answer met its task: the kept ones' too
+        return report
+
+    earlier = tmp_path / "earlier"
+    run(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert (earlier / pull.ROWS_FILE).exists()
+    assert b'"annotator": "judge:low"' in (earlier / f"{definition.name}.jsonl").read_bytes()
+    now = copy.deepcopy(tasks)
+    now[2]["annotations"].append({**now[2]["annotations"][0], "id": 99001})  # an annotator's second judgment
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    unchanged = frozenset(t["id"] for t in now) - {now[2]["id"]}
+    read = []
+    real = pull.task_reading
+
+    def counted(task: Any, index: int = 0) -> Any:
+        read.append(task.id)
+        return real(task, index)
+
+    monkeypatch.setattr(pull, "task_reading", counted)
+    kept = run(export, tmp_path / "kept", pull.Keep(earlier, unchanged, segments))
+    assert read == [now[2]["id"]] and kept.kept == len(now) - 1
+    full = run(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert tree_of(tmp_path / "kept") == tree_of(tmp_path / "full")
+    assert (tmp_path / "kept" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
+    assert (kept.counts, kept.violations) == (full.counts, full.violations)
+
+    lines = judge_file.read_text("utf-8").splitlines()  # one answer of the judge changed: nothing is kept
+    judge_file.write_text("\n".join([lines[1], lines[0], *lines[2:]]) + "\n", "utf-8")  # (each answer's number)
+    other = run(export, tmp_path / "other", pull.Keep(earlier, unchanged, segments))
+    full = run(export, tmp_path / "full2", pull.Keep(tmp_path / "full2", frozenset(), []))
+    assert other.kept == 0 and tree_of(tmp_path / "other") == tree_of(tmp_path / "full2")
+    assert tree_of(tmp_path / "full2") != tree_of(tmp_path / "full")
