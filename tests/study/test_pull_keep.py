@@ -18,7 +18,7 @@ from annols.study.exports import write_blinding
 from annols.study.push import build_tasks
 from tests.conftest import ROOT
 from tests.formats.test_generic_judgments import RATINGS, ratings_row, write_csv
-from tests.study.test_pull_parts import DEV, load, raw_export, write_export
+from tests.study.test_pull_parts import DEV, SUMMARY_FLAWS_INPUT, load, raw_export, write_export
 
 
 def convert(export: Path, out: Path, keep: pull.Keep | None, workers: int = 1) -> pull.ConvertReport:
@@ -332,3 +332,42 @@ def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_with_hidden_judges(tmp_path
     full = run(export, tmp_path / "full2", pull.Keep(tmp_path / "full2", frozenset(), []))
     assert other.kept == 0 and tree_of(tmp_path / "other") == tree_of(tmp_path / "full2")
     assert tree_of(tmp_path / "full2") != tree_of(tmp_path / "full")
+
+
+def test_summary_flaws_keeps_its_entries_too(tmp_path: Path) -> None:
+    """summary-flaws' text blocks (a blank line between entries) and JSONL: a re-pull copies the unchanged tasks'
+    entries, byte for byte a full pull's, the first entry changed, and then gone (the next one first, no blank line
+    before it)."""
+    definition = load("summary-flaws")
+    tasks = raw_export("summary-flaws", [SUMMARY_FLAWS_INPUT], copies=3)
+    assert len(tasks) >= 6 and all(t["annotations"] for t in tasks)
+    users = {1: "a@x", 2: "b@x", 7: "c@x"}
+
+    def run(export: Path, out: Path, keep: pull.Keep) -> pull.ConvertReport:
+        out.mkdir(parents=True, exist_ok=True)
+        return pull.convert(export, definition, out, users, workers=1, keep=keep)
+
+    def again(before: Path, now: list[dict[str, Any]], touched: set[int], name: str) -> Path:
+        export = write_export(tmp_path / f"{name}.json", now)
+        segments = incremental.index_export(export)
+        kept = run(export, tmp_path / name, pull.Keep(before, frozenset(t["id"] for t in now) - touched, segments))
+        full = run(export, tmp_path / f"{name}-full", pull.Keep(tmp_path / f"{name}-full", frozenset(), []))
+        assert kept.kept == len(now) - len(touched)
+        assert (kept.counts, kept.violations) == (full.counts, full.violations)
+        assert tree_of(tmp_path / name) == tree_of(tmp_path / f"{name}-full")
+        assert (tmp_path / name / pull.ROWS_FILE).read_bytes() == (tmp_path / f"{name}-full" / pull.ROWS_FILE
+                                                                   ).read_bytes()  # fmt: skip
+        return tmp_path / name
+
+    earlier = tmp_path / "earlier"
+    run(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert (earlier / pull.ROWS_FILE).exists()
+    now = copy.deepcopy(tasks)  # the first entry longer (one more judgment), a later task's judgment gone
+    now[0]["annotations"].append({**now[0]["annotations"][0], "id": 9001, "completed_by": 7})
+    now[3]["annotations"] = []
+    second = again(earlier, now, {now[0]["id"], now[3]["id"]}, "second")
+    later = copy.deepcopy(now)  # the first task deleted: the kept second task's entry is the first
+    del later[0]
+    later[-1]["annotations"].append({**later[-1]["annotations"][0], "id": 9002, "completed_by": 7})
+    third = again(second, later, {later[-1]["id"]}, "third")
+    assert (third / "summary-flaws.txt").read_bytes().startswith(b"##### Task ")
