@@ -673,6 +673,12 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         checks = csv.writer(violations_file)
         checks.writerow(VIOLATION_COLUMNS)
 
+        count = getattr(fmt, "record_count", None)
+
+        def records(task: ExportedTask) -> int:
+            """The records the format writes of ``task`` in each of its files (one per judgment, unless it says)."""
+            return count(task, definition) if count is not None else sum(not a.cancelled for a in task.annotations)
+
         def tapped() -> Iterator[ExportedTask]:
             nonlocal violations
             for task in tasks:
@@ -688,7 +694,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
                             log.append(TaskRows(task.id, kept=False))
                         else:
                             owner.results += tidy_file.written - before
-                            owner.records += sum(not a.cancelled for a in task.annotations)
+                            owner.records += records(task)
                     yield task
                     continue
                 entry = None
@@ -703,7 +709,7 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
                 warnings.extend(task.read_warnings)
                 if entry is not None:
                     entry.annotations, entry.cancelled = reading.submitted, reading.cancelled
-                    entry.records = sum(not a.cancelled for a in task.annotations)  # the format's: judges' too
+                    entry.records = records(task)  # the format's: judges' too
                 for v in check_export((task,), definition, fmt):
                     checks.writerow([v.task_key, v.annotator, v.rule, v.found])
                     violations += 1

@@ -18,7 +18,14 @@ from annols.study.exports import write_blinding
 from annols.study.push import build_tasks
 from tests.conftest import ROOT
 from tests.formats.test_generic_judgments import RATINGS, ratings_row, write_csv
-from tests.study.test_pull_parts import DEV, SUMMARY_FLAWS_INPUT, load, raw_export, write_export
+from tests.study.test_pull_parts import (
+    DEV,
+    SUMMARY_FLAWS_INPUT,
+    load,
+    raw_export,
+    sentence_errors_input,
+    write_export,
+)
 
 
 def convert(export: Path, out: Path, keep: pull.Keep | None, workers: int = 1) -> pull.ConvertReport:
@@ -334,6 +341,31 @@ def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_with_hidden_judges(tmp_path
     assert tree_of(tmp_path / "full2") != tree_of(tmp_path / "full")
 
 
+USERS = {1: "a@x", 2: "b@x", 7: "c@x"}
+
+
+def pulled(definition: Any, export: Path, out: Path, keep: pull.Keep) -> pull.ConvertReport:
+    out.mkdir(parents=True, exist_ok=True)
+    return pull.convert(export, definition, out, USERS, workers=1, keep=keep)
+
+
+def re_pulled(tmp_path: Path, definition: Any, before: Path, now: list[dict[str, Any]], touched: set[int],
+              name: str) -> Path:  # fmt: skip
+    """A re-pull of ``now`` into ``name`` keeping the pull in ``before`` but for the tasks ``touched``: only those
+    converted, every file and the rows index byte for byte a full pull's."""
+    export = write_export(tmp_path / f"{name}.json", now)
+    segments = incremental.index_export(export)
+    kept = pulled(definition, export, tmp_path / name,
+                  pull.Keep(before, frozenset(t["id"] for t in now) - touched, segments))  # fmt: skip
+    full = pulled(definition, export, tmp_path / f"{name}-full", pull.Keep(tmp_path / f"{name}-full", frozenset(), []))
+    assert kept.kept == len(now) - len(touched)
+    assert (kept.counts, kept.violations) == (full.counts, full.violations)
+    assert tree_of(tmp_path / name) == tree_of(tmp_path / f"{name}-full")
+    assert (tmp_path / name / pull.ROWS_FILE).read_bytes() == (tmp_path / f"{name}-full" / pull.ROWS_FILE
+                                                               ).read_bytes()  # fmt: skip
+    return tmp_path / name
+
+
 def test_summary_flaws_keeps_its_entries_too(tmp_path: Path) -> None:
     """summary-flaws' text blocks (a blank line between entries) and JSONL: a re-pull copies the unchanged tasks'
     entries, byte for byte a full pull's, the first entry changed, and then gone (the next one first, no blank line
@@ -341,33 +373,34 @@ def test_summary_flaws_keeps_its_entries_too(tmp_path: Path) -> None:
     definition = load("summary-flaws")
     tasks = raw_export("summary-flaws", [SUMMARY_FLAWS_INPUT], copies=3)
     assert len(tasks) >= 6 and all(t["annotations"] for t in tasks)
-    users = {1: "a@x", 2: "b@x", 7: "c@x"}
-
-    def run(export: Path, out: Path, keep: pull.Keep) -> pull.ConvertReport:
-        out.mkdir(parents=True, exist_ok=True)
-        return pull.convert(export, definition, out, users, workers=1, keep=keep)
-
-    def again(before: Path, now: list[dict[str, Any]], touched: set[int], name: str) -> Path:
-        export = write_export(tmp_path / f"{name}.json", now)
-        segments = incremental.index_export(export)
-        kept = run(export, tmp_path / name, pull.Keep(before, frozenset(t["id"] for t in now) - touched, segments))
-        full = run(export, tmp_path / f"{name}-full", pull.Keep(tmp_path / f"{name}-full", frozenset(), []))
-        assert kept.kept == len(now) - len(touched)
-        assert (kept.counts, kept.violations) == (full.counts, full.violations)
-        assert tree_of(tmp_path / name) == tree_of(tmp_path / f"{name}-full")
-        assert (tmp_path / name / pull.ROWS_FILE).read_bytes() == (tmp_path / f"{name}-full" / pull.ROWS_FILE
-                                                                   ).read_bytes()  # fmt: skip
-        return tmp_path / name
-
     earlier = tmp_path / "earlier"
-    run(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    pulled(definition, write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
     assert (earlier / pull.ROWS_FILE).exists()
     now = copy.deepcopy(tasks)  # the first entry longer (one more judgment), a later task's judgment gone
     now[0]["annotations"].append({**now[0]["annotations"][0], "id": 9001, "completed_by": 7})
     now[3]["annotations"] = []
-    second = again(earlier, now, {now[0]["id"], now[3]["id"]}, "second")
+    second = re_pulled(tmp_path, definition, earlier, now, {now[0]["id"], now[3]["id"]}, "second")
     later = copy.deepcopy(now)  # the first task deleted: the kept second task's entry is the first
     del later[0]
     later[-1]["annotations"].append({**later[-1]["annotations"][0], "id": 9002, "completed_by": 7})
-    third = again(second, later, {later[-1]["id"]}, "third")
+    third = re_pulled(tmp_path, definition, second, later, {later[-1]["id"]}, "third")
     assert (third / "summary-flaws.txt").read_bytes().startswith(b"##### Task ")
+
+
+def test_sentence_errors_keeps_its_rows_too(tmp_path: Path) -> None:
+    """sentence-errors' CSV and JSONL, a row per sentence row of a judgment (a task's rows: the format's
+    record_count), an explanation with a quote and a line break inside its CSV row: a re-pull copies the unchanged
+    tasks' rows, byte for byte a full pull's."""
+    definition = load("sentence-errors")
+    tasks = raw_export("sentence-errors", [sentence_errors_input(tmp_path / "in.jsonl")], copies=3)
+    assert len(tasks) >= 12
+    earlier = tmp_path / "earlier"
+    pulled(definition, write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert (earlier / pull.ROWS_FILE).exists()
+    assert b'"x, ""y""\nz"' in (earlier / "sentence-errors.csv").read_bytes()  # a row over two lines
+    now = copy.deepcopy(tasks)
+    now[0]["annotations"].append({**now[0]["annotations"][0], "id": 9001, "completed_by": 7})  # more rows
+    now[4]["annotations"][1]["result"] = now[4]["annotations"][1]["result"][:1]  # fewer
+    now[7]["annotations"] = []
+    del now[10]
+    re_pulled(tmp_path, definition, earlier, now, {now[i]["id"] for i in (0, 4, 7)}, "second")
