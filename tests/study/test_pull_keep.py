@@ -341,6 +341,22 @@ def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_with_hidden_judges(tmp_path
     assert tree_of(tmp_path / "full2") != tree_of(tmp_path / "full")
 
 
+def test_gold_items_all_deleted_leave_no_gold_folder(tmp_path: Path) -> None:
+    """The gold item and the attention check deleted on the server, nothing else changed: a full pull writes no
+    gold/, so the re-pull cannot splice the kept tasks into the earlier gold/ files: it converts every task."""
+    tasks = raw_export("qa-feedback", [DEV])
+    write_blinding(tmp_path, roles_blinding(tasks))
+    earlier = tmp_path / "earlier"
+    convert(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    now = [t for n, t in enumerate(tasks) if n not in (3, 7)]
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    kept = convert(export, tmp_path / "kept", pull.Keep(earlier, frozenset(t["id"] for t in now), segments))
+    convert(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert kept.kept == 0 and not (tmp_path / "kept" / pull.GOLD_DIR).exists()
+    assert tree_of(tmp_path / "kept") == tree_of(tmp_path / "full")
+
+
 USERS = {1: "a@x", 2: "b@x", 7: "c@x"}
 
 
