@@ -382,9 +382,9 @@ class TaskRows:
         return [self.id, self.results, self.violations, self.violation_rows, self.records, self.annotations,
                 self.cancelled, list(self.warnings), self.sizes, self.apart, self.judged]  # fmt: skip
 
-    def records_in(self, name: str) -> int:
-        """Its records in the format's file ``name`` (relative to the pull folder)."""
-        return self.records if self.apart == _in_gold(name) else 0
+    def records_in(self, gold: bool) -> int:
+        """Its records in a file of the format's under gold/ (``gold``), or in one of the others."""
+        return self.records if self.apart == gold else 0
 
 
 def _in_gold(name: str) -> bool:
@@ -442,12 +442,13 @@ def _spans(fmt: Format, out_dir: Path, report: ConvertReport, log: list[TaskRows
         for i, name in enumerate(_own_files(str(p.relative_to(out_dir)) for p in report.files)):
             if only is not None and i not in only:
                 continue
+            gold = _in_gold(name)
             with open(out_dir / name, "rb") as f:
                 spans = fmt.record_spans(Path(name).name, f)  # type: ignore[attr-defined]
                 base = at = None
                 for t in log:
                     size = 0
-                    for _ in range(t.records_in(name)):
+                    for _ in range(t.records_in(gold)):
                         start, end = next(spans)
                         if at is not None and start != at:
                             return None
