@@ -31,7 +31,8 @@ A format module exposes one object, ``FORMAT``, with:
   where each record lies, ``splice`` writes the file of byte ranges of such files (runs of whole
   records), byte for byte what ``write_results`` writes of them, renumbering the records of the
   files named in ``renumbered``. A re-pull then copies the records of the unchanged tasks from the
-  earlier pull's files (:func:`annols.study.pull.convert`'s ``keep``).
+  earlier pull's files (:func:`annols.study.pull.convert`'s ``keep``). ``record_count(task, definition)``,
+  if a format has it, says how many records a task gets in each file (else one per submitted annotation);
 
 Formats are pure: no network, no printing.
 """
@@ -205,6 +206,23 @@ def line_spans(f: IO[bytes], at: int = 0) -> Iterator[tuple[int, int]]:
             raise ValueError(f"{getattr(f, 'name', 'a file')} does not end with a newline")
         yield at, at + len(line)
         at += len(line)
+
+
+def csv_record_spans(f: IO[bytes], at: int = 0) -> Iterator[tuple[int, int]]:
+    """Where each row of the CSV file ``f`` (read from byte ``at`` on) lies, a quoted field's line breaks inside
+    its row (a row ends at a line break after an even number of quotes: a quote in a quoted field is doubled);
+    ValueError if the last one does not end a row with a newline (a file cut short)."""
+    start, quotes = at, 0
+    for line in f:
+        quotes += line.count(b'"')
+        at += len(line)
+        if not line.endswith(b"\n"):
+            raise ValueError(f"{getattr(f, 'name', 'a file')} does not end with a newline")
+        if quotes % 2 == 0:
+            yield start, at
+            start, quotes = at, 0
+    if start != at:
+        raise ValueError(f"{getattr(f, 'name', 'a file')} ends inside a quoted field")
 
 
 def splice_concatenated(runs: Iterable[tuple[IO[bytes], int, int]], out: IO[bytes]) -> None:

@@ -537,6 +537,9 @@ class ExtractiveRankingFormat:
         """The protocol has no machine pre-annotations: say so instead of reading anything."""
         raise no_predictions(NAME, paths)
 
+    # No record_spans/splice (a re-pull converts every task): the table's columns are the systems and annotators of
+    # every task (known once all are seen), the .xlsx is a workbook, and the vertical sheets are a case per task
+    # across annotators; none is one record after another per task.
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         spec: RankingSpec = definition.spec
         csv_path, xlsx_path = Path(out_dir) / f"{NAME}.csv", Path(out_dir) / f"{NAME}.xlsx"

@@ -679,6 +679,9 @@ class PairwiseAspectsFormat:
     def read_predictions(self, paths: Sequence[Path], definition: Definition) -> Iterator[tuple[str, SourcePrediction]]:
         raise no_predictions(self.name, paths)
 
+    # No record_spans/splice (a re-pull converts every task): the seed's files are one per annotator and sample, a
+    # sample without a number of its own is numbered by the tasks before it, an annotator's folder name by the other
+    # annotators seen, and the marker is sorted at the end; none is one record after another per task.
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         out_dir = Path(out_dir)
         csv_path = out_dir / "judgments.csv"

@@ -63,11 +63,14 @@ from annols.formats import (
     Violation,
     content_key,
     csv_header,
+    csv_record_spans,
     decoded_annotations,
     fit_row,
     join_concatenated,
     join_csv,
+    line_spans,
     no_predictions,
+    splice_concatenated,
 )
 from annols.styles.answers import ExportedAnnotation, ExportedTask
 from annols.styles.judgments import Row, choices_by_name, texts_by_name
@@ -90,6 +93,7 @@ RESULT_COLUMNS = (
     "explanation",
     "record_id",
 )
+_CSV_HEADER = (",".join(RESULT_COLUMNS) + "\r\n").encode("ascii")  # as csv.DictWriter writes it (excel dialect)
 JOIN = "; "  # between two answers of one column (a rule violation the table must still show)
 
 Record = dict[str, Any]
@@ -429,6 +433,33 @@ class SentenceErrorsFormat:
         raise no_predictions(NAME, paths)
 
     joins: ClassVar[dict[str, Join]] = {f"{NAME}.csv": join_csv, f"{NAME}.jsonl": join_concatenated}
+
+    # Each result file is one row per sentence row of a judgment (a submitted annotation), in task order: a re-pull
+    # keeps the rows of the tasks that did not change (annols.study.pull), copied as byte ranges of the earlier
+    # pull's files. A task's rows: record_count.
+    def record_count(self, task: ExportedTask, definition: Definition) -> int:
+        """The rows write_results writes of ``task`` in each of its files."""
+        return sum(isinstance(row, Row) for _, judgments in decoded_annotations(task, definition) for row in judgments)
+
+    def record_spans(self, name: str, f: IO[bytes]) -> Iterator[tuple[int, int]]:
+        """Where each row of result file ``name`` (open as ``f``) lies, ``[start, end)``, one after another (the
+        CSV file's after its header line); ValueError if it is not a file write_results wrote."""
+        if name == f"{NAME}.jsonl":
+            yield from line_spans(f)
+        elif name == f"{NAME}.csv":
+            if f.readline() != _CSV_HEADER:
+                raise ValueError(f"{name} does not start with its header")
+            yield from csv_record_spans(f, len(_CSV_HEADER))
+        else:
+            raise ValueError(f"{name} is not a result file of {NAME}")
+
+    def splice(self, name: str, runs: Iterable[tuple[IO[bytes], int, int]], out: IO[bytes]) -> None:
+        """Result file ``name`` of the rows in ``runs`` (byte ranges of whole rows), as write_results writes them."""
+        if name == f"{NAME}.csv":
+            out.write(_CSV_HEADER)
+        elif name != f"{NAME}.jsonl":
+            raise ValueError(f"{name} is not a result file of {NAME}")
+        splice_concatenated(runs, out)
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         csv_path, jsonl_path = Path(out_dir) / f"{NAME}.csv", Path(out_dir) / f"{NAME}.jsonl"

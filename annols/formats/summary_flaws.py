@@ -45,17 +45,18 @@ from __future__ import annotations
 
 import csv
 import json
+import mmap
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import IO, Any, ClassVar
 
 from annols import jsontext
 from annols.definition import Definition
 from annols.errors import InputError
-from annols.files import atomic_open
+from annols.files import atomic_open, copy_range
 from annols.formats import (
     Join,
     ReadWarning,
@@ -69,6 +70,8 @@ from annols.formats import (
     fit_row,
     join_concatenated,
     join_separated,
+    line_spans,
+    splice_concatenated,
 )
 from annols.styles import decode
 from annols.styles import judgments as styles_judgments
@@ -81,6 +84,8 @@ SPAN_REGEX = re.compile(r"Span \d+: (.*?)( \(Label: .*?\))?(\n|$)")
 SPANS_HEADER = "Problematic Spans Identified in the Summary:"
 TLDR_FIELDS = ("subreddit", "title", "post")
 RESULT_FILES = ("summary-flaws.txt", "summary-flaws.jsonl")
+_ENTRY_START = b"##### Task "  # as :func:`entry` starts one
+_NEXT_ENTRY = re.compile(rb"\n\n(?=##### Task )")  # the blank line before an entry but the first
 
 # Fields that become task fields or a judgment; everything else goes to data["record"].
 _NOT_CARRIED = frozenset({"document", "summary", "model", "critique", "annotator"})
@@ -673,6 +678,58 @@ class SummaryFlawsFormat:
         "summary-flaws.txt": join_separated(b"\n\n"),
         "summary-flaws.jsonl": join_concatenated,
     }
+
+    # Each result file is one record per judgment (a submitted annotation), in task order: a re-pull keeps the
+    # records of the tasks that did not change (annols.study.pull), copied as byte ranges of the earlier pull's
+    # files. An entry of the text file but the first starts with the blank line before it: the first entry's bytes
+    # change with the entries before it (two bytes fewer when there are none).
+    renumbered: ClassVar[frozenset[str]] = frozenset({RESULT_FILES[0]})
+
+    def record_spans(self, name: str, f: IO[bytes]) -> Iterator[tuple[int, int]]:
+        """Where each record of result file ``name`` (open as ``f``) lies, ``[start, end)``, one after another;
+        ValueError if it is not a file write_results wrote. An entry of summary-flaws.txt starts at its header
+        line, with the blank line before it but for the first; should a text hold a line like a header after a
+        blank line, there are more spans than records and the caller keeps nothing."""
+        if name == RESULT_FILES[1]:
+            yield from line_spans(f)
+            return
+        if name != RESULT_FILES[0]:
+            raise ValueError(f"{name} is not a result file of {NAME}")
+        if not f.seek(0, 2):
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[: len(_ENTRY_START)] != _ENTRY_START or data[-1:] != b"\n":
+                raise ValueError(f"{name} is not as write_results writes it")
+            at = 0
+            for m in _NEXT_ENTRY.finditer(data):
+                yield at, m.start()
+                at = m.start()
+            yield at, len(data)
+
+    def splice(self, name: str, runs: Iterable[tuple[IO[bytes], int, int]], out: IO[bytes]) -> None:
+        """Result file ``name`` of the records in ``runs`` (byte ranges of such files as :meth:`record_spans` finds
+        them, each a run of whole records), byte for byte write_results's of them; ValueError if a range does
+        not hold what it should."""
+        if name == RESULT_FILES[1]:
+            splice_concatenated(runs, out)
+            return
+        if name != RESULT_FILES[0]:
+            raise ValueError(f"{name} is not a result file of {NAME}")
+        first = True
+        for source, start, end in runs:
+            if start == end:
+                continue
+            source.seek(start)
+            if start and source.read(2) != b"\n\n":  # an entry but its file's first: the blank line before it
+                raise ValueError(f"{name}: no entry at byte {start}")
+            at = start + 2 if start else start
+            source.seek(at)
+            if source.read(len(_ENTRY_START)) != _ENTRY_START:
+                raise ValueError(f"{name}: no entry at byte {start}")
+            if not first:
+                out.write(b"\n\n")
+            copy_range(out, source, at, end)
+            first = False
 
     def write_results(self, tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path) -> list[Path]:
         """The seed's blocks (``summary-flaws.txt``) and the same as data (``summary-flaws.jsonl``)."""

@@ -41,6 +41,7 @@ offer, a span off the text) is refused with the file, line and field, never drop
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -264,9 +265,29 @@ class Judges:
     def __bool__(self) -> bool:
         return bool(self.answers)
 
+    def _found(self, task: ExportedTask) -> list[JudgeAnswer]:
+        return self.by_key.get(task.key, []) + self.by_id.get(record_id(task), []) if self.answers else []
+
+    def numbers(self, task: ExportedTask) -> list[int]:
+        """The numbers (1, 2...: their place among the answers) of the answers :meth:`with_judges` sets beside the
+        task."""
+        return [self.number[id(a)] for a in self._found(task)]
+
+    def mark_used(self, numbers: Iterable[int]) -> None:
+        """The answers of these numbers met their task (one an earlier pull set beside it, kept by a re-pull)."""
+        for n in numbers:
+            self.used.add(id(self.answers[n - 1]))
+
+    def digest(self) -> str:
+        """What the judges' annotations of any task follow from beside the task: every answer, in its place (its
+        number is the annotation's id), and how candidates are named (``hybrid``)."""
+        lines = [[a.judge, a.task, a.record_id, a.result, a.spans] for a in self.answers]
+        text = json.dumps([self.hybrid, self.as_shown, lines], ensure_ascii=False, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
     def annotations(self, task: ExportedTask) -> list[ExportedAnnotation]:
         """The judges' annotations of this task, in the order the task shows its candidates."""
-        found = self.by_key.get(task.key, []) + self.by_id.get(record_id(task), []) if self.answers else []
+        found = self._found(task)
         out = []
         order = list(range(len(task.systems))) if self.as_shown else shown_order(task)
         for answer in found:

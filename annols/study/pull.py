@@ -42,6 +42,7 @@ from annols.study.exports import (
     BLINDING_FILE,
     EXPORT_FILE,
     PROJECT_FILE,
+    credited,
     exported_task,
     load_annotators,
     load_blinding,
@@ -314,7 +315,9 @@ def convert(
     not be a run of whole tasks (the split is found by pattern), it is converted in one.
 
     ``judges`` (:mod:`annols.study.hidden_judges`) are added to the tasks they answered as annotators
-    ``judge:<name>``; they are not counted among the annotations (the server's counts).
+    ``judge:<name>``; they are not counted among the annotations (the server's counts). The caller checks
+    ``judges.check_used()``: the answers of a task kept from the earlier pull are marked used too. With judges, the
+    export is converted in one (not in parts).
     """
     if users is None:
         users = load_annotators(export)
@@ -323,24 +326,21 @@ def convert(
     if workers is None:
         large = export.is_file() and export.stat().st_size >= PARALLEL_BYTES
         workers = min(_cpus(), MAX_WORKERS) if large else 1
-    if judges:
-        tasks = map(judges.with_judges, same_protocol(read_export(export, users), definition, export))
-        return _convert_tasks(tasks, definition, out_dir, fmt)  # the caller checks judges.check_used()
     log: list[TaskRows] | None = [] if keep is not None and hasattr(fmt, "splice") else None
     if keep is not None and log is not None and keep.unchanged:
-        kept = _convert_keeping(export, definition, out_dir, users, fmt, keep)
+        kept = _convert_keeping(export, definition, out_dir, users, fmt, keep, judges)
         if kept is not None:
             return kept
     report = None
-    if joins and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+    if joins and workers > 1 and not judges and "fork" in multiprocessing.get_all_start_methods():
         report = _convert_in_parts(export, definition, out_dir, users, fmt, joins, workers, log)
     if report is None:
         if log is not None:
             log.clear()
         report = _convert_tasks(same_protocol(read_export(export, users), definition, export), definition, out_dir,
-                                fmt, log)  # fmt: skip
+                                fmt, log, judges)  # fmt: skip
     if log is not None and all(t.kept for t in log) and (bases := _spans(fmt, out_dir, report, log)) is not None:
-        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, out_dir), bases)
+        _write_rows_index(out_dir, report, log, _rows_context(definition, fmt, out_dir, judges), bases)
     return report
 
 
@@ -349,16 +349,21 @@ def convert(
 ROWS_FILE = ".annols-rows.json"  # in a pull folder: what each task wrote to each result file (for the next re-pull)
 # Raise it when a format's records or results.csv's rows of a task are written otherwise. 2: records kept as byte
 # ranges, and the span and sentence formats write from the judgments decode reads (a malformed region is read one
-# way everywhere).
-ROWS_VERSION = 2
+# way everywhere). 3: a task's rows include its shared copies' (push --share-identical), and a gold item's or
+# attention check's records are in the files under gold/ (``apart``), and the numbers of the hidden judges'
+# answers set beside it (``judged``).
+ROWS_VERSION = 3
 
 
 @dataclass
 class TaskRows:
     """What converting one task wrote: its bytes of results.csv and violations.csv, its rows of violations.csv, its
     records of the format's files (one a judgment) and their bytes in each of them (``sizes``, in the files' order
-    but for the two CSV files), its counts and input warnings; ``kept``: whether a re-pull may keep them (a study
-    item, not a shared copy)."""
+    but for the two CSV files), its counts and input warnings; ``apart``: a gold item or attention check, whose
+    records are in the format's files under gold/ (a study item's in the others); ``kept``: whether a re-pull may
+    keep them. A task shared by several systems (``push --share-identical``) is one entry with its copies: they are
+    converted from its bytes and its blinding line alone, so they are kept with it or converted with it.
+    ``judged``: the numbers of the hidden judges' answers set beside it (:meth:`Judges.numbers`)."""
 
     id: int
     results: int = 0
@@ -370,10 +375,22 @@ class TaskRows:
     warnings: tuple[str, ...] = ()
     kept: bool = True
     sizes: list[int] = field(default_factory=list)
+    apart: bool = False
+    judged: list[int] = field(default_factory=list)
 
     def row(self) -> list[Any]:
         return [self.id, self.results, self.violations, self.violation_rows, self.records, self.annotations,
-                self.cancelled, list(self.warnings), self.sizes]  # fmt: skip
+                self.cancelled, list(self.warnings), self.sizes, self.apart, self.judged]  # fmt: skip
+
+    def records_in(self, gold: bool) -> int:
+        """Its records in a file of the format's under gold/ (``gold``), or in one of the others."""
+        return self.records if self.apart == gold else 0
+
+
+def _in_gold(name: str) -> bool:
+    """Whether a result file (named relative to its pull folder) is one of gold items' and attention checks'."""
+    parts = Path(name).parts
+    return len(parts) > 1 and parts[0] == GOLD_DIR
 
 
 @dataclass(frozen=True)
@@ -386,12 +403,14 @@ class Keep:
     segments: list[tuple[int, int, int]]
 
 
-def _rows_context(definition: Definition, fmt: Format, out_dir: Path) -> str:
+def _rows_context(definition: Definition, fmt: Format, out_dir: Path, judges: Judges | None = None) -> str:
     """What, beside a task's bytes, its blinding line and the names of the users it holds (:func:`_untouched`), its
-    result rows depend on."""
+    result rows depend on: the definition, the format, a blind-only pull, the hidden judges' answers (every one: an
+    answer's number is its annotation's id, so a line added anywhere may change any task's rows)."""
     # The definition as read, not where from: the same protocol read from another checkout converts alike.
     key = [ROWS_VERSION, repr(replace(definition, source="")), fmt.name, (out_dir / PROJECT_FILE).exists()
-           and json.loads((out_dir / PROJECT_FILE).read_text("utf-8")).get(BLIND_ONLY, False)]  # fmt: skip
+           and json.loads((out_dir / PROJECT_FILE).read_text("utf-8")).get(BLIND_ONLY, False),
+           judges.digest() if judges else ""]  # fmt: skip
     return hashlib.sha256(json.dumps(key, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
 
 
@@ -423,12 +442,13 @@ def _spans(fmt: Format, out_dir: Path, report: ConvertReport, log: list[TaskRows
         for i, name in enumerate(_own_files(str(p.relative_to(out_dir)) for p in report.files)):
             if only is not None and i not in only:
                 continue
+            gold = _in_gold(name)
             with open(out_dir / name, "rb") as f:
-                spans = fmt.record_spans(name, f)  # type: ignore[attr-defined]
+                spans = fmt.record_spans(Path(name).name, f)  # type: ignore[attr-defined]
                 base = at = None
                 for t in log:
                     size = 0
-                    for _ in range(t.records):
+                    for _ in range(t.records_in(gold)):
                         start, end = next(spans)
                         if at is not None and start != at:
                             return None
@@ -459,7 +479,8 @@ def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[int], 
             return None
         bases = [int(b) for b in index["bases"]]
         tasks = [TaskRows(int(t[0]), int(t[1]), int(t[2]), int(t[3]), int(t[4]), int(t[5]), int(t[6]),
-                          tuple(str(w) for w in t[7]), sizes=[int(n) for n in t[8]])
+                          tuple(str(w) for w in t[7]), sizes=[int(n) for n in t[8]], apart=bool(t[9]),
+                          judged=[int(n) for n in t[10]])
                  for t in index["tasks"]]  # fmt: skip
         own = len(_own_files(sizes))
         if len(bases) != own or any(len(t.sizes) != own for t in tasks):
@@ -470,11 +491,11 @@ def _read_rows_index(folder: Path, context: str) -> tuple[list[str], list[int], 
 
 
 def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users: dict[int, str], fmt: Format,
-                     keep: Keep) -> ConvertReport | None:  # fmt: skip
+                     keep: Keep, judges: Judges | None = None) -> ConvertReport | None:  # fmt: skip
     """``convert`` of only the tasks not in ``keep.unchanged``, the others' rows copied from the earlier pull's files
     as byte ranges (runs of tasks); None where that cannot be done as converting every task would (the caller
     then converts every task, writing every file anew)."""
-    context = _rows_context(definition, fmt, out_dir)
+    context = _rows_context(definition, fmt, out_dir, judges)
     found = _read_rows_index(keep.folder, context)
     if found is None:
         return None
@@ -483,8 +504,6 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
     if any(t not in earlier for t in keep.unchanged):
         return None
     blind = _changed_blinding(export, keep)
-    if blind is not None and any(isinstance(r.get("shares"), list) for r in blind.values()):
-        return None  # (an unchanged task has none: the earlier pull's index is of tasks converted once each)
     own = _own_files(names)
     with tempfile.TemporaryDirectory(prefix=".annols-changed-", dir=out_dir) as tmp:
         changed_dir = Path(tmp)
@@ -500,9 +519,19 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
                         raw = json.loads(f.read(end - start))
                     except ValueError as e:
                         raise InputError(export, f"task {n + 1}", "", f"not a Label Studio JSON export ({e})") from None
-                    yield exported_task(raw, users, blind)  # shares refused above: each task once
+                    task = exported_task(raw, users, blind)
+                    if blind is not None:  # as read_export reads it: a shared task's copies after it
+                        yield from credited(task, blind.get(task.id))
+                    else:
+                        yield task
 
-        done = _convert_tasks(same_protocol(changed(), definition, export), definition, changed_dir, fmt, log)
+        done = _convert_tasks(same_protocol(changed(), definition, export), definition, changed_dir, fmt, log, judges)
+        gold = [n for n in own if _in_gold(n)]
+        if gold and not any(t.apart for t in log) and not (changed_dir / GOLD_DIR).exists():
+            # No changed task is a gold item or attention check: their files, empty, to splice the kept ones into.
+            apart = fmt.write_results([], definition, changed_dir / GOLD_DIR)
+            mine = done.files[: len(done.files) - 2]
+            done = replace(done, files=[*mine, *apart, *done.files[len(mine) :]])
         if not all(t.kept for t in log) or sorted(str(p.relative_to(changed_dir)) for p in done.files) != sorted(names):
             return None
         new_bases = _spans(fmt, changed_dir, done, log)
@@ -512,6 +541,8 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
         order = [earlier[t] if t in keep.unchanged else new[t] for t, _, _ in keep.segments]
         if len(new) + sum(1 for t, _, _ in keep.segments if t in keep.unchanged) != len(order):
             return None
+        if gold and not any(t.apart for t in order):
+            return None  # the gold items and attention checks gone: a full pull writes no gold/
         written = []
         try:
             every: list[tuple[str, int | str]] = [*((n, i) for i, n in enumerate(own)), (RESULTS_FILE, "results"),
@@ -525,11 +556,12 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
                     if (keep.folder / name).stat().st_size != header + sum(getattr(t, size) for t in earlier_log):
                         raise _NotKept
                     at_old, at_new = _starts(earlier_log, size, header), _starts(log, size, header)
+                (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
                 with open(keep.folder / name, "rb") as old_f, open(changed_dir / name, "rb") as new_f, \
                         files.atomic_open(out_dir / name, "wb") as out:  # fmt: skip
                     runs = _runs(order, keep.unchanged, size, (old_f, at_old), (new_f, at_new))
                     if isinstance(size, int):
-                        fmt.splice(name, runs, out)  # type: ignore[attr-defined]
+                        fmt.splice(Path(name).name, runs, out)  # type: ignore[attr-defined]
                     else:
                         out.write(new_f.read(header))
                         for source, start, end in runs:
@@ -538,6 +570,8 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
                     written.append(out_dir / name)
         except (ValueError, OSError, _NotKept):
             return None  # the caller converts every task (and writes every file anew)
+    if judges:  # the kept tasks' answers met them (in the earlier pull, under the same answers)
+        judges.mark_used(n for t in order if t.id in keep.unchanged for n in t.judged)
     report = ConvertReport(
         counts=Counts(len(order), sum(t.annotations for t in order), sum(t.cancelled for t in order)),
         files=[*written, out_dir / RESULTS_FILE, out_dir / VIOLATIONS_FILE],
@@ -545,7 +579,7 @@ def _convert_keeping(export: Path, definition: Definition, out_dir: Path, users:
         input_warnings=tuple(w for t in order for w in t.warnings),
         kept=len(order) - len(log),
     )
-    renumbered = [i for i, name in enumerate(own) if name in getattr(fmt, "renumbered", ())]
+    renumbered = [i for i, name in enumerate(own) if Path(name).name in getattr(fmt, "renumbered", ())]
     # Their records' bytes as the assembled files hold them (a line number longer or shorter).
     if renumbered and _spans(fmt, out_dir, report, order, renumbered) is None:
         return None  # the caller converts every task, writing every file anew
@@ -623,8 +657,8 @@ def _cpus() -> int:
 
 
 def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_dir: Path, fmt: Format,
-                   log: list[TaskRows] | None = None) -> ConvertReport:  # fmt: skip
-    """``log``: gets what each task wrote (:class:`TaskRows`)."""
+                   log: list[TaskRows] | None = None, judges: Judges | None = None) -> ConvertReport:  # fmt: skip
+    """``log``: gets what each task wrote (:class:`TaskRows`); ``judges``: set beside the tasks they answered."""
     totals = [0, 0, 0]  # tasks, annotations, cancelled
     violations = 0
     warnings: list[str] = []
@@ -640,27 +674,43 @@ def _convert_tasks(tasks: Iterable[ExportedTask], definition: Definition, out_di
         checks = csv.writer(violations_file)
         checks.writerow(VIOLATION_COLUMNS)
 
+        count = getattr(fmt, "record_count", None)
+
+        def records(task: ExportedTask) -> int:
+            """The records the format writes of ``task`` in each of its files (one per judgment, unless it says)."""
+            return count(task, definition) if count is not None else sum(not a.cancelled for a in task.annotations)
+
         def tapped() -> Iterator[ExportedTask]:
             nonlocal violations
             for task in tasks:
+                if judges:
+                    task = judges.with_judges(task)
                 reading = task_reading(task)  # counted as the study table reads it (annols.study.table)
+                if not reading.counted:  # a shared task's copy for another system: its judgments are counted once
+                    before = tidy_file.written
+                    tidy.writerows(_tidy_lists(task, definition, system_of))
+                    if log is not None:  # its rows are its task's, right before it (read_export's order)
+                        owner = log[-1] if log and log[-1].id == task.id else None
+                        if owner is None or owner.apart:  # (push shares study items only)
+                            log.append(TaskRows(task.id, kept=False))
+                        else:
+                            owner.results += tidy_file.written - before
+                            owner.records += records(task)
+                    yield task
+                    continue
                 entry = None
                 if log is not None:
                     entry = TaskRows(task.id, tidy_file.written, violations_file.written, violations,
-                                     kept=reading.item)  # fmt: skip
+                                     apart=not reading.item, judged=judges.numbers(task) if judges else [])
                     log.append(entry)
                 tidy.writerows(_tidy_lists(task, definition, system_of))
-                if not reading.counted:  # a shared task's copy for another system: its judgments are counted once
-                    _close(entry, tidy_file, violations_file, violations)
-                    yield task
-                    continue
                 totals[0] += 1
                 totals[1] += reading.submitted
                 totals[2] += reading.cancelled
                 warnings.extend(task.read_warnings)
                 if entry is not None:
                     entry.annotations, entry.cancelled = reading.submitted, reading.cancelled
-                    entry.records = sum(not a.cancelled for a in task.annotations)  # the format's: judges' too
+                    entry.records = records(task)  # the format's: judges' too
                 for v in check_export((task,), definition, fmt):
                     checks.writerow([v.task_key, v.annotator, v.rule, v.found])
                     violations += 1

@@ -467,8 +467,8 @@ def test_a_re_pull_converts_what_changed_into_the_files_of_a_full_pull(
     assert len(ids) == 40
     out = tmp_path / "pulled"
     pull(label_studio, Path(protocol), title, out)
-    # Only a format whose result files are records per judgment keeps rows (qa-feedback); the others convert all.
-    assert (out / ROWS_FILE).exists() == (protocol == "qa-feedback")
+    # A format whose result files are records per judgment keeps rows (both of these).
+    assert (out / ROWS_FILE).exists()
 
     # Annotators at work: new annotations, one edited, one deleted, an annotated task deleted.
     users = client.users()
@@ -486,27 +486,26 @@ def test_a_re_pull_converts_what_changed_into_the_files_of_a_full_pull(
     full = tmp_path / "full"
     pull(label_studio, Path(protocol), title, full)
     assert snapshot(out) == snapshot(full)  # the rows index too, where there is one
-    # 40 tasks, 1 deleted, 4 changed: the others' rows kept (qa-feedback), or every task converted again.
+    # 40 tasks, 1 deleted, 4 changed: the others' rows kept.
     kept = json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["rows_kept"]
-    assert kept == (35 if protocol == "qa-feedback" else 0)
+    assert kept == 35
     assert any(p.name.startswith(protocol) for p in out.iterdir())
 
     # A rows index of another annols, then a result file cut short: converted in full, never a wrong file.
-    if protocol == "qa-feedback":
-        index = out / ROWS_FILE
-        found = json.loads(index.read_text("utf-8"))
-        index.write_text(json.dumps({**found, "context": "0" * 64}), encoding="utf-8")
-        client.create_annotation(ids[30], NEW_ANSWER[protocol], completed_by=other, lead_time=3.0)
-        pull(label_studio, Path(protocol), title, out)
-        assert json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["rows_kept"] == 0
-        shutil.rmtree(full)
-        pull(label_studio, Path(protocol), title, full)
-        assert snapshot(out) == snapshot(full)
-        client.create_annotation(ids[31], NEW_ANSWER[protocol], completed_by=other, lead_time=3.0)
-        with open(out / "qa-feedback.jsonl", "r+b") as f:
-            f.truncate(f.seek(0, 2) - 5)
-        pull(label_studio, Path(protocol), title, out)
-        assert json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["rows_kept"] == 0
-        shutil.rmtree(full)
-        pull(label_studio, Path(protocol), title, full)
-        assert snapshot(out) == snapshot(full)
+    index = out / ROWS_FILE
+    found = json.loads(index.read_text("utf-8"))
+    index.write_text(json.dumps({**found, "context": "0" * 64}), encoding="utf-8")
+    client.create_annotation(ids[30], NEW_ANSWER[protocol], completed_by=other, lead_time=3.0)
+    pull(label_studio, Path(protocol), title, out)
+    assert json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["rows_kept"] == 0
+    shutil.rmtree(full)
+    pull(label_studio, Path(protocol), title, full)
+    assert snapshot(out) == snapshot(full)
+    client.create_annotation(ids[31], NEW_ANSWER[protocol], completed_by=other, lead_time=3.0)
+    with open(out / f"{protocol}.jsonl", "r+b") as f:
+        f.truncate(f.seek(0, 2) - 5)
+    pull(label_studio, Path(protocol), title, out)
+    assert json.loads((out / incremental.STATE_FILE).read_text("utf-8"))["rows_kept"] == 0
+    shutil.rmtree(full)
+    pull(label_studio, Path(protocol), title, full)
+    assert snapshot(out) == snapshot(full)

@@ -18,7 +18,14 @@ from annols.study.exports import write_blinding
 from annols.study.push import build_tasks
 from tests.conftest import ROOT
 from tests.formats.test_generic_judgments import RATINGS, ratings_row, write_csv
-from tests.study.test_pull_parts import DEV, load, raw_export, write_export
+from tests.study.test_pull_parts import (
+    DEV,
+    SUMMARY_FLAWS_INPUT,
+    load,
+    raw_export,
+    sentence_errors_input,
+    write_export,
+)
 
 
 def convert(export: Path, out: Path, keep: pull.Keep | None, workers: int = 1) -> pull.ConvertReport:
@@ -211,3 +218,205 @@ def test_the_rows_index_holds_for_the_same_definition_read_from_another_place(tm
     assert pull._rows_context(first, fmt, out) == pull._rows_context(second, fmt, out)
     (tmp_path / "three.toml").write_text(text.replace('name = "', 'name = "other-', 1), "utf-8")
     assert pull._rows_context(load_definition(tmp_path / "three.toml"), fmt, out) != pull._rows_context(first, fmt, out)
+
+
+def tree_of(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (gold/ too) but the rows index, by its path in it."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != pull.ROWS_FILE}  # fmt: skip
+
+
+# Which task of the planted study each case changes (its place in the export).
+ROLES_CHANGED = {"a study item": 1, "a gold item": 3, "an attention check": 7, "a shared task": 5}
+
+
+def roles_blinding(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Blinding rows of a study with a gold item, an attention check and two tasks shared by the records of
+    identical outputs (push --share-identical: by two systems, and by three)."""
+    rows: list[dict[str, Any]] = [{"task_id": t["id"], "key": f"key {t['id']}", "systems": ["sys-a"],
+                                   "role": "study"} for t in tasks]  # fmt: skip
+    rows[3]["role"], rows[7]["role"] = "gold", "attention"
+    rows[5]["shares"] = [["sys-a"], ["sys-b"]]
+    rows[9]["shares"] = [["sys-a"], ["sys-c"], ["sys-b"]]
+    return rows
+
+
+@pytest.mark.parametrize("case", list(ROLES_CHANGED))
+def test_a_re_pull_keeps_gold_items_attention_checks_and_shared_tasks(
+    tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gold items and attention checks (their records in gold/) and a task shared by several systems (its copies
+    with it) are kept as study items are: only the changed task is converted (with its copies), and every file,
+    gold/'s too, is byte for byte a full pull's."""
+    tasks = raw_export("qa-feedback", [DEV])
+    write_blinding(tmp_path, roles_blinding(tasks))  # beside the exports: roles and shares from it
+    earlier = tmp_path / "earlier"
+    first = convert(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert first.kept == 0 and (earlier / pull.ROWS_FILE).exists()
+    assert (earlier / pull.GOLD_DIR / "qa-feedback-annotators.csv").exists()
+
+    now = copy.deepcopy(tasks)  # one more judgment of the task, every later line of the annotators' tables renumbered
+    at = ROLES_CHANGED[case]
+    now[at]["annotations"].append({**now[at]["annotations"][0], "id": 9001, "completed_by": 7})
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    read = []
+    real = pull.task_reading
+
+    def counted(task: Any, index: int = 0) -> Any:
+        read.append(task.id)
+        return real(task, index)
+
+    monkeypatch.setattr(pull, "task_reading", counted)
+    kept = convert(export, tmp_path / "kept", pull.Keep(earlier, frozenset(t["id"] for t in now) - {now[at]["id"]},
+                                                       segments))  # fmt: skip
+    assert read == [now[at]["id"]] * (2 if case == "a shared task" else 1)  # the task (and its copy) alone
+    assert kept.kept == len(now) - 1
+    read.clear()
+    full = convert(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert len(read) == len(now) + 1 + 2  # a full pull reads every task and the shared ones' copies
+    assert tree_of(tmp_path / "kept") == tree_of(tmp_path / "full")
+    assert (tmp_path / "kept" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
+    assert (kept.counts, kept.violations, kept.input_warnings) == (full.counts, full.violations, full.input_warnings)
+    names = [[str(p.relative_to(tmp_path / which)) for p in r.files] for which, r in (("kept", kept), ("full", full))]
+    assert names[0] == names[1]
+    gold = (tmp_path / "full" / pull.GOLD_DIR / "qa-feedback-annotators.csv").read_text("utf-8")
+    assert "key 4," in gold and "key 8," in gold and "key 4," not in (tmp_path / "full" / "qa-feedback-annotators.csv"
+                                                                       ).read_text("utf-8")  # fmt: skip
+    assert ",sys-c," in (tmp_path / "full" / "results.csv").read_text("utf-8")  # a shared task's copy's rows
+
+
+def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_with_hidden_judges(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hidden judges set beside the tasks (pull's judge store): a re-pull converts only the changed task, its judge
+    answers set beside it again and the kept tasks' marked used; the files are a full pull's. Another judge file
+    (an answer changed) converts every task."""
+    from annols.study.judges import Judges
+    from tests.report import study
+    from tests.report.test_judges_read_report import lower_judge, write_study
+    from tests.report.test_style_reports import definition_of
+
+    definition = definition_of("ratings")
+    tasks = [{"id": t["id"], "annotations": t["annotations"], **t}  # in the order of Label Studio's export
+             for t in json.loads((write_study(tmp_path) / "export.json").read_text("utf-8"))]  # fmt: skip
+    judge_file = lower_judge(tmp_path)
+    users = {uid: email for email, uid in study.USER_IDS.items()}
+
+    def run(export: Path, out: Path, keep: pull.Keep) -> pull.ConvertReport:
+        out.mkdir(parents=True, exist_ok=True)
+        judges = Judges.read(definition, [judge_file])
+        report = pull.convert(export, definition, out, users, judges=judges, keep=keep)
+        assert judges.check_used() == []  # every answer met its task: the kept ones' too
+        return report
+
+    earlier = tmp_path / "earlier"
+    run(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert (earlier / pull.ROWS_FILE).exists()
+    assert b'"annotator": "judge:low"' in (earlier / f"{definition.name}.jsonl").read_bytes()
+    now = copy.deepcopy(tasks)
+    now[2]["annotations"].append({**now[2]["annotations"][0], "id": 99001})  # an annotator's second judgment
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    unchanged = frozenset(t["id"] for t in now) - {now[2]["id"]}
+    read = []
+    real = pull.task_reading
+
+    def counted(task: Any, index: int = 0) -> Any:
+        read.append(task.id)
+        return real(task, index)
+
+    monkeypatch.setattr(pull, "task_reading", counted)
+    kept = run(export, tmp_path / "kept", pull.Keep(earlier, unchanged, segments))
+    assert read == [now[2]["id"]] and kept.kept == len(now) - 1
+    full = run(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert tree_of(tmp_path / "kept") == tree_of(tmp_path / "full")
+    assert (tmp_path / "kept" / pull.ROWS_FILE).read_bytes() == (tmp_path / "full" / pull.ROWS_FILE).read_bytes()
+    assert (kept.counts, kept.violations) == (full.counts, full.violations)
+
+    lines = judge_file.read_text("utf-8").splitlines()  # one answer of the judge changed: nothing is kept
+    judge_file.write_text("\n".join([lines[1], lines[0], *lines[2:]]) + "\n", "utf-8")  # (each answer's number)
+    other = run(export, tmp_path / "other", pull.Keep(earlier, unchanged, segments))
+    full = run(export, tmp_path / "full2", pull.Keep(tmp_path / "full2", frozenset(), []))
+    assert other.kept == 0 and tree_of(tmp_path / "other") == tree_of(tmp_path / "full2")
+    assert tree_of(tmp_path / "full2") != tree_of(tmp_path / "full")
+
+
+def test_gold_items_all_deleted_leave_no_gold_folder(tmp_path: Path) -> None:
+    """The gold item and the attention check deleted on the server, nothing else changed: a full pull writes no
+    gold/, so the re-pull cannot splice the kept tasks into the earlier gold/ files: it converts every task."""
+    tasks = raw_export("qa-feedback", [DEV])
+    write_blinding(tmp_path, roles_blinding(tasks))
+    earlier = tmp_path / "earlier"
+    convert(write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    now = [t for n, t in enumerate(tasks) if n not in (3, 7)]
+    export = write_export(tmp_path / "now.json", now)
+    segments = incremental.index_export(export)
+    kept = convert(export, tmp_path / "kept", pull.Keep(earlier, frozenset(t["id"] for t in now), segments))
+    convert(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
+    assert kept.kept == 0 and not (tmp_path / "kept" / pull.GOLD_DIR).exists()
+    assert tree_of(tmp_path / "kept") == tree_of(tmp_path / "full")
+
+
+USERS = {1: "a@x", 2: "b@x", 7: "c@x"}
+
+
+def pulled(definition: Any, export: Path, out: Path, keep: pull.Keep) -> pull.ConvertReport:
+    out.mkdir(parents=True, exist_ok=True)
+    return pull.convert(export, definition, out, USERS, workers=1, keep=keep)
+
+
+def re_pulled(tmp_path: Path, definition: Any, before: Path, now: list[dict[str, Any]], touched: set[int],
+              name: str) -> Path:  # fmt: skip
+    """A re-pull of ``now`` into ``name`` keeping the pull in ``before`` but for the tasks ``touched``: only those
+    converted, every file and the rows index byte for byte a full pull's."""
+    export = write_export(tmp_path / f"{name}.json", now)
+    segments = incremental.index_export(export)
+    kept = pulled(definition, export, tmp_path / name,
+                  pull.Keep(before, frozenset(t["id"] for t in now) - touched, segments))  # fmt: skip
+    full = pulled(definition, export, tmp_path / f"{name}-full", pull.Keep(tmp_path / f"{name}-full", frozenset(), []))
+    assert kept.kept == len(now) - len(touched)
+    assert (kept.counts, kept.violations) == (full.counts, full.violations)
+    assert tree_of(tmp_path / name) == tree_of(tmp_path / f"{name}-full")
+    assert (tmp_path / name / pull.ROWS_FILE).read_bytes() == (tmp_path / f"{name}-full" / pull.ROWS_FILE
+                                                               ).read_bytes()  # fmt: skip
+    return tmp_path / name
+
+
+def test_summary_flaws_keeps_its_entries_too(tmp_path: Path) -> None:
+    """summary-flaws' text blocks (a blank line between entries) and JSONL: a re-pull copies the unchanged tasks'
+    entries, byte for byte a full pull's, the first entry changed, and then gone (the next one first, no blank line
+    before it)."""
+    definition = load("summary-flaws")
+    tasks = raw_export("summary-flaws", [SUMMARY_FLAWS_INPUT], copies=3)
+    assert len(tasks) >= 6 and all(t["annotations"] for t in tasks)
+    earlier = tmp_path / "earlier"
+    pulled(definition, write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert (earlier / pull.ROWS_FILE).exists()
+    now = copy.deepcopy(tasks)  # the first entry longer (one more judgment), a later task's judgment gone
+    now[0]["annotations"].append({**now[0]["annotations"][0], "id": 9001, "completed_by": 7})
+    now[3]["annotations"] = []
+    second = re_pulled(tmp_path, definition, earlier, now, {now[0]["id"], now[3]["id"]}, "second")
+    later = copy.deepcopy(now)  # the first task deleted: the kept second task's entry is the first
+    del later[0]
+    later[-1]["annotations"].append({**later[-1]["annotations"][0], "id": 9002, "completed_by": 7})
+    third = re_pulled(tmp_path, definition, second, later, {later[-1]["id"]}, "third")
+    assert (third / "summary-flaws.txt").read_bytes().startswith(b"##### Task ")
+
+
+def test_sentence_errors_keeps_its_rows_too(tmp_path: Path) -> None:
+    """sentence-errors' CSV and JSONL, a row per sentence row of a judgment (a task's rows: the format's
+    record_count), an explanation with a quote and a line break inside its CSV row: a re-pull copies the unchanged
+    tasks' rows, byte for byte a full pull's."""
+    definition = load("sentence-errors")
+    tasks = raw_export("sentence-errors", [sentence_errors_input(tmp_path / "in.jsonl")], copies=3)
+    assert len(tasks) >= 12
+    earlier = tmp_path / "earlier"
+    pulled(definition, write_export(tmp_path / "first.json", tasks), earlier, pull.Keep(earlier, frozenset(), []))
+    assert (earlier / pull.ROWS_FILE).exists()
+    assert b'"x, ""y""\nz"' in (earlier / "sentence-errors.csv").read_bytes()  # a row over two lines
+    now = copy.deepcopy(tasks)
+    now[0]["annotations"].append({**now[0]["annotations"][0], "id": 9001, "completed_by": 7})  # more rows
+    now[4]["annotations"][1]["result"] = now[4]["annotations"][1]["result"][:1]  # fewer
+    now[7]["annotations"] = []
+    del now[10]
+    re_pulled(tmp_path, definition, earlier, now, {now[i]["id"] for i in (0, 4, 7)}, "second")
