@@ -185,3 +185,30 @@ def test_a_pull_of_another_protocol_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(AnnolsError, match=r"project\.json.*summeval-ratings"):
         export_preferences(definition, [pull], tmp_path / "out", Rule("majority"))
     assert not (tmp_path / "out").exists()
+
+
+def test_tasks_pushed_without_annols_are_each_their_own_item_per_source(tmp_path: Path) -> None:
+    """Two exports of projects pushed without annols (no key): main keyed each task by its id (``task-1``), so
+    task 1 of one project and task 1 of another were one item and their votes merged; the study table keys such a
+    task by its source (``source-1:task-1``), as the report does, and the export keeps them apart."""
+    definition = protocols.load(str(pairwise.CHAT))
+    exports = []
+    for n, who in enumerate(("ann1", "ann2"), start=1):
+        pull = pairwise._pull(tmp_path / f"pull{n}", definition, {
+            "t1": (("x", "y"), "study", {who: {"helpfulness": "A" if n == 1 else "B", "harmlessness": "A"}}),
+        })  # fmt: skip
+        tasks = json.loads((pull / "export.json").read_text(encoding="utf-8"))
+        for task in tasks:
+            task["meta"].pop("annols_key")
+            for a in task["annotations"]:
+                a["id"] += 1000 * n
+        (pull / "blinding.jsonl").unlink()
+        (pull / "export.json").write_text(json.dumps(tasks), encoding="utf-8")
+        exports.append(pull / "export.json")
+    export_preferences(definition, exports, tmp_path / "new", Rule("majority"))
+    before.export_preferences(definition, exports, tmp_path / "old", before.Rule("majority"))
+    new = {(r["key"], r["aspect"]): r["votes"] for r in rows(tmp_path / "new" / PREFERENCE_FILE)}
+    old = {(r["key"], r["aspect"]): r["votes"] for r in rows(tmp_path / "old" / PREFERENCE_FILE)}
+    assert old == {("task-1", "harmlessness"): 2}  # two projects' tasks merged; helpfulness split A / B
+    assert new == {("source-1:task-1", "helpfulness"): 1, ("source-1:task-1", "harmlessness"): 1,
+                   ("source-2:task-1", "helpfulness"): 1, ("source-2:task-1", "harmlessness"): 1}  # fmt: skip
