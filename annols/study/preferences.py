@@ -23,7 +23,8 @@ The rule, one verdict per task (item), aspect and pair of systems, from the judg
 
 - ``majority``: the outcome (a system, or a tie) more than half of the judgments give; none: no row;
 - ``unanimous``: the outcome every judgment gives, with at least ``min_votes`` judgments;
-- ``adjudicated``: only the adjudicator's verdict (the pull of the adjudication project); tasks
+- ``adjudicated``: only the adjudicator's verdict (the pull of the adjudication project, read as ``report
+  --adjudicated`` reads it: :func:`annols.study.table.read_verdicts`, one submitted verdict a task); tasks
   without one give no row.
 
 Ranking and best-worst studies give the pairs their judgments imply (:func:`implied`), each row marked
@@ -72,6 +73,7 @@ from annols.formats.answers import is_judge
 from annols.study import roles
 from annols.study import table as study_table
 from annols.study.exports import ADJUDICATED
+from annols.styles import decode
 from annols.styles.judgments import TIE as TIE_VALUE
 from annols.styles.judgments import WIN, BestWorst, Preference, Rank
 
@@ -277,12 +279,13 @@ def _verdicts(definition: Definition,
     on a pair: no verdict, never a guess), from the adjudication pulls as the reader reads them
     (:func:`annols.study.table.read_verdicts`)."""
     out: dict[tuple[str, tuple[str, str], str], str | None] = {}
-    for task, judgments in study_table.read_verdicts(definition, adjudicated):
-        key = task.key if definition.style != "best-worst" else unit_of(definition.spec, task.data, task.key)
-        for aspect, pair, outcome in implied(judgments):
-            held = out.setdefault((key, pair, aspect), outcome)
+    for key, answer in study_table.read_verdicts(definition, adjudicated).items():
+        task = answer.task
+        item = key if definition.style != "best-worst" else unit_of(definition.spec, task.data, key)
+        for aspect, pair, outcome in implied(decode(definition, task, answer.annotation)):
+            held = out.setdefault((item, pair, aspect), outcome)
             if held != outcome:
-                out[(key, pair, aspect)] = None
+                out[(item, pair, aspect)] = None
     return out
 
 

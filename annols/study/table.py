@@ -303,18 +303,11 @@ def add_texts(definition: Definition, texts: TaskTexts, task: ExportedTask, anno
         texts.context[task.key] = {p.name: task.data.get(p.name) for p in definition.spec.context}
 
 
-def read_verdicts(definition: Definition, adjudicated: Sequence[Path]) -> list[tuple[ExportedTask, list[Judgment]]]:
-    """The adjudicator's verdicts of adjudication pulls (``annols adjudicate``'s project, pulled): each task with
-    each submitted annotation of the adjudicator, decoded, in the order read (``annols export --rule
-    adjudicated``)."""
-    out: list[tuple[ExportedTask, list[Judgment]]] = []
-    for path in adjudicated:
-        source = resolve(Path(path))
-        for task in read_export(source.export, load_annotators(source.export)):
-            for a in task.annotations:
-                if not a.cancelled and a.annotator == exports.ADJUDICATED:
-                    out.append((task, decode(definition, task, a)))
-    return out
+def read_verdicts(definition: Definition, adjudicated: Sequence[Path]) -> dict[str, Answer]:
+    """Item key -> the adjudicator's verdict, from adjudication pulls (``annols adjudicate``'s project, pulled: each
+    task one submitted annotation, else refused by name) or a gold-format input: ``report --adjudicated`` and
+    ``export --rule adjudicated`` read them alike."""
+    return {k: _answer(v) for k, v in gold_items(definition, adjudicated).items()} if adjudicated else {}
 
 
 def _answer(item: Any) -> Answer:
@@ -354,8 +347,7 @@ class _Adjudication:
 
     def __init__(self, definition: Definition, adjudicated: Sequence[Path]) -> None:
         self.definition = definition
-        verdicts = {k: _answer(v) for k, v in gold_items(definition, adjudicated).items()} if adjudicated else {}
-        self.rows = AdjudicationRows(verdicts)
+        self.rows = AdjudicationRows(read_verdicts(definition, adjudicated))
 
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         if task.role == STUDY and task.key in self.rows.verdicts:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from annols import protocols
+from annols.analysis.options import ReportOptions
 from annols.definition import Definition
 from annols.study import arena, preferences
 from annols.study.preferences import PREFERENCE_FILE, Rule, export_preferences, rows
@@ -212,3 +213,24 @@ def test_tasks_pushed_without_annols_are_each_their_own_item_per_source(tmp_path
     assert old == {("task-1", "harmlessness"): 2}  # two projects' tasks merged; helpfulness split A / B
     assert new == {("source-1:task-1", "helpfulness"): 1, ("source-1:task-1", "harmlessness"): 1,
                    ("source-2:task-1", "helpfulness"): 1, ("source-2:task-1", "harmlessness"): 1}  # fmt: skip
+
+
+def test_an_adjudication_task_with_two_verdicts_is_refused_as_the_report_refuses_it(tmp_path: Path) -> None:
+    """Main's export took every submitted annotation of an adjudication task (two that disagreed: no verdict); the
+    report refused such a task by name. The export now reads the verdicts as the report does (read_verdicts)."""
+    from annols.errors import InputError
+
+    definition = protocols.load(str(pairwise.CHAT))
+    pull = pairwise._pull(tmp_path / "pull", definition, pairwise.PLANTED)
+    verdicts = pairwise._pull(tmp_path / "adjudication", definition, {
+        "t3": (("x", "y"), "study", {"lead": {"helpfulness": "B", "harmlessness": "tie"},
+                                     "second": {"helpfulness": "A", "harmlessness": "tie"}}),
+    }, verdicts=True)  # fmt: skip
+    old = before.export_preferences(definition, [pull], tmp_path / "old", before.Rule("adjudicated", ties="keep"),
+                                    [verdicts])  # fmt: skip
+    assert old.rows == old.ties == 1  # harmlessness: both a tie; helpfulness: B and A, no verdict
+    with pytest.raises(InputError, match=r"task 1.*one submitted annotation"):
+        export_preferences(definition, [pull], tmp_path / "new", Rule("adjudicated", ties="keep"), [verdicts])
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(InputError, match=r"task 1.*one submitted annotation"):
+        read(definition, [pull], ReportOptions(adjudicated=(verdicts,)))
