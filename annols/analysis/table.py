@@ -368,6 +368,15 @@ class JudgeRows:
 
 
 @dataclass
+class TaskTexts:
+    """What each study task showed, kept only where asked (``read(texts=True)``, for ``annols export``): task key ->
+    system -> the value of its candidate as the task showed it, and task key -> the task's context panes."""
+
+    shown: dict[str, dict[str, Any]] = field(default_factory=dict)
+    context: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
 class StudyTable:
     """Everything a study's analyses read of its pulls (:func:`annols.study.table.read` fills it)."""
 
@@ -381,6 +390,7 @@ class StudyTable:
     judges: JudgeRows | None = None
     findings: list[list[Any]] = field(default_factory=list)  # what pull found (folder, task id, key, ...)
     rounds: list[dict[str, Any]] | None = None  # the record of next-round (report --rounds)
+    texts: TaskTexts | None = None  # what each study task showed (read(texts=True) only)
 
     @property
     def folders(self) -> list[Path]:

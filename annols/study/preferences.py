@@ -15,12 +15,16 @@ Every row also names where it came from: ``key`` (the task), ``aspect``, ``chose
 ``rejected_system`` (``system`` in unpaired), ``votes`` (the judgments behind the verdict). TRL's
 trainers read their own columns; the others stay beside them.
 
-The rule, one verdict per task (item), aspect and pair of systems, from the judgments that count (each annotator's
-latest, never cancelled; as the report counts them):
+The sources are read by the study's one reader (:func:`annols.study.table.read`, with the tasks' texts): the
+judgments that count are the study table's, each annotator's latest annotation of a task (never cancelled; the
+same annotation pulled twice once), as the report counts them.
+
+The rule, one verdict per task (item), aspect and pair of systems, from the judgments that count:
 
 - ``majority``: the outcome (a system, or a tie) more than half of the judgments give; none: no row;
 - ``unanimous``: the outcome every judgment gives, with at least ``min_votes`` judgments;
-- ``adjudicated``: only the adjudicator's verdict (the pull of the adjudication project); tasks
+- ``adjudicated``: only the adjudicator's verdict (the pull of the adjudication project, read as ``report
+  --adjudicated`` reads it: :func:`annols.study.table.read_verdicts`, one submitted verdict a task); tasks
   without one give no row.
 
 Ranking and best-worst studies give the pairs their judgments imply (:func:`implied`), each row marked
@@ -62,14 +66,16 @@ import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 from annols import files
 from annols.analysis.by_style.asked import unit_of
 from annols.analysis.judging import arena as agreement_lib
-from annols.definition import Definition, blinding
+from annols.analysis.table import StudyTable
+from annols.definition import Definition
 from annols.errors import AnnolsError, DefinitionError, OptionError
 from annols.formats.answers import is_judge
 from annols.study import roles
-from annols.study.exports import ADJUDICATED, EXPORT_FILE, load_annotators, read_export
+from annols.study import table as study_table
+from annols.study.exports import ADJUDICATED
 from annols.styles import decode
-from annols.styles.answers import ExportedTask
-from annols.styles.judgments import BestWorst, Preference, Rank
+from annols.styles.judgments import TIE as TIE_VALUE
+from annols.styles.judgments import WIN, BestWorst, Preference, Rank
 
 RULES = ("majority", "unanimous", "adjudicated")
 STYLES = ("pairwise", "ranking", "best-worst")  # the styles whose judgments say which of two candidates is better
@@ -176,96 +182,110 @@ def _pair(one: str, two: str) -> tuple[str, str]:
     return first, second
 
 
-def _unit_key(definition: Definition, task: ExportedTask) -> str:
-    """The item a task's pairs belong to: the task (pairwise, ranking: a task is an item); for best-worst, the
-    tuples of one pool (the same context) are one item, so a pair seen in several tuples is one row."""
-    if definition.style != "best-worst":
-        return task.key
-    return unit_of(definition.spec, task.data, task.key)
+def _judgments(frame: pd.DataFrame) -> Iterator[tuple[int, str, list[Any]]]:
+    """(uid, task key, the annotation's pairwise, ranking or best-worst judgments) of the study table's judgments
+    rows (:func:`annols.analysis.table.judgment_rows`), one annotation after another in the order read: each row
+    made again the judgment it was tidied from (:func:`annols.styles.judgments.tidy`)."""
+    columns = ["uid", "task_key", "kind", "question", "system", "opponent", "value", "code"]
+    rows = zip(*(frame[c].to_numpy(dtype=object) for c in columns), strict=True)
+    for (uid, key), group in itertools.groupby(rows, key=lambda r: (int(r[0]), str(r[1]))):
+        found: list[Any] = []
+        tuples: dict[str, list[tuple[str, Any]]] = {}
+        for _, _, kind, question, system, opponent, value, code in group:
+            if kind == "preference":  # system and opponent in name order, the value from the first's side
+                winner = None if value == TIE_VALUE else 0 if value == WIN else 1
+                found.append(Preference(str(question), (str(system), str(opponent)), str(code), winner))
+            elif kind == "rank":
+                found.append(Rank(str(question), str(code), str(system), int(value)))
+            elif kind == "best-worst":  # a tuple's members in the order shown: 1 best, -1 worst, 0 neither
+                if str(question) not in tuples:
+                    tuples[str(question)] = []
+                    found.append(str(question))  # the tuple's place among the judgments
+                tuples[str(question)].append((str(system), value))
+        judged: list[Any] = []
+        for j in found:
+            if isinstance(j, str):
+                values = [v for _, v in tuples[j]]
+                judged.append(BestWorst(j, tuple(s for s, _ in tuples[j]), values.index(1), values.index(-1)))
+            else:
+                judged.append(j)
+        yield uid, key, judged
 
 
-def _shown(definition: Definition, task: ExportedTask, judgments: Sequence[Any]) -> Iterator[tuple[str, Any]]:
-    """(system, the value of its candidate as the task shows it), by the systems the judgments name (the style's
-    own reading of the task: its blinding, else the candidates' titles or positions)."""
-    fields = blinding.candidate_fields(definition)
-    for j in judgments:
-        if isinstance(j, Preference | BestWorst):
-            for system, name in zip(j.systems, fields, strict=False):
-                yield system, task.data.get(name)
-        elif isinstance(j, Rank):
-            yield j.system, task.data.get(definition.spec.field(j.position))
-
-
-def _read(definition: Definition, sources: Sequence[Path], rule: Rule,
+def _read(definition: Definition, table: StudyTable, rule: Rule,
           left_out: Counter[str]) -> tuple[dict[str, _Unit], set[str]]:  # fmt: skip
-    """The study's items with each counted annotator's latest outcome per aspect and pair, per task (a best-worst
-    annotator's tuples of one item are made one vote by :func:`by_annotator`)."""
+    """The study's items from the study table (:func:`annols.study.table.read`: its reading decides which tasks
+    count and which annotation is each annotator's latest judgment of a task), with each counted annotator's outcome
+    per aspect and pair, per task (a best-worst annotator's tuples of one item are made one vote by
+    :func:`by_annotator`). ``left_out`` counts every submitted annotation never exported, by why."""
+    study, texts = table.study, table.texts
+    if texts is None:
+        raise AnnolsError("the study table was read without the tasks' texts; read it with texts=True")
     units: dict[str, _Unit] = {}
     annotators: set[str] = set()
-    latest: dict[tuple[str, str, str], str] = {}  # (task, annotator, aspect) -> time of the annotation counted
-    for source in sources:
-        export = source / EXPORT_FILE if source.is_dir() else source
-        for task in read_export(export, load_annotators(export)):
-            for a in task.annotations:
-                if a.cancelled:
-                    continue
-                if task.role != roles.STUDY:
-                    left_out[f"{task.role} item"] += 1
-                    continue
-                if is_judge(a.annotator):
-                    left_out["judge"] += 1
-                    continue
-                if a.annotator in rule.exclude:
-                    left_out["excluded annotator"] += 1
-                    continue
-                if a.annotator == ADJUDICATED:
-                    continue  # an adjudication pull given as a source: its verdicts are read with --adjudicated
-                annotators.add(a.annotator)
-                judgments = decode(definition, task, a)
-                unit = _unit(definition, units, task)
-                for system, value in _shown(definition, task, judgments):
-                    unit.texts.setdefault(system, value)
-                voter = (a.annotator, task.key)
-                found: dict[str, list[tuple[tuple[str, str], str]]] = {}
-                for aspect, pair, outcome in implied(judgments):
-                    found.setdefault(aspect, []).append((pair, outcome))
-                for aspect, outcomes in found.items():
-                    earlier = latest.get((task.key, a.annotator, aspect))
-                    if earlier is not None and earlier > a.created_at:
-                        continue
-                    latest[(task.key, a.annotator, aspect)] = a.created_at
-                    for (held_aspect, _), votes in unit.votes.items():  # an earlier annotation's: replaced
-                        if held_aspect == aspect:
-                            votes.pop(voter, None)
-                    for pair, outcome in outcomes:
-                        unit.votes.setdefault((aspect, pair), {})[voter] = (outcome, a.created_at)
+    counted: set[int] = set()
+    submitted = study.annotations[~study.annotations["cancelled"]]
+    for uid, key, role, annotator in zip(submitted["uid"], submitted["task_key"], submitted["role"],
+                                         submitted["annotator"], strict=True):  # fmt: skip
+        if role != roles.STUDY:
+            left_out[f"{role} item"] += 1
+            continue
+        if is_judge(annotator):
+            left_out["judge"] += 1
+            continue
+        if annotator in rule.exclude:
+            left_out["excluded annotator"] += 1
+            continue
+        if annotator == ADJUDICATED:
+            continue  # an adjudication pull given as a source: its verdicts are read with --adjudicated
+        annotators.add(annotator)
+        counted.add(int(uid))
+        unit = _unit(definition, units, table, key)
+        for system, value in texts.shown.get(key, {}).items():
+            unit.texts.setdefault(system, value)
+    kept = study.kept
+    kept = kept[kept["uid"].isin(counted)]
+    judged = dict(zip(kept["uid"].astype(int), zip(kept["annotator"], kept["created_at"], strict=True),
+                      strict=True))  # fmt: skip
+    frame = table.judgments.table()
+    for uid, key, judgments in _judgments(frame[frame["uid"].isin(list(judged))]):
+        annotator, created_at = judged[uid]
+        unit = units[_unit_key(definition, table, key)]
+        for aspect, pair, outcome in implied(judgments):
+            unit.votes.setdefault((aspect, pair), {})[(annotator, key)] = (outcome, created_at)
     return units, annotators
 
 
-def _unit(definition: Definition, units: dict[str, _Unit], task: ExportedTask) -> _Unit:
-    key = _unit_key(definition, task)
-    unit = units.get(key)
+def _unit_key(definition: Definition, table: StudyTable, key: str) -> str:
+    """The item a task's pairs belong to: the task (pairwise, ranking: a task is an item); for best-worst, the
+    tuples of one pool (the same context) are one item, so a pair seen in several tuples is one row."""
+    if definition.style != "best-worst" or table.judgments.units is None:
+        return key
+    return table.judgments.units.get(key, key)
+
+
+def _unit(definition: Definition, units: dict[str, _Unit], table: StudyTable, key: str) -> _Unit:
+    name = _unit_key(definition, table, key)
+    unit = units.get(name)
     if unit is None:
-        unit = units[key] = _Unit(task.key, dict(task.data))
+        context = table.texts.context.get(key, {}) if table.texts is not None else {}
+        unit = units[name] = _Unit(key, dict(context))
     return unit
 
 
-def _verdicts(definition: Definition, adjudicated: Sequence[Path],
-              units: dict[str, _Unit]) -> dict[tuple[str, tuple[str, str], str], str | None]:  # fmt: skip
+def _verdicts(definition: Definition,
+              adjudicated: Sequence[Path]) -> dict[tuple[str, tuple[str, str], str], str | None]:  # fmt: skip
     """(item, aspect, pair) -> the adjudicator's outcome (None where two adjudicated tuples of an item disagree
-    on a pair: no verdict, never a guess); the items' texts completed from the adjudication's tasks."""
+    on a pair: no verdict, never a guess), from the adjudication pulls as the reader reads them
+    (:func:`annols.study.table.read_verdicts`)."""
     out: dict[tuple[str, tuple[str, str], str], str | None] = {}
-    for source in adjudicated:
-        export = source / EXPORT_FILE if source.is_dir() else source
-        for task in read_export(export, load_annotators(export)):
-            for a in task.annotations:
-                if a.cancelled or a.annotator != ADJUDICATED:
-                    continue
-                key = _unit_key(definition, task)
-                for aspect, pair, outcome in implied(decode(definition, task, a)):
-                    held = out.setdefault((key, pair, aspect), outcome)
-                    if held != outcome:
-                        out[(key, pair, aspect)] = None
+    for key, answer in study_table.read_verdicts(definition, adjudicated).items():
+        task = answer.task
+        item = key if definition.style != "best-worst" else unit_of(definition.spec, task.data, key)
+        for aspect, pair, outcome in implied(decode(definition, task, answer.annotation)):
+            held = out.setdefault((item, pair, aspect), outcome)
+            if held != outcome:
+                out[(item, pair, aspect)] = None
     return out
 
 
@@ -341,8 +361,10 @@ def export_preferences(definition: Definition, sources: Sequence[Path], out_dir:
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise AnnolsError(f"{out_dir}: exists and is not an empty folder; give a new folder for the export")
     left_out: Counter[str] = Counter()
-    units, annotators = _read(definition, [Path(s) for s in sources], rule, left_out)
-    verdicts = _verdicts(definition, adjudicated, units) if rule.verdict == "adjudicated" else {}
+    table = study_table.read(definition, [Path(s) for s in sources], only_judgments=True, with_judges=False,
+                             texts=True)  # fmt: skip
+    units, annotators = _read(definition, table, rule, left_out)
+    verdicts = _verdicts(definition, adjudicated) if rule.verdict == "adjudicated" else {}
     conversational = any(p.kind == "conversation" for p in (*definition.spec.context, *_candidate_panes(definition)))
     if not conversational:  # data that holds messages makes it conversational too
         conversational = any(_messages(v) is not None for u in units.values() for v in u.texts.values())

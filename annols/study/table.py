@@ -8,9 +8,10 @@ pull's findings.csv, and streams each export once, keeping while it streams the 
 every submitted annotation the analyses read: the style's judgments table, the protocol's
 rule violations, the judgments on gold items and attention checks (scored), the judges'
 answers on the same tasks, the judgments on adjudicated items. ``report``, ``status
---pull``, ``next-round``, ``plan --pilot`` and ``adjudicate`` (the project's export staged
-as a pull folder) read through it; ``pull`` counts each task by the same reading of a task
-(:func:`annols.study.exports.task_reading`).
+--pull``, ``next-round``, ``plan --pilot``, ``adjudicate`` (the project's export staged
+as a pull folder) and ``export`` (preference data, with the tasks' texts: ``texts=True``;
+the adjudicator's verdicts: :func:`read_verdicts`) read through it; ``pull`` counts each task
+by the same reading of a task (:func:`annols.study.exports.task_reading`).
 
 Reading one or several pulls into one study: annotations, items, and who counts where.
 
@@ -63,11 +64,12 @@ from annols.analysis.table import (
     Source,
     Study,
     StudyTable,
+    TaskTexts,
     judgment_rows,
     kept_mask,
     target_text,
 )
-from annols.definition import Definition
+from annols.definition import Definition, blinding
 from annols.errors import InputError
 from annols.formats import format_for
 from annols.study import attention, exports, hidden_judges, hybrid, rounds
@@ -80,7 +82,7 @@ from annols.study.pull import check_export_protocol
 from annols.study.roles import ATTENTION, STUDY
 from annols.styles import decode
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import tidy
+from annols.styles.judgments import BestWorst, Judgment, Preference, Rank, tidy
 
 # What the reader keeps of each submitted annotation: (task, annotation, uid).
 AddAnnotation = Callable[[ExportedTask, ExportedAnnotation, int], None]
@@ -88,7 +90,7 @@ AddAnnotation = Callable[[ExportedTask, ExportedAnnotation, int], None]
 
 def read(definition: Definition, sources: Sequence[Path], options: ReportOptions | None = None,
          judges: Sequence[Path] = (), judge_pool: Sequence[Path] = (), *, only_judgments: bool = False,
-         with_judges: bool = True) -> StudyTable:  # fmt: skip
+         with_judges: bool = True, texts: bool = False) -> StudyTable:  # fmt: skip
     """The study table of ``sources`` (pull folders or export.json files), read once.
 
     ``judges``: judge files (:mod:`annols.study.judges`) to set beside the humans, with a pull
@@ -115,11 +117,14 @@ def read(definition: Definition, sources: Sequence[Path], options: ReportOptions
     gold = _Gold(definition, options.gold if not only_judgments else (), options.rating_tolerance)
     adjudication = _Adjudication(definition, options.adjudicated if not only_judgments else ())
     beside = _Judges(definition, judge_set) if judge_set is not None else None
+    kept_texts = TaskTexts() if texts else None
 
     def add(task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         if task.share:  # push --share-identical: a judgment credited to another system too, checked once
             add_judgment(judgments, task, annotation, uid)
             return
+        if kept_texts is not None:
+            add_texts(definition, kept_texts, task, annotation)
         if not only_judgments:
             violations.extend((uid, v.rule) for v in fmt.check(task, annotation, definition))
         add_judgment(judgments, task, annotation, uid)
@@ -133,6 +138,7 @@ def read(definition: Definition, sources: Sequence[Path], options: ReportOptions
     study = read_study(resolved, add, options.overlap)
     judge_rows = beside.done(pool) if beside is not None else None
     table = StudyTable(definition, study, judgments, blind, violations, gold.rows, adjudication.rows, judge_rows)
+    table.texts = kept_texts
     if only_judgments:
         return table
     table.findings = _findings([s.export.parent for s in resolved])
@@ -273,6 +279,41 @@ def add_judgment(judgments: Judgments, task: ExportedTask, annotation: ExportedA
                                      np.array([e for _, e in found], dtype=np.int64))  # fmt: skip
 
 
+def shown(definition: Definition, task: ExportedTask, judgments: Sequence[Judgment]) -> list[tuple[str, Any]]:
+    """(system, the value of its candidate as the task shows it), by the systems the judgments name (the style's
+    own reading of the task: its blinding, else the candidates' titles or positions); pairwise, ranking and
+    best-worst judgments only."""
+    fields = blinding.candidate_fields(definition)
+    out: list[tuple[str, Any]] = []
+    for j in judgments:
+        if isinstance(j, Preference | BestWorst):
+            out.extend((system, task.data.get(name)) for system, name in zip(j.systems, fields, strict=False))
+        elif isinstance(j, Rank):
+            out.append((j.system, task.data.get(definition.spec.field(j.position))))
+    return out
+
+
+def add_texts(definition: Definition, texts: TaskTexts, task: ExportedTask, annotation: ExportedAnnotation) -> None:
+    """Keep what a study task showed: each system's candidate the annotation names (the first value seen stays)
+    and the task's context panes."""
+    if task.role != STUDY:
+        return
+    found = shown(definition, task, decode(definition, task, annotation))
+    if found:
+        by_system = texts.shown.setdefault(task.key, {})
+        for system, value in found:
+            by_system.setdefault(system, value)
+    if task.key not in texts.context:
+        texts.context[task.key] = {p.name: task.data.get(p.name) for p in definition.spec.context}
+
+
+def read_verdicts(definition: Definition, adjudicated: Sequence[Path]) -> dict[str, Answer]:
+    """Item key -> the adjudicator's verdict, from adjudication pulls (``annols adjudicate``'s project, pulled: each
+    task one submitted annotation, else refused by name) or a gold-format input: ``report --adjudicated`` and
+    ``export --rule adjudicated`` read them alike."""
+    return {k: _answer(v) for k, v in gold_items(definition, adjudicated).items()} if adjudicated else {}
+
+
 def _answer(item: Any) -> Answer:
     return Answer(item.key, item.task, item.annotation)
 
@@ -310,8 +351,7 @@ class _Adjudication:
 
     def __init__(self, definition: Definition, adjudicated: Sequence[Path]) -> None:
         self.definition = definition
-        verdicts = {k: _answer(v) for k, v in gold_items(definition, adjudicated).items()} if adjudicated else {}
-        self.rows = AdjudicationRows(verdicts)
+        self.rows = AdjudicationRows(read_verdicts(definition, adjudicated))
 
     def add(self, task: ExportedTask, annotation: ExportedAnnotation, uid: int) -> None:
         if task.role == STUDY and task.key in self.rows.verdicts:
