@@ -75,7 +75,8 @@ def fleiss_and_alpha(counts: np.ndarray, level: str = "nominal", domain: Any = N
     if not fleiss or not len(pairable):
         return [len(pairable), alpha, 0, pd.NA, np.nan]
     common = int(np.bincount(pairable).argmax())
-    full = counts[raters == common]
+    full = raters == common
+    full = counts if full.all() else counts[full]  # no copy when every unit has the common number (16 MB)
     return [len(pairable), alpha, len(full), common, stats.fleiss_kappa(full)]
 
 
@@ -162,11 +163,13 @@ def weighted_kappa(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
     Quadratic weights have a closed form (mean squared difference over its value under independence),
     so a slider's hundreds of values need no values x values table."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not len(x) or len(np.unique(np.concatenate([x, y]))) < 2:
+    if not len(x) or len(np.unique(np.concatenate([pd.unique(x), pd.unique(y)]))) < 2:  # not 2 x len copies
         return np.nan
     if power == 2:  # sum(w E) = E(X - Y)^2 for independent X, Y with the margins: no values x values table
         chance = float(x.var() + y.var() + (x.mean() - y.mean()) ** 2)
-        return float(1 - np.mean((x - y) ** 2) / chance) if chance > 0 else np.nan
+        squares = x - y
+        np.multiply(squares, squares, out=squares)  # (x - y) ** 2 in place: the same floats
+        return float(1 - np.mean(squares) / chance) if chance > 0 else np.nan
     values = np.unique(np.concatenate([x, y]))
     i, j = np.searchsorted(values, x), np.searchsorted(values, y)
     observed = np.zeros((len(values), len(values)))
@@ -184,6 +187,9 @@ def pair_alpha(x: np.ndarray, y: np.ndarray, level: str) -> float:
     if level == "interval":
         pairs = np.arange(len(x))
         return interval_alpha(np.concatenate([pairs, pairs]), np.concatenate([x, y]).astype(float))
+    cells = _pair_cells(x, y) if len(x) > stats.DIRECT_UNITS and level in ("nominal", "ordinal") else None
+    if cells is not None:  # the pooled alpha from the (value, value) cells: no row per pair (32 MB at 800,000)
+        return stats.pooled_pair_alpha(cells, level)
     codes, values = pd.factorize(np.concatenate([x, y]), sort=True)  # sorted: numbers in their order
     counts = np.zeros((len(x), len(values)), dtype=np.int64)
     rows = np.arange(len(x))
@@ -193,10 +199,24 @@ def pair_alpha(x: np.ndarray, y: np.ndarray, level: str) -> float:
     return stats.krippendorff_alpha(counts, level, domain)
 
 
+def _pair_cells(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """The values x values table of how many pairs have each (x, y) value, the values sorted as ``pd.factorize(...,
+    sort=True)`` sorts them; None unless the values are numbers without nan (then :func:`pair_alpha` counts rows)."""
+    if x.dtype.kind not in "iuf" or y.dtype.kind not in "iuf":
+        return None
+    values = np.unique(np.concatenate([pd.unique(x), pd.unique(y)]))  # the distinct values, not 1.6 million
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        return None
+    key = np.searchsorted(values, x)
+    key *= len(values)
+    key += np.searchsorted(values, y)
+    return np.bincount(key, minlength=len(values) ** 2).reshape(len(values), len(values))
+
+
 def cohen_or_weighted(x: np.ndarray, y: np.ndarray, level: str) -> float:
     """Cohen's kappa of two raters' answers: quadratic-weighted for numbers (ordinal or interval), plain for codes."""
     if level in NUMERIC_LEVELS:
-        return weighted_kappa(x.astype(float), y.astype(float))
+        return weighted_kappa(np.asarray(x, dtype=float), np.asarray(y, dtype=float))  # no copy of floats
     values = sorted(set(x) | set(y), key=str)
     index = {v: k for k, v in enumerate(values)}
     table = np.zeros((len(values), len(values)))

@@ -170,3 +170,68 @@ def test_weighted_kappa_equals_the_formula_the_judge_tests_expect() -> None:
     pairs = [(float(rng.randint(1, 3)), float(rng.randint(1, 3))) for _ in range(25)]
     found = agreement.weighted_kappa([a for a, _ in pairs], [b for _, b in pairs])
     assert found == pytest.approx(formulas.weighted_kappa(pairs), rel=1e-12)
+
+
+def _pair_alpha_by_rows(x: np.ndarray, y: np.ndarray, level: str) -> float:
+    """pair_alpha as it was written before it counted the (value, value) cells: a row of value counts per pair,
+    then ``stats.krippendorff_alpha`` (kept here as the reference)."""
+    from annols.analysis.inference import stats
+
+    codes, values = pd.factorize(np.concatenate([x, y]), sort=True)
+    counts = np.zeros((len(x), len(values)), dtype=np.int64)
+    rows = np.arange(len(x))
+    np.add.at(counts, (rows, codes[: len(x)]), 1)
+    np.add.at(counts, (rows, codes[len(x) :]), 1)
+    domain = [float(v) for v in values] if level in agreement.NUMERIC_LEVELS else None
+    return stats.krippendorff_alpha(counts, level, domain)
+
+
+@pytest.mark.parametrize("case", ["codes", "floats", "never equal", "many values", "one value"])
+def test_pair_alpha_from_the_cells_is_the_alpha_of_a_row_per_pair_to_the_bit(case: str) -> None:
+    """Beyond ``DIRECT_UNITS`` pairs, pair_alpha pools the pairs from their (value, value) cells; the reference
+    is the row per pair it replaced: the same alpha to the bit (equal pairs or none, integers or floats, more
+    values than the rows fit in one integer, a single value)."""
+    from annols.analysis.inference import stats
+
+    rng = np.random.default_rng(["codes", "floats", "never equal", "many values", "one value"].index(case))
+    n = stats.DIRECT_UNITS + 1 + int(rng.integers(0, 5000))
+    x = rng.integers(1, 6, n)
+    y = np.clip(x + rng.integers(-1, 2, n), 1, 5)
+    if case == "floats":
+        x, y = x * 0.5, y * 0.5
+    elif case == "never equal":
+        y = np.where(x == y, 6 - x + (x == 3), y)
+        assert (x != y).all()
+    elif case == "many values":
+        x = rng.integers(0, 45, n)
+        y = np.clip(x + rng.integers(-3, 4, n), 0, 44)
+    elif case == "one value":
+        x, y = np.full(n, 2), np.full(n, 2)
+    assert agreement._pair_cells(x, y) is not None  # the cells' path is the one under test
+    for level in ("nominal", "ordinal"):
+        found, expected = agreement.pair_alpha(x, y, level), _pair_alpha_by_rows(x, y, level)
+        np.testing.assert_array_equal(np.array(found), np.array(expected))
+        if case != "one value":
+            assert np.isfinite(found)
+    assert agreement._pair_cells(np.array(["a", "b"], dtype=object), np.array(["b", "a"], dtype=object)) is None
+    assert agreement._pair_cells(np.array([1.0, np.nan]), np.array([1.0, 2.0])) is None
+
+
+def test_weighted_kappa_in_place_is_the_formula_it_replaced_to_the_bit() -> None:
+    """weighted_kappa squares the differences in place and finds the distinct values from each side's; the
+    reference is the expression it replaced."""
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        n = int(rng.integers(1, 3000))
+        x = rng.integers(1, 8, n).astype(float) if trial % 2 else rng.normal(size=n).round(3)
+        y = np.where(rng.random(n) < 0.5, x, rng.permutation(x))
+        if trial % 5 == 0:
+            y = x.copy()
+        if trial % 7 == 0:
+            x, y = np.full(n, 3.0), np.full(n, 3.0)
+        expected = np.nan
+        if len(np.unique(np.concatenate([x, y]))) >= 2:
+            chance = float(x.var() + y.var() + (x.mean() - y.mean()) ** 2)
+            expected = float(1 - np.mean((x - y) ** 2) / chance) if chance > 0 else np.nan
+        np.testing.assert_array_equal(np.array(agreement.weighted_kappa(x, y)), np.array(expected))
+        np.testing.assert_array_equal(np.array(agreement.cohen_or_weighted(x, y, "ordinal")), np.array(expected))
