@@ -128,15 +128,18 @@ def _each_by_merge(frame: pd.DataFrame, level: str) -> list[list[object]]:
     return rows
 
 
-@pytest.mark.parametrize("kind", ["codes", "numbers", "words", "tuples"])
+@pytest.mark.parametrize("kind", ["codes", "numbers", "words", "tuples", "numbered"])
 def test_each_against_the_rest_gives_the_rows_of_a_merge_of_every_pair_to_the_bit(kind: str) -> None:
-    rng = np.random.default_rng(["codes", "numbers", "words", "tuples"].index(kind))
+    rng = np.random.default_rng(["codes", "numbers", "words", "tuples", "numbered"].index(kind))
     for _ in range(40):
         n = int(rng.integers(0, 150))
         units = rng.integers(0, int(rng.integers(1, 30)), n)  # duplicates of a unit and annotator included
         value = {"codes": rng.integers(1, 6, n), "numbers": rng.normal(size=n).round(2),
-                 "words": rng.choice(["x", "y", "z"], n).astype(object), "tuples": rng.integers(0, 3, n)}[kind]
+                 "words": rng.choice(["x", "y", "z"], n).astype(object), "tuples": rng.integers(0, 3, n),
+                 "numbered": rng.integers(1, 6, n)}[kind]
         unit = [(f"t{u}", u % 3) for u in units] if kind == "tuples" else units
+        if kind == "numbered":  # units numbered by their first row, as ratings gives them
+            unit = pd.factorize(units)[0]
         frame = pd.DataFrame({"unit": unit, "annotator": rng.choice(["b", "a", "d", "c"][: rng.integers(1, 5)], n),
                               "value": value})  # fmt: skip
         for level in ["nominal"] if kind == "words" else ["nominal", "ordinal", "interval"]:
@@ -235,3 +238,43 @@ def test_weighted_kappa_in_place_is_the_formula_it_replaced_to_the_bit() -> None
             expected = float(1 - np.mean((x - y) ** 2) / chance) if chance > 0 else np.nan
         np.testing.assert_array_equal(np.array(agreement.weighted_kappa(x, y)), np.array(expected))
         np.testing.assert_array_equal(np.array(agreement.cohen_or_weighted(x, y, "ordinal")), np.array(expected))
+
+
+def test_first_seen_is_pd_factorize() -> None:
+    """``agreement._first_seen`` returns integers already numbered by their first row as they are; the
+    reference is ``pd.factorize``, for those and for integers, floats, words and tuples that are not."""
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        n = int(rng.integers(0, 400))
+        raw = rng.integers(-2 if trial % 4 == 0 else 0, int(rng.integers(1, 50)), n)
+        cases = [raw, pd.factorize(raw)[0], pd.factorize(raw)[0].astype(np.int32), raw.astype(float),
+                 raw.astype(str).astype(object)]
+        if n:
+            cases.append(np.concatenate([[0], pd.factorize(raw)[0] + 1, [int(raw.max()) + 5]]))  # a gap: not numbered
+        for units in [*cases, [(f"t{u}", u % 2) for u in raw] + [("x", 0)]]:
+            series = pd.Series(units)
+            np.testing.assert_array_equal(agreement._first_seen(series),
+                                          pd.factorize(series, use_na_sentinel=False)[0])  # fmt: skip
+
+
+def test_spearman_of_unit_means_is_the_groupby_it_replaced_to_the_bit() -> None:
+    """Each unit's pairs are a run of rows; the runs' first x and mean y give the groupby's floats. The reference
+    is ``groupby("unit", sort=False).agg(first, mean)``: runs of 1 to 8 pairs, floats of every magnitude,
+    integers, and nan (the groupby's own path then)."""
+    rng = np.random.default_rng(12)
+    for trial in range(120):
+        g = int(rng.integers(1, 400))
+        lengths = rng.integers(1, 9, g)
+        unit = np.repeat(rng.permutation(g) * 3, lengths).astype(np.int32)
+        x = np.repeat(rng.normal(size=g).round(int(rng.integers(0, 3))), lengths)
+        y = rng.normal(size=len(unit)) * 10.0 ** rng.integers(-8, 9, len(unit))
+        if trial % 3 == 0:
+            x, y = np.repeat(rng.integers(1, 6, g), lengths), rng.integers(1, 6, len(unit))
+        if trial % 10 == 1:
+            y = y.astype(float)
+            y[int(rng.integers(0, len(y)))] = np.nan
+        per_unit = pd.DataFrame({"unit": unit, "value": x, "value_other": y}).groupby("unit", sort=False).agg(
+            mine=("value", "first"), rest=("value_other", "mean"))  # fmt: skip
+        expected = agreement.correlation(per_unit["mine"], per_unit["rest"], "spearman")
+        found = agreement._spearman_of_unit_means(unit, x, y, g)
+        np.testing.assert_array_equal(np.array(found), np.array(expected))
