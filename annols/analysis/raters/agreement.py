@@ -107,7 +107,7 @@ def interval_alpha(units: np.ndarray, values: np.ndarray) -> float:
     units = np.asarray(units, dtype=np.int64)
     values = np.asarray(values, dtype=float)
     m = np.bincount(units) if len(units) else np.zeros(0, dtype=np.int64)
-    keep = m[units] >= 2
+    keep = (m >= 2)[units]  # not a row-sized copy of the counts
     if not keep.all():  # no copies when every unit is pairable (19 MB at 1.2 million ratings)
         units, values = units[keep], values[keep]
     del keep
