@@ -278,3 +278,29 @@ def test_spearman_of_unit_means_is_the_groupby_it_replaced_to_the_bit() -> None:
         expected = agreement.correlation(per_unit["mine"], per_unit["rest"], "spearman")
         found = agreement._spearman_of_unit_means(unit, x, y, g)
         np.testing.assert_array_equal(np.array(found), np.array(expected))
+
+
+def test_sorted_codes_of_a_categorical_are_pd_factorize_of_its_names() -> None:
+    """``agreement._sorted_codes`` of a categorical column numbers its values as ``pd.factorize(sort=True)`` numbers
+    the same names as objects: categories in another order than the names', unused ones, missing values; and
+    ``each_against_the_rest`` gives the same rows for the annotators as a categorical and as names."""
+    rng = np.random.default_rng(9)
+    pool = ["zoe@x", "al@x", "Bo@x", "émile@x", "al@y", "10@x", "9@x"]
+    for trial in range(80):
+        n = int(rng.integers(0, 300))
+        names = rng.choice(pool[: int(rng.integers(1, len(pool) + 1))], n).astype(object)
+        if trial % 3 == 0 and n:
+            names[rng.integers(0, n, max(1, n // 10))] = None
+        order = list(rng.permutation(pool)) + (["unused@z"] if trial % 2 else [])
+        column = pd.Series(pd.Categorical(names, categories=order))
+        codes, found = agreement._sorted_codes(column)
+        expected_codes, expected = pd.factorize(pd.Series(names, dtype=object), sort=True)
+        np.testing.assert_array_equal(codes, expected_codes)
+        assert list(found) == list(expected)
+        if n and trial % 3:
+            answers = pd.DataFrame({"unit": rng.integers(0, max(1, n // 3), n), "annotator": column,
+                                    "value": rng.integers(1, 6, n).astype(float)})  # fmt: skip
+            plain = answers.assign(annotator=np.asarray(names, dtype=object))
+            for level in ("nominal", "ordinal"):
+                assert repr(agreement.each_against_the_rest(answers, level)) == repr(
+                    agreement.each_against_the_rest(plain, level))
