@@ -303,7 +303,7 @@ def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
     categorical column from its codes, with no string per row (at 100,000 tasks an aspect's 1.2 million
     annotator names as objects and back held 190 MB, the report's peak)."""
     if not isinstance(column.dtype, pd.CategoricalDtype):
-        return pd.factorize(column, sort=True)  # type: ignore[return-value]
+        return pd.factorize(column, sort=True)
     codes = column.cat.codes.to_numpy()
     used = np.unique(codes[codes >= 0])
     seen = column.cat.categories[used]
