@@ -43,7 +43,9 @@ def _quiet(fn: Callable[[], Any]) -> Any:
 
 def fleiss_kappa(counts: np.ndarray) -> float:
     """Fleiss' kappa of a subjects x categories table of rating counts (same raters per subject)."""
-    counts = np.asarray(counts, dtype=float)
+    counts = np.asarray(counts)  # statsmodels makes its own float copy (1.0 * table): the same floats from ints
+    if counts.dtype.kind not in "iuf":
+        counts = counts.astype(float)
     if counts.ndim != 2 or counts.shape[0] == 0 or counts.shape[1] < 2:
         return NAN
     raters = counts.sum(axis=1)
@@ -93,13 +95,53 @@ def krippendorff_alpha(value_counts: np.ndarray, level: str = "nominal", value_d
 
 def _pooled_alpha(counts: np.ndarray, level: str) -> float:
     """Alpha from distinct unit rows weighted by their frequency (see :func:`krippendorff_alpha`)."""
-    base = int(counts.max()) + 1
+    rows, weights = _distinct_rows(counts, int(counts.max()) + 1)
+    return _alpha_of_rows(rows, weights, level)
+
+
+def _distinct_rows(counts: np.ndarray, base: int,
+                   weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The distinct rows of ``counts`` in :func:`_pooled_alpha`'s order (by the rows as integers in ``base``,
+    else lexicographic), each with how often it occurs (``weights``: each given row's frequency; else 1)."""
     if base ** counts.shape[1] < 2**62:  # rows as one integer each: a fast 1-D unique
         codes = counts @ (base ** np.arange(counts.shape[1], dtype=np.int64))
-        _, first, weights = np.unique(codes, return_index=True, return_counts=True)
-        rows = counts[first]
+        if weights is None:
+            _, first, found = np.unique(codes, return_index=True, return_counts=True)
+            return counts[first], found
+        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    elif weights is None:
+        rows, found = np.unique(counts, axis=0, return_counts=True)
+        return rows, found
     else:
-        rows, weights = np.unique(counts, axis=0, return_counts=True)
+        _, first, inverse = np.unique(counts, axis=0, return_index=True, return_inverse=True)
+    summed = np.zeros(len(first), dtype=np.int64)
+    np.add.at(summed, np.ravel(inverse), np.asarray(weights, dtype=np.int64))
+    return counts[first], summed
+
+
+def pooled_pair_alpha(cells: np.ndarray, level: str) -> float:
+    """:func:`krippendorff_alpha` of pairs of answers (each pair a unit of two values), from the values x values
+    table of how many pairs have each (first, second) value: the same value, bit for bit, without a row per
+    pair, when the pairs are more than ``DIRECT_UNITS`` (the pooled path); below, ``krippendorff.alpha`` of the
+    pairs' rows. Nominal and ordinal."""
+    cells = np.asarray(cells, dtype=np.int64)
+    values = cells.shape[0]
+    if values < 2:
+        return NAN
+    if int(cells.sum()) <= DIRECT_UNITS:
+        raise ValueError("pooled_pair_alpha is for more than DIRECT_UNITS pairs")
+    first, second = np.nonzero(cells)  # the pairs' rows: one in the first value's column, one in the second's
+    rows = np.zeros((len(first), values), dtype=np.int64)
+    np.add.at(rows, (np.arange(len(first)), first), 1)
+    np.add.at(rows, (np.arange(len(first)), second), 1)
+    base = 3 if (first == second).any() else 2  # the rows' largest count, plus one
+    found, weights = _distinct_rows(rows, base, cells[first, second])
+    value = _alpha_of_rows(found, weights, level)
+    return value if math.isfinite(value) else NAN
+
+
+def _alpha_of_rows(rows: np.ndarray, weights: np.ndarray, level: str) -> float:
+    """Alpha from distinct unit rows and how often each occurs (:func:`_pooled_alpha`)."""
     m = rows.sum(axis=1).astype(float)
     outer = rows[:, :, None] * rows[:, None, :] - rows[:, :, None] * np.eye(rows.shape[1])[None]
     o = (outer * (weights / (m - 1))[:, None, None]).sum(axis=0)

@@ -75,7 +75,8 @@ def fleiss_and_alpha(counts: np.ndarray, level: str = "nominal", domain: Any = N
     if not fleiss or not len(pairable):
         return [len(pairable), alpha, 0, pd.NA, np.nan]
     common = int(np.bincount(pairable).argmax())
-    full = counts[raters == common]
+    full = raters == common
+    full = counts if full.all() else counts[full]  # no copy when every unit has the common number (16 MB)
     return [len(pairable), alpha, len(full), common, stats.fleiss_kappa(full)]
 
 
@@ -106,8 +107,10 @@ def interval_alpha(units: np.ndarray, values: np.ndarray) -> float:
     units = np.asarray(units, dtype=np.int64)
     values = np.asarray(values, dtype=float)
     m = np.bincount(units) if len(units) else np.zeros(0, dtype=np.int64)
-    keep = m[units] >= 2
-    units, values = units[keep], values[keep]
+    keep = (m >= 2)[units]  # not a row-sized copy of the counts
+    if not keep.all():  # no copies when every unit is pairable (19 MB at 1.2 million ratings)
+        units, values = units[keep], values[keep]
+    del keep
     values = values - values.mean() if len(values) else values  # alpha ignores a shift; sums stay small
     n = len(values)
     if n < 2:
@@ -162,11 +165,13 @@ def weighted_kappa(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
     Quadratic weights have a closed form (mean squared difference over its value under independence),
     so a slider's hundreds of values need no values x values table."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not len(x) or len(np.unique(np.concatenate([x, y]))) < 2:
+    if not len(x) or len(np.unique(np.concatenate([pd.unique(x), pd.unique(y)]))) < 2:  # not 2 x len copies
         return np.nan
     if power == 2:  # sum(w E) = E(X - Y)^2 for independent X, Y with the margins: no values x values table
         chance = float(x.var() + y.var() + (x.mean() - y.mean()) ** 2)
-        return float(1 - np.mean((x - y) ** 2) / chance) if chance > 0 else np.nan
+        squares = x - y
+        np.multiply(squares, squares, out=squares)  # (x - y) ** 2 in place: the same floats
+        return float(1 - np.mean(squares) / chance) if chance > 0 else np.nan
     values = np.unique(np.concatenate([x, y]))
     i, j = np.searchsorted(values, x), np.searchsorted(values, y)
     observed = np.zeros((len(values), len(values)))
@@ -184,6 +189,9 @@ def pair_alpha(x: np.ndarray, y: np.ndarray, level: str) -> float:
     if level == "interval":
         pairs = np.arange(len(x))
         return interval_alpha(np.concatenate([pairs, pairs]), np.concatenate([x, y]).astype(float))
+    cells = _pair_cells(x, y) if len(x) > stats.DIRECT_UNITS and level in ("nominal", "ordinal") else None
+    if cells is not None:  # the pooled alpha from the (value, value) cells: no row per pair (32 MB at 800,000)
+        return stats.pooled_pair_alpha(cells, level)
     codes, values = pd.factorize(np.concatenate([x, y]), sort=True)  # sorted: numbers in their order
     counts = np.zeros((len(x), len(values)), dtype=np.int64)
     rows = np.arange(len(x))
@@ -193,10 +201,24 @@ def pair_alpha(x: np.ndarray, y: np.ndarray, level: str) -> float:
     return stats.krippendorff_alpha(counts, level, domain)
 
 
+def _pair_cells(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """The values x values table of how many pairs have each (x, y) value, the values sorted as ``pd.factorize(...,
+    sort=True)`` sorts them; None unless the values are numbers without nan (then :func:`pair_alpha` counts rows)."""
+    if x.dtype.kind not in "iuf" or y.dtype.kind not in "iuf":
+        return None
+    values = np.unique(np.concatenate([pd.unique(x), pd.unique(y)]))  # the distinct values, not 1.6 million
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        return None
+    key = np.searchsorted(values, x)
+    key *= len(values)
+    key += np.searchsorted(values, y)
+    return np.bincount(key, minlength=len(values) ** 2).reshape(len(values), len(values))
+
+
 def cohen_or_weighted(x: np.ndarray, y: np.ndarray, level: str) -> float:
     """Cohen's kappa of two raters' answers: quadratic-weighted for numbers (ordinal or interval), plain for codes."""
     if level in NUMERIC_LEVELS:
-        return weighted_kappa(x.astype(float), y.astype(float))
+        return weighted_kappa(np.asarray(x, dtype=float), np.asarray(y, dtype=float))  # no copy of floats
     values = sorted(set(x) | set(y), key=str)
     index = {v: k for k, v in enumerate(values)}
     table = np.zeros((len(values), len(values)))
@@ -210,14 +232,17 @@ def each_against_the_rest(frame: pd.DataFrame, level: str) -> list[list[Any]]:
     Agreement % is the share of equal pairs; Cohen's kappa (quadratic-weighted for numbers) and
     Krippendorff's alpha at ``level`` are over those pairs; for numbers, Spearman's rho between the
     annotator's answer and the mean of the others' on each unit."""
-    unit, _ = pd.factorize(frame["unit"], use_na_sentinel=False)
-    who, names = pd.factorize(frame["annotator"], sort=True)  # pairs of small integers, not of names
+    unit = _first_seen(frame["unit"])
+    who, names = _sorted_codes(frame["annotator"])  # pairs of small integers, not of names
     value = frame["value"].to_numpy()
-    # one answer per unit and annotator (the last), as drop_duplicates(["unit", "annotator"], keep="last")
-    last = ~pd.Series(unit * (len(names) + 1) + who + 1).duplicated(keep="last").to_numpy()
-    if not last.all():
+    # one answer per unit and annotator (the last), as drop_duplicates(["unit", "annotator"], keep="last"); a
+    # count of each pair first: a hash table of every row's key took 40 MB at 100,000 tasks
+    key = unit * (len(names) + 1) + who + 1
+    if len(key) and np.bincount(key).max() > 1:
+        last = ~pd.Series(key).duplicated(keep="last").to_numpy()
         unit, who, value = unit[last], who[last], value[last]
-    del last
+        del last
+    del key
     unit, who = unit.astype(np.int32), who.astype(np.int32)  # row numbers: int32 halves these arrays
     # Each answer's unit's answers, as part.merge(part, on="unit") orders them (the left rows in their order,
     # each with its unit's rows in theirs), built an annotator at a time: no table of every pair (at 100,000
@@ -242,13 +267,64 @@ def each_against_the_rest(frame: pd.DataFrame, level: str) -> list[list[Any]]:
             continue
         x, y = value[left], value[right]
         rho = np.nan
+        mine = unit[left]
+        del left, right, other
+        units = len(np.unique(mine))
         if numeric:
-            mine = pd.DataFrame({"unit": unit[left], "value": x, "value_other": y})
-            per_unit = mine.groupby("unit", sort=False).agg(mine=("value", "first"), rest=("value_other", "mean"))
-            rho = correlation(per_unit["mine"], per_unit["rest"], "spearman")
-        rows.append([names[code], len(np.unique(unit[left])), len(x), float(percent((x == y).sum(), len(x))),
+            rho = _spearman_of_unit_means(mine, x, y, units)
+        rows.append([names[code], units, len(x), float(percent((x == y).sum(), len(x))),
                      cohen_or_weighted(x, y, level), pair_alpha(x, y, level), rho])  # fmt: skip
+        del mine, x, y  # not held into the next annotator's pairs
     return rows
+
+
+def _spearman_of_unit_means(unit: np.ndarray, x: np.ndarray, y: np.ndarray, units: int) -> float:
+    """Spearman's rho between x's first value and y's mean on each of the ``units`` units, in their first row's
+    order: ``groupby("unit", sort=False).agg(first, mean)``. A unit's pairs are one run of rows (each answer's
+    pairs follow it): then the runs' first x and summed y over their length, without the groupby's 50 MB at
+    800,000 pairs (the same floats: pandas sums a group's values in row order; tested against the groupby)."""
+    change = np.empty(len(unit), dtype=bool)
+    change[:1] = True
+    np.not_equal(unit[1:], unit[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    del change
+    plain = x.dtype.kind in "iuf" and y.dtype.kind in "iuf" and not np.isnan(x).any() and not np.isnan(y).any()
+    if len(starts) == units and plain:  # numbers without nan: none skipped
+        rest = np.add.reduceat(y.astype(float, copy=False), starts) if len(starts) else np.zeros(0)
+        rest /= np.diff(np.append(starts, len(unit)))
+        return correlation(x[starts], rest, "spearman")
+    per_unit = pd.DataFrame({"unit": unit, "value": x, "value_other": y}).groupby("unit", sort=False).agg(
+        mine=("value", "first"), rest=("value_other", "mean"))  # fmt: skip
+    return correlation(per_unit["mine"], per_unit["rest"], "spearman")
+
+
+def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """``pd.factorize(column, sort=True)`` of the values as they read (names, not a categorical's own order): a
+    categorical column from its codes, with no string per row (at 100,000 tasks an aspect's 1.2 million
+    annotator names as objects and back held 190 MB, the report's peak)."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        return pd.factorize(column, sort=True)
+    codes = column.cat.codes.to_numpy()
+    used = np.unique(codes[codes >= 0])
+    seen = column.cat.categories[used]
+    _, names = pd.factorize(np.asarray(seen, dtype=object), sort=True)  # the same values, so the same order
+    place = np.full(len(column.cat.categories) + 1, -1, dtype=np.int64)  # the last slot: -1, a missing value
+    place[used] = pd.Index(names).get_indexer(seen)
+    return place[codes], pd.Index(names)
+
+
+def _first_seen(units: pd.Series) -> np.ndarray:
+    """``pd.factorize(units, use_na_sentinel=False)[0]``; integers already numbered by their first row (0, then
+    at most one more than any before: the unit codes ratings gives) are those codes, with no hash table."""
+    found = units.to_numpy()
+    if found.dtype.kind in "iu" and len(found) and found[0] == 0:
+        bound = np.maximum.accumulate(found)
+        bound[1:] = bound[:-1] + 1
+        bound[0] = 0
+        if (found <= bound).all() and (found >= 0).all():
+            return found.astype(np.intp, copy=False)
+        del bound
+    return pd.factorize(units, use_na_sentinel=False)[0]
 
 
 def correlation(a: Any, b: Any, method: str) -> float:

@@ -177,3 +177,18 @@ def test_agreement_units_are_numbered_as_a_factorized_multiindex_numbers_them() 
         for units in (["task_key", "system"], ["task_key", "system", "turn"]):
             expected = pd.factorize(pd.MultiIndex.from_frame(frame[units]))[0]
             np.testing.assert_array_equal(ratings._unit_codes(frame, units), expected)
+
+
+def test_first_seen_codes_are_pd_factorize_codes() -> None:
+    """``ratings._first_seen_codes`` numbers integers by their first row from a sort; the reference is the hash
+    table it replaced, ``pd.factorize``: few and many distinct keys, negative and large ones, no rows."""
+    rng = np.random.default_rng(11)
+    for trial in range(80):
+        n = int(rng.integers(0, 5000)) if trial else 0
+        high = int(rng.choice([2, 50, 10**6, 2**60]))
+        key = rng.integers(-high if trial % 3 == 0 else 0, high, n, dtype=np.int64)
+        if trial % 4 == 1:  # each key one run of rows (sorted, or runs in any order), as sorted units give them
+            key = np.sort(key) if trial % 8 == 1 else np.repeat(rng.permutation(n), rng.integers(1, 4, n))
+        found, expected = ratings._first_seen_codes(key), pd.factorize(key)[0]
+        assert found.dtype == expected.dtype
+        np.testing.assert_array_equal(found, expected)

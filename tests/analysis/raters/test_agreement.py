@@ -128,15 +128,18 @@ def _each_by_merge(frame: pd.DataFrame, level: str) -> list[list[object]]:
     return rows
 
 
-@pytest.mark.parametrize("kind", ["codes", "numbers", "words", "tuples"])
+@pytest.mark.parametrize("kind", ["codes", "numbers", "words", "tuples", "numbered"])
 def test_each_against_the_rest_gives_the_rows_of_a_merge_of_every_pair_to_the_bit(kind: str) -> None:
-    rng = np.random.default_rng(["codes", "numbers", "words", "tuples"].index(kind))
+    rng = np.random.default_rng(["codes", "numbers", "words", "tuples", "numbered"].index(kind))
     for _ in range(40):
         n = int(rng.integers(0, 150))
         units = rng.integers(0, int(rng.integers(1, 30)), n)  # duplicates of a unit and annotator included
         value = {"codes": rng.integers(1, 6, n), "numbers": rng.normal(size=n).round(2),
-                 "words": rng.choice(["x", "y", "z"], n).astype(object), "tuples": rng.integers(0, 3, n)}[kind]
+                 "words": rng.choice(["x", "y", "z"], n).astype(object), "tuples": rng.integers(0, 3, n),
+                 "numbered": rng.integers(1, 6, n)}[kind]
         unit = [(f"t{u}", u % 3) for u in units] if kind == "tuples" else units
+        if kind == "numbered":  # units numbered by their first row, as ratings gives them
+            unit = pd.factorize(units)[0]
         frame = pd.DataFrame({"unit": unit, "annotator": rng.choice(["b", "a", "d", "c"][: rng.integers(1, 5)], n),
                               "value": value})  # fmt: skip
         for level in ["nominal"] if kind == "words" else ["nominal", "ordinal", "interval"]:
@@ -170,3 +173,134 @@ def test_weighted_kappa_equals_the_formula_the_judge_tests_expect() -> None:
     pairs = [(float(rng.randint(1, 3)), float(rng.randint(1, 3))) for _ in range(25)]
     found = agreement.weighted_kappa([a for a, _ in pairs], [b for _, b in pairs])
     assert found == pytest.approx(formulas.weighted_kappa(pairs), rel=1e-12)
+
+
+def _pair_alpha_by_rows(x: np.ndarray, y: np.ndarray, level: str) -> float:
+    """pair_alpha as it was written before it counted the (value, value) cells: a row of value counts per pair,
+    then ``stats.krippendorff_alpha`` (kept here as the reference)."""
+    from annols.analysis.inference import stats
+
+    codes, values = pd.factorize(np.concatenate([x, y]), sort=True)
+    counts = np.zeros((len(x), len(values)), dtype=np.int64)
+    rows = np.arange(len(x))
+    np.add.at(counts, (rows, codes[: len(x)]), 1)
+    np.add.at(counts, (rows, codes[len(x) :]), 1)
+    domain = [float(v) for v in values] if level in agreement.NUMERIC_LEVELS else None
+    return stats.krippendorff_alpha(counts, level, domain)
+
+
+@pytest.mark.parametrize("case", ["codes", "floats", "never equal", "many values", "one value"])
+def test_pair_alpha_from_the_cells_is_the_alpha_of_a_row_per_pair_to_the_bit(case: str) -> None:
+    """Beyond ``DIRECT_UNITS`` pairs, pair_alpha pools the pairs from their (value, value) cells; the reference
+    is the row per pair it replaced: the same alpha to the bit (equal pairs or none, integers or floats, more
+    values than the rows fit in one integer, a single value)."""
+    from annols.analysis.inference import stats
+
+    rng = np.random.default_rng(["codes", "floats", "never equal", "many values", "one value"].index(case))
+    n = stats.DIRECT_UNITS + 1 + int(rng.integers(0, 5000))
+    x = rng.integers(1, 6, n)
+    y = np.clip(x + rng.integers(-1, 2, n), 1, 5)
+    if case == "floats":
+        x, y = x * 0.5, y * 0.5
+    elif case == "never equal":
+        y = np.where(x == y, 6 - x + (x == 3), y)
+        assert (x != y).all()
+    elif case == "many values":
+        x = rng.integers(0, 45, n)
+        y = np.clip(x + rng.integers(-3, 4, n), 0, 44)
+    elif case == "one value":
+        x, y = np.full(n, 2), np.full(n, 2)
+    assert agreement._pair_cells(x, y) is not None  # the cells' path is the one under test
+    for level in ("nominal", "ordinal"):
+        found, expected = agreement.pair_alpha(x, y, level), _pair_alpha_by_rows(x, y, level)
+        np.testing.assert_array_equal(np.array(found), np.array(expected))
+        if case != "one value":
+            assert np.isfinite(found)
+    assert agreement._pair_cells(np.array(["a", "b"], dtype=object), np.array(["b", "a"], dtype=object)) is None
+    assert agreement._pair_cells(np.array([1.0, np.nan]), np.array([1.0, 2.0])) is None
+
+
+def test_weighted_kappa_in_place_is_the_formula_it_replaced_to_the_bit() -> None:
+    """weighted_kappa squares the differences in place and finds the distinct values from each side's; the
+    reference is the expression it replaced."""
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        n = int(rng.integers(1, 3000))
+        x = rng.integers(1, 8, n).astype(float) if trial % 2 else rng.normal(size=n).round(3)
+        y = np.where(rng.random(n) < 0.5, x, rng.permutation(x))
+        if trial % 5 == 0:
+            y = x.copy()
+        if trial % 7 == 0:
+            x, y = np.full(n, 3.0), np.full(n, 3.0)
+        expected = np.nan
+        if len(np.unique(np.concatenate([x, y]))) >= 2:
+            chance = float(x.var() + y.var() + (x.mean() - y.mean()) ** 2)
+            expected = float(1 - np.mean((x - y) ** 2) / chance) if chance > 0 else np.nan
+        np.testing.assert_array_equal(np.array(agreement.weighted_kappa(x, y)), np.array(expected))
+        np.testing.assert_array_equal(np.array(agreement.cohen_or_weighted(x, y, "ordinal")), np.array(expected))
+
+
+def test_first_seen_is_pd_factorize() -> None:
+    """``agreement._first_seen`` returns integers already numbered by their first row as they are; the
+    reference is ``pd.factorize``, for those and for integers, floats, words and tuples that are not."""
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        n = int(rng.integers(0, 400))
+        raw = rng.integers(-2 if trial % 4 == 0 else 0, int(rng.integers(1, 50)), n)
+        cases = [raw, pd.factorize(raw)[0], pd.factorize(raw)[0].astype(np.int32), raw.astype(float),
+                 raw.astype(str).astype(object)]
+        if n:
+            cases.append(np.concatenate([[0], pd.factorize(raw)[0] + 1, [int(raw.max()) + 5]]))  # a gap: not numbered
+        for units in [*cases, [(f"t{u}", u % 2) for u in raw] + [("x", 0)]]:
+            series = pd.Series(units)
+            np.testing.assert_array_equal(agreement._first_seen(series),
+                                          pd.factorize(series, use_na_sentinel=False)[0])  # fmt: skip
+
+
+def test_spearman_of_unit_means_is_the_groupby_it_replaced_to_the_bit() -> None:
+    """Each unit's pairs are a run of rows; the runs' first x and mean y give the groupby's floats. The reference
+    is ``groupby("unit", sort=False).agg(first, mean)``: runs of 1 to 8 pairs, floats of every magnitude,
+    integers, and nan (the groupby's own path then)."""
+    rng = np.random.default_rng(12)
+    for trial in range(120):
+        g = int(rng.integers(1, 400))
+        lengths = rng.integers(1, 9, g)
+        unit = np.repeat(rng.permutation(g) * 3, lengths).astype(np.int32)
+        x = np.repeat(rng.normal(size=g).round(int(rng.integers(0, 3))), lengths)
+        y = rng.normal(size=len(unit)) * 10.0 ** rng.integers(-8, 9, len(unit))
+        if trial % 3 == 0:
+            x, y = np.repeat(rng.integers(1, 6, g), lengths), rng.integers(1, 6, len(unit))
+        if trial % 10 == 1:
+            y = y.astype(float)
+            y[int(rng.integers(0, len(y)))] = np.nan
+        per_unit = pd.DataFrame({"unit": unit, "value": x, "value_other": y}).groupby("unit", sort=False).agg(
+            mine=("value", "first"), rest=("value_other", "mean"))  # fmt: skip
+        expected = agreement.correlation(per_unit["mine"], per_unit["rest"], "spearman")
+        found = agreement._spearman_of_unit_means(unit, x, y, g)
+        np.testing.assert_array_equal(np.array(found), np.array(expected))
+
+
+def test_sorted_codes_of_a_categorical_are_pd_factorize_of_its_names() -> None:
+    """``agreement._sorted_codes`` of a categorical column numbers its values as ``pd.factorize(sort=True)`` numbers
+    the same names as objects: categories in another order than the names', unused ones, missing values; and
+    ``each_against_the_rest`` gives the same rows for the annotators as a categorical and as names."""
+    rng = np.random.default_rng(9)
+    pool = ["zoe@x", "al@x", "Bo@x", "émile@x", "al@y", "10@x", "9@x"]
+    for trial in range(80):
+        n = int(rng.integers(0, 300))
+        names = rng.choice(pool[: int(rng.integers(1, len(pool) + 1))], n).astype(object)
+        if trial % 3 == 0 and n:
+            names[rng.integers(0, n, max(1, n // 10))] = None
+        order = list(rng.permutation(pool)) + (["unused@z"] if trial % 2 else [])
+        column = pd.Series(pd.Categorical(names, categories=order))
+        codes, found = agreement._sorted_codes(column)
+        expected_codes, expected = pd.factorize(pd.Series(names, dtype=object), sort=True)
+        np.testing.assert_array_equal(codes, expected_codes)
+        assert list(found) == list(expected)
+        if n and trial % 3:
+            answers = pd.DataFrame({"unit": rng.integers(0, max(1, n // 3), n), "annotator": column,
+                                    "value": rng.integers(1, 6, n).astype(float)})  # fmt: skip
+            plain = answers.assign(annotator=np.asarray(names, dtype=object))
+            for level in ("nominal", "ordinal"):
+                assert repr(agreement.each_against_the_rest(answers, level)) == repr(
+                    agreement.each_against_the_rest(plain, level))
