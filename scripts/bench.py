@@ -76,6 +76,7 @@ class Run:
     seconds: float
     max_rss_mb: float
     output: str
+    cpu_seconds: float = 0.0  # user + system: steadier than wall time on a shared machine
 
 
 # The command runs as the child of this small launcher, not of the bench: Linux carries a
@@ -87,7 +88,7 @@ child = subprocess.Popen(sys.argv[2:])
 _, status, usage = os.wait4(child.pid, 0)
 seconds = time.perf_counter() - start
 with open(sys.argv[1], "w") as f:
-    f.write(f"{seconds} {usage.ru_maxrss}")
+    f.write(f"{seconds} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -104,8 +105,8 @@ def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run
         text = out.read().decode("utf-8", "replace")
     if code != 0:
         raise SystemExit(f"bench: {' '.join(command[:4])} ... failed ({code}):\n{text[-3000:]}")
-    seconds, maxrss_kib = measured.read_text().split()
-    return Run(float(seconds), int(maxrss_kib) / 1024, text)
+    seconds, maxrss_kib, cpu = measured.read_text().split()
+    return Run(float(seconds), int(maxrss_kib) / 1024, text, float(cpu))
 
 
 @contextlib.contextmanager

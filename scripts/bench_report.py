@@ -123,9 +123,11 @@ def main(argv: list[str] | None = None) -> int:
                        "export_mb": round((folder / "pull" / "export.json").stat().st_size / 2**20, 1),
                        "seconds": [round(r.seconds, 1) for r in runs],
                        "median_seconds": round(median([r.seconds for r in runs]), 1),
+                       "cpu_seconds": [round(r.cpu_seconds, 1) for r in runs],
                        "max_rss_mb": round(max(r.max_rss_mb for r in runs), 1)}  # fmt: skip
                 results.append(row)
                 print(f"{style:9} {n:>7} tasks  {row['export_mb']:>7} MB export  {row['median_seconds']:>7} s  "
+                      f"{median(row['cpu_seconds']):>7} s CPU  "
                       f"{row['max_rss_mb']:>7} MB peak RSS", flush=True)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = {"command": " ".join(["scripts/bench-report", *(sys.argv[1:] if argv is None else argv)]),
