@@ -1,13 +1,27 @@
 """annols export reads its sources through the study table (issue #40): the files it writes are byte for byte those
-the export wrote when it read export.json itself (``tests/study/preferences_main.py``, main's module at 8b00793 kept
-as the reference), on every planted study of the export's tests under every rule; and where the two readings
-differ, the export now counts as the report counts (the study table's reading).
+the export wrote when it read export.json itself, main's module at 8b00793 (``annols/study/preferences.py`` there),
+on every planted study of the export's tests under every rule; and where the two readings differ, the export now
+counts as the report counts (the study table's reading).
+
+Main's outputs are golden files under ``tests/data/preferences/``, one folder per case: the three files the export
+writes (``preference.jsonl``, ``unpaired.jsonl``, ``README.md``) and ``counts.json``, the returned counts
+(``dataclasses.asdict`` of :class:`Exported` without ``out_dir``). They were written once by main's module at
+8b00793 on exactly these tests' inputs. The one part of a file that depends on the test's ``tmp_path`` is the card's
+line naming the adjudication pulls: in the goldens and in the files compared to them, ``tmp_path`` is replaced by
+``<tmp_path>``; nothing else is normalised, every other byte is compared as written.
+
+``ANNOLS_UPDATE_PREFERENCES=1`` rewrites the goldens of the cases where the export must write what main wrote, from
+the current code, and the diff shows what changed. Since those goldens are main's reading at 8b00793, a regeneration
+is a change of the export's output and must be justified in its commit (a fix, named): it is not a way to make a
+failing test pass. The folders ``main-*`` hold main's output where the export now deliberately differs from it; they
+are never rewritten from the current code (they would no longer be main's), only from main's module at 8b00793.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,54 +31,103 @@ from annols import protocols
 from annols.analysis.options import ReportOptions
 from annols.definition import Definition
 from annols.study import arena, preferences
-from annols.study.preferences import PREFERENCE_FILE, Rule, export_preferences, rows
+from annols.study.preferences import PREFERENCE_FILE, Exported, Rule, export_preferences, rows
 from annols.study.table import read
-from tests.study import preferences_main as before
+from tests.conftest import DATA
 from tests.study import test_preferences as pairwise
+from tests.study import preferences_main as before  # GEN
+GEN = os.environ.get("GEN_FROM_MAIN") == "1"  # GEN
 from tests.study import test_preferences_implied as implied
 
+GOLDEN = DATA / "preferences"
+UPDATE = os.environ.get("ANNOLS_UPDATE_PREFERENCES") == "1"
+TMP = b"<tmp_path>"  # what tmp_path becomes in a golden file and in the file compared to it
+COUNTS = "counts.json"
 FILES = (preferences.PREFERENCE_FILE, preferences.UNPAIRED_FILE, preferences.CARD_FILE)
 RULES = [("majority", "drop", 1, ()), ("majority", "keep", 1, ()), ("unanimous", "drop", 1, ()),
          ("unanimous", "keep", 2, ()), ("unanimous", "drop", 3, ()), ("majority", "keep", 1, ("bad",)),
          ("unanimous", "keep", 1, ("bad", "ann2"))]  # fmt: skip
 
 
-def _same(definition: Definition, sources: list[Path], tmp_path: Path, name: str, verdict: str, ties: str,
-          min_votes: int, exclude: tuple[str, ...], adjudicated: list[Path] | None = None) -> str:  # fmt: skip
-    """Export with main's reader and with the study table; every file byte for byte the same; the card."""
-    new = export_preferences(definition, sources, tmp_path / f"{name}-new", Rule(verdict, ties, min_votes, exclude),
-                             adjudicated or [])  # fmt: skip
-    old = before.export_preferences(definition, sources, tmp_path / f"{name}-old",
-                                    before.Rule(verdict, ties, min_votes, exclude), adjudicated or [])  # fmt: skip
+def _rule_id(rule: tuple[str, str, int, tuple[str, ...]]) -> str:
+    return "-".join(map(str, (rule[0], rule[1], rule[2], *rule[3])))
+
+
+# every golden folder, by the test that reads it (test_no_golden_folder_without_its_case checks the list)
+CASES = {*(f"{study}-{_rule_id(r)}" for study in ("pairwise", "ranking", "best-worst") for r in RULES),
+         *(f"conversations-{_rule_id(r)}" for r in RULES[:3]),
+         *(f"adjudicated-{study}-{ties}" for study in ("chat", "ranked") for ties in ("drop", "keep")),
+         "adjudicated-tuples-drop", "later-annotation",
+         "main-aspect-left-out", "main-pulled-twice", "main-tasks-without-annols"}  # fmt: skip
+
+
+def _normal(data: bytes, tmp_path: Path) -> bytes:
+    """A written file with the test's tmp_path replaced by a placeholder (only the card names a path: the
+    adjudication pulls)."""
+    return data.replace(str(tmp_path).encode(), TMP)
+
+
+def _counts(done: Exported) -> dict[str, Any]:
+    """The returned counts as the golden ``counts.json`` holds them (JSON's lists and keys)."""
+    return json.loads(json.dumps({k: v for k, v in dataclasses.asdict(done).items() if k != "out_dir"}))
+
+
+def _write_golden(case: str, out: Path, done: Exported, tmp_path: Path) -> None:
+    golden = GOLDEN / case
+    golden.mkdir(parents=True, exist_ok=True)
     for file in FILES:
-        assert (tmp_path / f"{name}-new" / file).read_bytes() == (tmp_path / f"{name}-old" / file).read_bytes(), file
-    assert {k: v for k, v in dataclasses.asdict(new).items() if k != "out_dir"} == \
-        {k: v for k, v in dataclasses.asdict(old).items() if k != "out_dir"}  # fmt: skip
-    return (tmp_path / f"{name}-new" / preferences.CARD_FILE).read_text(encoding="utf-8")
+        (golden / file).write_bytes(_normal((out / file).read_bytes(), tmp_path))
+    (golden / COUNTS).write_text(json.dumps(_counts(done), indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: "-".join(map(str, (r[0], r[1], r[2], *r[3]))))
+def _main(case: str) -> Path:
+    """The golden folder of main's output for ``case``."""
+    golden = GOLDEN / case
+    assert all((golden / f).exists() for f in (*FILES, COUNTS)), f"no golden {golden}: see this module's docstring"
+    return golden
+
+
+def _same(definition: Definition, sources: list[Path], tmp_path: Path, case: str, verdict: str, ties: str,
+          min_votes: int, exclude: tuple[str, ...], adjudicated: list[Path] | None = None) -> str:  # fmt: skip
+    """Export with the study table; every file byte for byte main's golden one (tmp_path normalised) and the same
+    counts; the card."""
+    out = tmp_path / f"{case}-out"
+    done = export_preferences(definition, sources, out, Rule(verdict, ties, min_votes, exclude), adjudicated or [])
+    if UPDATE:
+        _write_golden(case, out, done, tmp_path)
+    if GEN:  # GEN
+        old = before.export_preferences(definition, sources, tmp_path / f"{case}-main",  # GEN
+                                        before.Rule(verdict, ties, min_votes, exclude), adjudicated or [])  # GEN
+        _write_golden(case, tmp_path / f"{case}-main", old, tmp_path)  # GEN
+    golden = _main(case)
+    for file in FILES:
+        assert _normal((out / file).read_bytes(), tmp_path) == (golden / file).read_bytes(), f"{case}: {file}"
+    assert _counts(done) == json.loads((golden / COUNTS).read_text(encoding="utf-8")), case
+    return (out / preferences.CARD_FILE).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=_rule_id)
 def test_pairwise_as_main_wrote_it(tmp_path: Path, rule: tuple[str, str, int, tuple[str, ...]]) -> None:
     definition = protocols.load(str(pairwise.CHAT))
     pull = pairwise._pull(tmp_path / "pull", definition, pairwise.PLANTED)
-    card = _same(definition, [pull], tmp_path, "out", *rule)
+    card = _same(definition, [pull], tmp_path, f"pairwise-{_rule_id(rule)}", *rule)
     assert "Systems (2): x, y" in card
 
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: "-".join(map(str, (r[0], r[1], r[2], *r[3]))))
+@pytest.mark.parametrize("rule", RULES, ids=_rule_id)
 def test_ranking_as_main_wrote_it(tmp_path: Path, rule: tuple[str, str, int, tuple[str, ...]]) -> None:
     (tmp_path / "rank-three.toml").write_text(implied.RANKING, encoding="utf-8")
     definition = protocols.load(str(tmp_path / "rank-three.toml"))
     pull = implied._pull(tmp_path / "pull", definition, implied.RANKED, implied._ranking_data)
-    card = _same(definition, [pull], tmp_path, "out", *rule)
+    card = _same(definition, [pull], tmp_path, f"ranking-{_rule_id(rule)}", *rule)
     assert "Systems (3): x, y, z" in card
 
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: "-".join(map(str, (r[0], r[1], r[2], *r[3]))))
+@pytest.mark.parametrize("rule", RULES, ids=_rule_id)
 def test_best_worst_as_main_wrote_it(tmp_path: Path, rule: tuple[str, str, int, tuple[str, ...]]) -> None:
     definition = protocols.load(str(implied.BEST_WORST))
     pull = implied._pull(tmp_path / "pull", definition, implied.TUPLES, implied._tuple_data)
-    card = _same(definition, [pull], tmp_path, "out", *rule)
+    card = _same(definition, [pull], tmp_path, f"best-worst-{_rule_id(rule)}", *rule)
     assert "Systems (5): p, q, r, s, t" in card
 
 
@@ -77,7 +140,7 @@ def test_adjudicated_as_main_wrote_it(tmp_path: Path) -> None:
         "g1": (("x", "y"), "study", {"lead": {"helpfulness": "A", "harmlessness": "A"}}),
     }, verdicts=True)  # fmt: skip
     for ties in ("drop", "keep"):
-        _same(chat, [pull], tmp_path, f"chat-{ties}", "adjudicated", ties, 1, (), [verdicts])
+        _same(chat, [pull], tmp_path, f"adjudicated-chat-{ties}", "adjudicated", ties, 1, (), [verdicts])
     (tmp_path / "rank-three.toml").write_text(implied.RANKING, encoding="utf-8")
     ranking = protocols.load(str(tmp_path / "rank-three.toml"))
     pull = implied._pull(tmp_path / "ranked", ranking, implied.RANKED, implied._ranking_data)
@@ -86,21 +149,21 @@ def test_adjudicated_as_main_wrote_it(tmp_path: Path) -> None:
         "r2": (("z", "x", "y"), "study", {"lead": {"quality": {"A": 1, "B": 2, "C": 2}}}),
     }, implied._ranking_data, verdicts=True)  # fmt: skip
     for ties in ("drop", "keep"):
-        _same(ranking, [pull], tmp_path, f"ranked-{ties}", "adjudicated", ties, 1, (), [verdicts])
+        _same(ranking, [pull], tmp_path, f"adjudicated-ranked-{ties}", "adjudicated", ties, 1, (), [verdicts])
     tuples = protocols.load(str(implied.BEST_WORST))
     pull = implied._pull(tmp_path / "tuples", tuples, implied.TUPLES, implied._tuple_data)
     verdicts = implied._pull(tmp_path / "tuples-adjudication", tuples, {
         "b1": (("p", "q", "r", "s"), "study", {"lead": implied._both("A", "D")}),
         "b2": (("q", "r", "s", "t"), "study", {"lead": implied._both("C", "A")}),
     }, implied._tuple_data, verdicts=True)  # fmt: skip
-    _same(tuples, [pull], tmp_path, "tuples", "adjudicated", "drop", 1, (), [verdicts])
+    _same(tuples, [pull], tmp_path, "adjudicated-tuples-drop", "adjudicated", "drop", 1, (), [verdicts])
 
 
 def test_conversations_as_main_wrote_them(tmp_path: Path) -> None:
     definition = protocols.load(str(pairwise.ARENA))
     arena.import_arena(definition, pairwise.FIXTURE, tmp_path / "pull")
-    for n, rule in enumerate(RULES[:3]):
-        _same(definition, [tmp_path / "pull"], tmp_path, f"out{n}", *rule)
+    for rule in RULES[:3]:
+        _same(definition, [tmp_path / "pull"], tmp_path, f"conversations-{_rule_id(rule)}", *rule)
 
 
 def _annotate(pull: Path, key: str, who: str, answers: dict[str, Any], definition: Definition, created_at: str,
@@ -125,8 +188,8 @@ def test_an_annotators_later_annotation_replaces_the_earlier_as_main_did(tmp_pat
     _annotate(pull, "t3", "ann2", {"helpfulness": "B", "harmlessness": "B"}, definition, "2026-01-03T00:00:00Z", 902,
               cancelled=True)  # fmt: skip
     _annotate(pull, "t4", "ann1", {"helpfulness": "B", "harmlessness": "B"}, definition, "2025-12-31T00:00:00Z", 903)
-    _same(definition, [pull], tmp_path, "out", "majority", "keep", 1, ())
-    found = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(tmp_path / "out-new" / PREFERENCE_FILE)}
+    _same(definition, [pull], tmp_path, "later-annotation", "majority", "keep", 1, ())
+    found = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(tmp_path / "later-annotation-out" / PREFERENCE_FILE)}
     assert found[("t3", "helpfulness")] == "x" and found[("t3", "harmlessness")] == "y"  # ann1 and ann2's latest agree
 
 
@@ -139,7 +202,8 @@ def test_an_aspect_left_out_of_the_latest_annotation_is_not_taken_from_an_earlie
     })  # fmt: skip
     _annotate(pull, "t1", "ann1", {"helpfulness": "B"}, definition, "2026-01-02T00:00:00Z", 901)
     export_preferences(definition, [pull], tmp_path / "new", Rule("majority"))
-    before.export_preferences(definition, [pull], tmp_path / "old", before.Rule("majority"))
+    o = before.export_preferences(definition, [pull], tmp_path / "old", before.Rule("majority"))
+    if GEN: _write_golden("main-aspect-left-out", tmp_path / "old", o, tmp_path)  # GEN
     old = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(tmp_path / "old" / PREFERENCE_FILE)}
     new = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(tmp_path / "new" / PREFERENCE_FILE)}
     assert old == {("t1", "helpfulness"): "y", ("t1", "harmlessness"): "x"}
@@ -156,6 +220,7 @@ def test_a_project_pulled_twice_counts_each_annotation_once(tmp_path: Path) -> N
     once = export_preferences(definition, [pull], tmp_path / "once", Rule("majority"))
     twice = export_preferences(definition, [pull, pull], tmp_path / "twice", Rule("majority"))
     old = before.export_preferences(definition, [pull, pull], tmp_path / "old", before.Rule("majority"))
+    if GEN: _write_golden("main-pulled-twice", tmp_path / "old", old, tmp_path)  # GEN
     assert old.left_out == {"gold item": 2, "attention item": 2}
     assert twice.left_out == once.left_out == {"gold item": 1, "attention item": 1}
     for file in (PREFERENCE_FILE, preferences.UNPAIRED_FILE):
@@ -207,7 +272,8 @@ def test_tasks_pushed_without_annols_are_each_their_own_item_per_source(tmp_path
         (pull / "export.json").write_text(json.dumps(tasks), encoding="utf-8")
         exports.append(pull / "export.json")
     export_preferences(definition, exports, tmp_path / "new", Rule("majority"))
-    before.export_preferences(definition, exports, tmp_path / "old", before.Rule("majority"))
+    o = before.export_preferences(definition, exports, tmp_path / "old", before.Rule("majority"))
+    if GEN: _write_golden("main-tasks-without-annols", tmp_path / "old", o, tmp_path)  # GEN
     new = {(r["key"], r["aspect"]): r["votes"] for r in rows(tmp_path / "new" / PREFERENCE_FILE)}
     old = {(r["key"], r["aspect"]): r["votes"] for r in rows(tmp_path / "old" / PREFERENCE_FILE)}
     assert old == {("task-1", "harmlessness"): 2}  # two projects' tasks merged; helpfulness split A / B
