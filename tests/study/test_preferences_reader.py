@@ -35,8 +35,6 @@ from annols.study.preferences import PREFERENCE_FILE, Exported, Rule, export_pre
 from annols.study.table import read
 from tests.conftest import DATA
 from tests.study import test_preferences as pairwise
-from tests.study import preferences_main as before  # GEN
-GEN = os.environ.get("GEN_FROM_MAIN") == "1"  # GEN
 from tests.study import test_preferences_implied as implied
 
 GOLDEN = DATA / "preferences"
@@ -95,10 +93,6 @@ def _same(definition: Definition, sources: list[Path], tmp_path: Path, case: str
     done = export_preferences(definition, sources, out, Rule(verdict, ties, min_votes, exclude), adjudicated or [])
     if UPDATE:
         _write_golden(case, out, done, tmp_path)
-    if GEN:  # GEN
-        old = before.export_preferences(definition, sources, tmp_path / f"{case}-main",  # GEN
-                                        before.Rule(verdict, ties, min_votes, exclude), adjudicated or [])  # GEN
-        _write_golden(case, tmp_path / f"{case}-main", old, tmp_path)  # GEN
     golden = _main(case)
     for file in FILES:
         assert _normal((out / file).read_bytes(), tmp_path) == (golden / file).read_bytes(), f"{case}: {file}"
@@ -189,43 +183,56 @@ def test_an_annotators_later_annotation_replaces_the_earlier_as_main_did(tmp_pat
               cancelled=True)  # fmt: skip
     _annotate(pull, "t4", "ann1", {"helpfulness": "B", "harmlessness": "B"}, definition, "2025-12-31T00:00:00Z", 903)
     _same(definition, [pull], tmp_path, "later-annotation", "majority", "keep", 1, ())
-    found = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(tmp_path / "later-annotation-out" / PREFERENCE_FILE)}
+    out = tmp_path / "later-annotation-out"
+    found = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(out / PREFERENCE_FILE)}
     assert found[("t3", "helpfulness")] == "x" and found[("t3", "harmlessness")] == "y"  # ann1 and ann2's latest agree
 
 
 def test_an_aspect_left_out_of_the_latest_annotation_is_not_taken_from_an_earlier_one(tmp_path: Path) -> None:
     """Main kept each annotator's latest answer per aspect, an earlier annotation's where the latest left the aspect
-    out; the report counts an annotator's latest annotation of a task as their judgment, and the export now too."""
+    out (golden ``main-aspect-left-out``: harmlessness from the earlier annotation); the report counts an annotator's
+    latest annotation of a task as their judgment, and the export now too: main's rows without harmlessness."""
     definition = protocols.load(str(pairwise.CHAT))
     pull = pairwise._pull(tmp_path / "pull", definition, {
         "t1": (("x", "y"), "study", {"ann1": {"helpfulness": "A", "harmlessness": "A"}}),
     })  # fmt: skip
     _annotate(pull, "t1", "ann1", {"helpfulness": "B"}, definition, "2026-01-02T00:00:00Z", 901)
     export_preferences(definition, [pull], tmp_path / "new", Rule("majority"))
-    o = before.export_preferences(definition, [pull], tmp_path / "old", before.Rule("majority"))
-    if GEN: _write_golden("main-aspect-left-out", tmp_path / "old", o, tmp_path)  # GEN
-    old = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(tmp_path / "old" / PREFERENCE_FILE)}
+    main = _main("main-aspect-left-out")
+    old = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(main / PREFERENCE_FILE)}
     new = {(r["key"], r["aspect"]): r["chosen_system"] for r in rows(tmp_path / "new" / PREFERENCE_FILE)}
     assert old == {("t1", "helpfulness"): "y", ("t1", "harmlessness"): "x"}
     assert new == {("t1", "helpfulness"): "y"}
+    for file in (PREFERENCE_FILE, preferences.UNPAIRED_FILE):  # main's helpfulness rows, byte for byte
+        lines = (main / file).read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = "".join(line for line in lines if json.loads(line)["aspect"] != "harmlessness")
+        assert (tmp_path / "new" / file).read_text(encoding="utf-8") == kept, file
     table = read(definition, [pull])
     assert table.study.kept["annotation_id"].tolist() == [901]  # the report's judgment: the latest annotation
 
 
 def test_a_project_pulled_twice_counts_each_annotation_once(tmp_path: Path) -> None:
-    """The same pull given twice: main counted each left-out annotation twice on the card; the study table reads
-    the same annotation (id, annotator, time) once, so the card counts it once; the rows are the same."""
+    """The same pull given twice: main counted each left-out annotation twice on the card (golden
+    ``main-pulled-twice``); the study table reads the same annotation (id, annotator, time) once, so the card counts
+    it once; the rows, the other counts and the rest of the card are main's."""
     definition = protocols.load(str(pairwise.CHAT))
     pull = pairwise._pull(tmp_path / "pull", definition, pairwise.PLANTED)
     once = export_preferences(definition, [pull], tmp_path / "once", Rule("majority"))
     twice = export_preferences(definition, [pull, pull], tmp_path / "twice", Rule("majority"))
-    old = before.export_preferences(definition, [pull, pull], tmp_path / "old", before.Rule("majority"))
-    if GEN: _write_golden("main-pulled-twice", tmp_path / "old", old, tmp_path)  # GEN
-    assert old.left_out == {"gold item": 2, "attention item": 2}
+    main = _main("main-pulled-twice")
+    old = json.loads((main / COUNTS).read_text(encoding="utf-8"))
+    assert old["left_out"] == {"gold item": 2, "attention item": 2}
     assert twice.left_out == once.left_out == {"gold item": 1, "attention item": 1}
+    assert _counts(twice) == {**old, "left_out": {"gold item": 1, "attention item": 1}}
     for file in (PREFERENCE_FILE, preferences.UNPAIRED_FILE):
         assert (tmp_path / "twice" / file).read_bytes() == (tmp_path / "once" / file).read_bytes()
-        assert (tmp_path / "twice" / file).read_bytes() == (tmp_path / "old" / file).read_bytes()
+        assert (tmp_path / "twice" / file).read_bytes() == (main / file).read_bytes()
+    card = (main / preferences.CARD_FILE).read_text(encoding="utf-8")
+    twice_over, once_over = (f"left out here: {n} judgment(s) of attention items, {n} judgment(s) of gold items"
+                             for n in (2, 1))  # fmt: skip
+    assert twice_over in card
+    written = (tmp_path / "twice" / preferences.CARD_FILE).read_text(encoding="utf-8")
+    assert written == card.replace(twice_over, once_over)
 
 
 def test_the_table_keeps_texts_only_where_asked(tmp_path: Path) -> None:
@@ -237,8 +244,6 @@ def test_the_table_keeps_texts_only_where_asked(tmp_path: Path) -> None:
     assert set(texts.shown) == {"t1", "t2", "t3", "t4"}  # study tasks only: no gold item, no attention check
     assert texts.shown["t2"] == {"y": "y answers t2", "x": "x answers t2"}
     assert texts.context["t2"] == {"prompt": "prompt of t2"}
-
-
 
 
 def test_a_pull_of_another_protocol_is_refused_by_name(tmp_path: Path) -> None:
@@ -272,18 +277,22 @@ def test_tasks_pushed_without_annols_are_each_their_own_item_per_source(tmp_path
         (pull / "export.json").write_text(json.dumps(tasks), encoding="utf-8")
         exports.append(pull / "export.json")
     export_preferences(definition, exports, tmp_path / "new", Rule("majority"))
-    o = before.export_preferences(definition, exports, tmp_path / "old", before.Rule("majority"))
-    if GEN: _write_golden("main-tasks-without-annols", tmp_path / "old", o, tmp_path)  # GEN
-    new = {(r["key"], r["aspect"]): r["votes"] for r in rows(tmp_path / "new" / PREFERENCE_FILE)}
-    old = {(r["key"], r["aspect"]): r["votes"] for r in rows(tmp_path / "old" / PREFERENCE_FILE)}
-    assert old == {("task-1", "harmlessness"): 2}  # two projects' tasks merged; helpfulness split A / B
-    assert new == {("source-1:task-1", "helpfulness"): 1, ("source-1:task-1", "harmlessness"): 1,
-                   ("source-2:task-1", "helpfulness"): 1, ("source-2:task-1", "harmlessness"): 1}  # fmt: skip
+    new = {(r["key"], r["aspect"]): r for r in rows(tmp_path / "new" / PREFERENCE_FILE)}
+    old = {(r["key"], r["aspect"]): r for r in rows(_main("main-tasks-without-annols") / PREFERENCE_FILE)}
+    assert {k: r["votes"] for k, r in old.items()} == {("task-1", "harmlessness"): 2}  # merged; helpfulness split
+    assert {k: r["votes"] for k, r in new.items()} == {
+        ("source-1:task-1", "helpfulness"): 1, ("source-1:task-1", "harmlessness"): 1,
+        ("source-2:task-1", "helpfulness"): 1, ("source-2:task-1", "harmlessness"): 1}  # fmt: skip
+    merged = old["task-1", "harmlessness"]
+    for source in ("source-1", "source-2"):  # main's merged row, once per source with its one vote
+        assert new[f"{source}:task-1", "harmlessness"] == {**merged, "key": f"{source}:task-1", "votes": 1}
 
 
 def test_an_adjudication_task_with_two_verdicts_is_refused_as_the_report_refuses_it(tmp_path: Path) -> None:
-    """Main's export took every submitted annotation of an adjudication task (two that disagreed: no verdict); the
-    report refused such a task by name. The export now reads the verdicts as the report does (read_verdicts)."""
+    """Main's export took every submitted annotation of an adjudication task: here two that disagreed, so it wrote
+    one row (harmlessness, both a tie: rows = ties = 1) and left helpfulness (B against A) without a verdict. The
+    report refused such a task by name; the export now reads the verdicts as the report does (read_verdicts) and
+    refuses it too, writing nothing (so there is no output of main's to compare to: no golden)."""
     from annols.errors import InputError
 
     definition = protocols.load(str(pairwise.CHAT))
@@ -292,11 +301,15 @@ def test_an_adjudication_task_with_two_verdicts_is_refused_as_the_report_refuses
         "t3": (("x", "y"), "study", {"lead": {"helpfulness": "B", "harmlessness": "tie"},
                                      "second": {"helpfulness": "A", "harmlessness": "tie"}}),
     }, verdicts=True)  # fmt: skip
-    old = before.export_preferences(definition, [pull], tmp_path / "old", before.Rule("adjudicated", ties="keep"),
-                                    [verdicts])  # fmt: skip
-    assert old.rows == old.ties == 1  # harmlessness: both a tie; helpfulness: B and A, no verdict
     with pytest.raises(InputError, match=r"task 1.*one submitted annotation"):
         export_preferences(definition, [pull], tmp_path / "new", Rule("adjudicated", ties="keep"), [verdicts])
     assert not (tmp_path / "new").exists()
     with pytest.raises(InputError, match=r"task 1.*one submitted annotation"):
         read(definition, [pull], ReportOptions(adjudicated=(verdicts,)))
+
+
+def test_no_golden_folder_without_its_case() -> None:
+    """Every folder under tests/data/preferences is a case of this module (CASES), and holds the four files."""
+    assert {p.name for p in GOLDEN.iterdir()} == CASES
+    for case in CASES:
+        assert {p.name for p in (GOLDEN / case).iterdir()} == {*FILES, COUNTS}, case
