@@ -230,6 +230,19 @@ def tree_of(folder: Path) -> dict[str, bytes]:
 ROLES_CHANGED = {"a study item": 1, "a gold item": 3, "an attention check": 7, "a shared task": 5}
 
 
+def readings_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ids of the tasks convert reads from now on (each call of ``pull.task_reading``), in order."""
+    read: list[int] = []
+    real = pull.task_reading
+
+    def counted(task: Any, index: int = 0) -> Any:
+        read.append(task.id)
+        return real(task, index)
+
+    monkeypatch.setattr(pull, "task_reading", counted)
+    return read
+
+
 def roles_blinding(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Blinding rows of a study with a gold item, an attention check and two tasks shared by the records of
     identical outputs (push --share-identical: by two systems, and by three)."""
@@ -260,14 +273,7 @@ def test_a_re_pull_keeps_gold_items_attention_checks_and_shared_tasks(
     now[at]["annotations"].append({**now[at]["annotations"][0], "id": 9001, "completed_by": 7})
     export = write_export(tmp_path / "now.json", now)
     segments = incremental.index_export(export)
-    read = []
-    real = pull.task_reading
-
-    def counted(task: Any, index: int = 0) -> Any:
-        read.append(task.id)
-        return real(task, index)
-
-    monkeypatch.setattr(pull, "task_reading", counted)
+    read = readings_counted(monkeypatch)
     kept = convert(export, tmp_path / "kept", pull.Keep(earlier, frozenset(t["id"] for t in now) - {now[at]["id"]},
                                                        segments))  # fmt: skip
     assert read == [now[at]["id"]] * (2 if case == "a shared task" else 1)  # the task (and its copy) alone
@@ -318,14 +324,7 @@ def test_a_re_pull_keeps_the_rows_of_unchanged_tasks_with_hidden_judges(tmp_path
     export = write_export(tmp_path / "now.json", now)
     segments = incremental.index_export(export)
     unchanged = frozenset(t["id"] for t in now) - {now[2]["id"]}
-    read = []
-    real = pull.task_reading
-
-    def counted(task: Any, index: int = 0) -> Any:
-        read.append(task.id)
-        return real(task, index)
-
-    monkeypatch.setattr(pull, "task_reading", counted)
+    read = readings_counted(monkeypatch)
     kept = run(export, tmp_path / "kept", pull.Keep(earlier, unchanged, segments))
     assert read == [now[2]["id"]] and kept.kept == len(now) - 1
     full = run(export, tmp_path / "full", pull.Keep(tmp_path / "full", frozenset(), []))
