@@ -151,7 +151,8 @@ def judgment_rows(definition: Definition, task: ExportedTask, annotation: Export
             row[_VALUE] = ""
         elif kind == "link":
             row[_VALUE] = number(row[_VALUE])
-        row[_REGION] = number(row[_REGION])
+        if row[_REGION] != "":
+            row[_REGION] = number(row[_REGION])
         del row[_TEXT]  # the one column of TIDY_COLUMNS not in KEPT
         yield row
 

@@ -422,20 +422,21 @@ def _cell_values(spec: RatingsSpec, result: Sequence[dict[str, Any]]) -> dict[st
     """Cell name -> every (value, code) given to it; the value is None for an answer off the scale."""
     cells, codes, code_of_text, _grid = _reading(spec)
     out: dict[str, list[tuple[float | None, str]]] = {}
+    slider, per_turn = spec.slider, spec.per_turn
     for item in result:
         name = str(item.get("from_name", ""))
-        if name not in cells and spec.turn_of(name) is None:
+        if name not in cells and (not per_turn or spec.turn_of(name) is None):
             continue
         value = item.get("value") or {}
         given = out.setdefault(name, [])
-        if spec.slider is None:
+        if slider is None:
             chosen = value.get("choices") if item.get("type") == "choices" else None
             for code in chosen if isinstance(chosen, list) else [chosen]:
                 code = code_of_text.get(code, code) if isinstance(code, str) else code
                 given.append((codes.get(code) if isinstance(code, str) else None, str(code)))
         else:
             number = value.get("number") if item.get("type") == "number" else None
-            on_scale = _on_slider(number, spec.slider)
+            on_scale = _on_slider(number, slider)
             given.append((on_scale, _code(on_scale)) if on_scale is not None else (None, str(number)))
     return out
 
