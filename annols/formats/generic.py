@@ -343,6 +343,13 @@ def unread_answers(task: ExportedTask, annotation: ExportedAnnotation, definitio
     scale. A control whose answer the config refuses is confirmed by decoding the annotation without it: when
     the judgments stay the same, decode read nothing of it (so what decode does read, a choice by its shown
     text, is never named). Per-span and per-turn answers are the styles' own and not checked here."""
+    if _plainly_answered(annotation.result, _plain_answers(definition)):
+        return []  # the common case, checked cheaply: every answer plain, nothing to confirm
+    return _unread_answers(task, annotation, definition)
+
+
+def _unread_answers(task: ExportedTask, annotation: ExportedAnnotation, definition: Definition) -> list[Violation]:
+    """:func:`unread_answers` without its shortcut."""
     from annols.styles import decode  # the styles import this package: import on use
 
     known = _controls_of(definition)
@@ -405,7 +412,48 @@ def _plain(control: Any, value: dict[str, Any]) -> bool:
     return control.dynamic or all(c in control.codes for c in chosen)
 
 
+def _plainly_answered(result: Sequence[Any], plain: dict[str, tuple[str | None, frozenset[Any], float, float]]
+                      ) -> bool:  # fmt: skip
+    """True only when :func:`unread_answers` finds nothing odd in ``result``: each item of a task-level choice or
+    number control one offered code (a list of one) or a number on the scale, and no control twice. Stricter than
+    its loop (any surprise, a per-region item of such a control too, is False: the loop decides), and cheaper."""
+    seen = set()
+    try:
+        for item in result:
+            if type(item) is not dict or (name := item.get("from_name")) not in plain:
+                continue
+            kind, codes, low, high = plain[name]
+            if item["type"] != kind or name in seen:
+                return False
+            seen.add(name)
+            if kind == "choices":
+                chosen = item["value"]["choices"]
+                if type(chosen) is not list or len(chosen) != 1 or chosen[0] not in codes:
+                    return False
+            else:
+                number = item["value"]["number"]
+                if type(number) not in (int, float) or not low <= number <= high:
+                    return False
+    except (KeyError, TypeError):  # a malformed item (no type or value, a value not an object, a list as a code)
+        return False
+    return True
+
+
+def _plain_answers(definition: Definition) -> dict[str, tuple[str | None, frozenset[Any], float, float]]:
+    """The task-level choice and number controls (:func:`_controls_of`) as :func:`_plainly_answered` checks them:
+    name -> kind (None for choices from task data: never plain there), offered codes, scale."""
+    kept = _PLAIN.get(id(definition))
+    if kept is None or kept[0] is not definition:
+        if len(_PLAIN) > 16:
+            _PLAIN.clear()
+        kept = _PLAIN[id(definition)] = (definition, {
+            name: (None if c.dynamic else c.kind, frozenset(c.codes), c.low, c.high)
+            for name, c in _controls_of(definition).items()})  # fmt: skip
+    return kept[1]
+
+
 _CONTROLS: dict[int, tuple[Definition, dict[str, Any]]] = {}
+_PLAIN: dict[int, tuple[Definition, dict[str, tuple[str | None, frozenset[Any], float, float]]]] = {}
 
 
 def _controls_of(definition: Definition) -> dict[str, Any]:

@@ -262,11 +262,12 @@ def add_judgment(judgments: Judgments, task: ExportedTask, annotation: ExportedA
             return
         self.copy_of.append(uid)
         uid = COPY_BASE + len(self.copy_of) - 1
-    for row in judgment_rows(self.definition, task, annotation):
-        self.uids.append(uid)
-        self.columns["task_key"].append(task.key)
-        for name, value in zip(KEPT, row, strict=True):
-            self.columns[name].append(value)
+    rows = list(judgment_rows(self.definition, task, annotation))
+    if rows:  # column by column: one call a column, not one a value
+        self.uids.extend([uid] * len(rows))
+        self.columns["task_key"].repeat(task.key, len(rows))
+        for name, values in zip(KEPT, zip(*rows, strict=True), strict=True):
+            self.columns[name].extend(values)
     if self.units is not None and task.key not in self.units:
         self.units[task.key] = asked.unit_of(self.definition.spec, task.data, task.key)
     if self.tokens is not None:

@@ -252,6 +252,9 @@ def question_answers(questions: Iterable[Any], result: Sequence[dict[str, Any]],
     ``candidates``: (pane name, system) of each candidate a task shows: a per-candidate question is
     answered once for each (control ``{question}_{pane}`` when there are several). A numeric answer
     (scale, number, slider) is a :class:`Rating` of its system; any other an :class:`Answer`."""
+    questions = tuple(questions)
+    if not questions:  # nothing asked: the result is not read (the reader calls this for every annotation)
+        return []
     chosen, written, numbers = choices_by_name(result), texts_by_name(result), numbers_by_name(result)
     out: list[Judgment] = []
     for q in questions:

@@ -405,13 +405,14 @@ def decode(spec: RatingsSpec, task: ExportedTask, annotation: ExportedAnnotation
         rated.sort(key=lambda r: (r.turn or 0, order.index(r.aspect)))
         out.extend(rated)
         return out
-    for i, candidate in enumerate(spec.candidates):
-        for aspect in spec.aspects:
-            given = values.get(spec.cell(aspect, candidate), [])
-            value, code = given[0] if len(given) == 1 else (None, "")
-            if value is None:
-                continue  # unanswered, answered twice, or off the scale: no rating
-            out.append(Rating(aspect=aspect.name, candidate=candidate.name, system=systems[i], value=value, code=code))
+    for cell, aspect_name, candidate_name, i in _reading(spec)[3]:
+        cell_given = values.get(cell)
+        if cell_given is None or len(cell_given) != 1:
+            continue  # unanswered or answered twice: no rating
+        number, code = cell_given[0]
+        if number is None:
+            continue  # off the scale: no rating
+        out.append(Rating(aspect=aspect_name, candidate=candidate_name, system=systems[i], value=number, code=code))
     out.extend(question_answers(spec.questions, annotation.result,
                                 candidates=[(c.name, systems[i]) for i, c in enumerate(spec.candidates)]))
     return out
@@ -419,26 +420,43 @@ def decode(spec: RatingsSpec, task: ExportedTask, annotation: ExportedAnnotation
 
 def _cell_values(spec: RatingsSpec, result: Sequence[dict[str, Any]]) -> dict[str, list[tuple[float | None, str]]]:
     """Cell name -> every (value, code) given to it; the value is None for an answer off the scale."""
-    cells = spec.cells()
-    codes = {a.code: _number(a.code) for a in spec.answers}
-    code_of_text = {a.text: a.code for a in spec.answers}  # hand-made results may store the shown text
+    cells, codes, code_of_text, _grid = _reading(spec)
     out: dict[str, list[tuple[float | None, str]]] = {}
+    slider, per_turn = spec.slider, spec.per_turn
     for item in result:
         name = str(item.get("from_name", ""))
-        if name not in cells and spec.turn_of(name) is None:
+        if name not in cells and (not per_turn or spec.turn_of(name) is None):
             continue
         value = item.get("value") or {}
         given = out.setdefault(name, [])
-        if spec.slider is None:
+        if slider is None:
             chosen = value.get("choices") if item.get("type") == "choices" else None
             for code in chosen if isinstance(chosen, list) else [chosen]:
                 code = code_of_text.get(code, code) if isinstance(code, str) else code
                 given.append((codes.get(code) if isinstance(code, str) else None, str(code)))
         else:
             number = value.get("number") if item.get("type") == "number" else None
-            on_scale = _on_slider(number, spec.slider)
+            on_scale = _on_slider(number, slider)
             given.append((on_scale, _code(on_scale)) if on_scale is not None else (None, str(number)))
     return out
+
+
+_READINGS: dict[int, tuple[RatingsSpec, Any]] = {}
+
+
+def _reading(spec: RatingsSpec) -> tuple[dict[str, tuple[Aspect, int]], dict[str, float | None], dict[str, str],
+                                         list[tuple[str, str, str, int]]]:  # fmt: skip
+    """What decode reads a spec's results by, made once per spec (decode runs once per annotation): the cells
+    (:meth:`RatingsSpec.cells`), code -> number, shown text -> code (hand-made results may store the shown text),
+    and (cell, aspect, candidate, position) of each rating in the order decode gives them."""
+    kept = _READINGS.get(id(spec))
+    if kept is None or kept[0] is not spec:
+        if len(_READINGS) > 16:
+            _READINGS.clear()
+        grid = [(spec.cell(a, c), a.name, c.name, i) for i, c in enumerate(spec.candidates) for a in spec.aspects]
+        kept = _READINGS[id(spec)] = (spec, (spec.cells(), {a.code: _number(a.code) for a in spec.answers},
+                                             {a.text: a.code for a in spec.answers}, grid))  # fmt: skip
+    return kept[1]
 
 
 def _on_slider(number: Any, slider: Slider) -> float | None:
