@@ -172,11 +172,15 @@ class Column:
         if code is None:
             code = self.index[key] = len(self.values)
             self.values.append(value)
-            if code > self.limit:
-                wider = "h" if self.codes.typecode == "b" else "i"
-                self.codes = array(wider, self.codes)
-                self.limit = 32767 if wider == "h" else 2**31 - 1
+            self._fit(code)
         self.codes.append(code)
+
+    def _fit(self, code: int) -> None:
+        """Codes wide enough to hold ``code`` (one byte, then two, then four)."""
+        if code > self.limit:
+            wider = "h" if code <= 32767 else "i"
+            self.codes = array(wider, self.codes)
+            self.limit = 32767 if wider == "h" else 2**31 - 1
 
     def extend(self, values: Sequence[Any]) -> None:
         """:meth:`append` each of ``values``: the same codes and values, looked up in one pass at C speed (the
@@ -192,10 +196,7 @@ class Column:
                         code = index[key] = len(self.values)
                         self.values.append(value)
                     codes[at] = code
-            if len(self.values) - 1 > self.limit:
-                wider = "h" if len(self.values) - 1 <= 32767 else "i"
-                self.codes = array(wider, self.codes)
-                self.limit = 32767 if wider == "h" else 2**31 - 1
+            self._fit(len(self.values) - 1)
         self.codes.extend(codes)
 
     def repeat(self, value: Any, times: int) -> None:

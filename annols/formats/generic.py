@@ -442,18 +442,12 @@ def _plainly_answered(result: Sequence[Any], plain: dict[str, tuple[str | None, 
 def _plain_answers(definition: Definition) -> dict[str, tuple[str | None, frozenset[Any], float, float]]:
     """The task-level choice and number controls (:func:`_controls_of`) as :func:`_plainly_answered` checks them:
     name -> kind (None for choices from task data: never plain there), offered codes, scale."""
-    kept = _PLAIN.get(id(definition))
-    if kept is None or kept[0] is not definition:
-        if len(_PLAIN) > 16:
-            _PLAIN.clear()
-        kept = _PLAIN[id(definition)] = (definition, {
-            name: (None if c.dynamic else c.kind, frozenset(c.codes), c.low, c.high)
-            for name, c in _controls_of(definition).items()})  # fmt: skip
-    return kept[1]
+    _controls_of(definition)  # made once per definition, beside the controls
+    return _CONTROLS[id(definition)][2]
 
 
-_CONTROLS: dict[int, tuple[Definition, dict[str, Any]]] = {}
-_PLAIN: dict[int, tuple[Definition, dict[str, tuple[str | None, frozenset[Any], float, float]]]] = {}
+# id(definition) -> (definition, its task-level controls, those controls as _plainly_answered checks them)
+_CONTROLS: dict[int, tuple[Definition, dict[str, Any], dict[str, tuple[str | None, frozenset[Any], float, float]]]] = {}
 
 
 def _controls_of(definition: Definition) -> dict[str, Any]:
@@ -463,8 +457,9 @@ def _controls_of(definition: Definition) -> dict[str, Any]:
     if kept is None or kept[0] is not definition:
         if len(_CONTROLS) > 16:
             _CONTROLS.clear()
-        kept = _CONTROLS[id(definition)] = (definition, {n: c for n, c in controls(definition).items()
-                                                         if c.kind in ("choices", "number") and not c.per_region})
+        found = {n: c for n, c in controls(definition).items() if c.kind in ("choices", "number") and not c.per_region}
+        plain = {name: (None if c.dynamic else c.kind, frozenset(c.codes), c.low, c.high) for name, c in found.items()}
+        kept = _CONTROLS[id(definition)] = (definition, found, plain)
     return kept[1]
 
 
