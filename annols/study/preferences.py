@@ -74,8 +74,7 @@ from annols.study import roles
 from annols.study import table as study_table
 from annols.study.exports import ADJUDICATED
 from annols.styles import decode
-from annols.styles.judgments import TIE as TIE_VALUE
-from annols.styles.judgments import WIN, BestWorst, Preference, Rank
+from annols.styles.judgments import BestWorst, Preference, Rank, untidy
 
 RULES = ("majority", "unanimous", "adjudicated")
 STYLES = ("pairwise", "ranking", "best-worst")  # the styles whose judgments say which of two candidates is better
@@ -184,32 +183,11 @@ def _pair(one: str, two: str) -> tuple[str, str]:
 
 def _judgments(frame: pd.DataFrame) -> Iterator[tuple[int, str, list[Any]]]:
     """(uid, task key, the annotation's pairwise, ranking or best-worst judgments) of the study table's judgments
-    rows (:func:`annols.analysis.table.judgment_rows`), one annotation after another in the order read: each row
-    made again the judgment it was tidied from (:func:`annols.styles.judgments.tidy`)."""
+    rows (:func:`annols.analysis.table.judgment_rows`), one annotation after another in the order read."""
     columns = ["uid", "task_key", "kind", "question", "system", "opponent", "value", "code"]
     rows = zip(*(frame[c].to_numpy(dtype=object) for c in columns), strict=True)
     for (uid, key), group in itertools.groupby(rows, key=lambda r: (int(r[0]), str(r[1]))):
-        found: list[Any] = []
-        tuples: dict[str, list[tuple[str, Any]]] = {}
-        for _, _, kind, question, system, opponent, value, code in group:
-            if kind == "preference":  # system and opponent in name order, the value from the first's side
-                winner = None if value == TIE_VALUE else 0 if value == WIN else 1
-                found.append(Preference(str(question), (str(system), str(opponent)), str(code), winner))
-            elif kind == "rank":
-                found.append(Rank(str(question), str(code), str(system), int(value)))
-            elif kind == "best-worst":  # a tuple's members in the order shown: 1 best, -1 worst, 0 neither
-                if str(question) not in tuples:
-                    tuples[str(question)] = []
-                    found.append(str(question))  # the tuple's place among the judgments
-                tuples[str(question)].append((str(system), value))
-        judged: list[Any] = []
-        for j in found:
-            if isinstance(j, str):
-                values = [v for _, v in tuples[j]]
-                judged.append(BestWorst(j, tuple(s for s, _ in tuples[j]), values.index(1), values.index(-1)))
-            else:
-                judged.append(j)
-        yield uid, key, judged
+        yield uid, key, untidy(r[2:] for r in group)
 
 
 def _read(definition: Definition, table: StudyTable, rule: Rule,

@@ -199,6 +199,35 @@ def tidy(judgments: Iterable[Judgment]) -> Iterator[list[Any]]:
 # --- helpers the styles share -------------------------------------------------------------------
 
 
+
+def untidy(rows: Iterable[Sequence[Any]]) -> list[Judgment]:
+    """The pairwise, ranking and best-worst judgments of one annotation's :func:`tidy` rows (their first six
+    columns: kind, question, system, opponent, value, code), in the order tidied; other kinds are skipped. The
+    inverse of :func:`tidy` for those kinds: tidying them again gives the rows again (a preference comes back with
+    its pair in the rows' order, name order, its winner from the first's side; a best-worst tuple from its members'
+    rows in the order shown: 1 best, -1 worst)."""
+    found: list[Judgment | str] = []
+    tuples: dict[str, list[tuple[str, Any]]] = {}
+    for kind, question, system, opponent, value, code, *_ in rows:
+        if kind == "preference":
+            winner = None if value == TIE else 0 if value == WIN else 1
+            found.append(Preference(str(question), (str(system), str(opponent)), str(code), winner))
+        elif kind == "rank":
+            found.append(Rank(str(question), str(code), str(system), int(value)))
+        elif kind == "best-worst":
+            if str(question) not in tuples:
+                tuples[str(question)] = []
+                found.append(str(question))  # the tuple's place among the judgments
+            tuples[str(question)].append((str(system), value))
+    out: list[Judgment] = []
+    for j in found:
+        if isinstance(j, str):
+            values = [v for _, v in tuples[j]]
+            out.append(BestWorst(j, tuple(s for s, _ in tuples[j]), values.index(1), values.index(-1)))
+        else:
+            out.append(j)
+    return out
+
 def choices_by_name(result: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
     """from_name -> the choices given, for task-level (not per-region) results."""
     out: dict[str, list[str]] = {}

@@ -15,7 +15,7 @@ from annols.formats.generic import FORMAT as GENERIC
 from annols.study.pull import tidy_rows
 from annols.styles import judgments
 from annols.styles.answers import ExportedAnnotation, ExportedTask
-from annols.styles.judgments import Answer, Preference, Rank, Row, Span
+from annols.styles.judgments import Answer, BestWorst, Preference, Rank, Rating, Row, Span, tidy, untidy
 from tests.conftest import DATA
 from tests.definition.test_definition import MINIMAL, write
 
@@ -167,3 +167,26 @@ def test_own_protocol_jsonl_holds_unblinded_judgments(tmp_path: Path) -> None:
     assert (line["key"], line["annotator"], line["systems"], line["data"]) == (
         "k1", "ann@x.org", ["pegasus", "bart"], {"headline_1": "A", "headline_2": "B"})  # fmt: skip
     assert line["result"] == t.annotations[0].result
+
+
+def test_untidy_is_the_inverse_of_tidy_for_preferences_ranks_and_best_worst() -> None:
+    """``untidy`` gives back judgments that tidy to the same rows (a preference with its pair in name order, its
+    winner on the same system), skips the kinds it does not rebuild, and keeps the order tidied."""
+    judged = [
+        Preference("fluency", ("zeta", "alpha"), "A", 0),  # shown in the other order than the names'
+        Preference("fluency", ("alpha", "zeta"), "B", 1),
+        Preference("coherence", ("zeta", "alpha"), "tie", None),
+        Rating("fluency", "a", "alpha", 4.0, "4"),
+        Rank("overall", "B", "zeta", 1),
+        Rank("overall", "A", "alpha", 2),
+        BestWorst("fluency", ("p", "q", "r", "s"), 2, 0),
+        BestWorst("coherence", ("s", "r", "q"), 0, 2),
+    ]
+    rows = list(tidy(judged))
+    back = untidy(rows)
+    kept = [r for r in rows if r[0] in ("preference", "rank", "best-worst")]
+    assert list(tidy(back)) == kept
+    assert [j.winner_system for j in back[:3]] == ["zeta", "zeta", ""]  # the same winner, whatever the order shown
+    assert [type(j).__name__ for j in back] == ["Preference"] * 3 + ["Rank"] * 2 + ["BestWorst"] * 2
+    assert back[5] == BestWorst("fluency", ("p", "q", "r", "s"), 2, 0)
+    assert back[4] == Rank("overall", "A", "alpha", 2)
